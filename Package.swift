@@ -1,0 +1,62 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "swift-url-loader",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Loader", targets: ["Loader"]),
+        .library(name: "DataScheme", targets: ["DataScheme"]),
+        .library(name: "FileScheme", targets: ["FileScheme"]),
+        .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
+        .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
+        .executable(name: "loadurl", targets: ["loadurl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+    ],
+    targets: [
+        // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
+        .target(
+            name: "Loader",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // Scheme handlers: one target each, depending on Loader only.
+        .target(name: "DataScheme", dependencies: ["Loader"], path: "Sources/Schemes/Data", swiftSettings: strict),
+        .target(name: "FileScheme", dependencies: ["Loader"], path: "Sources/Schemes/File", swiftSettings: strict),
+        // The built-in handlers, registered in one call.
+        .target(
+            name: "StandardSchemes",
+            dependencies: ["Loader", "DataScheme", "FileScheme"],
+            path: "Sources/Schemes/Standard",
+            swiftSettings: strict
+        ),
+        // The command-line tool: its logic as a library (so tests can run it in-process with their own
+        // schemes registered) and a thin executable.
+        .target(
+            name: "LoadURLCommand",
+            dependencies: [
+                "Loader", "StandardSchemes",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/CLI/Command",
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
+        .testTarget(name: "LoaderTests", dependencies: ["Loader"], swiftSettings: strict),
+        .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader"], swiftSettings: strict),
+        .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl"], swiftSettings: strict),
+    ]
+)

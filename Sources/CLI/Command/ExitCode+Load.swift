@@ -1,0 +1,58 @@
+import ArgumentParser
+import Loader
+
+/// The tool's exit statuses. They follow curl's numbers where curl has one for the same failure, so
+/// scripts written for curl read them the same way.
+///
+/// | status | meaning |
+/// |---|---|
+/// | 0 | every URL loaded |
+/// | 1 | no handler for the URL's scheme (curl: unsupported protocol) |
+/// | 2 | usage error: unknown option, missing URL (curl: failed to initialize) |
+/// | 3 | malformed URL |
+/// | 6 | host not found |
+/// | 7 | cannot connect |
+/// | 22 | `-f` and the server answered with an HTTP error status (400 or above) |
+/// | 23 | the output file could not be written |
+/// | 26 | the upload body could not be read |
+/// | 28 | timed out |
+/// | 35 | TLS failure |
+/// | 37 | a file could not be read: missing, a directory, or no permission |
+/// | 47 | too many redirects |
+/// | 55 | the request could not be sent |
+/// | 56 | the connection broke or the response was malformed |
+/// | 61 | the body could not be decoded |
+/// | 63 | the body exceeded the maximum size |
+/// | 67 | login denied |
+/// | 78 | the remote resource does not exist |
+/// | 130 | cancelled (interrupted) |
+/// | 99 | anything else |
+public enum LoadURLExit {
+    /// The exit status for a load that failed with `code`.
+    public static func status(for code: LoadError.Code) -> Int32 {
+        switch code {
+        case .unsupportedURL: return 1
+        case .badURL: return 3
+        case .cannotFindHost: return 6
+        case .cannotConnectToHost: return 7
+        case .cannotWriteToFile, .cannotCreateFile: return 23
+        case .requestBodyStreamExhausted: return 26
+        case .timedOut: return 28
+        case .secureConnectionFailed: return 35
+        case .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile: return 37
+        case .httpTooManyRedirects: return 47
+        case .networkConnectionLost, .badServerResponse, .cannotParseResponse, .handlerContractViolation: return 56
+        case .cannotDecodeContentData: return 61
+        case .dataLengthExceedsMaximum: return 63
+        case .userAuthenticationRequired, .userCancelledAuthentication: return 67
+        case .resourceUnavailable, .redirectToNonExistentLocation: return 78
+        case .cancelled: return 130
+        default: return 99
+        }
+    }
+
+    /// `-f` saw an HTTP status of 400 or more.
+    public static let httpError: Int32 = 22
+    /// Usage error.
+    public static let usage: Int32 = 2
+}

@@ -1,0 +1,3 @@
+import LoadURLCommand
+
+await LoadURL.main()

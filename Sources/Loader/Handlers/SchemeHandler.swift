@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+
+/// The base class of every scheme handler: subclass it to teach the loader a scheme.
+///
+/// It has URLProtocol's shape, so a URLProtocol ports by renaming: class methods decide which requests a
+/// handler takes (``canInit(with:)``, ``canonicalRequest(for:)``, ``requestIsCacheEquivalent(_:to:)``);
+/// the loader makes one instance per load with the request, a cached response and a ``client``; calls
+/// ``startLoading()``; and calls ``stopLoading()`` once when the load ends or is cancelled.
+///
+/// Most handlers need only one `async` method: override ``load()``, report the response and body through
+/// ``client``, and return. Returning sends the finish event and throwing sends the failure, unless the
+/// handler sent a terminal event itself. Cancellation arrives as Swift task cancellation.
+///
+/// ```swift
+/// final class EchoHandler: SchemeHandler, @unchecked Sendable {
+///     override class var supportedSchemes: Set<String> { ["echo"] }
+///     override func load() async throws {
+///         let body = Data(request.url.absoluteString.utf8)
+///         client.handler(self, didReceive: LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: Int64(body.count)))
+///         try await client.handler(self, deliver: body)
+///     }
+/// }
+/// ```
+///
+/// ## Threading contract
+/// - ``startLoading()`` is called once, on any thread; ``stopLoading()`` at most once afterwards, on any
+///   thread, possibly while the handler's own work is still running. Neither is called on a thread the
+///   handler is blocking, so either may take a lock the handler's work also takes.
+/// - The client may be called from any thread. A handler reports its events in order (from one task or
+///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
+/// - The class is `Sendable` because the loader hands instances between threads. Its own stored
+///   properties are immutable or guarded by a lock; a subclass that adds mutable state must guard it the
+///   same way (a `Mutex`), which is why subclasses are declared `@unchecked Sendable`.
+/// - Never block a Swift concurrency thread: use `async` I/O or a thread of your own for blocking calls.
+open class SchemeHandler: @unchecked Sendable {
+    // @unchecked: `request`, `cachedResponse` and `client` are immutable; `running` is behind a Mutex.
+
+    /// The schemes this handler serves, lowercased. The default ``canInit(with:)`` accepts a request
+    /// exactly when its scheme is in this set, and the registry asks a handler only about requests of
+    /// these schemes — leave it empty to be asked about every request.
+    open class var supportedSchemes: Set<String> { [] }
+
+    /// Whether this handler can load `request`. The default accepts the ``supportedSchemes``.
+    open class func canInit(with request: LoadRequest) -> Bool {
+        supportedSchemes.contains(request.scheme)
+    }
+
+    /// The canonical form of `request`: the loader loads this one and a cache keys on it. Must be
+    /// idempotent (canonicalizing a canonical request changes nothing). The default returns it unchanged.
+    open class func canonicalRequest(for request: LoadRequest) -> LoadRequest {
+        request
+    }
+
+    /// Whether two requests load the same resource, for a cache. The default compares the canonical
+    /// requests' URLs and methods.
+    open class func requestIsCacheEquivalent(_ a: LoadRequest, to b: LoadRequest) -> Bool {
+        let ca = canonicalRequest(for: a), cb = canonicalRequest(for: b)
+        return ca.url == cb.url && ca.method == cb.method
+    }
+
+    /// The request to load (already canonical).
+    public let request: LoadRequest
+    /// A cached response the handler may validate or serve, or `nil`.
+    public let cachedResponse: CachedResponse?
+    /// Where the handler reports its events.
+    public let client: any SchemeHandlerClient
+
+    private let running = Mutex<RunningLoad>(RunningLoad())
+
+    private struct RunningLoad {
+        var task: Task<Void, Never>?
+        var stopped = false
+    }
+
+    /// Makes a handler for one load. The loader calls this; a subclass that overrides it must call it.
+    /// - Parameters:
+    ///   - request: The request to load.
+    ///   - cachedResponse: A cached response for the request, if any.
+    ///   - client: Where to report events.
+    public required init(request: LoadRequest, cachedResponse: CachedResponse?, client: any SchemeHandlerClient) {
+        self.request = request
+        self.cachedResponse = cachedResponse
+        self.client = TerminalTrackingClient(wrapping: client)
+    }
+
+    /// Starts the load. The default runs ``load()`` in a new task; override this (and ``stopLoading()``)
+    /// only for callback-driven handlers.
+    open func startLoading() {
+        let task = Task { [self] in
+            let tracker = client as? TerminalTrackingClient
+            do {
+                try await load()
+                if tracker?.hasTerminated == false, !isStopped { client.handlerDidFinishLoading(self) }
+            } catch {
+                if tracker?.hasTerminated == false, !isStopped {
+                    client.handler(self, didFailWith: LoadError.wrapping(error, url: request.url))
+                }
+            }
+        }
+        let cancelNow = running.withLock { state -> Bool in
+            state.task = task
+            return state.stopped
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Stops the load and releases what it holds. The default cancels the task running ``load()``.
+    /// Safe to call more than once and at any point.
+    open func stopLoading() {
+        let task = running.withLock { state -> Task<Void, Never>? in
+            state.stopped = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    /// Whether ``stopLoading()`` has been called.
+    public var isStopped: Bool { running.withLock { $0.stopped } }
+
+    /// The load, for handlers written as one `async` method: report the response and body through
+    /// ``client`` and return. The default fails with ``LoadError/Code/unsupportedURL``.
+    open func load() async throws {
+        throw LoadError(.unsupportedURL, url: request.url, reason: "\(type(of: self)) overrides neither load() nor startLoading()")
+    }
+}
+
+/// Forwards every event unchanged and remembers whether a terminal one was sent, so that the base
+/// class finishes a `load()` that returned without finishing, and never sends a second terminal event.
+final class TerminalTrackingClient: SchemeHandlerClient {
+    let base: any SchemeHandlerClient
+    private let terminated = Atomic<Bool>(false)
+
+    init(wrapping base: any SchemeHandlerClient) {
+        self.base = (base as? TerminalTrackingClient)?.base ?? base
+    }
+
+    var hasTerminated: Bool { terminated.load(ordering: .acquiring) }
+
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) {
+        base.handler(handler, didReceive: response)
+    }
+
+    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) {
+        base.handler(handler, wasRedirectedTo: request, redirectResponse: response)
+    }
+
+    func handler(_ handler: SchemeHandler, didLoad data: Data) {
+        base.handler(handler, didLoad: data)
+    }
+
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
+        try await base.handler(handler, deliver: data)
+    }
+
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) {
+        base.handler(handler, whenReadyForData: callback)
+    }
+
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
+        base.handler(handler, didSendBodyData: totalBytesSent, totalBytesExpectedToSend: totalBytesExpectedToSend)
+    }
+
+    func handlerDidFinishLoading(_ handler: SchemeHandler) {
+        terminated.store(true, ordering: .releasing)
+        base.handlerDidFinishLoading(handler)
+    }
+
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {
+        terminated.store(true, ordering: .releasing)
+        base.handler(handler, didFailWith: error)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Where a ``SchemeHandler`` reports what happened to its load — the counterpart of URLProtocolClient.
+///
+/// The contract (the conformance suite checks it):
+/// 1. Exactly one response (``handler(_:didReceive:)`` or ``handler(_:wasRedirectedTo:redirectResponse:)``)
+///    before any body byte.
+/// 2. Body chunks append; they never replace earlier ones.
+/// 3. Exactly one terminal event, ``handlerDidFinishLoading(_:)`` or ``handler(_:didFailWith:)``, and
+///    nothing after it.
+/// 4. A redirect is reported, never followed by the handler: the session's middleware decides.
+///
+/// Every method may be called from any thread; calls from one handler must not overlap (report events
+/// in order from one task or queue at a time).
+public protocol SchemeHandlerClient: AnyObject, Sendable {
+    /// The response head. Send it once, before any body data.
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse)
+
+    /// The handler answers with a redirect: `response` is the redirecting response, `request` the
+    /// request it proposes. Send it instead of ``handler(_:didReceive:)``, then finish (its body, if any,
+    /// may follow). Whether the redirect is followed is the session's decision.
+    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse)
+
+    /// A chunk of the body, appended to what came before. Returns at once whatever the consumer's
+    /// pace: use ``handler(_:deliver:)`` or ``handler(_:whenReadyForData:)`` to honour backpressure.
+    func handler(_ handler: SchemeHandler, didLoad data: Data)
+
+    /// A chunk of the body, appended; suspends while the consumer's buffer is full.
+    /// - Throws: ``LoadError`` with code ``LoadError/Code/cancelled`` (or the load's failure) once the
+    ///   load has ended, so that a producing loop stops.
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws
+
+    /// Calls `callback` once the consumer's buffer has room, at once if it has room now — for handlers
+    /// driven by callbacks (libcurl's pause and unpause) rather than by `async` code.
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void)
+
+    /// Progress of the request body: `totalBytesSent` so far out of `totalBytesExpectedToSend` when known.
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
+
+    /// The load completed; the body is whole.
+    func handlerDidFinishLoading(_ handler: SchemeHandler)
+
+    /// The load failed. Data already reported stays delivered before the error.
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError)
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HTTPTypes
+
+/// Follows redirects: those a handler proposes, and HTTP 301, 302, 303, 307 and 308 with `Location`.
+///
+/// The session puts it below the app's own middleware (see ``LoaderSession/Configuration/redirectLimit``).
+/// Method and body follow RFC 9110 §15.4: 303 turns any method but `HEAD` into a body-less `GET`; 301
+/// and 302 turn `POST` into `GET` (as every browser and URLSession do); 307 and 308 keep both. When the
+/// origin changes, `Authorization`, `Cookie` and `Proxy-Authorization` are removed. The task's delegates
+/// may change or refuse each redirect; a refused redirect returns the redirect response itself.
+public struct RedirectMiddleware: LoadMiddleware {
+    /// The most redirects one load follows before failing with ``LoadError/Code/httpTooManyRedirects``.
+    public var limit: Int
+
+    /// Makes the middleware.
+    /// - Parameter limit: The most redirects one load follows.
+    public init(limit: Int = 16) {
+        self.limit = limit
+    }
+
+    /// Loads `request`, following redirects up to the limit.
+    public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        var current = request
+        var seen: Set<String> = [Self.key(request)]
+        var hops = 0
+        while true {
+            let result = try await next(current)
+            guard let proposed = Self.redirect(for: result, from: current) else { return result }
+            guard hops < limit else {
+                result.body.discard()
+                throw LoadError(.httpTooManyRedirects, url: current.url, reason: "more than \(limit) redirects")
+            }
+            guard let accepted = await context.task.willRedirect(result.response, to: proposed) else {
+                return result
+            }
+            let key = Self.key(accepted)
+            guard !seen.contains(key) else {
+                result.body.discard()
+                throw LoadError(.httpTooManyRedirects, url: current.url, reason: "the redirects loop back to \(accepted.url.absoluteString)")
+            }
+            seen.insert(key)
+            result.body.discard()
+            hops += 1
+            current = accepted
+        }
+    }
+
+    /// The request a result redirects to, or `nil` if it is not a redirect.
+    static func redirect(for result: LoadResult, from request: LoadRequest) -> LoadRequest? {
+        if let proposed = result.redirectRequest { return proposed }
+        guard let status = result.response.status,
+              [301, 302, 303, 307, 308].contains(status.code),
+              let location = result.response.headerFields[.location],
+              let target = URL(string: location, relativeTo: request.url)?.absoluteURL
+        else { return nil }
+        var next = request
+        next.url = target
+        let keepsMethod = status.code == 307 || status.code == 308
+        if !keepsMethod, status.code == 303 ? request.method != .head : request.method == .post {
+            next.method = .get
+            next.body = nil
+            next.headerFields[.contentType] = nil
+            next.headerFields[.contentLength] = nil
+            next.headerFields[.transferEncoding] = nil
+        }
+        if !sameOrigin(request.url, target) {
+            next.headerFields[.authorization] = nil
+            next.headerFields[.cookie] = nil
+            next.headerFields[.proxyAuthorization] = nil
+        }
+        return next
+    }
+
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
+    }
+
+    private static func key(_ request: LoadRequest) -> String {
+        "\(request.method.rawValue) \(request.url.absoluteString)"
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import HTTPTypes
+
+extension LoaderSession {
+    /// A session's settings, fixed when the session is made.
+    public struct Configuration: Sendable {
+        /// Settings for a session that may keep persistent state (cookies, cache) in later layers.
+        public static var `default`: Configuration { Configuration(isEphemeral: false) }
+        /// Settings for a session that keeps nothing on disk.
+        public static var ephemeral: Configuration { Configuration(isEphemeral: true) }
+
+        /// Whether the session keeps nothing on disk.
+        public var isEphemeral: Bool
+        /// Handler classes this session consults before the process-wide registry; later entries win.
+        public var handlerClasses: [SchemeHandler.Type] = []
+        /// The session's middleware, outermost first. The built-in policies join this list as they land.
+        public var middleware: [any LoadMiddleware] = []
+        /// The most redirects one load follows (handler-proposed and HTTP 3xx); 0 turns following off,
+        /// so redirect responses reach the caller.
+        public var redirectLimit: Int = 16
+        /// Header fields added to every request that does not set them itself.
+        public var additionalHeaderFields: HTTPFields = [:]
+        /// The cache policy of requests made from a URL alone.
+        public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
+        /// Seconds a load may go without progress (a request's own `timeoutInterval` overrides it).
+        public var timeoutIntervalForRequest: TimeInterval = 60
+        /// Seconds a whole load may take.
+        public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 3600
+        /// Bytes of body buffered between a handler and a slow reader before the handler is held back.
+        public var bodyBufferLimit: Int = 2 * 1024 * 1024
+        /// Where downloads write their temporary files.
+        public var temporaryDirectory: URL = FileManager.default.temporaryDirectory
+
+        /// Makes a configuration.
+        /// - Parameter isEphemeral: Whether the session keeps nothing on disk.
+        public init(isEphemeral: Bool = false) {
+            self.isEphemeral = isEphemeral
+        }
+    }
+}

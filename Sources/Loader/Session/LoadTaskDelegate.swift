@@ -1,0 +1,55 @@
+import Foundation
+
+/// Receives the events of one task. Set it per task (the `delegate:` argument of the session's methods)
+/// or for all tasks through the session's ``LoaderSessionDelegate``; a task's own delegate hears each
+/// event first, then the session's.
+///
+/// Every method has an empty default. Methods are called in event order, one at a time per task, on the
+/// task's own execution context: return quickly, and hand long work elsewhere.
+public protocol LoadTaskDelegate: AnyObject, Sendable {
+    /// The response head arrived (after middleware: the final response of a redirect chain).
+    func loadTask(_ task: LoadTask, didReceive response: LoadResponse)
+    /// A chunk of the body arrived (not called for downloads, which report writes instead).
+    func loadTask(_ task: LoadTask, didReceive data: Data)
+    /// Request body bytes were sent.
+    func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
+    /// A download wrote bytes to its file.
+    func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?)
+    /// A response redirects to `request`: return it (or a changed request) to follow, or `nil` to stop
+    /// and hand the redirect response to the caller.
+    func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest?
+    /// The task ended: `error` is `nil` on success.
+    func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?)
+}
+
+extension LoadTaskDelegate {
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didReceive response: LoadResponse) {}
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didReceive data: Data) {}
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {}
+    /// Follows the redirect unchanged.
+    public func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
+        request
+    }
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {}
+}
+
+/// Receives the events of a session and, after each task's own delegate, of all its tasks.
+public protocol LoaderSessionDelegate: LoadTaskDelegate {
+    /// A task was created (before it starts).
+    func session(_ session: LoaderSession, didCreateTask task: LoadTask)
+    /// The session was invalidated and its last task has ended.
+    func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?)
+}
+
+extension LoaderSessionDelegate {
+    /// Does nothing.
+    public func session(_ session: LoaderSession, didCreateTask task: LoadTask) {}
+    /// Does nothing.
+    public func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?) {}
+}

@@ -1,0 +1,144 @@
+import Foundation
+import HTTPTypes
+
+extension LoaderSession {
+    // MARK: Whole bodies
+
+    /// Loads `request` and returns its whole body with the response.
+    ///
+    /// A status such as HTTP 404 is a response, not an error; a failure to load (a missing file, a
+    /// refused connection, cancellation) throws a ``LoadError`` naming the URL.
+    /// - Parameters:
+    ///   - request: What to load.
+    ///   - delegate: Hears this task's events before the session's delegate.
+    public func data(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+        try await perform(request, delegate: delegate) { task, result in
+            (try await Self.collect(result, into: task), result.response)
+        }
+    }
+
+    /// Loads `url` with `GET` and returns its whole body with the response.
+    public func data(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+        try await data(for: request(for: url), delegate: delegate)
+    }
+
+    /// Sends `bodyData` with `request` (a `PUT` or `POST`) and returns the response's whole body.
+    public func upload(for request: LoadRequest, from bodyData: Data, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+        var request = request
+        request.body = .bytes(bodyData)
+        return try await data(for: request, delegate: delegate)
+    }
+
+    /// Sends the file at `fileURL` with `request`, read as it is sent, and returns the response's whole body.
+    public func upload(for request: LoadRequest, fromFile fileURL: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+        var request = request
+        request.body = .file(fileURL)
+        return try await data(for: request, delegate: delegate)
+    }
+
+    // MARK: Downloads
+
+    /// Loads `request` into a new temporary file and returns the file's URL with the response.
+    ///
+    /// Bytes are written as they arrive, so memory stays bounded for any size. The caller owns the file
+    /// (move or delete it). On failure the partial file is removed and the error names the URL.
+    public func download(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
+        let directory = configuration.temporaryDirectory
+        return try await perform(request, delegate: delegate) { task, result in
+            (try await Self.write(result, to: directory, task: task), result.response)
+        }
+    }
+
+    /// Loads `url` with `GET` into a new temporary file; see ``download(for:delegate:)``.
+    public func download(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
+        try await download(for: request(for: url), delegate: delegate)
+    }
+
+    // MARK: Streams
+
+    /// Loads `request` and returns as soon as the response head arrives, with the body as a byte stream.
+    ///
+    /// Read `bytes` (or `bytes.lines`) to the end; the task completes when the stream ends. Stopping early
+    /// (leaving the loop, dropping the stream) cancels the load.
+    public func bytes(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (LoadBytes, LoadResponse) {
+        let task = makeTask(request, delegate: delegate, starter: nil)
+        let result: LoadResult
+        do {
+            result = try await withTaskCancellationHandler {
+                try await open(task)
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            let failure = LoadError.wrapping(error, url: request.url)
+            throw task.complete(with: failure) ?? failure
+        }
+        return (LoadBytes(body: result.body, task: task), result.response)
+    }
+
+    /// Loads `url` with `GET` as a byte stream; see ``bytes(for:delegate:)``.
+    public func bytes(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (LoadBytes, LoadResponse) {
+        try await bytes(for: request(for: url), delegate: delegate)
+    }
+
+    // MARK: Helpers
+
+    func request(for url: URL) -> LoadRequest {
+        LoadRequest(url: url, cachePolicy: configuration.requestCachePolicy)
+    }
+
+    /// Reads a body into memory, reporting each chunk to the task.
+    static func collect(_ result: LoadResult, into task: LoadTask, keep: Bool = true) async throws -> Data {
+        var data = Data()
+        if keep, let expected = result.response.expectedContentLength, expected > 0 {
+            data.reserveCapacity(Int(min(expected, 64 * 1024 * 1024)))
+        }
+        for try await chunk in result.body {
+            if keep { data.append(chunk) }
+            task.didReceive(chunk, notify: true)
+            await task.waitWhileSuspended()
+        }
+        return data
+    }
+
+    /// Writes a body to a new file in `directory`, in batches of about 256 KiB.
+    static func write(_ result: LoadResult, to directory: URL, task: LoadTask) async throws -> URL {
+        let file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
+        let url = task.currentRequest.url
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            result.body.discard()
+            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(String(cString: strerror(errno)))")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            var batch = Data()
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                do {
+                    try handle.write(contentsOf: batch)
+                } catch {
+                    throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(file.path)", underlying: error)
+                }
+                task.didWrite(Int64(batch.count))
+                batch.removeAll(keepingCapacity: true)
+            }
+            for try await chunk in result.body {
+                if batch.isEmpty && chunk.count >= 128 * 1024 {
+                    batch = chunk
+                } else {
+                    batch.append(chunk)
+                }
+                if batch.count >= 128 * 1024 { try flush() }
+                await task.waitWhileSuspended()
+            }
+            try flush()
+            try handle.synchronize()
+        } catch {
+            result.body.discard()
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
+        return file
+    }
+}

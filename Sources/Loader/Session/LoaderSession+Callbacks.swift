@@ -1,0 +1,96 @@
+import Foundation
+
+extension LoaderSession {
+    /// A suspended task that loads `request` and calls `completionHandler` with the whole body.
+    /// Call ``LoadTask/resume()`` to start it. The handler is called exactly once, also on cancellation.
+    public func dataTask(
+        with request: LoadRequest,
+        completionHandler: @escaping @Sendable (Data?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        callbackTask(request) { task, result in
+            try await Self.collect(result, into: task)
+        } completion: { data, task, error in
+            completionHandler(data, task.response, error)
+        }
+    }
+
+    /// A suspended task that loads `url` and calls `completionHandler` with the whole body.
+    public func dataTask(
+        with url: URL,
+        completionHandler: @escaping @Sendable (Data?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        dataTask(with: request(for: url), completionHandler: completionHandler)
+    }
+
+    /// A suspended task whose events go only to delegates: each body chunk to `loadTask(_:didReceive:)`,
+    /// nothing held in memory.
+    public func dataTask(with request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) -> LoadTask {
+        callbackTask(request, delegate: delegate) { task, result in
+            _ = try await Self.collect(result, into: task, keep: false)
+        } completion: { _, _, _ in }
+    }
+
+    /// A suspended task that sends `bodyData` with `request` and calls `completionHandler` with the response body.
+    public func uploadTask(
+        with request: LoadRequest,
+        from bodyData: Data,
+        completionHandler: @escaping @Sendable (Data?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        var request = request
+        request.body = .bytes(bodyData)
+        return dataTask(with: request, completionHandler: completionHandler)
+    }
+
+    /// A suspended task that sends the file at `fileURL` with `request` and calls `completionHandler`.
+    public func uploadTask(
+        with request: LoadRequest,
+        fromFile fileURL: URL,
+        completionHandler: @escaping @Sendable (Data?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        var request = request
+        request.body = .file(fileURL)
+        return dataTask(with: request, completionHandler: completionHandler)
+    }
+
+    /// A suspended task that downloads `request` into a temporary file and calls `completionHandler` with
+    /// its URL. As with URLSession, the file is removed when the handler returns: move it to keep it.
+    public func downloadTask(
+        with request: LoadRequest,
+        completionHandler: @escaping @Sendable (URL?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        let directory = configuration.temporaryDirectory
+        return callbackTask(request) { task, result in
+            try await Self.write(result, to: directory, task: task)
+        } completion: { file, task, error in
+            completionHandler(file, task.response, error)
+            if let file { try? FileManager.default.removeItem(at: file) }
+        }
+    }
+
+    /// A suspended download task for `url`; see ``downloadTask(with:completionHandler:)``.
+    public func downloadTask(
+        with url: URL,
+        completionHandler: @escaping @Sendable (URL?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        downloadTask(with: request(for: url), completionHandler: completionHandler)
+    }
+
+    private func callbackTask<Value: Sendable>(
+        _ request: LoadRequest,
+        delegate: (any LoadTaskDelegate)? = nil,
+        consume: @escaping @Sendable (LoadTask, LoadResult) async throws -> Value,
+        completion: @escaping @Sendable (Value?, LoadTask, LoadError?) -> Void
+    ) -> LoadTask {
+        makeTask(request, delegate: delegate) { task in
+            let session = task.session
+            task.setSwiftTask(Task {
+                do {
+                    let value = try await session.run(task, consume: consume)
+                    completion(value, task, nil)
+                } catch {
+                    completion(nil, task, LoadError.wrapping(error, url: request.url))
+                }
+            })
+        }
+    }
+}

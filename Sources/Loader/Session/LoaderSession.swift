@@ -1,0 +1,181 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// Coordinates loads: the entry point of the library, shaped like URLSession.
+///
+/// A session runs each request through its middleware, outermost first, to the handler its registry
+/// chooses (see ``SchemeRegistry`` for the order), and streams the response back up.
+///
+/// ```swift
+/// StandardSchemes.register()          // data:, file: … into the process-wide registry
+/// let (data, response) = try await LoaderSession.shared.data(from: URL(string: "data:,Hello")!)
+/// ```
+public final class LoaderSession: Sendable {
+    /// A session with the default configuration and no delegate.
+    public static let shared = LoaderSession(configuration: .default)
+
+    /// The settings the session was made with.
+    public let configuration: Configuration
+    /// The session's delegate, which hears every task's events after the task's own delegate.
+    public let delegate: (any LoaderSessionDelegate)?
+    /// The session's handlers: its configuration's `handlerClasses` and whatever is registered here later,
+    /// falling back to ``SchemeRegistry/default``.
+    public let registry: SchemeRegistry
+
+    private let chain: MiddlewareChain
+    private let tasks = Mutex(TaskTable())
+
+    private struct TaskTable {
+        var running: [Int: LoadTask] = [:]
+        var invalidated = false
+        var invalidationReported = false
+    }
+
+    /// Makes a session.
+    /// - Parameters:
+    ///   - configuration: Its settings.
+    ///   - delegate: Hears the session's and every task's events.
+    public init(configuration: Configuration = .default, delegate: (any LoaderSessionDelegate)? = nil) {
+        self.configuration = configuration
+        self.delegate = delegate
+        let registry = SchemeRegistry(handlers: configuration.handlerClasses, parent: .default)
+        self.registry = registry
+        let dispatch: @Sendable (LoadRequest, LoadContext) async throws -> LoadResult = { request, context in
+            try await LoaderSession.dispatch(request, context: context, registry: registry, configuration: configuration)
+        }
+        // The app's middleware first, then the built-in policies in the documented order.
+        var layers = configuration.middleware
+        if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit)) }
+        self.chain = MiddlewareChain(layers: layers, dispatch: dispatch)
+    }
+
+    // MARK: Tasks
+
+    /// The tasks that have not completed.
+    public var allTasks: [LoadTask] {
+        tasks.withLock { $0.running.values.sorted { $0.taskIdentifier < $1.taskIdentifier } }
+    }
+
+    /// Lets running tasks finish, refuses new ones, and tells the delegate when the last has ended.
+    public func finishTasksAndInvalidate() {
+        let reportNow = tasks.withLock { table -> Bool in
+            table.invalidated = true
+            return Self.takeInvalidationReport(&table)
+        }
+        if reportNow { delegate?.session(self, didBecomeInvalidWithError: nil) }
+    }
+
+    /// Cancels every task, refuses new ones, and tells the delegate when the last has ended.
+    public func invalidateAndCancel() {
+        let running = tasks.withLock { table -> [LoadTask] in
+            table.invalidated = true
+            return Array(table.running.values)
+        }
+        running.forEach { $0.cancel() }
+        finishTasksAndInvalidate()
+    }
+
+    /// Whether the session was invalidated.
+    public var isInvalidated: Bool { tasks.withLock { $0.invalidated } }
+
+    /// Makes a task and tracks it; a task of an invalidated session fails when it runs.
+    func makeTask(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?, starter: (@Sendable (LoadTask) -> Void)?) -> LoadTask {
+        let task = LoadTask(session: self, request: request, delegate: delegate, starter: starter)
+        let invalidated = tasks.withLock { table -> Bool in
+            table.running[task.taskIdentifier] = task
+            return table.invalidated
+        }
+        self.delegate?.session(self, didCreateTask: task)
+        // An invalidated session takes no new work: the task ends cancelled as soon as it runs.
+        if invalidated { task.cancel() }
+        return task
+    }
+
+    func taskDidComplete(_ task: LoadTask) {
+        let reportNow = tasks.withLock { table -> Bool in
+            table.running[task.taskIdentifier] = nil
+            return Self.takeInvalidationReport(&table)
+        }
+        if reportNow { delegate?.session(self, didBecomeInvalidWithError: nil) }
+    }
+
+    private static func takeInvalidationReport(_ table: inout TaskTable) -> Bool {
+        guard table.invalidated, table.running.isEmpty, !table.invalidationReported else { return false }
+        table.invalidationReported = true
+        return true
+    }
+
+    // MARK: Running a load
+
+    /// Runs the task's request through the chain and returns the response head with its streaming body.
+    func open(_ task: LoadTask) async throws -> LoadResult {
+        let request = task.originalRequest
+        var prepared = request
+        for field in configuration.additionalHeaderFields where prepared.headerFields[field.name] == nil {
+            prepared.headerFields.append(field)
+        }
+        let result = try await chain.run(prepared, from: 0, context: LoadContext(session: self, task: task))
+        task.didReceive(result.response)
+        return result
+    }
+
+    /// The innermost layer: chooses the handler, starts it, and waits for its response.
+    private static func dispatch(
+        _ request: LoadRequest,
+        context: LoadContext,
+        registry: SchemeRegistry,
+        configuration: Configuration
+    ) async throws -> LoadResult {
+        guard let scheme = request.url.scheme, !scheme.isEmpty else {
+            throw LoadError(.badURL, url: request.url, reason: "the URL has no scheme")
+        }
+        guard let handlerClass = registry.handlerClass(for: request) else {
+            throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme.lowercased())'")
+        }
+        let canonical = handlerClass.canonicalRequest(for: request)
+        let task = context.task
+        let driver = HandlerDriver(
+            url: canonical.url,
+            highWatermark: configuration.bodyBufferLimit,
+            idleTimeout: canonical.timeoutInterval ?? configuration.timeoutIntervalForRequest,
+            resourceTimeout: configuration.timeoutIntervalForResource,
+            onUploadProgress: { [weak task] total, expected in task?.didSend(total: total, expected: expected) }
+        )
+        let handler = handlerClass.init(request: canonical, cachedResponse: nil, client: driver)
+        try task.attach(driver, request: canonical)
+        driver.start(handler)
+        let (response, redirect) = try await driver.awaitResponse()
+        return LoadResult(response: response, body: ResponseBody(driver: driver), redirectRequest: redirect)
+    }
+
+    /// Runs `task` to its end in the caller's task: opens it, lets `consume` read the body, completes it.
+    func run<Value>(
+        _ task: LoadTask,
+        consume: (LoadTask, LoadResult) async throws -> Value
+    ) async throws -> Value {
+        do {
+            let result = try await open(task)
+            let value = try await consume(task, result)
+            if let error = task.complete(with: nil) { throw error }
+            return value
+        } catch {
+            let failure = LoadError.wrapping(error, url: task.currentRequest.url)
+            throw task.complete(with: failure) ?? failure
+        }
+    }
+
+    /// Makes a running task for an async call and runs it, forwarding Swift task cancellation to it.
+    func perform<Value>(
+        _ request: LoadRequest,
+        delegate: (any LoadTaskDelegate)?,
+        consume: @escaping (LoadTask, LoadResult) async throws -> Value
+    ) async throws -> Value {
+        let task = makeTask(request, delegate: delegate, starter: nil)
+        return try await withTaskCancellationHandler {
+            try await run(task, consume: consume)
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Synchronization
+
+/// Runs one handler instance: it is the handler's client, holds the body buffer, enforces the event
+/// contract, the timeouts and cancellation, and stops the handler exactly once.
+final class HandlerDriver: SchemeHandlerClient {
+    private let state: Mutex<HandlerEventState>
+    /// The handler, kept until it has been stopped (the handler holds this driver as its client, so the
+    /// reference is dropped then to break the cycle).
+    private let handlerBox = Mutex<SchemeHandler?>(nil)
+    let url: URL
+    private let idleTimeout: TimeInterval
+    private let resourceDeadline: UInt64
+    private let onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
+
+    init(
+        url: URL,
+        highWatermark: Int,
+        idleTimeout: TimeInterval,
+        resourceTimeout: TimeInterval,
+        onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
+    ) {
+        self.url = url
+        self.state = Mutex(HandlerEventState(url: url, highWatermark: highWatermark))
+        self.idleTimeout = idleTimeout
+        self.resourceDeadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(resourceTimeout)
+        self.onUploadProgress = onUploadProgress
+    }
+
+    /// Contract violations seen so far, for diagnostics and the conformance suite.
+    var violations: [String] { state.withLock { $0.violations } }
+
+    // MARK: Starting and stopping
+
+    /// Instantiates nothing: the registry made `handler` with this driver as its client. Starts it.
+    func start(_ handler: SchemeHandler) {
+        handlerBox.withLock { $0 = handler }
+        guard state.withLock({ $0.willStart() }) else { return }
+        scheduleWatchdog(after: min(idleTimeout, Self.seconds(untilNanoseconds: resourceDeadline)))
+        handler.startLoading()
+        if state.withLock({ $0.didStart() }) { stopHandler() }
+    }
+
+    /// Ends the load from the loader's side with `error` (cancellation, timeout, reader gone).
+    func cancel(with error: LoadError) {
+        let effects = state.withLock { $0.cancel(with: error) }
+        perform(effects)
+    }
+
+    private func stopHandler() {
+        let handler = handlerBox.withLock { box -> SchemeHandler? in
+            defer { box = nil }
+            return box
+        }
+        handler?.stopLoading()
+    }
+
+    // MARK: Reading
+
+    /// Waits for the response head; throws the load's error if it fails first.
+    func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { waiter in
+                perform(state.withLock { $0.awaitResponse(waiter) })
+            }
+        } onCancel: {
+            self.cancel(with: LoadError(.cancelled, url: url))
+        }
+    }
+
+    /// The next body chunk, or `nil` at the end of the body.
+    func nextChunk() async throws -> Data? {
+        var effects = HandlerEventState.Effects()
+        let polled = state.withLock { $0.poll(&effects) }
+        perform(effects)
+        switch polled {
+        case .chunk(let data): return data
+        case .end: return nil
+        case .failure(let error): throw error
+        case .empty: break
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { waiter in
+                perform(state.withLock { $0.awaitChunk(waiter) })
+            }
+        } onCancel: {
+            self.cancel(with: LoadError(.cancelled, url: url))
+        }
+    }
+
+    // MARK: SchemeHandlerClient
+
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) {
+        perform(state.withLock { $0.receiveResponse(response, redirect: nil) })
+    }
+
+    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) {
+        perform(state.withLock { $0.receiveResponse(response, redirect: request) })
+    }
+
+    func handler(_ handler: SchemeHandler, didLoad data: Data) {
+        perform(state.withLock { $0.receiveData(data) })
+    }
+
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
+        let (effects, full) = state.withLock { state -> (HandlerEventState.Effects, Bool) in
+            let effects = state.receiveData(data)
+            return (effects, !state.hasRoom)
+        }
+        perform(effects)
+        if let error = terminalError() { throw error }
+        guard full else { return }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+                perform(state.withLock { $0.awaitRoom(waiter) })
+            }
+        } onCancel: {
+            self.cancel(with: LoadError(.cancelled, url: url))
+        }
+    }
+
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) {
+        perform(state.withLock { $0.whenRoom(callback) })
+    }
+
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
+        onUploadProgress?(totalBytesSent, totalBytesExpectedToSend)
+    }
+
+    func handlerDidFinishLoading(_ handler: SchemeHandler) {
+        perform(state.withLock { $0.receiveFinish() })
+    }
+
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {
+        var error = error
+        if error.url == nil { error.url = url }
+        perform(state.withLock { $0.receiveFailure(error) })
+    }
+
+    // MARK: Effects
+
+    private func terminalError() -> LoadError? {
+        state.withLock { state in
+            if case .failed(let error)? = state.terminal { return error }
+            return nil
+        }
+    }
+
+    private func perform(_ effects: HandlerEventState.Effects) {
+        if let (waiter, result) = effects.response { waiter.resume(with: result.mapError { $0 as any Error }) }
+        if let (waiter, result) = effects.consumer { waiter.resume(with: result.mapError { $0 as any Error }) }
+        for waiter in effects.producers {
+            if let error = effects.producerError { waiter.resume(throwing: error) } else { waiter.resume() }
+        }
+        for callback in effects.readyCallbacks { callback() }
+        if effects.stopHandler { stopHandler() }
+    }
+
+    // MARK: Timeouts
+
+    /// Checks the idle and resource timeouts; one timer per load, re-armed only when it fires.
+    private func scheduleWatchdog(after seconds: TimeInterval) {
+        let delay = max(0.001, seconds)
+        guard delay < 1e9 else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            self?.checkTimeouts()
+        }
+    }
+
+    private func checkTimeouts() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let verdict = state.withLock { state -> (LoadError?, TimeInterval?) in
+            guard !state.isTerminated else { return (nil, nil) }
+            if now >= resourceDeadline {
+                return (LoadError(.timedOut, url: url, reason: "the resource timeout passed"), nil)
+            }
+            let idleFor = Self.seconds(now &- state.lastActivity)
+            // A full buffer waits for the reader, not for the handler: that is not idleness.
+            if idleFor >= idleTimeout, !state.isWaitingForConsumer {
+                let reason = "no progress for \(Self.format(idleTimeout)) s (the request timeout)"
+                return (LoadError(.timedOut, url: url, reason: reason), nil)
+            }
+            let untilIdle = state.isWaitingForConsumer ? idleTimeout : idleTimeout - idleFor
+            return (nil, min(untilIdle, Self.seconds(untilNanoseconds: resourceDeadline)))
+        }
+        if let error = verdict.0 { cancel(with: error) }
+        if let next = verdict.1 { scheduleWatchdog(after: next) }
+    }
+
+    private static func nanoseconds(_ seconds: TimeInterval) -> UInt64 {
+        seconds >= 1e9 ? UInt64.max / 2 : UInt64(max(0, seconds) * 1e9)
+    }
+
+    private static func seconds(_ nanoseconds: UInt64) -> TimeInterval { TimeInterval(nanoseconds) / 1e9 }
+
+    private static func seconds(untilNanoseconds deadline: UInt64) -> TimeInterval {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return deadline > now ? seconds(deadline - now) : 0
+    }
+
+    private static func format(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.3g", seconds)
+    }
+}

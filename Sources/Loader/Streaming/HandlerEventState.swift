@@ -1,0 +1,315 @@
+import DequeModule
+import Foundation
+
+/// The handler event contract and the body buffer, as a plain value.
+///
+/// Every transition takes the lock-free state and returns the ``Effects`` to perform once the lock is
+/// released (resuming continuations, stopping the handler), so no foreign code ever runs under the lock.
+/// Events that break the contract (a byte before the response, anything after the terminal event) are
+/// recorded as violations; the load then fails with ``LoadError/Code/handlerContractViolation``.
+struct HandlerEventState {
+    enum Head {
+        case waiting
+        case received(LoadResponse, redirect: LoadRequest?)
+        case delivered
+    }
+
+    enum Terminal {
+        case finished
+        case failed(LoadError)
+    }
+
+    /// Whether the handler has been started and stopped; `stopLoading` is sent exactly once.
+    enum Lifecycle {
+        case idle
+        case starting
+        case running
+        case stopDeferredUntilStarted
+        case stopped
+    }
+
+    /// What the caller of a transition must do after unlocking.
+    struct Effects {
+        var response: (CheckedContinuation<(LoadResponse, LoadRequest?), any Error>, Result<(LoadResponse, LoadRequest?), LoadError>)?
+        var consumer: (CheckedContinuation<Data?, any Error>, Result<Data?, LoadError>)?
+        var producers: [CheckedContinuation<Void, any Error>] = []
+        var producerError: LoadError?
+        var readyCallbacks: [@Sendable () -> Void] = []
+        var stopHandler = false
+
+        static var none: Effects { Effects() }
+    }
+
+    /// What an attempt to read a chunk without waiting found.
+    enum Poll {
+        case chunk(Data)
+        case end
+        case failure(LoadError)
+        case empty
+    }
+
+    let url: URL
+    let highWatermark: Int
+    let lowWatermark: Int
+    private(set) var head: Head = .waiting
+    private(set) var terminal: Terminal?
+    private(set) var lifecycle: Lifecycle = .idle
+    private(set) var violations: [String] = []
+    private(set) var bufferedBytes = 0
+    /// When an event or a read last happened, for the idle timeout.
+    private(set) var lastActivity: UInt64 = DispatchTime.now().uptimeNanoseconds
+    private var chunks = Deque<Data>()
+    private var responseWaiter: CheckedContinuation<(LoadResponse, LoadRequest?), any Error>?
+    private var consumerWaiter: CheckedContinuation<Data?, any Error>?
+    private var producerWaiters: [CheckedContinuation<Void, any Error>] = []
+    private var readyCallbacks: [@Sendable () -> Void] = []
+
+    init(url: URL, highWatermark: Int) {
+        self.url = url
+        self.highWatermark = max(1, highWatermark)
+        self.lowWatermark = max(1, highWatermark / 2)
+    }
+
+    var isTerminated: Bool { terminal != nil }
+
+    /// Whether the consumer, not the handler, is what the load waits for (its buffer is non-empty).
+    var isWaitingForConsumer: Bool { !chunks.isEmpty }
+
+    // MARK: Lifecycle
+
+    mutating func willStart() -> Bool {
+        guard case .idle = lifecycle else { return false }
+        lifecycle = .starting
+        return true
+    }
+
+    /// Returns whether a stop requested during `startLoading` must be sent now.
+    mutating func didStart() -> Bool {
+        switch lifecycle {
+        case .starting:
+            lifecycle = .running
+            return false
+        case .stopDeferredUntilStarted:
+            lifecycle = .stopped
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Stops the handler once; during `startLoading` the stop waits until it returns.
+    private mutating func requestStop(_ effects: inout Effects) {
+        switch lifecycle {
+        case .running:
+            lifecycle = .stopped
+            effects.stopHandler = true
+        case .starting:
+            lifecycle = .stopDeferredUntilStarted
+        case .idle:
+            lifecycle = .stopped
+        case .stopDeferredUntilStarted, .stopped:
+            break
+        }
+    }
+
+    // MARK: Handler events
+
+    mutating func receiveResponse(_ response: LoadResponse, redirect: LoadRequest?) -> Effects {
+        guard terminal == nil else { return violation("response after the terminal event") }
+        guard case .waiting = head else {
+            return fail(contract: "a second response (a handler reports one response per load)")
+        }
+        touch()
+        if let waiter = responseWaiter {
+            responseWaiter = nil
+            head = .delivered
+            var effects = Effects()
+            effects.response = (waiter, .success((response, redirect)))
+            return effects
+        }
+        head = .received(response, redirect: redirect)
+        return .none
+    }
+
+    mutating func receiveData(_ data: Data) -> Effects {
+        guard terminal == nil else { return violation("data after the terminal event") }
+        if case .waiting = head { return fail(contract: "body data before the response") }
+        touch()
+        guard !data.isEmpty else { return .none }
+        if let waiter = consumerWaiter {
+            consumerWaiter = nil
+            var effects = Effects()
+            effects.consumer = (waiter, .success(data))
+            return effects
+        }
+        chunks.append(data)
+        bufferedBytes += data.count
+        return .none
+    }
+
+    mutating func receiveFinish() -> Effects {
+        guard terminal == nil else { return violation("a second terminal event") }
+        if case .waiting = head { return fail(contract: "finished without a response") }
+        touch()
+        terminal = .finished
+        var effects = Effects()
+        if let waiter = consumerWaiter {
+            consumerWaiter = nil
+            effects.consumer = (waiter, .success(nil))
+        }
+        releaseProducers(&effects, error: nil)
+        requestStop(&effects)
+        return effects
+    }
+
+    mutating func receiveFailure(_ error: LoadError) -> Effects {
+        guard terminal == nil else { return violation("a second terminal event") }
+        return terminate(with: error, discardBuffered: false)
+    }
+
+    // MARK: Loader side
+
+    /// Ends the load from the loader's side (cancellation, timeout, a consumer that went away).
+    /// Cancellation discards what is buffered; a timeout keeps it so the reader sees every byte before the error.
+    mutating func cancel(with error: LoadError) -> Effects {
+        if terminal != nil {
+            var effects = Effects()
+            if error.code == .cancelled {
+                chunks.removeAll()
+                bufferedBytes = 0
+            }
+            requestStop(&effects)
+            return effects
+        }
+        return terminate(with: error, discardBuffered: error.code == .cancelled)
+    }
+
+    mutating func awaitResponse(_ waiter: CheckedContinuation<(LoadResponse, LoadRequest?), any Error>) -> Effects {
+        var effects = Effects()
+        switch head {
+        case .received(let response, let redirect):
+            head = .delivered
+            effects.response = (waiter, .success((response, redirect)))
+        case .waiting:
+            if case .failed(let error) = terminal {
+                effects.response = (waiter, .failure(error))
+            } else {
+                responseWaiter = waiter
+            }
+        case .delivered:
+            effects.response = (waiter, .failure(LoadError(.unknown, url: url, reason: "the response was already taken")))
+        }
+        return effects
+    }
+
+    mutating func poll(_ effects: inout Effects) -> Poll {
+        touch()
+        if let chunk = chunks.popFirst() {
+            bufferedBytes -= chunk.count
+            if bufferedBytes <= lowWatermark { releaseProducers(&effects, error: nil) }
+            return .chunk(chunk)
+        }
+        switch terminal {
+        case .finished?: return .end
+        case .failed(let error)?: return .failure(error)
+        case nil:
+            // The buffer is empty: a producer waiting for room may go on.
+            releaseProducers(&effects, error: nil)
+            return .empty
+        }
+    }
+
+    mutating func awaitChunk(_ waiter: CheckedContinuation<Data?, any Error>) -> Effects {
+        var effects = Effects()
+        switch poll(&effects) {
+        case .chunk(let data): effects.consumer = (waiter, .success(data))
+        case .end: effects.consumer = (waiter, .success(nil))
+        case .failure(let error): effects.consumer = (waiter, .failure(error))
+        case .empty:
+            if consumerWaiter != nil {
+                effects.consumer = (waiter, .failure(LoadError(.unknown, url: url, reason: "a response body was read by two readers at once")))
+            } else {
+                consumerWaiter = waiter
+            }
+        }
+        return effects
+    }
+
+    /// A producer asks to wait until the buffer has room; it may go on at once.
+    mutating func awaitRoom(_ waiter: CheckedContinuation<Void, any Error>) -> Effects {
+        var effects = Effects()
+        if case .failed(let error) = terminal {
+            effects.producers = [waiter]
+            effects.producerError = error
+        } else if terminal != nil || bufferedBytes <= highWatermark {
+            effects.producers = [waiter]
+        } else {
+            producerWaiters.append(waiter)
+        }
+        return effects
+    }
+
+    /// Registers a callback for when the buffer has room; returns it back if there is room now.
+    mutating func whenRoom(_ callback: @escaping @Sendable () -> Void) -> Effects {
+        var effects = Effects()
+        if terminal != nil || bufferedBytes <= highWatermark {
+            effects.readyCallbacks = [callback]
+        } else {
+            readyCallbacks.append(callback)
+        }
+        return effects
+    }
+
+    var hasRoom: Bool { bufferedBytes <= highWatermark }
+
+    // MARK: Helpers
+
+    private mutating func touch() {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+    }
+
+    private mutating func violation(_ what: String) -> Effects {
+        violations.append(what)
+        return .none
+    }
+
+    private mutating func fail(contract what: String) -> Effects {
+        violations.append(what)
+        return terminate(
+            with: LoadError(.handlerContractViolation, url: url, reason: "the handler sent \(what)"),
+            discardBuffered: true
+        )
+    }
+
+    private mutating func terminate(with error: LoadError, discardBuffered: Bool) -> Effects {
+        terminal = .failed(error)
+        var effects = Effects()
+        if discardBuffered {
+            chunks.removeAll()
+            bufferedBytes = 0
+        }
+        if let waiter = responseWaiter {
+            responseWaiter = nil
+            effects.response = (waiter, .failure(error))
+        }
+        if let waiter = consumerWaiter {
+            consumerWaiter = nil
+            effects.consumer = (waiter, .failure(error))
+        }
+        releaseProducers(&effects, error: error)
+        requestStop(&effects)
+        return effects
+    }
+
+    private mutating func releaseProducers(_ effects: inout Effects, error: LoadError?) {
+        if !producerWaiters.isEmpty {
+            effects.producers += producerWaiters
+            effects.producerError = error
+            producerWaiters.removeAll()
+        }
+        if !readyCallbacks.isEmpty {
+            effects.readyCallbacks += readyCallbacks
+            readyCallbacks.removeAll()
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+
+/// A response body as a stream of bytes, from ``LoaderSession/bytes(for:delegate:)``.
+///
+/// Read it once, to the end, as bytes or as ``lines``. The task completes when the stream ends; dropping
+/// the stream early cancels the load.
+public struct LoadBytes: AsyncSequence, Sendable {
+    /// One byte of the body.
+    public typealias Element = UInt8
+    /// Reading fails with a ``LoadError``.
+    public typealias Failure = any Error
+
+    let body: ResponseBody
+    let completion: TaskCompletion
+
+    init(body: ResponseBody, task: LoadTask) {
+        self.body = body
+        self.completion = TaskCompletion(task: task)
+    }
+
+    /// The task this stream belongs to.
+    public var task: LoadTask { completion.task }
+
+    /// The body as chunks, for readers that want more than a byte at a time.
+    public var chunks: Chunks { Chunks(body: body, completion: completion) }
+
+    /// The body as lines of UTF-8 text, split at `\n`, `\r\n` or `\r`, without the line ends.
+    public var lines: Lines { Lines(chunks: chunks) }
+
+    /// Starts reading bytes.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: chunks.makeAsyncIterator())
+    }
+
+    /// Reads the body byte by byte.
+    public struct Iterator: AsyncIteratorProtocol {
+        var chunks: Chunks.Iterator
+        var current = Data()
+        var index = 0
+
+        /// The next byte, or `nil` at the end of the body.
+        public mutating func next() async throws -> UInt8? {
+            while index >= current.count {
+                guard let chunk = try await chunks.next() else { return nil }
+                current = chunk
+                index = 0
+            }
+            defer { index += 1 }
+            return current[current.startIndex + index]
+        }
+    }
+
+    /// The body chunk by chunk, completing the task at its end.
+    public struct Chunks: AsyncSequence, Sendable {
+        /// A chunk of the body.
+        public typealias Element = Data
+        /// Reading fails with a ``LoadError``.
+        public typealias Failure = any Error
+        let body: ResponseBody
+        let completion: TaskCompletion
+
+        /// Starts reading chunks.
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(body: body.makeAsyncIterator(), completion: completion)
+        }
+
+        /// Reads the body chunk by chunk.
+        public struct Iterator: AsyncIteratorProtocol {
+            var body: ResponseBody.Iterator
+            let completion: TaskCompletion
+
+            /// The next chunk, or `nil` at the end of the body.
+            public mutating func next() async throws -> Data? {
+                let task = completion.task
+                await task.waitWhileSuspended()
+                do {
+                    guard let chunk = try await body.next() else {
+                        if let error = completion.finish(nil) { throw error }
+                        return nil
+                    }
+                    task.didReceive(chunk, notify: true)
+                    return chunk
+                } catch {
+                    let failure = LoadError.wrapping(error, url: task.currentRequest.url)
+                    throw completion.finish(failure) ?? failure
+                }
+            }
+        }
+    }
+
+    /// The body as lines of text.
+    public struct Lines: AsyncSequence, Sendable {
+        /// One line, without its line end.
+        public typealias Element = String
+        /// Reading fails with a ``LoadError``.
+        public typealias Failure = any Error
+        let chunks: Chunks
+
+        /// Starts reading lines.
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(chunks: chunks.makeAsyncIterator())
+        }
+
+        /// Reads the body line by line.
+        public struct Iterator: AsyncIteratorProtocol {
+            var chunks: Chunks.Iterator
+            var pending: [UInt8] = []
+            var current = Data()
+            var index = 0
+            var skipLineFeed = false
+            var ended = false
+
+            /// The next line, or `nil` at the end of the body.
+            public mutating func next() async throws -> String? {
+                while true {
+                    while index < current.count {
+                        let byte = current[current.startIndex + index]
+                        index += 1
+                        if skipLineFeed {
+                            skipLineFeed = false
+                            if byte == 0x0A { continue }
+                        }
+                        if byte == 0x0A || byte == 0x0D {
+                            skipLineFeed = byte == 0x0D
+                            defer { pending.removeAll(keepingCapacity: true) }
+                            return String(decoding: pending, as: UTF8.self)
+                        }
+                        pending.append(byte)
+                    }
+                    guard !ended else { return nil }
+                    if let chunk = try await chunks.next() {
+                        current = chunk
+                        index = 0
+                    } else {
+                        ended = true
+                        guard !pending.isEmpty else { return nil }
+                        defer { pending.removeAll() }
+                        return String(decoding: pending, as: UTF8.self)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Completes a streamed task exactly once: at the end of its body, on an error, or — if the stream is
+/// dropped unread — as cancelled.
+final class TaskCompletion: Sendable {
+    let task: LoadTask
+    private let done = Atomic<Bool>(false)
+
+    init(task: LoadTask) { self.task = task }
+
+    /// Completes the task; returns the error it completed with.
+    func finish(_ error: LoadError?) -> LoadError? {
+        guard done.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            return task.error
+        }
+        return task.complete(with: error)
+    }
+
+    deinit {
+        if !done.load(ordering: .acquiring) {
+            task.complete(with: LoadError(.cancelled, url: task.currentRequest.url, reason: "the byte stream was released before its end"))
+        }
+    }
+}

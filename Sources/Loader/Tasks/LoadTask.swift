@@ -1,0 +1,247 @@
+import Foundation
+import Synchronization
+
+/// One load: its state, progress, response, error, and the means to suspend, resume and cancel it.
+///
+/// The async methods of ``LoaderSession`` make a task, run it in the caller's task and return its result;
+/// the completion-handler methods return a suspended task that starts on ``resume()``.
+public final class LoadTask: Sendable, CustomStringConvertible {
+    /// Where a task is in its life.
+    public enum State: Sendable, Hashable {
+        /// Not started, or paused by ``LoadTask/suspend()``.
+        case suspended
+        /// Loading.
+        case running
+        /// ``LoadTask/cancel()`` was called; the task will complete with a cancelled error.
+        case canceling
+        /// Done, with or without an error.
+        case completed
+    }
+
+    /// A number unique among the tasks of this process.
+    public let taskIdentifier: Int
+    /// The request the task was made with.
+    public let originalRequest: LoadRequest
+    /// The task's own delegate, heard before the session's.
+    public let delegate: (any LoadTaskDelegate)?
+    let session: LoaderSession
+
+    private let mutable: Mutex<Mutable>
+
+    private struct Mutable {
+        var state: State
+        var currentRequest: LoadRequest
+        var response: LoadResponse?
+        var error: LoadError?
+        var progress = TransferProgress()
+        var priority: Float = LoadTask.defaultPriority
+        var taskDescription: String?
+        var isCancelled = false
+        var starter: (@Sendable (LoadTask) -> Void)?
+        var swiftTask: Task<Void, Never>?
+        var driver: HandlerDriver?
+        var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The default priority, 0.5.
+    public static let defaultPriority: Float = 0.5
+    /// A priority below the default.
+    public static let lowPriority: Float = 0.25
+    /// A priority above the default.
+    public static let highPriority: Float = 0.75
+
+    private static let nextIdentifier = Atomic<Int>(1)
+
+    init(session: LoaderSession, request: LoadRequest, delegate: (any LoadTaskDelegate)?, starter: (@Sendable (LoadTask) -> Void)?) {
+        self.session = session
+        self.originalRequest = request
+        self.delegate = delegate
+        self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
+        self.mutable = Mutex(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
+    }
+
+    // MARK: Reading
+
+    /// Where the task is in its life.
+    public var state: State { mutable.withLock { $0.state } }
+    /// The request being loaded now: after a redirect, the redirected one.
+    public var currentRequest: LoadRequest { mutable.withLock { $0.currentRequest } }
+    /// The response head, once received.
+    public var response: LoadResponse? { mutable.withLock { $0.response } }
+    /// The error the task ended with, if it failed.
+    public var error: LoadError? { mutable.withLock { $0.error } }
+    /// How far the transfer has come.
+    public var progress: TransferProgress { mutable.withLock { $0.progress } }
+
+    /// A hint in 0…1 for how urgently a handler should serve this task relative to others.
+    public var priority: Float {
+        get { mutable.withLock { $0.priority } }
+        set { mutable.withLock { $0.priority = min(1, max(0, newValue)) } }
+    }
+
+    /// A label for the app's own use.
+    public var taskDescription: String? {
+        get { mutable.withLock { $0.taskDescription } }
+        set { mutable.withLock { $0.taskDescription = newValue } }
+    }
+
+    /// `LoadTask #3 (running) data:,Hello`.
+    public var description: String {
+        "LoadTask #\(taskIdentifier) (\(state)) \(originalRequest.url.absoluteString.prefix(200))"
+    }
+
+    // MARK: Control
+
+    /// Starts a task that was never started, or continues one paused by ``suspend()``.
+    public func resume() {
+        let (starter, waiters) = mutable.withLock { m -> ((@Sendable (LoadTask) -> Void)?, [CheckedContinuation<Void, Never>]) in
+            guard m.state == .suspended || (m.state == .canceling && m.starter != nil) else { return (nil, []) }
+            if m.state == .suspended { m.state = .running }
+            defer { m.starter = nil; m.resumeWaiters = [] }
+            return (m.starter, m.resumeWaiters)
+        }
+        waiters.forEach { $0.resume() }
+        starter?(self)
+    }
+
+    /// Pauses a running task: its body stops being read, so backpressure holds the handler back.
+    public func suspend() {
+        mutable.withLock { m in
+            if m.state == .running { m.state = .suspended }
+        }
+    }
+
+    /// Cancels the task: its handler is stopped and it completes with ``LoadError/Code/cancelled``.
+    /// A task that was never started completes at once (its completion handler is still called).
+    public func cancel() {
+        let (driver, swiftTask, waiters, starter) = mutable.withLock { m in
+            guard m.state != .completed, !m.isCancelled else {
+                return (HandlerDriver?.none, Task<Void, Never>?.none, [CheckedContinuation<Void, Never>](), (@Sendable (LoadTask) -> Void)?.none)
+            }
+            m.isCancelled = true
+            m.state = .canceling
+            defer { m.resumeWaiters = []; m.starter = nil }
+            return (m.driver, m.swiftTask, m.resumeWaiters, m.starter)
+        }
+        driver?.cancel(with: LoadError(.cancelled, url: currentRequest.url))
+        swiftTask?.cancel()
+        waiters.forEach { $0.resume() }
+        starter?(self)
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { mutable.withLock { $0.isCancelled } }
+
+    // MARK: For the session
+
+    func setSwiftTask(_ task: Task<Void, Never>) {
+        let cancelNow = mutable.withLock { m -> Bool in
+            m.swiftTask = task
+            return m.isCancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func checkCancelled(_ url: URL) throws {
+        if isCancelled { throw LoadError(.cancelled, url: url) }
+    }
+
+    /// Makes `driver` the one that ``cancel()`` reaches, and records the request it loads.
+    func attach(_ driver: HandlerDriver, request: LoadRequest) throws {
+        let cancelled = mutable.withLock { m -> Bool in
+            guard !m.isCancelled else { return true }
+            m.driver = driver
+            m.currentRequest = request
+            return false
+        }
+        if cancelled { throw LoadError(.cancelled, url: request.url) }
+    }
+
+    /// Waits while the task is suspended.
+    func waitWhileSuspended() async {
+        guard mutable.withLock({ $0.state == .suspended }) else { return }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let resumeNow = mutable.withLock { m -> Bool in
+                guard m.state == .suspended else { return true }
+                m.resumeWaiters.append(waiter)
+                return false
+            }
+            if resumeNow { waiter.resume() }
+        }
+    }
+
+    func didReceive(_ response: LoadResponse) {
+        mutable.withLock { m in
+            m.response = response
+            m.progress.countOfBytesExpectedToReceive = response.expectedContentLength
+        }
+        eachDelegate { $0.loadTask(self, didReceive: response) }
+    }
+
+    func didReceive(_ data: Data, notify: Bool) {
+        mutable.withLock { $0.progress.countOfBytesReceived += Int64(data.count) }
+        if notify { eachDelegate { $0.loadTask(self, didReceive: data) } }
+    }
+
+    func didWrite(_ count: Int64) {
+        let progress = mutable.withLock { m -> TransferProgress in
+            m.progress.countOfBytesReceived += count
+            return m.progress
+        }
+        eachDelegate {
+            $0.loadTask(self, didWriteData: count, totalBytesWritten: progress.countOfBytesReceived,
+                        totalBytesExpectedToWrite: progress.countOfBytesExpectedToReceive)
+        }
+    }
+
+    func didSend(total: Int64, expected: Int64?) {
+        let sent = mutable.withLock { m -> Int64 in
+            let delta = total - m.progress.countOfBytesSent
+            m.progress.countOfBytesSent = total
+            m.progress.countOfBytesExpectedToSend = expected
+            return delta
+        }
+        guard sent > 0 else { return }
+        eachDelegate { $0.loadTask(self, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected) }
+    }
+
+    /// Asks the task's delegate, then the session's, whether to follow a redirect.
+    func willRedirect(_ response: LoadResponse, to request: LoadRequest) async -> LoadRequest? {
+        var proposed: LoadRequest? = request
+        if let delegate, let current = proposed {
+            proposed = await delegate.loadTask(self, willPerformRedirection: response, newRequest: current)
+        }
+        if let sessionDelegate = session.delegate, sessionDelegate !== delegate, let current = proposed {
+            proposed = await sessionDelegate.loadTask(self, willPerformRedirection: response, newRequest: current)
+        }
+        if let proposed { mutable.withLock { $0.currentRequest = proposed } }
+        return proposed
+    }
+
+    /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled).
+    @discardableResult
+    func complete(with error: LoadError?) -> LoadError? {
+        let outcome = mutable.withLock { m -> (first: Bool, error: LoadError?) in
+            guard m.state != .completed else { return (false, m.error) }
+            var error = error
+            if m.isCancelled, error != nil || m.state == .canceling {
+                error = LoadError(.cancelled, url: m.currentRequest.url)
+            }
+            m.state = .completed
+            m.error = error
+            m.driver = nil
+            m.swiftTask = nil
+            m.starter = nil
+            return (true, error)
+        }
+        guard outcome.first else { return outcome.error }
+        eachDelegate { $0.loadTask(self, didCompleteWithError: outcome.error) }
+        session.taskDidComplete(self)
+        return outcome.error
+    }
+
+    private func eachDelegate(_ body: (any LoadTaskDelegate) -> Void) {
+        if let delegate { body(delegate) }
+        if let sessionDelegate = session.delegate, sessionDelegate !== delegate { body(sessionDelegate) }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// What a request sends: bytes in memory, a file read as it is sent, or an async stream.
+public enum RequestBody: Sendable {
+    /// Bytes held in memory.
+    case bytes(Data)
+    /// A file, read in chunks while it is sent.
+    case file(URL)
+    /// A stream of chunks. `makeStream` is called each time the body must be sent from its start
+    /// (a redirect that keeps the body calls it again); `length` is its size when known.
+    case stream(length: Int64?, makeStream: @Sendable () -> AsyncThrowingStream<Data, any Error>)
+
+    /// The body's size when it is known before sending: the data's count, the file's size, or the
+    /// stream's announced length.
+    public var knownLength: Int64? {
+        switch self {
+        case .bytes(let data): return Int64(data.count)
+        case .file(let url):
+            let size = try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
+            return size.map { $0.int64Value }
+        case .stream(let length, _): return length
+        }
+    }
+
+    /// The body as chunks of at most `chunkSize` bytes, read lazily.
+    ///
+    /// A file that cannot be opened or read fails the sequence with
+    /// ``LoadError/Code/requestBodyStreamExhausted`` naming the file.
+    public func chunks(chunkSize: Int = 256 * 1024) -> RequestBodyChunks {
+        RequestBodyChunks(body: self, chunkSize: max(1, chunkSize))
+    }
+}
+
+/// The chunks of a ``RequestBody``, produced on demand so that a large file is never held whole.
+public struct RequestBodyChunks: AsyncSequence, Sendable {
+    /// A chunk of the body.
+    public typealias Element = Data
+    let body: RequestBody
+    let chunkSize: Int
+
+    /// Starts reading the body from its beginning.
+    public func makeAsyncIterator() -> Iterator {
+        switch body {
+        case .bytes(let data): return Iterator(source: .bytes(data, offset: 0), chunkSize: chunkSize)
+        case .file(let url): return Iterator(source: .file(url, nil), chunkSize: chunkSize)
+        case .stream(_, let make): return Iterator(source: .stream(make().makeAsyncIterator()), chunkSize: chunkSize)
+        }
+    }
+
+    /// Reads the next chunk of a request body.
+    public struct Iterator: AsyncIteratorProtocol {
+        enum Source {
+            case bytes(Data, offset: Int)
+            case file(URL, FileHandle?)
+            case stream(AsyncThrowingStream<Data, any Error>.AsyncIterator)
+            case done
+        }
+        var source: Source
+        let chunkSize: Int
+
+        /// The next chunk, or `nil` at the end of the body.
+        public mutating func next() async throws -> Data? {
+            switch source {
+            case .done:
+                return nil
+            case .bytes(let data, let offset):
+                guard offset < data.count else { source = .done; return nil }
+                let end = Swift.min(data.count, offset + chunkSize)
+                source = .bytes(data, offset: end)
+                let start = data.startIndex + offset
+                return data[start..<(data.startIndex + end)]
+            case .file(let url, let existing):
+                let handle: FileHandle
+                do {
+                    handle = try existing ?? FileHandle(forReadingFrom: url)
+                    guard let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty else {
+                        try? handle.close()
+                        source = .done
+                        return nil
+                    }
+                    source = .file(url, handle)
+                    return chunk
+                } catch {
+                    source = .done
+                    throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read the upload file", underlying: error)
+                }
+            case .stream(var iterator):
+                let chunk = try await iterator.next()
+                source = chunk == nil ? .done : .stream(iterator)
+                return chunk
+            }
+        }
+    }
+}

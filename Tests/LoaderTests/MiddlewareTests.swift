@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import Loader
+import Synchronization
+import Testing
+
+/// Adds a header to every request.
+private struct Tagging: LoadMiddleware {
+    let value: String
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        var request = request
+        let old = request.headerFields[HTTPField.Name("X-Echo")!].map { $0 + "," } ?? ""
+        request.headerFields[HTTPField.Name("X-Echo")!] = old + value
+        return try await next(request)
+    }
+}
+
+/// Answers `echo:cached` itself, never reaching a handler.
+private struct CacheHit: LoadMiddleware {
+    let calls = Calls()
+    final class Calls: Sendable { let count = Atomic<Int>(0) }
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        guard request.url.absoluteString == "echo:cached" else { return try await next(request) }
+        calls.count.wrappingAdd(1, ordering: .relaxed)
+        return LoadResult(response: LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: 4), body: ResponseBody(data: Data("hit!".utf8)))
+    }
+}
+
+/// Retries once with another URL when the first load fails.
+private struct Fallback: LoadMiddleware {
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        do {
+            return try await next(request)
+        } catch let error as LoadError where error.code == .unsupportedURL {
+            return try await next(LoadRequest(url: URL(string: "echo:fallback")!))
+        }
+    }
+}
+
+@Suite("Middleware: rewriting, answering, calling again, transforming")
+struct MiddlewareTests {
+    @Test("Middleware runs outermost first and can rewrite the request")
+    func order() async throws {
+        let session = testSession(middleware: [Tagging(value: "outer"), Tagging(value: "inner")])
+        let (_, response) = try await session.data(from: URL(string: "echo:x")!)
+        #expect(response.headerFields[HTTPField.Name("X-Echo")!] == "outer,inner")
+    }
+
+    @Test("Middleware can answer without calling the next layer")
+    func shortCircuit() async throws {
+        let cache = CacheHit()
+        let session = testSession(middleware: [cache])
+        let (data, _) = try await session.data(from: URL(string: "echo:cached")!)
+        #expect(String(decoding: data, as: UTF8.self) == "hit!")
+        #expect(cache.calls.count.load(ordering: .relaxed) == 1)
+        let (other, _) = try await session.data(from: URL(string: "echo:other")!)
+        #expect(String(decoding: other, as: UTF8.self) == "echo:other")
+    }
+
+    @Test("Middleware can call the rest of the chain again")
+    func callAgain() async throws {
+        let session = testSession(middleware: [Fallback()])
+        let (data, _) = try await session.data(from: URL(string: "unknown:thing")!)
+        #expect(String(decoding: data, as: UTF8.self) == "echo:fallback")
+    }
+
+    @Test("Middleware can transform a streamed body")
+    func transformBody() async throws {
+        let session = testSession(middleware: [BodyMap { Data($0.reversed()) }])
+        let (data, response) = try await session.data(from: URL(string: "echo:abc")!)
+        #expect(String(decoding: data, as: UTF8.self) == "cba:ohce")
+        #expect(response.expectedContentLength == 8)
+    }
+
+    @Test("A handler-proposed redirect is followed by the redirect middleware, not the handler")
+    func handlerRedirect() async throws {
+        final class Spy: LoaderSessionDelegate {
+            let task = Mutex<LoadTask?>(nil)
+            func session(_ session: LoaderSession, didCreateTask task: LoadTask) { self.task.withLock { $0 = task } }
+        }
+        let spy = Spy()
+        let (data, response) = try await testSession(delegate: spy).data(from: URL(string: "hop://a/target")!)
+        #expect(String(decoding: data, as: UTF8.self) == "echo:/target")
+        #expect(response.url.absoluteString == "echo:/target")
+        #expect(spy.task.withLock { $0?.currentRequest.url.absoluteString } == "echo:/target")
+    }
+
+    @Test("With redirects turned off the redirect response reaches the caller")
+    func redirectsOff() async throws {
+        let session = testSession { $0.redirectLimit = 0 }
+        let (data, response) = try await session.data(from: URL(string: "hop://a/target")!)
+        #expect(data.isEmpty)
+        #expect(response.url.absoluteString == "hop://a/target")
+    }
+
+    @Test("A redirect loop fails with httpTooManyRedirects naming the URL")
+    func redirectLoop() async {
+        let error = await loadError { _ = try await testSession().data(from: URL(string: "hop://loop/x")!) }
+        #expect(error?.code == .httpTooManyRedirects)
+        #expect(error?.url?.absoluteString == "hop://loop/x")
+    }
+
+    @Test("A delegate can refuse a redirect")
+    func delegateRefusesRedirect() async throws {
+        final class Refuser: LoadTaskDelegate {
+            func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? { nil }
+        }
+        let (_, response) = try await testSession().data(from: URL(string: "hop://a/target")!, delegate: Refuser())
+        #expect(response.url.absoluteString == "hop://a/target")
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HTTPTypes
+import Loader
+import Synchronization
+import Testing
+
+@Suite("Session: the async API")
+struct SessionTests {
+    @Test("data(from:) returns the handler's body and response")
+    func dataFromURL() async throws {
+        let url = URL(string: "echo:hello")!
+        let (data, response) = try await testSession().data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "echo:hello")
+        #expect(response.mimeType == "text/plain")
+        #expect(response.expectedContentLength == 10)
+        #expect(response.url == url)
+    }
+
+    @Test("A URL whose scheme nobody serves fails with unsupportedURL naming the URL")
+    func unsupportedScheme() async {
+        let url = URL(string: "nosuchscheme://x/y")!
+        let error = await loadError { _ = try await testSession().data(from: url) }
+        #expect(error?.code == .unsupportedURL)
+        #expect(error?.url == url)
+        #expect(error?.description.contains("nosuchscheme://x/y") == true)
+    }
+
+    @Test("A URL without a scheme fails with badURL")
+    func noScheme() async {
+        let error = await loadError { _ = try await testSession().data(from: URL(string: "relative/path")!) }
+        #expect(error?.code == .badURL)
+    }
+
+    @Test("bytes(from:).lines splits on LF, CRLF and CR, keeping a last line without an end")
+    func lines() async throws {
+        let session = testSession()
+        let url = URL(string: "echo:a%0Ab%0D%0Ac%0Dd")!
+        // echo: answers with the URL text itself, so the separators arrive percent-encoded: decode them in
+        // a middleware that rewrites the body, proving bodies can be transformed too.
+        let decoding = BodyMap { Data(String(decoding: $0, as: UTF8.self).removingPercentEncoding!.utf8) }
+        let lines = try await testSession(middleware: [decoding]).bytes(from: url).0.lines
+        var seen: [String] = []
+        for try await line in lines { seen.append(line) }
+        #expect(seen == ["echo:a", "b", "c", "d"])
+        _ = session
+    }
+
+    @Test("bytes(from:) completes its task at the end of the stream and counts the bytes")
+    func bytesCompletesTask() async throws {
+        let (probeID, _) = Probes.make()
+        let (bytes, response) = try await testSession().bytes(from: URL(string: "stream://\(probeID)/300000")!)
+        #expect(response.expectedContentLength == 300_000)
+        var count = 0
+        var mismatches = 0
+        for try await byte in bytes {
+            if byte != UInt8(truncatingIfNeeded: (count % 65536) &* 31 &+ 7) { mismatches += 1 }
+            count += 1
+        }
+        #expect(count == 300_000)
+        #expect(mismatches == 0)
+        #expect(bytes.task.state == .completed)
+        #expect(bytes.task.progress.countOfBytesReceived == 300_000)
+    }
+
+    @Test("download(from:) writes the body to a file the caller owns")
+    func download() async throws {
+        let (probeID, _) = Probes.make()
+        let delegate = RecordingDelegate()
+        let (file, response) = try await testSession().download(from: URL(string: "stream://\(probeID)/1000000")!, delegate: delegate)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let written = try Data(contentsOf: file)
+        #expect(written.count == 1_000_000)
+        #expect(written.prefix(65536) == StreamHandler.pattern(0, 65536))
+        #expect(response.expectedContentLength == 1_000_000)
+        #expect(delegate.events.withLock { $0.last } == "completed")
+        #expect(delegate.events.withLock { $0.contains("wrote:1000000") })
+    }
+
+    @Test("A failed download removes its partial file")
+    func failedDownloadLeavesNothing() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dl-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (probeID, _) = Probes.make()
+        let session = testSession { $0.temporaryDirectory = directory; $0.timeoutIntervalForRequest = 0.3 }
+        let error = await loadError { _ = try await session.download(from: URL(string: "hang://\(probeID)/x")!) }
+        #expect(error?.code == .timedOut)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test("upload(for:from:) sends the body and reports upload progress to the task delegate")
+    func uploadProgress() async throws {
+        let delegate = RecordingDelegate()
+        let request = LoadRequest(url: URL(string: "upload://x")!, method: .put)
+        let (data, _) = try await testSession().upload(for: request, from: Data(count: 2500), delegate: delegate)
+        #expect(String(decoding: data, as: UTF8.self) == "2500")
+        let events = delegate.events.withLock { $0 }
+        #expect(events.filter { $0.hasPrefix("sent:") } == ["sent:1000/2500", "sent:2000/2500", "sent:2500/2500"])
+    }
+
+    @Test("upload(for:fromFile:) streams a file body")
+    func uploadFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("up-\(UUID())")
+        try Data(count: 123_457).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (data, _) = try await testSession().upload(for: LoadRequest(url: URL(string: "upload://x")!, method: .put), fromFile: file)
+        #expect(String(decoding: data, as: UTF8.self) == "123457")
+    }
+
+    @Test("An upload file that does not exist fails with requestBodyStreamExhausted naming it")
+    func uploadMissingFile() async {
+        let file = URL(fileURLWithPath: "/nonexistent/upload-\(UUID())")
+        let error = await loadError {
+            _ = try await testSession().upload(for: LoadRequest(url: URL(string: "upload://x")!, method: .put), fromFile: file)
+        }
+        #expect(error?.code == .requestBodyStreamExhausted)
+        #expect(error?.description.contains(file.path) == true)
+    }
+
+    @Test("Delegate events arrive in order: response, data, completion")
+    func delegateOrder() async throws {
+        let delegate = RecordingDelegate()
+        _ = try await testSession(delegate: delegate).data(from: URL(string: "echo:abc")!)
+        #expect(delegate.events.withLock { $0 } == ["response", "data:8", "completed"])
+    }
+
+    @Test("A task delegate hears events before the session delegate, and both hear them")
+    func taskAndSessionDelegates() async throws {
+        let sessionDelegate = RecordingDelegate()
+        let taskDelegate = RecordingDelegate()
+        _ = try await testSession(delegate: sessionDelegate).data(from: URL(string: "echo:x")!, delegate: taskDelegate)
+        #expect(taskDelegate.events.withLock { $0 } == ["response", "data:6", "completed"])
+        #expect(sessionDelegate.events.withLock { $0 } == ["response", "data:6", "completed"])
+    }
+
+    @Test("2,000 concurrent loads on one session are each correct")
+    func manyConcurrentLoads() async throws {
+        let session = testSession()
+        let failures = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<2000 {
+                group.addTask {
+                    let (data, _) = try await session.data(from: URL(string: "echo:n\(index)")!)
+                    return String(decoding: data, as: UTF8.self) == "echo:n\(index)"
+                }
+            }
+            var failures = 0
+            for try await ok in group where !ok { failures += 1 }
+            return failures
+        }
+        #expect(failures == 0)
+        #expect(session.allTasks.isEmpty)
+    }
+
+    @Test("Additional header fields from the configuration reach the handler")
+    func additionalHeaders() async throws {
+        let session = testSession { $0.additionalHeaderFields[HTTPField.Name("X-Echo")!] = "from-config" }
+        let (_, response) = try await session.data(from: URL(string: "echo:h")!)
+        #expect(response.headerFields[HTTPField.Name("X-Echo")!] == "from-config")
+    }
+}
+
+/// Rewrites each whole body with `transform` (test middleware).
+struct BodyMap: LoadMiddleware {
+    let transform: @Sendable (Data) -> Data
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        var result = try await next(request)
+        let body = try await result.body.collect()
+        let mapped = transform(body)
+        result.body = ResponseBody(data: mapped)
+        result.response.headerFields[.contentLength] = String(mapped.count)
+        return result
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Loader
+import Synchronization
+import Testing
+
+@Suite("Tasks: completion handlers, states, suspension, invalidation")
+struct TaskTests {
+    @Test("A completion-handler task starts suspended, runs on resume, and completes once")
+    func completionHandler() async throws {
+        let session = testSession()
+        let result = await withCheckedContinuation { (done: CheckedContinuation<(Data?, LoadResponse?, LoadError?), Never>) in
+            let task = session.dataTask(with: URL(string: "echo:cb")!) { data, response, error in
+                done.resume(returning: (data, response, error))
+            }
+            #expect(task.state == .suspended)
+            task.resume()
+        }
+        #expect(result.0.map { String(decoding: $0, as: UTF8.self) } == "echo:cb")
+        #expect(result.1?.mimeType == "text/plain")
+        #expect(result.2 == nil)
+    }
+
+    @Test("Cancelling a task that never started still calls its completion handler, with cancelled")
+    func cancelUnstarted() async {
+        let session = testSession()
+        let error = await withCheckedContinuation { (done: CheckedContinuation<LoadError?, Never>) in
+            let task = session.dataTask(with: URL(string: "echo:never")!) { _, _, error in done.resume(returning: error) }
+            task.cancel()
+        }
+        #expect(error?.code == .cancelled)
+    }
+
+    @Test("cancel() on a running completion-handler task stops its handler")
+    func cancelRunning() async throws {
+        let (probeID, probe) = Probes.make()
+        let session = testSession()
+        let holder = Mutex<LoadTask?>(nil)
+        let error = await withCheckedContinuation { (done: CheckedContinuation<LoadError?, Never>) in
+            let task = session.dataTask(with: URL(string: "hang://\(probeID)/x")!) { _, _, error in done.resume(returning: error) }
+            holder.withLock { $0 = task }
+            task.resume()
+            Task {
+                _ = await eventually { probe["started"] == 1 }
+                task.cancel()
+            }
+        }
+        #expect(error?.code == .cancelled)
+        #expect(holder.withLock { $0?.state } == .completed)
+        #expect(await eventually { probe["stopped"] == 1 })
+    }
+
+    @Test("A suspended task stops reading its body until resumed")
+    func suspendAndResume() async throws {
+        let (probeID, probe) = Probes.make()
+        let session = testSession { $0.bodyBufferLimit = 128 * 1024 }
+        let completed = Mutex<Data?>(nil)
+        let task = session.dataTask(with: URL(string: "stream://\(probeID)/4000000")!) { data, _, _ in
+            completed.withLock { $0 = data ?? Data() }
+        }
+        task.resume()
+        #expect(await eventually { probe["produced"] > 0 })
+        task.suspend()
+        #expect(task.state == .suspended)
+        try await Task.sleep(for: .milliseconds(100))
+        let paused = probe["produced"]
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(probe["produced"] == paused, "the handler kept producing while the task was suspended")
+        #expect(paused < 4_000_000)
+        task.resume()
+        #expect(await eventually(within: 10) { completed.withLock { $0 != nil } })
+        #expect(completed.withLock { $0?.count } == 4_000_000)
+        #expect(task.progress.countOfBytesReceived == 4_000_000)
+        #expect(task.progress.fractionCompleted == 1)
+    }
+
+    @Test("A download task's file exists during the completion handler and is removed after")
+    func downloadTaskFile() async throws {
+        let session = testSession()
+        let (path, existed) = await withCheckedContinuation { (done: CheckedContinuation<(String?, Bool), Never>) in
+            session.downloadTask(with: URL(string: "echo:file")!) { file, _, _ in
+                done.resume(returning: (file?.path, file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false))
+            }.resume()
+        }
+        #expect(existed)
+        #expect(await eventually { path.map { !FileManager.default.fileExists(atPath: $0) } ?? false })
+    }
+
+    @Test("Task properties: identifier, description, priority, original and current request")
+    func properties() async throws {
+        let session = testSession()
+        let a = session.dataTask(with: LoadRequest(url: URL(string: "echo:a")!))
+        let b = session.dataTask(with: LoadRequest(url: URL(string: "echo:b")!))
+        #expect(a.taskIdentifier != b.taskIdentifier)
+        a.priority = 7
+        #expect(a.priority == 1)
+        a.taskDescription = "first"
+        #expect(a.taskDescription == "first")
+        #expect(a.description.contains("echo:a"))
+        #expect(session.allTasks.map(\.taskIdentifier) == [a.taskIdentifier, b.taskIdentifier])
+        a.cancel()
+        b.cancel()
+        #expect(await eventually { session.allTasks.isEmpty })
+    }
+
+    @Test("finishTasksAndInvalidate lets running tasks end, refuses new ones, then tells the delegate")
+    func finishAndInvalidate() async throws {
+        let delegate = RecordingDelegate()
+        let session = testSession(delegate: delegate)
+        let (probeID, _) = Probes.make()
+        let (bytes, _) = try await session.bytes(from: URL(string: "stream://\(probeID)/200000")!)
+        session.finishTasksAndInvalidate()
+        #expect(!delegate.invalidated.withLock { $0 })
+        var count = 0
+        for try await chunk in bytes.chunks { count += chunk.count }
+        #expect(count == 200_000)
+        #expect(await eventually { delegate.invalidated.withLock { $0 } })
+        let error = await loadError { _ = try await session.data(from: URL(string: "echo:late")!) }
+        #expect(error?.code == .cancelled)
+    }
+
+    @Test("invalidateAndCancel cancels running tasks")
+    func invalidateAndCancel() async throws {
+        let delegate = RecordingDelegate()
+        let session = testSession(delegate: delegate)
+        let (probeID, probe) = Probes.make()
+        let load = Task { try await session.data(from: URL(string: "hang://\(probeID)/x")!) }
+        #expect(await eventually { probe["started"] == 1 })
+        session.invalidateAndCancel()
+        #expect(await loadError { _ = try await load.value }?.code == .cancelled)
+        #expect(await eventually { delegate.invalidated.withLock { $0 } })
+    }
+}
