@@ -54,9 +54,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
-        .testTarget(name: "LoaderTests", dependencies: ["Loader"], swiftSettings: strict),
-        .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader"], swiftSettings: strict),
-        .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader"], swiftSettings: strict),
+        // Probes shared by the tests: peak memory, open descriptors, the corpora.
+        .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
+        .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl"], swiftSettings: strict),
     ]
 )

@@ -78,12 +78,18 @@ struct LifecycleTests {
     func idleTimeout() async throws {
         let (probeID, _) = Probes.make()
         let url = URL(string: "hang://\(probeID)/x")!
-        let (bytes, _) = try await testSession().bytes(for: LoadRequest(url: url, timeoutInterval: 0.3))
         var received = Data()
-        let error = await loadError { for try await chunk in bytes.chunks { received.append(chunk) } }
+        var responded = false
+        let error = await loadError {
+            let (bytes, _) = try await testSession().bytes(for: LoadRequest(url: url, timeoutInterval: 0.5))
+            responded = true
+            for try await chunk in bytes.chunks { received.append(chunk) }
+        }
         #expect(error?.code == .timedOut)
         #expect(error?.url == url)
-        #expect(String(decoding: received, as: UTF8.self) == "partial")
+        // On a loaded machine the timeout may pass before the response is read; if it was, every byte sent
+        // before the stall arrives ahead of the error.
+        if responded { #expect(String(decoding: received, as: UTF8.self) == "partial") }
     }
 
     @Test("The resource timeout bounds a whole load")

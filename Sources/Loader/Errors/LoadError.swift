@@ -60,6 +60,12 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
         public static let dataLengthExceedsMaximum = Code(rawValue: -1103)
         /// A TLS connection could not be established.
         public static let secureConnectionFailed = Code(rawValue: -1200)
+        /// The server's certificate has expired or is not yet valid.
+        public static let serverCertificateHasBadDate = Code(rawValue: -1201)
+        /// The server's certificate is not signed by a trusted root.
+        public static let serverCertificateUntrusted = Code(rawValue: -1202)
+        /// The server's certificate does not name the host that was asked for.
+        public static let serverCertificateWrongHost = Code(rawValue: -20002)
         /// A file could not be created or written (a full disk, a read-only folder).
         public static let cannotWriteToFile = Code(rawValue: -3003)
         /// A file could not be created.
@@ -78,7 +84,8 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
             -1012: "authentication cancelled", -1013: "authentication required",
             -1016: "cannot decode content data", -1017: "cannot parse response", -1100: "file does not exist",
             -1101: "file is a directory", -1102: "no permission to read file", -1103: "data length exceeds maximum",
-            -1200: "secure connection failed", -3000: "cannot create file", -3003: "cannot write to file",
+            -1200: "secure connection failed", -1201: "server certificate has a bad date",
+            -1202: "server certificate untrusted", -20002: "server certificate does not match the host", -3000: "cannot create file", -3003: "cannot write to file",
             -1021: "request body stream exhausted", -20001: "handler contract violation",
         ]
 
@@ -115,7 +122,8 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
         if let url { text += ": \(url.absoluteString.prefix(2048))" }
         var causes: [String] = []
         if let reason { causes.append(reason) }
-        if let underlying, !(underlying is LoadError) || reason == nil { causes.append(String(describing: underlying)) }
+        // The reason already says what the underlying error would; name the underlying one only when alone.
+        if reason == nil, let underlying { causes.append(String(describing: underlying)) }
         if !causes.isEmpty { text += " (\(causes.joined(separator: ": ")))" }
         return text
     }

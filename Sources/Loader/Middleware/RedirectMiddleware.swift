@@ -21,7 +21,8 @@ public struct RedirectMiddleware: LoadMiddleware {
     /// Loads `request`, following redirects up to the limit.
     public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         var current = request
-        var seen: Set<String> = [Self.key(request)]
+        // Filled only once a redirect happens: most loads never pay for it.
+        var seen: Set<Visit> = []
         var hops = 0
         while true {
             let result = try await next(current)
@@ -33,7 +34,8 @@ public struct RedirectMiddleware: LoadMiddleware {
             guard let accepted = await context.task.willRedirect(result.response, to: proposed) else {
                 return result
             }
-            let key = Self.key(accepted)
+            if seen.isEmpty { seen.insert(Visit(current)) }
+            let key = Visit(accepted)
             guard !seen.contains(key) else {
                 result.body.discard()
                 throw LoadError(.httpTooManyRedirects, url: current.url, reason: "the redirects loop back to \(accepted.url.absoluteString)")
@@ -75,7 +77,13 @@ public struct RedirectMiddleware: LoadMiddleware {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
     }
 
-    private static func key(_ request: LoadRequest) -> String {
-        "\(request.method.rawValue) \(request.url.absoluteString)"
+    /// A method and URL already loaded in this chain, to detect loops.
+    private struct Visit: Hashable {
+        let method: String
+        let url: URL
+        init(_ request: LoadRequest) {
+            method = request.method.rawValue
+            url = request.url
+        }
     }
 }

@@ -28,6 +28,8 @@ extension LoaderSession {
         public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 3600
         /// Bytes of body buffered between a handler and a slow reader before the handler is held back.
         public var bodyBufferLimit: Int = 2 * 1024 * 1024
+        /// Typed options for handlers, given to every request of the session (a request's own win).
+        public var handlerOptions = HandlerOptions()
         /// Where downloads write their temporary files.
         public var temporaryDirectory: URL = FileManager.default.temporaryDirectory
 

@@ -115,6 +115,7 @@ public final class LoaderSession: Sendable {
         for field in configuration.additionalHeaderFields where prepared.headerFields[field.name] == nil {
             prepared.headerFields.append(field)
         }
+        prepared.options = prepared.options.filling(from: configuration.handlerOptions)
         let result = try await chain.run(prepared, from: 0, context: LoadContext(session: self, task: task))
         task.didReceive(result.response)
         return result

@@ -23,6 +23,9 @@ public struct LoadRequest: Sendable {
     /// Values a handler or middleware attaches to the request for a later layer to read,
     /// like URLProtocol's `property(forKey:in:)`.
     public var attributes: [String: String]
+    /// Typed options for the handler (see ``HandlerOptions``); the session fills in its configuration's
+    /// `handlerOptions` where the request sets none.
+    public var options: HandlerOptions
 
     /// Makes a request.
     /// - Parameters:
@@ -47,6 +50,7 @@ public struct LoadRequest: Sendable {
         self.cachePolicy = cachePolicy
         self.timeoutInterval = timeoutInterval
         self.attributes = [:]
+        self.options = HandlerOptions()
     }
 
     /// The URL's scheme, lowercased, or `""` when it has none.

@@ -1,0 +1,9 @@
+import LoadURLCommand
+
+/// The `loadurl` executable: parses the arguments and runs ``LoadURL``.
+@main
+enum LoadURLMain {
+    static func main() async {
+        await LoadURL.main()
+    }
+}

@@ -1,3 +1,0 @@
-import LoadURLCommand
-
-await LoadURL.main()

@@ -1,0 +1,41 @@
+/// A key for a typed option a handler reads from its request, such as the HTTP handler's pool and TLS
+/// settings. The key's type names the option; ``defaultValue`` applies when nobody set it.
+///
+/// ```swift
+/// enum Greeting: HandlerOptionKey { static let defaultValue = "hello" }
+/// configuration.handlerOptions[Greeting.self] = "bonjour"      // every request of the session
+/// request.options[Greeting.self]                               // "bonjour", read by the handler
+/// ```
+public protocol HandlerOptionKey {
+    /// The option's type.
+    associatedtype Value: Sendable
+    /// The value when none was set.
+    static var defaultValue: Value { get }
+}
+
+/// Typed options for handlers, set on a session's configuration (for all its requests) or on one request.
+/// A value set on a request wins over the session's.
+public struct HandlerOptions: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    /// No options set.
+    public init() {}
+
+    /// The value for `key`, or its default.
+    public subscript<Key: HandlerOptionKey>(key: Key.Type) -> Key.Value {
+        get { values[ObjectIdentifier(key)] as? Key.Value ?? Key.defaultValue }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+
+    /// Whether a value was set for `key`.
+    public func contains<Key: HandlerOptionKey>(_ key: Key.Type) -> Bool {
+        values[ObjectIdentifier(key)] != nil
+    }
+
+    /// These options with `other`'s values added where these have none.
+    public func filling(from other: HandlerOptions) -> HandlerOptions {
+        var merged = self
+        merged.values.merge(other.values) { mine, _ in mine }
+        return merged
+    }
+}

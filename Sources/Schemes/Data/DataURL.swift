@@ -1,0 +1,268 @@
+import Loader
+
+/// Why a string is not a loadable `data:` URL.
+public enum DataURLError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The scheme is not `data`.
+    case notADataURL
+    /// The URL has an authority that is not valid (such as a non-numeric port).
+    case invalidAuthority
+    /// There is no `,` between the MIME type and the body.
+    case missingComma
+    /// The body is marked `;base64` but is not valid base64.
+    case invalidBase64
+
+    /// A sentence saying what is wrong.
+    public var description: String {
+        switch self {
+        case .notADataURL: return "not a data: URL"
+        case .invalidAuthority: return "the data: URL has an invalid authority"
+        case .missingComma: return "the data: URL has no ',' before its body"
+        case .invalidBase64: return "the data: URL's body is not valid base64"
+        }
+    }
+}
+
+/// A `data:` URL processed by the WHATWG Fetch "data: URL processor": its MIME type and its body,
+/// decoded on demand in chunks so that a body of any size needs only a chunk of extra memory.
+public struct DataURL: Sendable {
+    /// The MIME type; `text/plain;charset=US-ASCII` when the URL names none or an invalid one.
+    public let mimeType: MIMEType
+    /// Whether the body is base64 (`;base64` ended the MIME type part).
+    public let isBase64: Bool
+    /// The URL text, serialized, without its fragment.
+    private let serialized: String
+    /// Where the encoded body lies in `serialized.utf8`.
+    private let body: Range<String.Index>
+
+    /// Processes `urlString`, the text of a `data:` URL (its fragment, if any, is ignored).
+    ///
+    /// Characters a URL parser would percent-encode (controls, non-ASCII) are encoded first, so the
+    /// result is the same for a string and for its URL's serialization.
+    public static func parse(_ urlString: String) throws(DataURLError) -> DataURL {
+        let serialized = try serialize(urlString)
+        let utf8 = serialized.utf8
+        let afterScheme = utf8.index(utf8.startIndex, offsetBy: 5)
+        // The fragment is not part of the URL's serialization for this purpose.
+        let end = utf8[afterScheme...].firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+        // After "data:", the MIME type runs up to the first ",".
+        guard let comma = utf8[afterScheme..<end].firstIndex(of: UInt8(ascii: ",")) else { throw .missingComma }
+        var mime = Array(utf8[afterScheme..<comma])
+        while let last = mime.last, Self.isASCIIWhitespace(last) { mime.removeLast() }
+        mime.removeFirst(mime.prefix(while: Self.isASCIIWhitespace).count)
+
+        let isBase64 = Self.stripBase64Marker(&mime)
+        if mime.first == UInt8(ascii: ";") { mime.insert(contentsOf: Array("text/plain".utf8), at: 0) }
+        let parsed = MIMEType(String(decoding: mime, as: UTF8.self)) ?? .textPlainUSASCII
+        let result = DataURL(mimeType: parsed, isBase64: isBase64, serialized: serialized, body: utf8.index(after: comma)..<end)
+        if isBase64 { try result.validateBase64() }
+        return result
+    }
+
+    /// The decoded body's size, counted in one pass over the encoded body without decoding it into memory.
+    public var expectedLength: Int { scan().length }
+
+    /// One pass over the encoded body: the decoded length and, for base64, whether it is valid.
+    private func scan() -> (length: Int, valid: Bool) {
+        let result: (Int, Bool)? = serialized.utf8[body].withContiguousStorageIfAvailable { buffer in
+            Self.scan(buffer, base64: isBase64)
+        }
+        if let result { return result }
+        return Array(serialized.utf8[body]).withUnsafeBufferPointer { Self.scan($0, base64: isBase64) }
+    }
+
+    private static func scan(_ buffer: UnsafeBufferPointer<UInt8>, base64: Bool) -> (Int, Bool) {
+        ForgivingBase64.table.withUnsafeBufferPointer { table in
+            var length = 0, sextets = 0, padding = 0, valid = true
+            var index = 0
+            let count = buffer.count
+            while index < count {
+                var byte = buffer[index]
+                if byte == 0x25, index + 2 < count, let high = Chunks.hexValue(buffer[index + 1]), let low = Chunks.hexValue(buffer[index + 2]) {
+                    byte = high << 4 | low
+                    index += 3
+                } else {
+                    index += 1
+                }
+                length += 1
+                guard base64 else { continue }
+                let value = table[Int(byte)]
+                if value < 64 {
+                    if padding > 0 { valid = false }
+                    sextets += 1
+                } else if value == ForgivingBase64.pad {
+                    padding += 1
+                } else if value != ForgivingBase64.whitespace {
+                    valid = false
+                }
+            }
+            guard base64 else { return (length, true) }
+            if padding > 0, padding > 2 || (sextets + padding) % 4 != 0 { valid = false }
+            if sextets % 4 == 1 { valid = false }
+            return (sextets / 4 * 3 + max(0, sextets % 4 - 1), valid)
+        }
+    }
+
+    /// The body, decoded in chunks of about `maxChunkBytes`.
+    public func decodedChunks(maxChunkBytes: Int = 256 * 1024) -> Chunks {
+        Chunks(url: self, chunkBytes: max(4, maxChunkBytes))
+    }
+
+    /// The whole body, decoded.
+    public func decodedBytes() throws(DataURLError) -> [UInt8] {
+        var chunks = decodedChunks(maxChunkBytes: 1 << 20)
+        var bytes: [UInt8] = []
+        while let chunk = try chunks.next() { bytes += chunk }
+        return bytes
+    }
+
+    /// Decodes a body chunk by chunk: percent-decoding, then base64 decoding if the URL says so.
+    public struct Chunks: Sendable {
+        private let url: DataURL
+        private let chunkBytes: Int
+        private var position: String.Index
+        private var base64 = ForgivingBase64.Decoder()
+        private var finished = false
+
+        init(url: DataURL, chunkBytes: Int) {
+            self.url = url
+            self.chunkBytes = chunkBytes
+            self.position = url.body.lowerBound
+        }
+
+        /// The next decoded chunk, or `nil` at the end.
+        public mutating func next() throws(DataURLError) -> [UInt8]? {
+            guard !finished else { return nil }
+            let utf8 = url.serialized.utf8
+            let bodyEnd = url.body.upperBound
+            guard position < bodyEnd else {
+                finished = true
+                guard url.isBase64 else { return nil }
+                var tail: [UInt8] = []
+                guard base64.finish(into: &tail) else { throw .invalidBase64 }
+                return tail.isEmpty ? nil : tail
+            }
+            // A window of the encoded body that does not split a `%XX` escape.
+            var end = utf8.index(position, offsetBy: chunkBytes, limitedBy: bodyEnd) ?? bodyEnd
+            if end < bodyEnd {
+                let last = utf8.index(before: end), beforeLast = utf8.index(before: last)
+                if utf8[last] == UInt8(ascii: "%") {
+                    end = last
+                } else if utf8[beforeLast] == UInt8(ascii: "%") {
+                    end = beforeLast
+                }
+            }
+            let window = utf8[position..<end]
+            position = end
+            let decoded = window.withContiguousStorageIfAvailable(Self.percentDecode)
+                ?? Array(window).withUnsafeBufferPointer(Self.percentDecode)
+            guard url.isBase64 else { return decoded }
+            var output: [UInt8] = []
+            output.reserveCapacity(decoded.count / 4 * 3 + 3)
+            guard base64.feed(decoded, into: &output) else { throw .invalidBase64 }
+            return output
+        }
+
+        /// The URL standard's percent-decode on bytes: `%XX` becomes a byte, anything else stays.
+        static func percentDecode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+            guard let base = input.baseAddress else { return [] }
+            let count = input.count
+            return [UInt8](unsafeUninitializedCapacity: count) { output, written in
+                var index = 0, out = 0
+                while index < count {
+                    let byte = base[index]
+                    if byte == 0x25, index + 2 < count, let high = hexValue(base[index + 1]), let low = hexValue(base[index + 2]) {
+                        output[out] = high << 4 | low
+                        index += 3
+                    } else {
+                        output[out] = byte
+                        index += 1
+                    }
+                    out += 1
+                }
+                written = out
+            }
+        }
+
+        static func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+    }
+
+    // MARK: Parsing helpers
+
+    private init(mimeType: MIMEType, isBase64: Bool, serialized: String, body: Range<String.Index>) {
+        self.mimeType = mimeType
+        self.isBase64 = isBase64
+        self.serialized = serialized
+        self.body = body
+    }
+
+    static func isASCIIWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x09 || byte == 0x0A || byte == 0x0C || byte == 0x0D || byte == 0x20
+    }
+
+    /// Removes a final `;` + spaces + `base64` (any case) from `mime`; returns whether it was there.
+    private static func stripBase64Marker(_ mime: inout [UInt8]) -> Bool {
+        guard mime.count >= 6, String(decoding: mime.suffix(6), as: UTF8.self).lowercased() == "base64" else { return false }
+        var rest = mime.dropLast(6)
+        while rest.last == UInt8(ascii: " ") { rest = rest.dropLast() }
+        guard rest.last == UInt8(ascii: ";") else { return false }
+        mime = Array(rest.dropLast())
+        return true
+    }
+
+    /// Checks the whole base64 body before anything is sent, so that a load never fails after its response.
+    private func validateBase64() throws(DataURLError) {
+        guard scan().valid else { throw .invalidBase64 }
+    }
+
+    /// What a URL parser does to a `data:` URL's text before the processor sees it: drops the fragment,
+    /// trims C0 controls and spaces at the ends, removes tabs and newlines, percent-encodes controls and
+    /// non-ASCII, and checks the authority of a `data://` URL.
+    static func serialize(_ text: String) throws(DataURLError) -> String {
+        // The common case, text already serialized (a URL's absoluteString), is returned as is: a large
+        // body is never copied.
+        let clean = text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            guard buffer.count >= 5, buffer[0] > 0x20, buffer[buffer.count - 1] > 0x20, let base = buffer.baseAddress else { return false }
+            for index in 0..<buffer.count where base[index] &- 0x20 >= 0x5F { return false }
+            return true
+        } ?? false
+        var bytes: [UInt8]
+        if clean {
+            bytes = Array(text.utf8.prefix(64))
+        } else {
+            bytes = Array(text.utf8)
+            while let last = bytes.last, last <= 0x20 { bytes.removeLast() }
+            bytes.removeFirst(bytes.prefix { $0 <= 0x20 }.count)
+            bytes.removeAll { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        }
+        guard bytes.count >= 5, String(decoding: bytes.prefix(5), as: UTF8.self).lowercased() == "data:" else { throw .notADataURL }
+        if bytes.dropFirst(5).starts(with: Array("//".utf8)) {
+            let authority = (clean ? Array(text.utf8.prefix(4096)) : bytes).dropFirst(7).prefix {
+                $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+            }
+            let hostPort = authority.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).last ?? []
+            if let colon = hostPort.lastIndex(of: UInt8(ascii: ":")), hostPort.last != UInt8(ascii: "]") {
+                let port = hostPort[hostPort.index(after: colon)...]
+                guard port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { throw .invalidAuthority }
+            }
+        }
+        if clean { return text }
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(bytes.count + 16)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in bytes {
+            if byte <= 0x1F || byte >= 0x7F {
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                encoded.append(byte)
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// Formats dates as HTTP's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), without locale or time zone
+/// surprises.
+enum IMFFixdate {
+    private static let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func string(fromUnixTime seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let dayCount = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let weekday = days[((dayCount % 7) + 7) % 7]
+        return String(format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", weekday, Int(parts.tm_mday), months[Int(parts.tm_mon)],
+                      Int(parts.tm_year) + 1900, Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+
+/// Runs the built `loadurl` executable, as a user would, and checks its output and exit status.
+@Suite("loadurl: the command-line tool, run as a process")
+struct CLIProcessTests {
+    @Test("Fetches a data: URL and a file: URL in one call, bodies in order")
+    func mixedSchemes() throws {
+        let file = try TempFile("from a file\n")
+        let run = try LoadURLProcess.run(["data:,Hello%0A", file.url.absoluteString, "data:,Bye"])
+        #expect(run.status == 0)
+        #expect(run.stdout == "Hello\nfrom a file\nBye")
+        #expect(run.stderr.isEmpty)
+    }
+
+    @Test("-i prints each response's head, curl-style, for data: and file: too")
+    func includeHead() throws {
+        let file = try TempFile("abc")
+        let run = try LoadURLProcess.run(["-i", "data:,Hello", file.url.absoluteString])
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("Content-Type: text/plain;charset=US-ASCII\r\nContent-Length: 5\r\n\r\nHello"))
+        let fileHead = run.stdout.dropFirst("Content-Type: text/plain;charset=US-ASCII\r\nContent-Length: 5\r\n\r\nHello".count)
+        #expect(fileHead.contains("Content-Length: 3\r\n"))
+        #expect(fileHead.contains("Last-Modified: "))
+        #expect(fileHead.hasSuffix("\r\n\r\nabc"))
+    }
+
+    @Test("A missing file exits 37 with a message naming the URL, and later URLs still load")
+    func missingFile() throws {
+        let url = "file:///nonexistent-\(UUID().uuidString)/x.txt"
+        let run = try LoadURLProcess.run([url, "data:,after"])
+        #expect(run.status == 37)
+        #expect(run.stderr.contains(url))
+        #expect(run.stderr.contains("does not exist"))
+        #expect(run.stdout == "after")
+    }
+
+    @Test("An unknown scheme exits 1 and a malformed URL exits 3")
+    func badURLs() throws {
+        let unknown = try LoadURLProcess.run(["gopher-ish://x/y"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("gopher-ish://x/y"))
+        let malformed = try LoadURLProcess.run(["not a url"])
+        #expect(malformed.status == 3)
+        #expect(malformed.stderr.contains("not a url"))
+    }
+
+    @Test("A malformed data: URL fails with a message, not a crash")
+    func malformedDataURL() throws {
+        let run = try LoadURLProcess.run(["data:text/plain;base64,%%%"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("data:text/plain;base64"))
+    }
+
+    @Test("-s silences errors, -sS shows them; the status is the same")
+    func silent() throws {
+        let url = "file:///nonexistent-\(UUID().uuidString)"
+        let quiet = try LoadURLProcess.run(["-s", url])
+        #expect(quiet.status == 37)
+        #expect(quiet.stderr.isEmpty)
+        let shown = try LoadURLProcess.run(["-sS", url])
+        #expect(shown.status == 37)
+        #expect(shown.stderr.contains(url))
+    }
+
+    @Test("-o writes the body to a file; -O uses the remote name inside --output-dir")
+    func outputFiles() throws {
+        let source = try TempFile("payload", name: "remote-name.txt")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try LoadURLProcess.run([
+            "--create-dirs", "--output-dir", directory.path, "-o", "first.txt", "-O",
+            "data:,one", source.url.absoluteString,
+        ])
+        #expect(run.status == 0)
+        #expect(run.stdout.isEmpty)
+        #expect(try String(contentsOf: directory.appendingPathComponent("first.txt"), encoding: .utf8) == "one")
+        #expect(try String(contentsOf: directory.appendingPathComponent("remote-name.txt"), encoding: .utf8) == "payload")
+    }
+
+    @Test("A failed load creates no output file")
+    func noFileOnFailure() throws {
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID()).out")
+        let run = try LoadURLProcess.run(["-o", target.path, "file:///nonexistent-\(UUID().uuidString)"])
+        #expect(run.status == 37)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+
+    @Test("-w prints a summary after each transfer")
+    func writeOut() throws {
+        let run = try LoadURLProcess.run(["-w", "[%{size_download} %{content_type} %{exitcode}]\\n", "data:text/csv,a%2Cb"])
+        #expect(run.status == 0)
+        #expect(run.stdout == "a,b[3 text/csv 0]\n")
+    }
+
+    @Test("No URL is a usage error")
+    func noURL() throws {
+        let run = try LoadURLProcess.run([])
+        #expect(run.status == 2)
+    }
+}
+
+/// A file in a fresh temporary folder, removed when the test ends.
+final class TempFile {
+    let url: URL
+    init(_ contents: String, name: String = "file with space.txt") throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        url = directory.appendingPathComponent(name)
+        try Data(contents.utf8).write(to: url)
+    }
+    deinit { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+}
+
+/// Runs the `loadurl` binary built next to the test bundle.
+enum LoadURLProcess {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var executable: URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("loadurl")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/loadurl")
+    }
+
+    static func run(_ arguments: [String], timeout: TimeInterval = 60) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes concurrently so a large output cannot block the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var stdout = Data(), stderr = Data()
+        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            throw CLITestError.timedOut(arguments)
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+enum CLITestError: Error {
+    case timedOut([String])
+}

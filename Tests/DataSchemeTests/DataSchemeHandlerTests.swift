@@ -1,0 +1,73 @@
+import DataScheme
+import Foundation
+import Loader
+import TestSupport
+import Testing
+
+@Suite("data: handler through a session")
+struct DataSchemeHandlerTests {
+    private let session: LoaderSession = {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [DataSchemeHandler.self]
+        return LoaderSession(configuration: configuration)
+    }()
+
+    @Test("A data: URL loads with its MIME type and length")
+    func simple() async throws {
+        let (data, response) = try await session.data(from: URL(string: "data:text/plain;charset=utf-8,Hello%2C%20World")!)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello, World")
+        #expect(response.headerFields[.contentType] == "text/plain;charset=utf-8")
+        #expect(response.mimeType == "text/plain")
+        #expect(response.textEncodingName == "utf-8")
+        #expect(response.expectedContentLength == 12)
+        #expect(response.status == nil)
+    }
+
+    @Test("A base64 data: URL announces its decoded length")
+    func base64Length() async throws {
+        let (data, response) = try await session.data(from: URL(string: "data:;base64,SGVsbG8=")!)
+        #expect(data == Data("Hello".utf8))
+        #expect(response.expectedContentLength == 5)
+        #expect(response.headerFields[.contentType] == "text/plain;charset=US-ASCII")
+    }
+
+    @Test("Invalid base64 fails with badURL naming the URL and the cause, before any response")
+    func invalidBase64() async {
+        let url = URL(string: "data:;base64,SGVsbG8===")!
+        do {
+            _ = try await session.data(from: url)
+            Issue.record("expected a failure")
+        } catch let error as LoadError {
+            #expect(error.code == .badURL)
+            #expect(error.url == url)
+            #expect(error.description.contains("base64"))
+        } catch {
+            Issue.record("not a LoadError: \(error)")
+        }
+    }
+
+    @Test("A 100 MB data: URL streams through bytes(for:) in bounded extra memory")
+    func hundredMegabytes() async throws {
+        let decodedSize = 100 * 1024 * 1024 / 3 * 3
+        let session = self.session
+        let (growth, (count, firstChunk, expected)) = try await ResourceProbes.measuringPeakGrowth(prepare: {
+            // "ABC" repeated: 100 MiB decoded, 133 MiB of URL text.
+            URL(string: "data:application/octet-stream;base64," + String(repeating: "QUJD", count: decodedSize / 3))!
+        }) { url in
+            let (bytes, response) = try await session.bytes(from: url)
+            var count = 0
+            var firstChunk: Data?
+            for try await chunk in bytes.chunks {
+                if firstChunk == nil { firstChunk = chunk }
+                count += chunk.count
+            }
+            return (count, firstChunk, response.expectedContentLength)
+        }
+        #expect(expected == Int64(decodedSize))
+        #expect(count == decodedSize)
+        #expect(firstChunk?.prefix(6) == Data("ABCABC".utf8))
+        // Decoding whole would take 100 MiB for the body alone; streaming needs a few chunks.
+        #expect(growth < 64 * 1024 * 1024, "peak memory grew by \(growth >> 20) MiB while decoding")
+    }
+}
+

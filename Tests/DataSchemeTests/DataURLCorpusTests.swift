@@ -1,0 +1,109 @@
+import DataScheme
+import Foundation
+import Loader
+import TestSupport
+import Testing
+
+/// The corpora beside the project; a missing one fails the test.
+private func corpus(_ path: String) throws -> [Any] {
+    let url = Corpora.url(path)
+    let data = try Data(contentsOf: url)
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [Any], "cannot read \(url.path)")
+}
+
+@Suite("data: URLs: the WPT vectors")
+struct DataURLCorpusTests {
+    @Test("Every case of wpt-data-urls/data-urls.json gives the expected MIME type and bytes, or fails")
+    func dataURLs() throws {
+        var total = 0, passed = 0
+        for case let entry as [Any] in try corpus("wpt-data-urls/data-urls.json") {
+            total += 1
+            let input = try #require(entry[0] as? String)
+            let expectedMIME = entry[1] as? String
+            let expectedBytes = (entry.count > 2 ? entry[2] as? [Int] : nil)?.map(UInt8.init)
+            let outcome: (String, [UInt8])? = try? {
+                let url = try DataURL.parse(input)
+                let bytes = try url.decodedBytes()
+                #expect(url.expectedLength == bytes.count, "announced length of \(input.debugDescription)")
+                return (url.mimeType.description, bytes)
+            }()
+            let ok = expectedMIME == nil ? outcome == nil : (outcome?.0 == expectedMIME && outcome?.1 == expectedBytes)
+            if ok {
+                passed += 1
+            } else {
+                Issue.record("data: URL \(input.debugDescription): expected \(expectedMIME.debugDescription) \(expectedBytes.debugDescription), got \(outcome.map { "\($0.0) \($0.1)" } ?? "failure")")
+            }
+        }
+        print("WPT data-urls: \(passed)/\(total) passed")
+        #expect(total == 70)
+        #expect(passed == total)
+    }
+
+    @Test("Every case of wpt-data-urls/base64.json decodes as specified, in one piece and fed in pieces of 1 to 7 bytes")
+    func base64() throws {
+        var total = 0, passed = 0
+        for case let entry as [Any] in try corpus("wpt-data-urls/base64.json") {
+            total += 1
+            let input = Array(try #require(entry[0] as? String).utf8)
+            let expected = (entry[1] as? [Int])?.map(UInt8.init)
+            var ok = ForgivingBase64.decode(input) == expected
+            for size in 1...7 {
+                var decoder = ForgivingBase64.Decoder()
+                var output: [UInt8] = []
+                var valid = true
+                var offset = 0
+                while offset < input.count, valid {
+                    valid = decoder.feed(input[offset..<min(input.count, offset + size)], into: &output)
+                    offset += size
+                }
+                valid = valid && decoder.finish(into: &output)
+                if (valid ? output : nil) != expected {
+                    ok = false
+                    Issue.record("base64 \(String(decoding: input, as: UTF8.self).debugDescription) fed in \(size)-byte pieces: expected \(expected.debugDescription), got \(valid ? output.description : "failure")")
+                }
+            }
+            if ok { passed += 1 }
+        }
+        print("WPT base64: \(passed)/\(total) passed")
+        #expect(total == 80)
+        #expect(passed == total)
+    }
+
+    @Test("Chunked percent-decoding gives the same bytes for every chunk size")
+    func chunkBoundaries() throws {
+        let inputs = ["data:,%41%42%4%43%%25zz%4", "data:,a%2", "data:;base64,%53%47%56sbG8%3D", "data:text/plain,%E2%80%A0x"]
+        for input in inputs {
+            let url = try DataURL.parse(input)
+            let whole = try url.decodedBytes()
+            for size in 4...12 {
+                var chunks = url.decodedChunks(maxChunkBytes: size)
+                var joined: [UInt8] = []
+                while let chunk = try chunks.next() { joined += chunk }
+                #expect(joined == whole, "\(input) in chunks of \(size)")
+            }
+        }
+        #expect(try DataURL.parse("data:,%41%42%4%43%%25zz%4").decodedBytes() == Array("AB%4C%%zz%4".utf8))
+    }
+
+    @Test("A 20 MB base64 data: URL decodes in chunks to exactly what Foundation decodes")
+    func largeBase64() async throws {
+        try await MemoryGate.shared.exclusive { try decodeLargeBase64() }
+    }
+
+    private func decodeLargeBase64() throws {
+        var generator = SystemRandomNumberGenerator()
+        let payload = Data((0..<(15 * 1024 * 1024)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let encoded = payload.base64EncodedString()
+        let url = try DataURL.parse("data:application/octet-stream;base64," + encoded)
+        #expect(url.expectedLength == payload.count)
+        var chunks = url.decodedChunks()
+        var decoded = Data()
+        var largest = 0
+        while let chunk = try chunks.next() {
+            largest = max(largest, chunk.count)
+            decoded.append(contentsOf: chunk)
+        }
+        #expect(decoded == Data(base64Encoded: encoded))
+        #expect(largest <= 256 * 1024)
+    }
+}

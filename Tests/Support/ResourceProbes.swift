@@ -1,0 +1,93 @@
+import Foundation
+import Synchronization
+
+/// Process resources as tests measure them: peak memory and open descriptors, read from `/proc/self`.
+public enum ResourceProbes {
+    /// A value of `/proc/self/status` such as `VmHWM`, in bytes.
+    public static func status(_ field: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
+
+    /// Resets the peak resident set (`VmHWM`) to the current one, so a peak measured afterwards belongs
+    /// to what ran afterwards (Linux's `clear_refs` value 5).
+    public static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    /// The paths that the process's open descriptors refer to.
+    public static func openPaths() -> [String] {
+        let directory = "/proc/self/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)") }
+    }
+
+    /// Runs `prepare` then `body` alone among the other memory-measuring tests of the process, and
+    /// returns how far the resident set rose during `body` above where it stood when `body` began.
+    /// Large inputs are made in `prepare` so that they are inside the gate but outside the measurement.
+    public static func measuringPeakGrowth<Input, T>(
+        prepare: () throws -> Input,
+        _ body: (Input) async throws -> T
+    ) async throws -> (growth: Int, value: T) {
+        try await MemoryGate.shared.exclusive {
+            let input = try prepare()
+            resetPeak()
+            let baseline = status("VmRSS")
+            let value = try await body(input)
+            return (status("VmHWM") - baseline, value)
+        }
+    }
+
+    /// ``measuringPeakGrowth(prepare:_:)`` with nothing to prepare.
+    public static func measuringPeakGrowth<T>(_ body: () async throws -> T) async throws -> (growth: Int, value: T) {
+        try await measuringPeakGrowth(prepare: {}, { _ in try await body() })
+    }
+}
+
+/// Lets one memory-measuring test run at a time, across every suite and target of the process.
+public final class MemoryGate: Sendable {
+    /// The one gate of the process.
+    public static let shared = MemoryGate()
+    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Runs `body` when no other `exclusive` body is running.
+    public func exclusive<T>(_ body: () async throws -> T) async throws -> T {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let enter = state.withLock { state -> Bool in
+                if state.busy {
+                    state.waiters.append(waiter)
+                    return false
+                }
+                state.busy = true
+                return true
+            }
+            if enter { waiter.resume() }
+        }
+        defer {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if state.waiters.isEmpty {
+                    state.busy = false
+                    return nil
+                }
+                return state.waiters.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
+    }
+}
+
+/// The WPT and Public Suffix corpora beside the project (`../shared/corpora`).
+public enum Corpora {
+    /// The URL of `path` inside the corpora folder.
+    public static func url(_ path: String, file: String = #filePath) -> URL {
+        var root = URL(fileURLWithPath: file)
+        while root.pathComponents.count > 1, !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+            root.deleteLastPathComponent()
+        }
+        return root.appendingPathComponent("../shared/corpora/\(path)").standardizedFileURL
+    }
+}
