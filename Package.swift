@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DataScheme", targets: ["DataScheme"]),
         .library(name: "FileScheme", targets: ["FileScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
+        .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
         .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
         .executable(name: "loadurl", targets: ["loadurl"]),
     ],
@@ -42,6 +43,8 @@ let package = Package(
             path: "Sources/Schemes/Standard",
             swiftSettings: strict
         ),
+        // The conformance suite handler authors run in their own tests.
+        .target(name: "HandlerConformance", dependencies: ["Loader"], path: "Sources/Conformance", swiftSettings: strict),
         // The command-line tool: its logic as a library (so tests can run it in-process with their own
         // schemes registered) and a thin executable.
         .target(
@@ -55,10 +58,11 @@ let package = Package(
         ),
         .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
         // Probes shared by the tests: peak memory, open descriptors, the corpora.
-        .target(name: "TestSupport", path: "Tests/Support", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Loader"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ConformanceTests", dependencies: ["HandlerConformance", "Loader", "DataScheme", "FileScheme"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl"], swiftSettings: strict),
     ]
 )

@@ -75,7 +75,7 @@ struct MiddlewareTests {
     @Test("A handler-proposed redirect is followed by the redirect middleware, not the handler")
     func handlerRedirect() async throws {
         final class Spy: LoaderSessionDelegate {
-            let task = Mutex<LoadTask?>(nil)
+            let task = Locked<LoadTask?>(nil)
             func session(_ session: LoaderSession, didCreateTask task: LoadTask) { self.task.withLock { $0 = task } }
         }
         let spy = Spy()

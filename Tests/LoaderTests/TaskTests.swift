@@ -34,7 +34,7 @@ struct TaskTests {
     func cancelRunning() async throws {
         let (probeID, probe) = Probes.make()
         let session = testSession()
-        let holder = Mutex<LoadTask?>(nil)
+        let holder = Locked<LoadTask?>(nil)
         let error = await withCheckedContinuation { (done: CheckedContinuation<LoadError?, Never>) in
             let task = session.dataTask(with: URL(string: "hang://\(probeID)/x")!) { _, _, error in done.resume(returning: error) }
             holder.withLock { $0 = task }
@@ -53,7 +53,7 @@ struct TaskTests {
     func suspendAndResume() async throws {
         let (probeID, probe) = Probes.make()
         let session = testSession { $0.bodyBufferLimit = 128 * 1024 }
-        let completed = Mutex<Data?>(nil)
+        let completed = Locked<Data?>(nil)
         let task = session.dataTask(with: URL(string: "stream://\(probeID)/4000000")!) { data, _, _ in
             completed.withLock { $0 = data ?? Data() }
         }

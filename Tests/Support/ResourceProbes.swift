@@ -1,4 +1,5 @@
 import Foundation
+import Loader
 import Synchronization
 
 /// Process resources as tests measure them: peak memory and open descriptors, read from `/proc/self`.
@@ -51,7 +52,7 @@ public enum ResourceProbes {
 public final class MemoryGate: Sendable {
     /// The one gate of the process.
     public static let shared = MemoryGate()
-    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Runs `body` when no other `exclusive` body is running.
     public func exclusive<T>(_ body: () async throws -> T) async throws -> T {

@@ -31,10 +31,10 @@ import Synchronization
 ///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
 /// - The class is `Sendable` because the loader hands instances between threads. Its own stored
 ///   properties are immutable or guarded by a lock; a subclass that adds mutable state must guard it the
-///   same way (a `Mutex`), which is why subclasses are declared `@unchecked Sendable`.
+///   same way (``Locked``), which is why subclasses are declared `@unchecked Sendable`.
 /// - Never block a Swift concurrency thread: use `async` I/O or a thread of your own for blocking calls.
 open class SchemeHandler: @unchecked Sendable {
-    // @unchecked: `request`, `cachedResponse` and `client` are immutable; `running` is behind a Mutex.
+    // @unchecked: `request`, `cachedResponse` and `client` are immutable; `running` is behind a lock.
 
     /// The schemes this handler serves, lowercased. The default ``canInit(with:)`` accepts a request
     /// exactly when its scheme is in this set, and the registry asks a handler only about requests of
@@ -66,7 +66,7 @@ open class SchemeHandler: @unchecked Sendable {
     /// Where the handler reports its events.
     public let client: any SchemeHandlerClient
 
-    private let running = Mutex<RunningLoad>(RunningLoad())
+    private let running = Locked<RunningLoad>(RunningLoad())
 
     private struct RunningLoad {
         var task: Task<Void, Never>?

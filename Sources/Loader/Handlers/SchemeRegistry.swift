@@ -31,7 +31,7 @@ public final class SchemeRegistry: Sendable {
         var all: [Entry] = []
     }
 
-    private let table = Mutex(Table())
+    private let table = Locked(Table())
     private let parent: SchemeRegistry?
 
     /// Makes a registry.

@@ -24,7 +24,7 @@ public final class LoaderSession: Sendable {
     public let registry: SchemeRegistry
 
     private let chain: MiddlewareChain
-    private let tasks = Mutex(TaskTable())
+    private let tasks = Locked(TaskTable())
 
     private struct TaskTable {
         var running: [Int: LoadTask] = [:]

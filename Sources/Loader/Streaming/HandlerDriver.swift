@@ -4,10 +4,10 @@ import Synchronization
 /// Runs one handler instance: it is the handler's client, holds the body buffer, enforces the event
 /// contract, the timeouts and cancellation, and stops the handler exactly once.
 final class HandlerDriver: SchemeHandlerClient {
-    private let state: Mutex<HandlerEventState>
+    private let state: Locked<HandlerEventState>
     /// The handler, kept until it has been stopped (the handler holds this driver as its client, so the
     /// reference is dropped then to break the cycle).
-    private let handlerBox = Mutex<SchemeHandler?>(nil)
+    private let handlerBox = Locked<SchemeHandler?>(nil)
     let url: URL
     private let idleTimeout: TimeInterval
     private let resourceDeadline: UInt64
@@ -21,7 +21,7 @@ final class HandlerDriver: SchemeHandlerClient {
         onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
     ) {
         self.url = url
-        self.state = Mutex(HandlerEventState(url: url, highWatermark: highWatermark))
+        self.state = Locked(HandlerEventState(url: url, highWatermark: highWatermark))
         self.idleTimeout = idleTimeout
         self.resourceDeadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(resourceTimeout)
         self.onUploadProgress = onUploadProgress

@@ -26,7 +26,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     public let delegate: (any LoadTaskDelegate)?
     let session: LoaderSession
 
-    private let mutable: Mutex<Mutable>
+    private let mutable: Locked<Mutable>
 
     private struct Mutable {
         var state: State
@@ -57,7 +57,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         self.originalRequest = request
         self.delegate = delegate
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
-        self.mutable = Mutex(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
+        self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
     }
 
     // MARK: Reading

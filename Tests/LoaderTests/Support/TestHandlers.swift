@@ -34,7 +34,7 @@ final class LoudEchoHandler: SchemeHandler, @unchecked Sendable {
 
 /// Counts events shared between a test and the handlers it starts.
 final class Probe: Sendable {
-    private let state = Mutex<[String: Int]>([:])
+    private let state = Locked<[String: Int]>([:])
     func bump(_ key: String, by amount: Int = 1) { state.withLock { $0[key, default: 0] += amount } }
     func set(_ key: String, _ value: Int) { state.withLock { $0[key] = value } }
     func max(_ key: String, _ value: Int) { state.withLock { $0[key] = Swift.max($0[key] ?? 0, value) } }
@@ -43,7 +43,7 @@ final class Probe: Sendable {
 
 /// Probes are found by the URL's host so each test has its own: `stream://<probe-id>/<bytes>`.
 enum Probes {
-    private static let table = Mutex<[String: Probe]>([:])
+    private static let table = Locked<[String: Probe]>([:])
     static func make() -> (String, Probe) {
         let id = "p" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
         let probe = Probe()
@@ -106,10 +106,10 @@ final class HangHandler: SchemeHandler, @unchecked Sendable {
 /// `legacy:` is written URLProtocol-style: startLoading and stopLoading on a dispatch queue of its own,
 /// pausing while the reader's buffer is full.
 final class LegacyHandler: SchemeHandler, @unchecked Sendable {
-    // @unchecked: `stopped` is guarded by its Mutex; everything else is immutable.
+    // @unchecked: `stopped` is guarded by its lock; everything else is immutable.
     override class var supportedSchemes: Set<String> { ["legacy"] }
     private let queue = DispatchQueue(label: "legacy")
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     override func startLoading() {
         queue.async { [self] in
@@ -189,8 +189,8 @@ final class HopHandler: SchemeHandler, @unchecked Sendable {
 
 /// Collects delegate events in order.
 final class RecordingDelegate: LoaderSessionDelegate {
-    let events = Mutex<[String]>([])
-    let invalidated = Mutex(false)
+    let events = Locked<[String]>([])
+    let invalidated = Locked(false)
 
     func loadTask(_ task: LoadTask, didReceive response: LoadResponse) { events.withLock { $0.append("response") } }
     func loadTask(_ task: LoadTask, didReceive data: Data) { events.withLock { $0.append("data:\(data.count)") } }
@@ -225,7 +225,7 @@ func testSession(
 }
 
 /// Waits up to `seconds` for `condition`, polling every 10 ms.
-func eventually(within seconds: Double = 2, _ condition: () -> Bool) async -> Bool {
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }

@@ -1,0 +1,81 @@
+import Foundation
+import Loader
+
+/// The event contract, checked on raw events of loads driven directly.
+enum EventChecks {
+    static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
+        for resource in fixtures.success {
+            let (events, body, ended) = await DirectLoad.run(handlerClass, url: resource.url, timeout: fixtures.timeout)
+            let url = resource.url.absoluteString
+            let names = events.prefix(6).map(\.name).joined(separator: ", ")
+
+            // Response before body, once.
+            let responses = events.indices.filter { if case .response = events[$0] { return true } else { return false } }
+            let firstData = events.firstIndex { if case .data = $0 { return true } else { return false } }
+            if responses.isEmpty {
+                report.record(.responseBeforeBody, .failed("loading \(url) sent no response (events: \(names))"))
+            } else if let firstData, firstData < responses[0] {
+                report.record(.responseBeforeBody, .failed("loading \(url) sent body data before the response (events: \(names))"))
+            } else if responses.count > 1 {
+                report.record(.responseBeforeBody, .failed("loading \(url) sent \(responses.count) responses"))
+            } else {
+                report.record(.responseBeforeBody, .passed)
+            }
+
+            // Terminal events.
+            let terminals = events.indices.filter { events[$0].isTerminal }
+            if !ended || terminals.isEmpty {
+                report.record(.exactlyOneTerminalEvent, .failed("loading \(url) never finished or failed within \(Int(fixtures.timeout)) s"))
+            } else if terminals.count > 1 {
+                report.record(.exactlyOneTerminalEvent, .failed("loading \(url) sent \(terminals.count) terminal events (\(terminals.map { events[$0].name }.joined(separator: ", ")))"))
+            } else {
+                report.record(.exactlyOneTerminalEvent, .passed)
+            }
+            // A second terminal event is the terminal check's; anything else after the first is this one's.
+            if let first = terminals.first, case let after = events[(first + 1)...].filter({ !$0.isTerminal }), !after.isEmpty {
+                report.record(.noEventsAfterTerminal, .failed("loading \(url) sent \(after.map(\.name).joined(separator: ", ")) after \(events[first].name)"))
+            } else {
+                report.record(.noEventsAfterTerminal, .passed)
+            }
+
+            // The body, counted only up to the terminal event.
+            let delivered = events.prefix { !$0.isTerminal }.reduce(0) { total, event in
+                if case .data(let count) = event { return total + count } else { return total }
+            }
+            let bodyBeforeEnd = body.prefix(delivered)
+            if case .failure(let error)? = terminals.first.map({ events[$0] }) {
+                report.record(.bodyMatchesFixture, .failed("loading \(url) failed: \(error)"))
+            } else if bodyBeforeEnd != resource.body {
+                report.record(.bodyMatchesFixture, .failed("loading \(url) gave \(bodyBeforeEnd.count) bytes\(Self.firstDifference(bodyBeforeEnd, resource.body)); the fixture has \(resource.body.count)"))
+            } else {
+                report.record(.bodyMatchesFixture, .passed)
+            }
+            if let response = responses.first.flatMap({ if case .response(let r) = events[$0] { return r } else { return nil } }),
+               let announced = response.expectedContentLength, announced != Int64(delivered) {
+                report.record(.announcedLengthMatches, .failed("loading \(url) announced Content-Length \(announced) but delivered \(delivered) bytes"))
+            } else {
+                report.record(.announcedLengthMatches, .passed)
+            }
+        }
+
+        if let redirect = fixtures.redirect {
+            let (events, _, _) = await DirectLoad.run(handlerClass, url: redirect, timeout: fixtures.timeout)
+            let redirected = events.contains { if case .redirect = $0 { return true } else { return false } }
+            let responded = events.contains { if case .response = $0 { return true } else { return false } }
+            if responded {
+                report.record(.redirectIsReported, .failed("loading \(redirect.absoluteString) answered with a response instead of reporting the redirect (did the handler follow it?)"))
+            } else if !redirected {
+                report.record(.redirectIsReported, .failed("loading \(redirect.absoluteString) reported no redirect (events: \(events.map(\.name).joined(separator: ", ")))"))
+            } else {
+                report.record(.redirectIsReported, .passed)
+            }
+        } else {
+            report.record(.redirectIsReported, .skipped("no redirect fixture"))
+        }
+    }
+
+    private static func firstDifference(_ a: Data, _ b: Data) -> String {
+        guard let index = zip(a, b).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset else { return "" }
+        return ", differing first at byte \(index)"
+    }
+}

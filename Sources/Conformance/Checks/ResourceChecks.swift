@@ -1,0 +1,135 @@
+import Foundation
+import Loader
+import Synchronization
+
+/// Memory, descriptors and threads: what a handler holds while it works.
+enum ResourceChecks {
+    /// Peak memory a slow read of the large fixture may add.
+    static let memoryBound = 64 * 1024 * 1024
+
+    static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
+        let session = SessionChecks.session(handlerClass)
+        if let large = fixtures.large {
+            await checkMemory(session, large, into: &report)
+            await checkDescriptors(session, large, into: &report)
+        } else {
+            report.record(.slowReaderBoundsMemory, .skipped("no large fixture"))
+            report.record(.cancellationReleasesResources, .skipped("no large fixture"))
+        }
+        if let slow = fixtures.slow {
+            await checkThreadPool(session, slow, into: &report)
+        } else {
+            report.record(.doesNotBlockThreadPool, .skipped("no slow fixture"))
+        }
+    }
+
+    private static func checkMemory(_ session: LoaderSession, _ large: URL, into report: inout ConformanceReport) async {
+        ResourceProbes.resetPeak()
+        let baseline = ResourceProbes.status("VmRSS")
+        var total = 0
+        do {
+            let (bytes, _) = try await session.bytes(from: large)
+            var sinceSleep = 0
+            for try await chunk in bytes.chunks {
+                total += chunk.count
+                sinceSleep += chunk.count
+                if sinceSleep >= 4 * 1024 * 1024 {
+                    sinceSleep = 0
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
+        } catch {
+            report.record(.slowReaderBoundsMemory, .failed("loading \(large.absoluteString) failed after \(total) bytes: \(error)"))
+            return
+        }
+        let growth = ResourceProbes.status("VmHWM") - baseline
+        if total < 2 * memoryBound {
+            report.record(.slowReaderBoundsMemory, .failed("the large fixture gave only \(total >> 20) MiB; it must be at least \(2 * memoryBound >> 20) MiB for the check to tell streaming from buffering"))
+        } else if growth > memoryBound {
+            report.record(.slowReaderBoundsMemory, .failed("reading \(total >> 20) MiB of \(large.absoluteString) slowly raised peak memory by \(growth >> 20) MiB (bound: \(memoryBound >> 20) MiB)"))
+        } else {
+            report.record(.slowReaderBoundsMemory, .passed)
+        }
+    }
+
+    private static func checkDescriptors(_ session: LoaderSession, _ large: URL, into report: inout ConformanceReport) async {
+        let before = ResourceProbes.openDescriptors()
+        var opened: Set<String> = []
+        do {
+            let (bytes, _) = try await session.bytes(from: large)
+            var iterator = bytes.chunks.makeAsyncIterator()
+            _ = try await iterator.next()
+            opened = ResourceProbes.openDescriptors().subtracting(before)
+            bytes.task.cancel()
+            let outcome: String
+            do {
+                while try await iterator.next() != nil {}
+                outcome = "the load finished instead"
+            } catch let error as LoadError where error.code == .cancelled {
+                outcome = ""
+            } catch {
+                outcome = "the load failed with \(error)"
+            }
+            if !outcome.isEmpty {
+                report.record(.cancellationReleasesResources, .failed("cancelling \(large.absoluteString) did not end it as cancelled: \(outcome)"))
+                return
+            }
+        } catch {
+            report.record(.cancellationReleasesResources, .failed("loading \(large.absoluteString) failed: \(error)"))
+            return
+        }
+        var leaked = opened
+        for _ in 0..<200 where !leaked.isEmpty {
+            try? await Task.sleep(for: .milliseconds(10))
+            leaked = opened.intersection(ResourceProbes.openDescriptors())
+        }
+        if leaked.isEmpty {
+            report.record(.cancellationReleasesResources, .passed)
+        } else {
+            report.record(.cancellationReleasesResources, .failed("2 s after cancelling \(large.absoluteString), descriptors opened by the load were still open: \(leaked.sorted().joined(separator: ", "))"))
+        }
+    }
+
+    private static func checkThreadPool(_ session: LoaderSession, _ slow: URL, into report: inout ConformanceReport) async {
+        final class Ticker: Sendable {
+            let ticks = Atomic<Int>(0)
+            let running = Atomic<Bool>(true)
+        }
+        let ticker = Ticker()
+        let started = Date()
+        let failure: String? = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                while ticker.running.load(ordering: .acquiring) {
+                    try? await Task.sleep(for: .milliseconds(10))
+                    ticker.ticks.wrappingAdd(1, ordering: .relaxed)
+                }
+                return nil
+            }
+            let loads = await withTaskGroup(of: String?.self) { loads in
+                for _ in 0..<(ProcessInfo.processInfo.activeProcessorCount + 2) {
+                    loads.addTask {
+                        do { _ = try await session.data(from: slow); return nil } catch { return "loading \(slow.absoluteString) failed: \(error)" }
+                    }
+                }
+                var problem: String?
+                for await result in loads where problem == nil { problem = result }
+                return problem
+            }
+            ticker.running.store(false, ordering: .releasing)
+            await group.waitForAll()
+            return loads
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        let ideal = Int(elapsed / 0.010)
+        let got = ticker.ticks.load(ordering: .relaxed)
+        if let failure {
+            report.record(.doesNotBlockThreadPool, .failed(failure))
+        } else if elapsed < 0.3 {
+            report.record(.doesNotBlockThreadPool, .failed("the slow fixture took \(Int(elapsed * 1000)) ms; it must take 0.5 s or more for the check to mean anything"))
+        } else if got * 4 < ideal {
+            report.record(.doesNotBlockThreadPool, .failed("while \(ProcessInfo.processInfo.activeProcessorCount + 2) loads of \(slow.absoluteString) ran, a 10 ms timer ticked \(got) times in \(Int(elapsed * 1000)) ms (expected about \(ideal)): the loads block the cooperative threads"))
+        } else {
+            report.record(.doesNotBlockThreadPool, .passed)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Loader
+
+/// The resources a handler is tested with: URLs whose outcome the handler author knows.
+///
+/// Leave out what your scheme cannot provide; the properties that need it are reported as skipped.
+public struct ConformanceFixtures: Sendable {
+    /// A URL that loads successfully, with the exact body it must give.
+    public struct Resource: Sendable {
+        /// The URL.
+        public var url: URL
+        /// Its body, byte for byte.
+        public var body: Data
+        /// Makes a resource.
+        public init(url: URL, body: Data) {
+            self.url = url
+            self.body = body
+        }
+    }
+
+    /// Resources that load successfully: at least one; two or more with different bodies let the
+    /// concurrency check tell loads apart.
+    public var success: [Resource]
+    /// A URL of a resource that does not exist.
+    public var missing: URL?
+    /// The error code a load of ``missing`` must fail with.
+    public var missingErrorCode: LoadError.Code
+    /// A URL with a large body (128 MiB or more, so that buffering it whole would show), streamed by the
+    /// handler without holding it all.
+    public var large: URL?
+    /// A URL whose load takes half a second or more, sending data over that time.
+    public var slow: URL?
+    /// A URL the handler answers with a redirect.
+    public var redirect: URL?
+    /// Seconds a success fixture may take before a load counts as never ending.
+    public var timeout: TimeInterval
+
+    /// Makes fixtures.
+    public init(
+        success: [Resource],
+        missing: URL? = nil,
+        missingErrorCode: LoadError.Code = .fileDoesNotExist,
+        large: URL? = nil,
+        slow: URL? = nil,
+        redirect: URL? = nil,
+        timeout: TimeInterval = 20
+    ) {
+        self.success = success
+        self.missing = missing
+        self.missingErrorCode = missingErrorCode
+        self.large = large
+        self.slow = slow
+        self.redirect = redirect
+        self.timeout = timeout
+    }
+}

@@ -1,0 +1,60 @@
+/// A property of the handler contract that ``ConformanceSuite`` checks, by a stable name.
+public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// `canInit(with:)` accepts the fixtures' URLs and rejects a scheme the handler does not declare.
+    case acceptsItsRequests
+    /// `canonicalRequest(for:)` of a canonical request changes nothing.
+    case canonicalRequestIsIdempotent
+    /// The response arrives before any body byte, and exactly once.
+    case responseBeforeBody
+    /// The body's chunks, appended, equal the fixture's bytes.
+    case bodyMatchesFixture
+    /// An announced `Content-Length` equals the bytes that arrive.
+    case announcedLengthMatches
+    /// Every load ends with exactly one terminal event (finish or fail), within the fixture's time.
+    case exactlyOneTerminalEvent
+    /// Nothing is reported after the terminal event.
+    case noEventsAfterTerminal
+    /// A redirect is reported to the client, never followed by the handler.
+    case redirectIsReported
+    /// After `stopLoading()`, the handler goes quiet (before start, after the response, mid-body).
+    case stopsPromptly
+    /// A cancelled load releases its file descriptors.
+    case cancellationReleasesResources
+    /// `stopLoading()` may be called twice, and after completion, without any event resulting.
+    case stopLoadingIsSafe
+    /// 100 concurrent loads on one session each give their own fixture's exact body.
+    case concurrentLoadsAreCorrect
+    /// A slow reader of the large fixture does not make memory grow with the body.
+    case slowReaderBoundsMemory
+    /// A missing resource fails with the expected error code and the URL.
+    case missingResourceFails
+    /// A load through middleware gives the same response and body as a load without it.
+    case middlewareIsTransparent
+    /// Slow loads do not block Swift's cooperative thread pool.
+    case doesNotBlockThreadPool
+
+    /// The property's name, as reports print it.
+    public var description: String { rawValue }
+
+    /// What the contract requires, in one sentence.
+    public var requirement: String {
+        switch self {
+        case .acceptsItsRequests: return "canInit(with:) accepts the handler's own URLs and rejects other schemes"
+        case .canonicalRequestIsIdempotent: return "canonicalRequest(for:) of a canonical request returns it unchanged"
+        case .responseBeforeBody: return "one response event comes before any body data"
+        case .bodyMatchesFixture: return "the body chunks, appended in order, equal the resource byte for byte"
+        case .announcedLengthMatches: return "a Content-Length, when announced, equals the bytes delivered"
+        case .exactlyOneTerminalEvent: return "each load ends with exactly one finish or fail event"
+        case .noEventsAfterTerminal: return "no event follows the finish or fail event"
+        case .redirectIsReported: return "a redirect is reported with wasRedirectedTo and not followed by the handler"
+        case .stopsPromptly: return "after stopLoading() returns, the handler sends nothing more (beyond events already in flight)"
+        case .cancellationReleasesResources: return "a cancelled load closes every file descriptor it opened"
+        case .stopLoadingIsSafe: return "stopLoading() twice, or after completion, causes no event and no crash"
+        case .concurrentLoadsAreCorrect: return "concurrent loads are independent: each gets its own resource's bytes"
+        case .slowReaderBoundsMemory: return "a slow reader holds the handler back (deliver or whenReadyForData) instead of memory growing"
+        case .missingResourceFails: return "a missing resource fails with the scheme's error code and the URL, not a success"
+        case .middlewareIsTransparent: return "the response and body do not depend on anything but the request"
+        case .doesNotBlockThreadPool: return "waiting happens by suspending (await), never by blocking a cooperative thread"
+        }
+    }
+}

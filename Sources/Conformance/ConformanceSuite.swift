@@ -1,0 +1,81 @@
+import Foundation
+import Loader
+import Synchronization
+
+/// Checks whether a scheme handler keeps the loader's contract, and says, property by property, where
+/// it does not.
+///
+/// ```swift
+/// @Test func myHandlerConforms() async {
+///     let report = await ConformanceSuite.run(MyHandler.self, fixtures: ConformanceFixtures(
+///         success: [.init(url: URL(string: "my://a")!, body: Data("a".utf8))],
+///         missing: URL(string: "my://none")!, missingErrorCode: .fileDoesNotExist,
+///         large: URL(string: "my://big")!, slow: URL(string: "my://slow")!))
+///     print(report)
+///     #expect(report.allPassed, "\(report)")
+/// }
+/// ```
+///
+/// Runs of the suite in one process take turns (its memory and descriptor checks measure the whole
+/// process), and it is best run where no other memory-heavy test runs at the same time.
+public enum ConformanceSuite {
+    private static let gate = TurnGate()
+
+    /// Runs every check against `handlerClass` with `fixtures` and returns the report.
+    public static func run(_ handlerClass: SchemeHandler.Type, fixtures: ConformanceFixtures) async -> ConformanceReport {
+        await gate.take()
+        defer { gate.give() }
+        var report = ConformanceReport(handlerName: String(describing: handlerClass))
+        guard !fixtures.success.isEmpty else {
+            for property in ConformanceProperty.allCases { report.record(property, .skipped("no success fixture")) }
+            return report
+        }
+        RequestChecks.run(handlerClass, fixtures, into: &report)
+        await EventChecks.run(handlerClass, fixtures, into: &report)
+        await StopChecks.run(handlerClass, fixtures, into: &report)
+        await SessionChecks.run(handlerClass, fixtures, into: &report)
+        await ResourceChecks.run(handlerClass, fixtures, into: &report)
+        return report.ordered()
+    }
+}
+
+extension ConformanceReport {
+    /// The outcomes in the order the properties are declared.
+    func ordered() -> ConformanceReport {
+        var copy = ConformanceReport(handlerName: handlerName)
+        for property in ConformanceProperty.allCases {
+            if let outcome = outcome(of: property) { copy.record(property, outcome) }
+        }
+        return copy
+    }
+}
+
+/// One run at a time, waiting by suspension.
+final class TurnGate: Sendable {
+    private let state = Locked<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func take() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let enter = state.withLock { state -> Bool in
+                guard state.busy else {
+                    state.busy = true
+                    return true
+                }
+                state.waiters.append(waiter)
+                return false
+            }
+            if enter { waiter.resume() }
+        }
+    }
+
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiters.isEmpty else {
+                state.busy = false
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}

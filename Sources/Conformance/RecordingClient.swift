@@ -1,0 +1,114 @@
+import Foundation
+import Loader
+import Synchronization
+
+/// A client that records a handler's raw events, so the suite can check their order directly, without
+/// the loader's own enforcement in between.
+final class RecordingClient: SchemeHandlerClient {
+    enum Event: Sendable {
+        case response(LoadResponse)
+        case redirect(LoadRequest, LoadResponse)
+        case data(count: Int)
+        case finish
+        case failure(LoadError)
+
+        var isTerminal: Bool {
+            switch self {
+            case .finish, .failure: return true
+            default: return false
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .response: return "response"
+            case .redirect: return "redirect"
+            case .data(let count): return "data(\(count) bytes)"
+            case .finish: return "finish"
+            case .failure(let error): return "failure(\(error.code))"
+            }
+        }
+    }
+
+    struct Recorded: Sendable {
+        let event: Event
+        let at: UInt64
+    }
+
+    private let log = Locked<[Recorded]>([])
+    private let bodyStore = Locked(Data())
+    /// Whether body bytes are kept (not for the large fixture).
+    let keepsBody: Bool
+
+    init(keepsBody: Bool = true) {
+        self.keepsBody = keepsBody
+    }
+
+    /// The body bytes received, in order (empty unless `keepsBody`).
+    var body: Data { bodyStore.withLock { $0 } }
+    private let terminal = Locked<CheckedContinuation<Void, Never>?>(nil)
+    private let terminated = Atomic<Bool>(false)
+
+    var events: [Recorded] { log.withLock { $0 } }
+
+    private func record(_ event: Event) {
+        log.withLock { $0.append(Recorded(event: event, at: DispatchTime.now().uptimeNanoseconds)) }
+        if event.isTerminal, !terminated.exchange(true, ordering: .acquiringAndReleasing) {
+            terminal.withLock { $0.take() }?.resume()
+        }
+    }
+
+    /// Waits up to `seconds` for the first terminal event; returns whether it came.
+    func waitForTerminal(seconds: TimeInterval) async -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            if terminated.load(ordering: .acquiring) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return terminated.load(ordering: .acquiring)
+    }
+
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) { record(.response(response)) }
+    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) {
+        record(.redirect(request, response))
+    }
+    func handler(_ handler: SchemeHandler, didLoad data: Data) { received(data) }
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws { received(data) }
+
+    private func received(_ data: Data) {
+        if keepsBody { bodyStore.withLock { $0.append(data) } }
+        record(.data(count: data.count))
+    }
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) { callback() }
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
+    func handlerDidFinishLoading(_ handler: SchemeHandler) { record(.finish) }
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { record(.failure(error)) }
+}
+
+/// One handler instance driven directly, as the loader would, with its events recorded.
+struct DirectLoad {
+    let handler: SchemeHandler
+    let client: RecordingClient
+
+    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true) {
+        let client = RecordingClient(keepsBody: keepsBody)
+        let request = handlerClass.canonicalRequest(for: LoadRequest(url: url))
+        self.client = client
+        self.handler = handlerClass.init(request: request, cachedResponse: nil, client: client)
+    }
+
+    /// Starts the load, waits for its end (or `timeout`), stops it as the loader does, and lets late
+    /// events arrive for a moment.
+    static func run(_ handlerClass: SchemeHandler.Type, url: URL, timeout: TimeInterval) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
+        let load = DirectLoad(handlerClass, url: url)
+        load.handler.startLoading()
+        let ended = await load.client.waitForTerminal(seconds: timeout)
+        // A moment for events that follow the terminal one, then stop as the loader does. Events that
+        // stopLoading() itself causes are the stop checks' business, not the event checks'.
+        try? await Task.sleep(for: .milliseconds(100))
+        let events = load.client.events.map(\.event)
+        let body = load.client.body
+        load.handler.stopLoading()
+        return (events, body, ended)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HandlerConformance
+import Loader
+import Testing
+
+let memFixtures = ConformanceFixtures(
+    success: [
+        .init(url: URL(string: "mem://small")!, body: MemoryHandler.small),
+        .init(url: URL(string: "mem://other")!, body: MemoryHandler.other),
+    ],
+    missing: URL(string: "mem://missing")!,
+    missingErrorCode: .fileDoesNotExist,
+    large: URL(string: "mem://large")!,
+    slow: URL(string: "mem://slow")!,
+    redirect: URL(string: "mem://redirect")!,
+    timeout: 10
+)
+
+final class AcceptsEveryScheme: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .acceptsEveryScheme } }
+final class CanonicalAppendsSlash: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .canonicalAppendsSlash } }
+final class DataBeforeResponse: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .dataBeforeResponse } }
+final class CorruptsBody: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .corruptsBody } }
+final class WrongContentLength: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .wrongContentLength } }
+final class FinishesTwice: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .finishesTwice } }
+final class DataAfterFinish: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .dataAfterFinish } }
+final class FollowsRedirect: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .followsRedirect } }
+final class KeepsSendingAfterStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsSendingAfterStop } }
+final class LeaksDescriptor: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .leaksDescriptor } }
+final class FailsOnLateStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .failsOnLateStop } }
+final class SharesStateAcrossLoads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .sharesStateAcrossLoads } }
+final class BuffersWholeBody: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .buffersWholeBody } }
+final class MissingIsSuccess: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .missingIsSuccess } }
+final class VaryingHeader: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .varyingHeader } }
+final class BlocksThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksThreads } }
+
+/// Each broken handler and the one property it breaks.
+let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
+    (AcceptsEveryScheme.self, .acceptsItsRequests),
+    (CanonicalAppendsSlash.self, .canonicalRequestIsIdempotent),
+    (DataBeforeResponse.self, .responseBeforeBody),
+    (CorruptsBody.self, .bodyMatchesFixture),
+    (WrongContentLength.self, .announcedLengthMatches),
+    (FinishesTwice.self, .exactlyOneTerminalEvent),
+    (DataAfterFinish.self, .noEventsAfterTerminal),
+    (FollowsRedirect.self, .redirectIsReported),
+    (KeepsSendingAfterStop.self, .stopsPromptly),
+    (LeaksDescriptor.self, .cancellationReleasesResources),
+    (FailsOnLateStop.self, .stopLoadingIsSafe),
+    (SharesStateAcrossLoads.self, .concurrentLoadsAreCorrect),
+    (BuffersWholeBody.self, .slowReaderBoundsMemory),
+    (MissingIsSuccess.self, .missingResourceFails),
+    (VaryingHeader.self, .middlewareIsTransparent),
+    (BlocksThreads.self, .doesNotBlockThreadPool),
+]
+
+@Suite("The conformance suite proves itself", .serialized)
+struct ConformanceSuiteTests {
+    @Test("The reference mem: handler keeps every property")
+    func referencePasses() async {
+        let report = await ConformanceSuite.run(MemoryHandler.self, fixtures: memFixtures)
+        print(report)
+        #expect(report.allPassed, "\(report)")
+        #expect(report.outcomes.count == ConformanceProperty.allCases.count)
+        #expect(report.outcomes.allSatisfy { $0.outcome == .passed })
+    }
+
+    @Test("Every property has a broken handler that the suite catches, and only for that property")
+    func everyPropertyIsProven() {
+        #expect(Set(brokenHandlers.map(\.1)) == Set(ConformanceProperty.allCases))
+    }
+
+    @Test("Each broken handler fails exactly the property it breaks", arguments: brokenHandlers.indices)
+    func brokenHandlerFailsItsProperty(index: Int) async {
+        let (handler, property) = brokenHandlers[index]
+        let report = await ConformanceSuite.run(handler, fixtures: memFixtures)
+        print(report)
+        #expect(report.failedProperties == [property], "\(report)")
+        if case .failed(let message)? = report.outcome(of: property) {
+            #expect(!message.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import HTTPTypes
+import Loader
+import Synchronization
+
+/// What a `mem:` handler does wrong, one defect per broken handler.
+enum Defect: Sendable {
+    case none
+    case acceptsEveryScheme
+    case canonicalAppendsSlash
+    case dataBeforeResponse
+    case corruptsBody
+    case wrongContentLength
+    case finishesTwice
+    case dataAfterFinish
+    case followsRedirect
+    case keepsSendingAfterStop
+    case leaksDescriptor
+    case failsOnLateStop
+    case sharesStateAcrossLoads
+    case buffersWholeBody
+    case missingIsSuccess
+    case varyingHeader
+    case blocksThreads
+}
+
+/// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
+/// `mem://slow`, `mem://redirect`, `mem://missing`. Subclasses break exactly one property each.
+class MemoryHandler: SchemeHandler, @unchecked Sendable {
+    // @unchecked: no stored state; the static below is the deliberate defect of one subclass, and guarded.
+    class var defect: Defect { .none }
+    override class var supportedSchemes: Set<String> { defect == .acceptsEveryScheme ? [] : ["mem"] }
+
+    override class func canInit(with request: LoadRequest) -> Bool {
+        defect == .acceptsEveryScheme ? true : super.canInit(with: request)
+    }
+
+    override class func canonicalRequest(for request: LoadRequest) -> LoadRequest {
+        guard defect == .canonicalAppendsSlash else { return request }
+        var request = request
+        request.url = URL(string: request.url.absoluteString + "/")!
+        return request
+    }
+
+    static let small = Data("a small body of the mem: scheme\n".utf8)
+    static let other = Data(repeating: 0x5A, count: 100_000)
+    static let largeSize = 160 * 1024 * 1024
+    static let chunk = Data((0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+    static let loadCount = Atomic<Int>(0)
+    static let shared = Locked<Data>(Data())
+
+    private var defect: Defect { Self.defect }
+
+    override func load() async throws {
+        let url = request.url
+        let host = url.host ?? url.absoluteString.split(separator: ":").last.map(String.init) ?? ""
+        switch host {
+        case "missing":
+            if defect == .missingIsSuccess {
+                return respond(Data("404 page".utf8), url: url)
+            }
+            throw LoadError(.fileDoesNotExist, url: url, reason: "no such mem: resource")
+        case "redirect":
+            if defect == .followsRedirect {
+                return respond(Self.small, url: url)
+            }
+            client.handler(self, wasRedirectedTo: LoadRequest(url: URL(string: "mem://small")!), redirectResponse: LoadResponse(url: url, mimeType: nil, expectedContentLength: 0))
+        case "large":
+            try await sendLarge(url: url)
+        case "slow":
+            client.handler(self, didReceive: LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: 10))
+            for _ in 0..<10 {
+                if defect == .blocksThreads { usleep(60_000) } else { try await Task.sleep(for: .milliseconds(60)) }
+                try await client.handler(self, deliver: Data("s".utf8))
+            }
+        case "other":
+            try await sendSmall(Self.other, url: url)
+        default:
+            try await sendSmall(Self.small, url: url)
+        }
+    }
+
+    private func respond(_ body: Data, url: URL) {
+        client.handler(self, didReceive: LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: Int64(body.count)))
+        client.handler(self, didLoad: body)
+    }
+
+    private func sendSmall(_ body: Data, url: URL) async throws {
+        var response = LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: Int64(body.count + (defect == .wrongContentLength ? 1 : 0)))
+        if defect == .varyingHeader {
+            response.headerFields[HTTPField.Name("X-Load")!] = String(Self.loadCount.wrappingAdd(1, ordering: .relaxed).newValue)
+        }
+        var body = body
+        if defect == .sharesStateAcrossLoads {
+            // The defect: a buffer shared by every load, read back after a suspension.
+            Self.shared.withLock { $0 = body }
+            await Task.yield()
+            body = Self.shared.withLock { $0 }
+        }
+        if defect == .dataBeforeResponse { client.handler(self, didLoad: body.prefix(1)) }
+        client.handler(self, didReceive: response)
+        let payload = defect == .dataBeforeResponse ? body.dropFirst() : body
+        if defect == .corruptsBody, payload.count > 1 {
+            try await client.handler(self, deliver: payload.prefix(payload.count / 2))
+            try await client.handler(self, deliver: payload.prefix(payload.count / 2))
+        } else {
+            try await client.handler(self, deliver: payload)
+        }
+        switch defect {
+        case .finishesTwice:
+            client.handlerDidFinishLoading(self)
+            client.handlerDidFinishLoading(self)
+        case .dataAfterFinish:
+            client.handlerDidFinishLoading(self)
+            client.handler(self, didLoad: Data("late".utf8))
+        default:
+            break
+        }
+    }
+
+    private func sendLarge(url: URL) async throws {
+        let descriptor = defect == .leaksDescriptor ? open("/dev/null", O_RDONLY) : -1
+        client.handler(self, didReceive: LoadResponse(url: url, mimeType: "application/octet-stream", expectedContentLength: Int64(Self.largeSize)))
+        if defect == .buffersWholeBody {
+            // The defect: the whole body in memory, sent without waiting for the reader. It does notice
+            // stopLoading(), so only its memory use is wrong.
+            var whole = Data(capacity: Self.largeSize)
+            while whole.count < Self.largeSize, !Task.isCancelled { whole.append(Self.chunk) }
+            var offset = 0
+            while offset < whole.count, !Task.isCancelled {
+                client.handler(self, didLoad: whole[offset..<min(whole.count, offset + Self.chunk.count)])
+                offset += Self.chunk.count
+            }
+            return
+        }
+        if defect == .keepsSendingAfterStop {
+            // The defect: the work runs in a task that stopLoading's cancellation never reaches. It still
+            // waits for the reader, so only its deafness to stopLoading() is wrong.
+            let client = self.client
+            let handler: SchemeHandler = self
+            let detached = Task.detached {
+                for _ in 0..<(Self.largeSize / Self.chunk.count) {
+                    await withCheckedContinuation { ready in client.handler(handler, whenReadyForData: { ready.resume() }) }
+                    client.handler(handler, didLoad: Self.chunk)
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                client.handlerDidFinishLoading(handler)
+            }
+            await detached.value
+            return
+        }
+        var sent = 0
+        while sent < Self.largeSize {
+            try await client.handler(self, deliver: Self.chunk)
+            sent += Self.chunk.count
+        }
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    override func stopLoading() {
+        if defect == .failsOnLateStop { client.handler(self, didFailWith: LoadError(.cancelled, url: request.url)) }
+        super.stopLoading()
+    }
+}
