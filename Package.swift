@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Loader", targets: ["Loader"]),
         .library(name: "DataScheme", targets: ["DataScheme"]),
         .library(name: "FileScheme", targets: ["FileScheme"]),
+        .library(name: "HTTPScheme", targets: ["HTTPScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
         .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
         .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
@@ -22,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
@@ -36,10 +39,24 @@ let package = Package(
         // Scheme handlers: one target each, depending on Loader only.
         .target(name: "DataScheme", dependencies: ["Loader"], path: "Sources/Schemes/Data", swiftSettings: strict),
         .target(name: "FileScheme", dependencies: ["Loader"], path: "Sources/Schemes/File", swiftSettings: strict),
+        .target(
+            name: "HTTPScheme",
+            dependencies: [
+                "Loader",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            path: "Sources/Schemes/HTTP",
+            swiftSettings: strict
+        ),
         // The built-in handlers, registered in one call.
         .target(
             name: "StandardSchemes",
-            dependencies: ["Loader", "DataScheme", "FileScheme"],
+            dependencies: ["Loader", "DataScheme", "FileScheme", "HTTPScheme"],
             path: "Sources/Schemes/Standard",
             swiftSettings: strict
         ),
@@ -62,7 +79,17 @@ let package = Package(
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ConformanceTests", dependencies: ["HandlerConformance", "Loader", "DataScheme", "FileScheme"], swiftSettings: strict),
+        .testTarget(name: "ConformanceTests", dependencies: ["HandlerConformance", "Loader", "DataScheme", "FileScheme", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "HTTPSchemeTests",
+            dependencies: [
+                "HTTPScheme", "Loader", "TestSupport", "HandlerConformance",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl"], swiftSettings: strict),
     ]
 )

@@ -34,6 +34,9 @@ public struct ConformanceFixtures: Sendable {
     public var redirect: URL?
     /// Seconds a success fixture may take before a load counts as never ending.
     public var timeout: TimeInterval
+    /// Response fields that may differ between two loads of the same URL (lowercased names), ignored when
+    /// loads are compared: `date`, `age`, `expires` and `set-cookie` by default.
+    public var volatileFields: Set<String> = ["date", "age", "expires", "set-cookie"]
 
     /// Makes fixtures.
     public init(

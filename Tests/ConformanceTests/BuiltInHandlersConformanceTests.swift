@@ -3,17 +3,18 @@ import FileScheme
 import Foundation
 import HandlerConformance
 import Loader
+import TestSupport
 import Testing
 
 @Suite("The built-in handlers keep the contract", .serialized)
 struct BuiltInHandlersConformanceTests {
     @Test("data: passes the conformance suite")
-    func dataScheme() async {
+    func dataScheme() async throws {
         let fixtures = ConformanceFixtures(success: [
             .init(url: URL(string: "data:,Hello%2C%20World")!, body: Data("Hello, World".utf8)),
             .init(url: URL(string: "data:application/octet-stream;base64,AAECAwQFBgcICQ==")!, body: Data(0..<10)),
         ])
-        let report = await ConformanceSuite.run(DataSchemeHandler.self, fixtures: fixtures)
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(DataSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .bodyMatchesFixture) == .passed)
@@ -43,7 +44,7 @@ struct BuiltInHandlersConformanceTests {
             missingErrorCode: .fileDoesNotExist,
             large: large
         )
-        let report = await ConformanceSuite.run(FileSchemeHandler.self, fixtures: fixtures)
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(FileSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .slowReaderBoundsMemory) == .passed)

@@ -1,6 +1,7 @@
 import Foundation
 import HandlerConformance
 import Loader
+import TestSupport
 import Testing
 
 let memFixtures = ConformanceFixtures(
@@ -56,8 +57,8 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
 @Suite("The conformance suite proves itself", .serialized)
 struct ConformanceSuiteTests {
     @Test("The reference mem: handler keeps every property")
-    func referencePasses() async {
-        let report = await ConformanceSuite.run(MemoryHandler.self, fixtures: memFixtures)
+    func referencePasses() async throws {
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(MemoryHandler.self, fixtures: memFixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcomes.count == ConformanceProperty.allCases.count)
@@ -70,9 +71,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("Each broken handler fails exactly the property it breaks", arguments: brokenHandlers.indices)
-    func brokenHandlerFailsItsProperty(index: Int) async {
+    func brokenHandlerFailsItsProperty(index: Int) async throws {
         let (handler, property) = brokenHandlers[index]
-        let report = await ConformanceSuite.run(handler, fixtures: memFixtures)
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(handler, fixtures: memFixtures) }
         print(report)
         #expect(report.failedProperties == [property], "\(report)")
         if case .failed(let message)? = report.outcome(of: property) {

@@ -23,6 +23,9 @@ public final class LoaderSession: Sendable {
     /// falling back to ``SchemeRegistry/default``.
     public let registry: SchemeRegistry
 
+    /// A number unique among the sessions of this process; requests carry it as `sessionIdentifier`.
+    public let identifier: Int
+    private static let nextIdentifier = Atomic<Int>(1)
     private let chain: MiddlewareChain
     private let tasks = Locked(TaskTable())
 
@@ -39,6 +42,7 @@ public final class LoaderSession: Sendable {
     public init(configuration: Configuration = .default, delegate: (any LoaderSessionDelegate)? = nil) {
         self.configuration = configuration
         self.delegate = delegate
+        self.identifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         let registry = SchemeRegistry(handlers: configuration.handlerClasses, parent: .default)
         self.registry = registry
         let dispatch: @Sendable (LoadRequest, LoadContext) async throws -> LoadResult = { request, context in
@@ -116,6 +120,7 @@ public final class LoaderSession: Sendable {
             prepared.headerFields.append(field)
         }
         prepared.options = prepared.options.filling(from: configuration.handlerOptions)
+        prepared.sessionIdentifier = identifier
         let result = try await chain.run(prepared, from: 0, context: LoadContext(session: self, task: task))
         task.didReceive(result.response)
         return result

@@ -26,6 +26,9 @@ public struct LoadRequest: Sendable {
     /// Typed options for the handler (see ``HandlerOptions``); the session fills in its configuration's
     /// `handlerOptions` where the request sets none.
     public var options: HandlerOptions
+    /// The session running the load, set by the session. Handlers that keep resources between loads (a
+    /// connection pool) key them on it, so that sessions share nothing, as URLSession's do not.
+    public internal(set) var sessionIdentifier: Int?
 
     /// Makes a request.
     /// - Parameters:
@@ -51,6 +54,7 @@ public struct LoadRequest: Sendable {
         self.timeoutInterval = timeoutInterval
         self.attributes = [:]
         self.options = HandlerOptions()
+        self.sessionIdentifier = nil
     }
 
     /// The URL's scheme, lowercased, or `""` when it has none.

@@ -1,0 +1,242 @@
+import DequeModule
+import Foundation
+import Loader
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Keep-alive connections per origin: reuses the most recently used healthy one, opens new ones up to
+/// the per-host limit, queues requests beyond it, and closes connections left idle too long.
+final class ConnectionPool: Sendable {
+    /// What makes connections interchangeable: the origin and the settings they were opened with.
+    struct Key: Hashable, Sendable {
+        /// The session whose connections these are (sessions share no connections).
+        var session: Int
+        var scheme: String
+        var host: String
+        var port: Int
+        var options: HTTPClientOptions
+    }
+
+    /// A connection handed to one request.
+    struct Lease: Sendable {
+        let connection: HTTPConnection
+        /// Whether it carried a request before (and so may have been closed by the server meanwhile).
+        let reused: Bool
+    }
+
+    private struct HostState {
+        var idle: [HTTPConnection] = []
+        var leased: Set<ObjectIdentifier> = []
+        var connecting = 0
+        var waiters: Deque<(id: Int, waiter: CheckedContinuation<Lease?, any Error>)> = []
+    }
+
+    private struct State {
+        var hosts: [Key: HostState] = [:]
+        var nextWaiterID = 0
+        var accepted = 0
+    }
+
+    private let state = Locked(State())
+    private let group: any EventLoopGroup
+    private let tls: TLSContextCache
+
+    init(group: any EventLoopGroup, tls: TLSContextCache) {
+        self.group = group
+        self.tls = tls
+    }
+
+    /// Connections opened so far (for tests and diagnostics).
+    var connectionsOpened: Int { state.withLock { $0.accepted } }
+
+    /// A connection for `key`: an idle one, a new one, or the next to come free.
+    func acquire(_ key: Key, url: URL) async throws -> Lease {
+        while true {
+            enum Step { case lease(Lease), connect, wait }
+            let step = state.withLock { state -> Step in
+                var host = state.hosts[key, default: HostState()]
+                defer { state.hosts[key] = host }
+                while let connection = host.idle.popLast() {
+                    connection.idleGeneration.wrappingAdd(1, ordering: .relaxed)
+                    guard connection.isActive else { continue }
+                    host.leased.insert(ObjectIdentifier(connection))
+                    return .lease(Lease(connection: connection, reused: true))
+                }
+                if host.leased.count + host.connecting < key.options.maximumConnectionsPerHost {
+                    host.connecting += 1
+                    return .connect
+                }
+                return .wait
+            }
+            switch step {
+            case .lease(let lease):
+                return lease
+            case .connect:
+                return try await connect(key, url: url)
+            case .wait:
+                if let lease = try await waitForConnection(key, url: url) { return lease }
+            }
+        }
+    }
+
+    /// Takes a connection back after its response ended; reusable ones go idle (or to a waiter).
+    func release(_ connection: HTTPConnection, reusable: Bool) {
+        let (waiter, lease) = state.withLock { state -> (CheckedContinuation<Lease?, any Error>?, Lease?) in
+            guard var host = state.hosts[connection.key], host.leased.remove(ObjectIdentifier(connection)) != nil else {
+                return (nil, nil)
+            }
+            defer { state.hosts[connection.key] = host }
+            guard reusable, connection.isActive else {
+                // A slot is free: the first waiter may open a connection of its own.
+                return (host.waiters.popFirst()?.waiter, nil)
+            }
+            if let first = host.waiters.popFirst() {
+                host.leased.insert(ObjectIdentifier(connection))
+                return (first.waiter, Lease(connection: connection, reused: true))
+            }
+            host.idle.append(connection)
+            return (nil, nil)
+        }
+        if !reusable { connection.close() }
+        if let waiter {
+            waiter.resume(returning: lease)
+        } else if reusable, lease == nil {
+            scheduleIdleTimeout(connection)
+        }
+    }
+
+    /// Forgets a connection that closed (while idle or in use).
+    func connectionClosed(_ connection: HTTPConnection) {
+        let waiter = state.withLock { state -> CheckedContinuation<Lease?, any Error>? in
+            guard var host = state.hosts[connection.key] else { return nil }
+            defer { state.hosts[connection.key] = host }
+            host.idle.removeAll { $0 === connection }
+            guard host.leased.remove(ObjectIdentifier(connection)) != nil else { return nil }
+            return host.waiters.popFirst()?.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    // MARK: Opening
+
+    private func connect(_ key: Key, url: URL) async throws -> Lease {
+        do {
+            let connection = try await open(key, url: url)
+            state.withLock { state in
+                state.accepted += 1
+                state.hosts[key, default: HostState()].connecting -= 1
+                state.hosts[key, default: HostState()].leased.insert(ObjectIdentifier(connection))
+            }
+            return Lease(connection: connection, reused: false)
+        } catch {
+            let waiter = state.withLock { state -> CheckedContinuation<Lease?, any Error>? in
+                state.hosts[key, default: HostState()].connecting -= 1
+                return state.hosts[key]?.waiters.popFirst()?.waiter
+            }
+            waiter?.resume(returning: nil)
+            throw HTTPErrorMapping.map(error, url: url)
+        }
+    }
+
+    private func open(_ key: Key, url: URL) async throws -> HTTPConnection {
+        let sslContext = key.scheme == "https" ? try tls.context(for: key.options.tls, url: url) : nil
+        let serverName = key.host.isIPAddress ? nil : key.host
+        let target = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
+        // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
+        let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : group.next().makePromise()
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(Int64(key.options.connectTimeout * 1000)))
+            .channelOption(.autoRead, value: false)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                do {
+                    let sync = channel.pipeline.syncOperations
+                    if let sslContext {
+                        let verification = key.options.tls.verifiesCertificates
+                        try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: verification ? serverName : nil))
+                    }
+                    try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
+                    try sync.addHandler(ResponseForwarder(handshake: handshake))
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: target, port: key.port).get()
+        } catch {
+            handshake?.fail(error)
+            throw error
+        }
+        if let handshake {
+            do {
+                try await handshake.futureResult.get()
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+        }
+        return try await channel.eventLoop.submit { () throws -> HTTPConnection in
+            let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
+            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
+            connection.attach(to: self)
+            return connection
+        }.get()
+    }
+
+    // MARK: Waiting
+
+    private func waitForConnection(_ key: Key, url: URL) async throws -> Lease? {
+        let id = state.withLock { state -> Int in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { waiter in
+                let resumeNow = state.withLock { state -> Bool in
+                    var host = state.hosts[key, default: HostState()]
+                    defer { state.hosts[key] = host }
+                    // A slot may have come free since we looked.
+                    if !host.idle.isEmpty || host.leased.count + host.connecting < key.options.maximumConnectionsPerHost {
+                        return true
+                    }
+                    host.waiters.append((id, waiter))
+                    return false
+                }
+                if resumeNow { waiter.resume(returning: nil) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Lease?, any Error>? in
+                guard let index = state.hosts[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.hosts[key]?.waiters.remove(at: index).waiter
+            }
+            waiter?.resume(throwing: LoadError(.cancelled, url: url))
+        }
+    }
+
+    private func scheduleIdleTimeout(_ connection: HTTPConnection) {
+        let generation = connection.idleGeneration.load(ordering: .relaxed)
+        let timeout = connection.key.options.idleConnectionTimeout
+        connection.channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) { [weak self] in
+            guard let self, connection.idleGeneration.load(ordering: .relaxed) == generation else { return }
+            let expired = self.state.withLock { state -> Bool in
+                guard let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0 === connection }) else { return false }
+                state.hosts[connection.key]?.idle.remove(at: index)
+                return true
+            }
+            if expired { connection.close() }
+        }
+    }
+}
+
+extension String {
+    /// Whether this is an IPv4 or IPv6 address literal (which SNI must not carry).
+    var isIPAddress: Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Loader
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// One HTTP/1.1 connection: a channel whose pipeline ends in a ``ResponseForwarder``.
+final class HTTPConnection: Sendable {
+    let channel: any Channel
+    let key: ConnectionPool.Key
+    private let forwarder: NIOLoopBound<ResponseForwarder>
+    /// Bumped each time the connection goes idle, so a stale idle-timeout finds it changed.
+    let idleGeneration = Atomic<Int>(0)
+    private let poolBox = Locked<ConnectionPool?>(nil)
+    private var pool: ConnectionPool? { poolBox.withLock { $0 } }
+
+    init(channel: any Channel, key: ConnectionPool.Key, forwarder: ResponseForwarder) {
+        self.channel = channel
+        self.key = key
+        self.forwarder = NIOLoopBound(forwarder, eventLoop: channel.eventLoop)
+    }
+
+    var isActive: Bool { channel.isActive }
+
+    /// Tells `pool` when a response ends and when the connection closes. Call on the event loop, once.
+    func attach(to pool: ConnectionPool) {
+        poolBox.withLock { $0 = pool }
+        forwarder.value.onResponseEnd = { [weak pool, weak self] reusable in
+            if let self { pool?.release(self, reusable: reusable) }
+        }
+        forwarder.value.onClose = { [weak pool, weak self] in
+            if let self { pool?.connectionClosed(self) }
+        }
+    }
+
+    /// Sends the request and waits for the end of its response, whose events go to the exchange's client.
+    ///
+    /// The request counts as sent (so the connection may be reused) once its last byte is written: the
+    /// last body byte for a `Content-Length` body, the terminating chunk for a chunked one. That moment is
+    /// recorded on the event loop as the write completes, before any later read of the response's end. A
+    /// server may answer before the body is all sent; then sending stops and the response stands.
+    func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?) async throws {
+        let forwarder = self.forwarder
+        let loop = channel.eventLoop
+        try await loop.submit { try forwarder.value.start(exchange) }.get()
+        let contentLength = head.headers.first(name: "content-length").flatMap { Int64($0) }
+
+        let headWritten = loop.makePromise(of: Void.self)
+        if body == nil || contentLength == 0 { headWritten.futureResult.whenSuccess { exchange.markRequestSent() } }
+        channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
+        if let body {
+            let expected = body.knownLength
+            var sent: Int64 = 0
+            for try await chunk in body.chunks() {
+                sent += Int64(chunk.count)
+                let written = loop.makePromise(of: Void.self)
+                if let contentLength, sent == contentLength { written.futureResult.whenSuccess { exchange.markRequestSent() } }
+                // Waiting for each write keeps a fast body from piling up in memory ahead of the socket.
+                channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk))), promise: written)
+                do {
+                    try await written.futureResult.get()
+                } catch {
+                    if exchange.responseEnded { break }
+                    throw error
+                }
+                exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
+                if exchange.responseEnded { break }
+            }
+            if let expected, sent != expected, !exchange.responseEnded {
+                close()
+                throw LoadError(.requestBodyStreamExhausted, url: exchange.url, reason: "the request body gave \(sent) of its announced \(expected) bytes")
+            }
+        }
+        if !exchange.responseEnded {
+            let ended = loop.makePromise(of: Void.self)
+            if contentLength == nil, body != nil { ended.futureResult.whenSuccess { exchange.markRequestSent() } }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: ended)
+            do {
+                try await ended.futureResult.get()
+            } catch {
+                if !exchange.responseEnded { throw error }
+            }
+        }
+        try await exchange.done.futureResult.get()
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    /// Gives up on `exchange` (cancelled or failed): closes the connection unless the response had already
+    /// ended, in which case the connection went back to the pool and may now carry another request. The
+    /// check runs on the event loop, where the end of a response is recorded, so it cannot race with it.
+    func abandon(_ exchange: HTTPExchange) {
+        channel.eventLoop.execute { [self] in
+            guard !exchange.responseEnded else { return }
+            close()
+            pool?.release(self, reusable: false)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Loader
+import NIOCore
+import Synchronization
+
+/// One request and its response on a connection: what the event loop reports to, and how the handler
+/// learns the exchange has ended.
+final class HTTPExchange: Sendable {
+    let url: URL
+    let isHead: Bool
+    let handler: SchemeHandler
+    /// Succeeds at the end of the response, fails with its error.
+    let done: EventLoopPromise<Void>
+    private let flags = Atomic<UInt8>(0)
+
+    private static let responseStartedFlag: UInt8 = 1
+    private static let requestSentFlag: UInt8 = 2
+    private static let responseEndedFlag: UInt8 = 4
+
+    init(url: URL, isHead: Bool, handler: SchemeHandler, done: EventLoopPromise<Void>) {
+        self.url = url
+        self.isHead = isHead
+        self.handler = handler
+        self.done = done
+    }
+
+    var client: any SchemeHandlerClient { handler.client }
+
+    /// Whether any of the response (its head) has arrived: after that a retry would repeat events.
+    var responseStarted: Bool { flags.load(ordering: .acquiring) & Self.responseStartedFlag != 0 }
+    /// Whether the whole request (head, body, end) was written.
+    var requestSent: Bool { flags.load(ordering: .acquiring) & Self.requestSentFlag != 0 }
+    /// Whether the response has ended (so a request body still being sent can stop).
+    var responseEnded: Bool { flags.load(ordering: .acquiring) & Self.responseEndedFlag != 0 }
+
+    func markResponseStarted() { flags.bitwiseOr(Self.responseStartedFlag, ordering: .acquiringAndReleasing) }
+    func markRequestSent() { flags.bitwiseOr(Self.requestSentFlag, ordering: .acquiringAndReleasing) }
+    func markResponseEnded() { flags.bitwiseOr(Self.responseEndedFlag, ordering: .acquiringAndReleasing) }
+}

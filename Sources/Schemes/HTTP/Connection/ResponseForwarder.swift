@@ -1,0 +1,161 @@
+import Foundation
+import HTTPTypes
+import Loader
+import NIOCore
+import NIOHTTP1
+import NIOTLS
+
+/// The last handler of a connection's pipeline: hands each response part of the current exchange to the
+/// scheme handler's client, reads from the socket only while the reader keeps up, and tells the
+/// connection when the response has ended or the connection has closed.
+///
+/// Reads are manual (`autoRead` is off): after each batch, the next `read()` waits until the body buffer
+/// has room, so a slow reader slows the socket and memory stays bounded.
+final class ResponseForwarder: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private enum State {
+        case idle
+        case awaitingHead(HTTPExchange)
+        case body(HTTPExchange, received: Int64, expected: Int64?, keepAlive: Bool)
+        case closed
+    }
+
+    private var state = State.idle
+    private var context: ChannelHandlerContext?
+    /// Called on the event loop when a response ends: whether the connection may carry another request.
+    var onResponseEnd: ((Bool) -> Void)?
+    /// Called on the event loop once the connection has closed.
+    var onClose: (() -> Void)?
+    /// For TLS connections: completed when the handshake succeeds, failed with its error otherwise, so
+    /// that a certificate problem is reported as such rather than as a closed connection.
+    let handshake: EventLoopPromise<Void>?
+
+    init(handshake: EventLoopPromise<Void>?) {
+        self.handshake = handshake
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { handshake?.succeed(()) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { context.read() }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // Reads are manual: one is needed for the TLS handshake, and while idle to notice a close.
+        context.read()
+        context.fireChannelActive()
+    }
+
+    /// Makes `exchange` the current one and starts reading. Throws if the connection is busy or closed.
+    func start(_ exchange: HTTPExchange) throws {
+        switch state {
+        case .idle:
+            state = .awaitingHead(exchange)
+            context?.read()
+        case .closed:
+            throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
+        case .awaitingHead, .body:
+            throw LoadError(.unknown, url: exchange.url, reason: "internal: a connection was given two requests at once")
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch (unwrapInboundIn(data), state) {
+        case (.head(let head), .awaitingHead(let exchange)):
+            let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
+            let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers))
+            let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
+            let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
+            state = .body(exchange, received: 0, expected: expected, keepAlive: head.isKeepAlive)
+            exchange.markResponseStarted()
+            exchange.client.handler(exchange.handler, didReceive: response)
+
+        case (.body(var buffer), .body(let exchange, let received, let expected, let keepAlive)):
+            let count = buffer.readableBytes
+            state = .body(exchange, received: received + Int64(count), expected: expected, keepAlive: keepAlive)
+            if let bytes = buffer.readBytes(length: count) {
+                exchange.client.handler(exchange.handler, didLoad: Data(bytes))
+            }
+
+        case (.end, .body(let exchange, let received, let expected, let keepAlive)):
+            state = .idle
+            exchange.markResponseEnded()
+            if let expected, received != expected {
+                // The parser enforces Content-Length; this guards against a body that ends early anyway.
+                fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the body ended after \(received) of \(expected) bytes"))
+                context.close(promise: nil)
+                return
+            }
+            onResponseEnd?(keepAlive && exchange.requestSent)
+            exchange.done.succeed(())
+
+        case (_, .idle):
+            // A server must not speak when nobody asked: this connection cannot be trusted again.
+            context.close(promise: nil)
+
+        default:
+            if case .awaitingHead(let exchange) = state {
+                fail(exchange, LoadError(.badServerResponse, url: exchange.url, reason: "the response has no head"))
+            }
+            context.close(promise: nil)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        switch state {
+        case .awaitingHead(let exchange), .body(let exchange, _, _, _):
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let loop = context.eventLoop
+            exchange.client.handler(exchange.handler, whenReadyForData: {
+                loop.execute { loopBound.value.read() }
+            })
+        case .idle:
+            // Keep one read pending while idle so that a server closing the connection is noticed at once.
+            context.read()
+        case .closed:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        switch state {
+        case .awaitingHead(let exchange):
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response"))
+        case .body(let exchange, let received, let expected, _):
+            let of = expected.map { " of \($0)" } ?? ""
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes"))
+        case .idle, .closed:
+            break
+        }
+        state = .closed
+        handshake?.fail(ChannelError.ioOnClosedChannel)
+        onResponseEnd = nil
+        onClose?()
+        onClose = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch state {
+        case .body(let exchange, let received, let expected, _) where (error as? HTTPParserError) == .invalidEOFState:
+            // The parser saw the connection end inside a body: a truncation, not a malformed response.
+            let of = expected.map { " of \($0)" } ?? ""
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes", underlying: error))
+        case .awaitingHead(let exchange), .body(let exchange, _, _, _):
+            fail(exchange, HTTPErrorMapping.map(error, url: exchange.url))
+        case .idle, .closed:
+            handshake?.fail(error)
+        }
+        context.close(promise: nil)
+    }
+
+    private func fail(_ exchange: HTTPExchange, _ error: LoadError) {
+        state = .closed
+        exchange.done.fail(error)
+    }
+}

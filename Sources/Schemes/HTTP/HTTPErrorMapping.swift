@@ -1,0 +1,56 @@
+import Foundation
+import Loader
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// Turns NIO, TLS and parser errors into ``LoadError`` codes a URLSession user knows.
+enum HTTPErrorMapping {
+    static func map(_ error: any Error, url: URL) -> LoadError {
+        switch error {
+        case let error as LoadError:
+            return error.url == nil ? LoadError(error.code, url: url, reason: error.reason, underlying: error.underlying) : error
+        case is CancellationError:
+            return LoadError(.cancelled, url: url)
+        case let error as HTTPParserError:
+            return LoadError(.badServerResponse, url: url, reason: "malformed HTTP response: \(error)", underlying: error)
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return LoadError(.serverCertificateWrongHost, url: url, reason: "the certificate does not name the host \(url.host ?? "")", underlying: error)
+        case let error as NIOSSLError:
+            return tls(error, url: url)
+        case let error as NIOConnectionError:
+            if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
+                return LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(error.host)", underlying: error)
+            }
+            let first = error.connectionErrors.first?.error
+            return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(first.map { ": \($0)" } ?? "")", underlying: error)
+        case ChannelError.connectTimeout(let timeout):
+            return LoadError(.timedOut, url: url, reason: "connecting took longer than \(timeout)", underlying: error)
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return LoadError(.cannotConnectToHost, url: url, reason: "connection refused", underlying: error)
+            case ECONNRESET, EPIPE: return LoadError(.networkConnectionLost, url: url, reason: "the connection was reset", underlying: error)
+            default: return LoadError(.networkConnectionLost, url: url, underlying: error)
+            }
+        case ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed, ChannelError.eof, ChannelPipelineError.notFound:
+            return LoadError(.networkConnectionLost, url: url, reason: "the connection closed", underlying: error)
+        default:
+            return LoadError(.unknown, url: url, underlying: error)
+        }
+    }
+
+    private static func tls(_ error: NIOSSLError, url: URL) -> LoadError {
+        let text = String(describing: error)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
+            if text.contains("expired") {
+                return LoadError(.serverCertificateHasBadDate, url: url, reason: "the server's certificate has expired", underlying: error)
+            }
+            return LoadError(.serverCertificateUntrusted, url: url, reason: "the server's certificate is not trusted", underlying: error)
+        }
+        if case .uncleanShutdown = error {
+            return LoadError(.networkConnectionLost, url: url, reason: "the TLS connection closed without close_notify", underlying: error)
+        }
+        return LoadError(.secureConnectionFailed, url: url, reason: "TLS failed: \(text)", underlying: error)
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import Testing
+
+private func scriptedSession(configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
+    var configuration = LoaderSession.Configuration.ephemeral
+    configuration.handlerClasses = [HTTPSchemeHandler.self]
+    configure(&configuration)
+    return LoaderSession(configuration: configuration)
+}
+
+@Suite("http: hostile and broken servers (an in-process NIO server)")
+struct HTTPMisbehaviourTests {
+    let server = ScriptedServer.shared
+
+    @Test("A body shorter than its Content-Length is an error naming the URL, never a short success")
+    func truncated() async {
+        let url = server.url("/truncated")
+        let error = await loadError { _ = try await scriptedSession().data(from: url) }
+        #expect(error?.code == .networkConnectionLost)
+        #expect(error?.url == url)
+        #expect(error?.description.contains("10 of 100") == true)
+    }
+
+    @Test("A connection reset mid-body is networkConnectionLost")
+    func reset() async {
+        let error = await loadError { _ = try await scriptedSession().data(from: server.url("/reset")) }
+        #expect(error?.code == .networkConnectionLost)
+    }
+
+    @Test("A malformed status line, broken chunking and a huge header are badServerResponse")
+    func malformed() async {
+        for path in ["/bad-status", "/bad-chunked", "/huge-header"] {
+            let error = await loadError { _ = try await scriptedSession().data(from: server.url(path)) }
+            #expect(error?.code == .badServerResponse, "\(path): \(String(describing: error))")
+        }
+    }
+
+    @Test("Slow headers past the request timeout fail with timedOut")
+    func slowHeaders() async {
+        let url = server.url("/slow-headers")
+        let error = await loadError { _ = try await scriptedSession().data(for: LoadRequest(url: url, timeoutInterval: 0.5)) }
+        #expect(error?.code == .timedOut)
+        #expect(error?.url == url)
+    }
+
+    @Test("A body that stalls past the request timeout fails with timedOut")
+    func stalledBody() async {
+        let error = await loadError {
+            _ = try await scriptedSession().data(for: LoadRequest(url: server.url("/stall-body"), timeoutInterval: 0.5))
+        }
+        #expect(error?.code == .timedOut)
+    }
+
+    @Test("A refused connection is cannotConnectToHost")
+    func refused() async throws {
+        // A port nobody listens on: bind one, note it, close it.
+        let socket = try ServerSocketProbe.closedPort()
+        let url = URL(string: "http://127.0.0.1:\(socket)/")!
+        let error = await loadError { _ = try await scriptedSession().data(from: url) }
+        #expect(error?.code == .cannotConnectToHost)
+        #expect(error?.url == url)
+    }
+
+    @Test("An http URL without a host is badURL")
+    func noHost() async {
+        let error = await loadError { _ = try await scriptedSession().data(from: URL(string: "http:///path")!) }
+        #expect(error?.code == .badURL)
+    }
+
+    @Test("Cancelling mid-body closes the connection")
+    func cancelClosesConnection() async throws {
+        let closedBefore = server.closedCount
+        let (bytes, _) = try await scriptedSession().bytes(from: server.url("/endless"))
+        var iterator = bytes.chunks.makeAsyncIterator()
+        _ = try await iterator.next()
+        bytes.task.cancel()
+        let error = await loadError { while try await iterator.next() != nil {} }
+        #expect(error?.code == .cancelled)
+        var closed = false
+        for _ in 0..<500 where !closed {
+            closed = server.closedCount > closedBefore
+            if !closed { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(closed, "the server never saw the connection close")
+    }
+
+    @Test("Uploads: bytes with Content-Length, a stream chunked, and upload progress")
+    func uploads() async throws {
+        let session = scriptedSession()
+        let (echo, response) = try await session.upload(for: LoadRequest(url: server.url("/echo"), method: .post), from: Data("payload".utf8))
+        #expect(String(decoding: echo, as: UTF8.self) == "payload")
+        #expect(response.headerFields[HTTPField.Name("X-Chunked")!] == "false")
+
+        var request = LoadRequest(url: server.url("/echo"), method: .put)
+        request.body = .stream(length: nil) {
+            AsyncThrowingStream { continuation in
+                for part in ["one ", "two ", "three"] { continuation.yield(Data(part.utf8)) }
+                continuation.finish()
+            }
+        }
+        let (streamed, streamedResponse) = try await session.data(for: request)
+        #expect(String(decoding: streamed, as: UTF8.self) == "one two three")
+        #expect(streamedResponse.headerFields[HTTPField.Name("X-Chunked")!] == "true")
+        #expect(streamedResponse.headerFields[HTTPField.Name("X-Method")!] == "PUT")
+    }
+
+    @Test("Redirect chains are followed; 303 turns POST into GET, 307 keeps POST and its body")
+    func redirectRules() async throws {
+        let session = scriptedSession()
+        let (arrived, final) = try await session.data(from: server.url("/redirect/5"))
+        #expect(String(decoding: arrived, as: UTF8.self) == "arrived")
+        #expect(final.url.path == "/redirect/0")
+
+        let post = LoadRequest(url: server.url("/post-303"), method: .post, body: .bytes(Data("form".utf8)))
+        let (_, seeOther) = try await session.data(for: post)
+        #expect(seeOther.headerFields[HTTPField.Name("X-Method")!] == "GET")
+
+        let keep = LoadRequest(url: server.url("/post-307"), method: .post, body: .bytes(Data("form".utf8)))
+        let (kept, temporary) = try await session.data(for: keep)
+        #expect(temporary.headerFields[HTTPField.Name("X-Method")!] == "POST")
+        #expect(String(decoding: kept, as: UTF8.self) == "form")
+    }
+
+    @Test("More redirects than the limit fail with httpTooManyRedirects")
+    func redirectLimit() async {
+        let session = scriptedSession { $0.redirectLimit = 3 }
+        let error = await loadError { _ = try await session.data(from: server.url("/redirect/5")) }
+        #expect(error?.code == .httpTooManyRedirects)
+    }
+
+    @Test("A redirect to another origin drops Authorization and Cookie")
+    func crossOriginStripsCredentials() async throws {
+        var request = LoadRequest(url: server.url("/to-other-origin/x"))
+        request.headerFields[.authorization] = "Basic dXNlcjpzZWNyZXQ="
+        request.headerFields[.cookie] = "session=1"
+        request.headerFields[HTTPField.Name("X-Kept")!] = "yes"
+        let (data, _) = try await scriptedSession().data(for: request)
+        let headers = String(decoding: data, as: UTF8.self)
+        #expect(!headers.contains("authorization"))
+        #expect(!headers.contains("cookie"))
+        #expect(headers.contains("x-kept: yes"))
+    }
+
+    @Test("A Connection: close response is not reused, and the next request opens a new connection")
+    func connectionClose() async throws {
+        let session = scriptedSession()
+        let connection = HTTPField.Name("X-Connection")!
+        let (_, first) = try await session.data(from: server.url("/close"))
+        let (ok, second) = try await session.data(from: server.url("/ok"))
+        let (_, third) = try await session.data(from: server.url("/ok"))
+        #expect(String(decoding: ok, as: UTF8.self) == "ok")
+        #expect(first.headerFields[connection] != second.headerFields[connection])
+        // …while an ordinary response leaves its connection open for the next request.
+        #expect(second.headerFields[connection] == third.headerFields[connection])
+    }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on.
+enum ServerSocketProbe {
+    static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

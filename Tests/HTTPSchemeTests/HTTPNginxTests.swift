@@ -1,0 +1,133 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+@Suite("http(s): against a real nginx")
+struct HTTPNginxTests {
+    @Test("GET returns the body, status and header fields")
+    func get() async throws {
+        let (data, response) = try await Nginx.session().data(from: Nginx.http("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.status == .ok)
+        #expect(response.mimeType == "text/plain")
+        #expect(response.expectedContentLength == 17)
+        #expect(response.headerFields[HTTPField.Name("Server")!]?.hasPrefix("nginx") == true)
+    }
+
+    @Test("HTTPS with the test CA as an extra trust root")
+    func https() async throws {
+        let root = try Nginx.require().root
+        let (data, response) = try await Nginx.session().data(from: Nginx.https("/300k.bin"))
+        #expect(response.status == .ok)
+        #expect(data == (try Data(contentsOf: URL(fileURLWithPath: root + "/300k.bin"))))
+    }
+
+    @Test("A certificate from an unknown CA fails with serverCertificateUntrusted naming the URL")
+    func untrusted() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        let url = try Nginx.https("/hello.txt")
+        let error = await loadError { _ = try await LoaderSession(configuration: configuration).data(from: url) }
+        #expect(error?.code == .serverCertificateUntrusted, "\(String(describing: error)) \(String(reflecting: error?.underlying))")
+        #expect(error?.url == url)
+    }
+
+    @Test("A certificate for another host fails with serverCertificateWrongHost")
+    func wrongHost() async throws {
+        let port = try Nginx.require().httpsPort
+        let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].resolve = ["wrong.example:\(port)": "127.0.0.1"] }
+        let error = await loadError { _ = try await session.data(from: Nginx.https("/hello.txt", host: "wrong.example")) }
+        #expect(error?.code == .serverCertificateWrongHost)
+    }
+
+    @Test("Turning verification off (curl's -k) accepts any certificate")
+    func insecure() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].tls.verifiesCertificates = false
+        let (data, _) = try await LoaderSession(configuration: configuration).data(from: Nginx.https("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+    }
+
+    @Test("Sequential requests reuse one keep-alive connection (nginx's connection number stays the same)")
+    func keepAlive() async throws {
+        let session = try Nginx.session()
+        var connections: Set<String> = []
+        for _ in 0..<5 {
+            let (_, response) = try await session.data(from: Nginx.http("/1k.bin"))
+            connections.insert(response.headerFields[HTTPField.Name("X-Connection")!] ?? "?")
+        }
+        #expect(connections.count == 1, "nginx saw connections \(connections.sorted())")
+    }
+
+    @Test("200 concurrent requests over a pool of 8 connections each get the right body")
+    func concurrentOverPoolLimit() async throws {
+        let root = try Nginx.require().root
+        let expected = try Data(contentsOf: URL(fileURLWithPath: root + "/1k.bin"))
+        let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 8 }
+        let url = try Nginx.https("/1k.bin")
+        let connections = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    let (data, response) = try await session.data(from: url)
+                    #expect(data == expected)
+                    return response.headerFields[HTTPField.Name("X-Connection")!] ?? "?"
+                }
+            }
+            var seen: Set<String> = []
+            for try await connection in group { seen.insert(connection) }
+            return seen
+        }
+        #expect(connections.count <= 8, "\(connections.count) connections were used")
+    }
+
+    @Test("HEAD, 204 and 404: statuses are responses, with or without bodies")
+    func statuses() async throws {
+        let session = try Nginx.session()
+        let (headBody, head) = try await session.data(for: LoadRequest(url: Nginx.http("/hello.txt"), method: .head))
+        #expect(headBody.isEmpty)
+        #expect(head.expectedContentLength == 17)
+        let (emptyBody, noContent) = try await session.data(from: Nginx.http("/status/204"))
+        #expect(noContent.status == .noContent)
+        #expect(emptyBody.isEmpty)
+        let (missingBody, missing) = try await session.data(from: Nginx.http("/status/404"))
+        #expect(missing.status == .notFound)
+        #expect(String(decoding: missingBody, as: UTF8.self) == "not here\n")
+    }
+
+    @Test("A 301 is followed to its target; a redirect loop fails with httpTooManyRedirects")
+    func redirects() async throws {
+        let session = try Nginx.session()
+        let (data, response) = try await session.data(from: Nginx.http("/redirect"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.url.path == "/hello.txt")
+        let loop = try Nginx.http("/loop")
+        let error = await loadError { _ = try await session.data(from: loop) }
+        #expect(error?.code == .httpTooManyRedirects)
+    }
+
+    @Test("A 401 reaches the caller as a response (nobody answered the challenge), never a hang")
+    func unauthorized() async throws {
+        let (_, response) = try await Nginx.session().data(from: Nginx.http("/private"))
+        #expect(response.status == .unauthorized)
+        #expect(response.headerFields[.wwwAuthenticate]?.hasPrefix("Basic") == true)
+    }
+
+    @Test("A 1 GiB download streams through bytes(from:) with peak memory growth under 64 MiB")
+    func gigabyteStreams() async throws {
+        let session = try Nginx.session()
+        let url = try Nginx.http("/1g.bin")
+        let (growth, count) = try await ResourceProbes.measuringPeakGrowth {
+            let (bytes, response) = try await session.bytes(from: url)
+            #expect(response.expectedContentLength == 1 << 30)
+            var count = 0
+            for try await chunk in bytes.chunks { count += chunk.count }
+            return count
+        }
+        #expect(count == 1 << 30)
+        #expect(growth < 64 * 1024 * 1024, "peak memory grew by \(growth >> 20) MiB")
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import Loader
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// An HTTP/1.1 server on 127.0.0.1 that misbehaves on purpose, as nginx cannot: each path is a script of
+/// raw bytes, delays and closes. It counts the connections it accepts and sees closed.
+final class ScriptedServer: Sendable {
+    static let shared: ScriptedServer = try! ScriptedServer()
+
+    let port: Int
+    private let channel: any Channel
+
+    private init() throws {
+        let counters = Counters()
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ScriptHandler(counters: counters))
+                }
+            }
+        channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+        port = channel.localAddress!.port!
+        self.counters = counters
+    }
+
+    private let counters: Counters
+    var acceptedCount: Int { counters.accepted.load(ordering: .relaxed) }
+    var closedCount: Int { counters.closed.load(ordering: .relaxed) }
+
+    func url(_ path: String, host: String = "127.0.0.1") -> URL {
+        URL(string: "http://\(host):\(port)\(path)")!
+    }
+
+    final class Counters: Sendable {
+        let nextID = Atomic<Int>(0)
+        let accepted = Atomic<Int>(0)
+        let closed = Atomic<Int>(0)
+    }
+}
+
+/// Reads requests (head and Content-Length body) and plays the script for each path.
+private final class ScriptHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let counters: ScriptedServer.Counters
+    let connectionID: Int
+    var buffer = ByteBuffer()
+
+    init(counters: ScriptedServer.Counters) {
+        self.counters = counters
+        self.connectionID = counters.nextID.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        counters.accepted.wrappingAdd(1, ordering: .relaxed)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        counters.closed.wrappingAdd(1, ordering: .relaxed)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        buffer.writeBuffer(&incoming)
+        while let request = takeRequest() {
+            play(request, context: context)
+        }
+    }
+
+    struct Request {
+        var method: String
+        var path: String
+        var headers: [(String, String)]
+        var body: [UInt8]
+        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name }?.1 }
+    }
+
+    private func takeRequest() -> Request? {
+        let bytes = buffer.readableBytesView
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
+        let head = String(decoding: bytes[bytes.startIndex..<end.lowerBound], as: UTF8.self)
+        var lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        let headers = lines.compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var request = Request(method: String(requestLine[0]), path: String(requestLine[1]), headers: headers, body: [])
+        let headLength = end.upperBound - bytes.startIndex
+        if request.header("transfer-encoding")?.lowercased() == "chunked" {
+            // Decode chunks; wait for the terminating zero chunk.
+            var view = Array(bytes[end.upperBound...])
+            var body: [UInt8] = []
+            var consumed = 0
+            while true {
+                guard let lineEnd = view.firstRange(of: Array("\r\n".utf8)) else { return nil }
+                let size = Int(String(decoding: view[..<lineEnd.lowerBound], as: UTF8.self), radix: 16) ?? 0
+                guard view.count >= lineEnd.upperBound + size + 2 else { return nil }
+                body += view[lineEnd.upperBound..<(lineEnd.upperBound + size)]
+                let used = lineEnd.upperBound + size + 2
+                consumed += used
+                view.removeFirst(used)
+                if size == 0 { break }
+            }
+            request.body = body
+            buffer.moveReaderIndex(forwardBy: headLength + consumed)
+            return request
+        }
+        let length = Int(request.header("content-length") ?? "0") ?? 0
+        guard bytes.count >= headLength + length else { return nil }
+        request.body = Array(bytes[end.upperBound..<(end.upperBound + length)])
+        buffer.moveReaderIndex(forwardBy: headLength + length)
+        return request
+    }
+
+    private static func send(_ context: ChannelHandlerContext, _ text: String) {
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: text)), promise: nil)
+    }
+
+    private static func send(_ context: ChannelHandlerContext, _ bytes: [UInt8]) {
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+
+    private static func respond(_ context: ChannelHandlerContext, status: String = "200 OK", headers: [String] = [], body: String) {
+        let head = (["HTTP/1.1 \(status)", "Content-Length: \(body.utf8.count)"] + headers).joined(separator: "\r\n")
+        Self.send(context, head + "\r\n\r\n" + body)
+    }
+
+    private func play(_ request: Request, context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(context, eventLoop: loop)
+        let path = request.path
+        switch path {
+        case "/ok":
+            Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "ok")
+        case "/echo":
+            let body = String(decoding: request.body, as: UTF8.self)
+            Self.respond(context, headers: ["X-Method: \(request.method)", "X-Chunked: \(request.header("transfer-encoding") != nil)"], body: body)
+        case "/echo-headers":
+            Self.respond(context, body: request.headers.map { "\($0.0.lowercased()): \($0.1)" }.joined(separator: "\n"))
+        case "/truncated":
+            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+            context.close(promise: nil)
+        case "/reset":
+            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
+            // SO_LINGER 0 makes close() send a reset instead of a FIN.
+            if let options = context.channel as? any SocketOptionProvider {
+                options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in bound.value.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
+        case "/bad-status":
+            Self.send(context, "HTTP/1.1 twohundred OK\r\nContent-Length: 0\r\n\r\n")
+        case "/bad-chunked":
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n")
+        case "/huge-header":
+            Self.send(context, "HTTP/1.1 200 OK\r\nX-Huge: " + String(repeating: "h", count: 200_000) + "\r\nContent-Length: 0\r\n\r\n")
+        case "/slow-headers":
+            loop.scheduleTask(in: .seconds(3)) { Self.respond(bound.value, body: "late") }
+        case "/stall-body":
+            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nfive!")
+        case "/slow":
+            // Ten bytes over about 0.6 s, then the end: the conformance suite's slow fixture.
+            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
+            for index in 1...10 {
+                loop.scheduleTask(in: .milliseconds(Int64(60 * index))) { Self.send(bound.value, "s") }
+            }
+        case "/endless":
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            Self.streamForever(bound, loop: loop)
+        case "/close":
+            Self.respond(context, headers: ["Connection: close", "X-Connection: \(connectionID)"], body: "bye")
+            context.close(promise: nil)
+        case "/401":
+            Self.respond(context, status: "401 Unauthorized", headers: ["WWW-Authenticate: Basic realm=\"tests\""], body: "who are you?")
+        case "/loop":
+            Self.respond(context, status: "302 Found", headers: ["Location: /loop"], body: "")
+        case "/post-303":
+            Self.respond(context, status: "303 See Other", headers: ["Location: /echo"], body: "")
+        case "/post-307":
+            Self.respond(context, status: "307 Temporary Redirect", headers: ["Location: /echo"], body: "")
+        default:
+            if path.hasPrefix("/redirect/"), let hops = Int(path.dropFirst("/redirect/".count)) {
+                if hops == 0 {
+                    Self.respond(context, body: "arrived")
+                } else {
+                    Self.respond(context, status: "302 Found", headers: ["Location: /redirect/\(hops - 1)"], body: "")
+                }
+            } else if path.hasPrefix("/to-other-origin/") {
+                // Redirect to the same server under another host name: a different origin.
+                let port = context.channel.localAddress?.port ?? 0
+                Self.respond(context, status: "302 Found", headers: ["Location: http://localhost:\(port)/echo-headers"], body: "")
+            } else {
+                Self.respond(context, status: "404 Not Found", body: "no script for \(path)")
+            }
+        }
+    }
+
+    private static func streamForever(_ bound: NIOLoopBound<ChannelHandlerContext>, loop: any EventLoop) {
+        let context = bound.value
+        guard context.channel.isActive else { return }
+        let chunk = String(repeating: "e", count: 16 * 1024)
+        Self.send(context, String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n")
+        loop.scheduleTask(in: .milliseconds(1)) { Self.streamForever(bound, loop: loop) }
+    }
+}
