@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "LoadURLCommand",
             dependencies: [
-                "Loader", "StandardSchemes",
+                "Loader", "StandardSchemes", "HTTPScheme",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/CLI/Command",
@@ -90,6 +90,6 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -21,6 +21,7 @@ import Loader
 /// | 47 | too many redirects |
 /// | 55 | the request could not be sent |
 /// | 56 | the connection broke or the response was malformed |
+/// | 60 | the server's certificate is not trusted, expired, or names another host |
 /// | 61 | the body could not be decoded |
 /// | 63 | the body exceeded the maximum size |
 /// | 67 | login denied |
@@ -39,6 +40,7 @@ public enum LoadURLExit {
         case .requestBodyStreamExhausted: return 26
         case .timedOut: return 28
         case .secureConnectionFailed: return 35
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateWrongHost: return 60
         case .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile: return 37
         case .httpTooManyRedirects: return 47
         case .networkConnectionLost, .badServerResponse, .cannotParseResponse, .handlerContractViolation: return 56

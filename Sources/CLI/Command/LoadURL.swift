@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import HTTPScheme
+import HTTPTypes
 import Loader
 import StandardSchemes
 
@@ -19,7 +21,7 @@ public struct LoadURL: AsyncParsableCommand {
 
         Exit status: 0 success; 1 unsupported scheme; 2 usage; 3 malformed URL; 6 host not found;
         7 cannot connect; 22 HTTP error with -f; 23 cannot write output; 26 cannot read upload; 28 timed out;
-        35 TLS failure; 37 file missing, a directory or unreadable; 47 too many redirects; 56 connection lost
+        35 TLS failure; 60 untrusted or mismatched certificate; 37 file missing, a directory or unreadable; 47 too many redirects; 56 connection lost
         or bad response; 61 cannot decode body; 63 body too large; 67 login denied; 78 remote resource not
         found; 130 cancelled; 99 other.
         """
@@ -73,6 +75,54 @@ public struct LoadURL: AsyncParsableCommand {
     @Option(name: [.customShort("m"), .customLong("max-time")], help: "Fail a transfer that takes longer than SECONDS.")
     public var maxTime: Double?
 
+    /// The method, curl's `-X`.
+    @Option(name: [.customShort("X"), .customLong("request")], help: "Use METHOD instead of GET (or POST with -d, PUT with -T).")
+    public var method: String?
+
+    /// Extra header fields, `Name: value`.
+    @Option(name: [.customShort("H"), .customLong("header")], help: "Send the header field 'Name: value' (repeatable).")
+    public var headers: [String] = []
+
+    /// A body to POST, as text (`@file` reads a file), sent as a form unless -H sets a Content-Type.
+    @Option(name: [.customShort("d"), .customLong("data")], help: "POST DATA (or @FILE) as application/x-www-form-urlencoded.")
+    public var data: String?
+
+    /// A body to POST, byte for byte (`@file` reads a file).
+    @Option(name: .customLong("data-binary"), help: "POST DATA (or @FILE) byte for byte.")
+    public var dataBinary: String?
+
+    /// A file to upload with PUT.
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "PUT the contents of FILE, streamed.")
+    public var uploadFile: String?
+
+    /// Follow redirects (curl does not without it).
+    @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
+    public var followRedirects = false
+
+    /// The most redirects to follow with -L.
+    @Option(name: .customLong("max-redirs"), help: "Follow at most NUM redirects with -L (default 50).")
+    public var maxRedirects: Int = 50
+
+    /// Credentials for Basic authentication.
+    @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication.")
+    public var user: String?
+
+    /// Extra trusted root certificates.
+    @Option(name: .customLong("cacert"), help: "Trust the CA certificates in the PEM FILE too.")
+    public var caCertificates: String?
+
+    /// Skip certificate verification.
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate (dangerous).")
+    public var insecure = false
+
+    /// HEAD: print the response head only.
+    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the response head only.")
+    public var headOnly = false
+
+    /// Name-resolution overrides, `HOST:PORT:ADDRESS`.
+    @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
+    public var resolve: [String] = []
+
     /// Never draw the progress meter.
     @Flag(name: .customLong("no-progress-meter"), help: "Never draw the progress meter.")
     public var noProgressMeter = false
@@ -95,8 +145,16 @@ public struct LoadURL: AsyncParsableCommand {
             report("no URL given (try --help)", status: LoadURLExit.usage)
             return LoadURLExit.usage
         }
-        var configuration = LoaderSession.Configuration.default
-        if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
+        let configuration: LoaderSession.Configuration
+        do {
+            configuration = try makeConfiguration()
+        } catch {
+            report(String(describing: error), status: LoadURLExit.usage)
+            return LoadURLExit.usage
+        }
+        if insecure, !silent {
+            FileHandle.standardError.write(Data("loadurl: warning: -k: server certificates are not verified\n".utf8))
+        }
         let session = LoaderSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
 
@@ -126,7 +184,7 @@ public struct LoadURL: AsyncParsableCommand {
         var meter = ProgressMeter(enabled: showsProgress(toStdout: destination == nil), label: url.lastPathComponent)
         defer { meter.finish() }
         do {
-            let (bytes, response) = try await session.bytes(from: url)
+            let (bytes, response) = try await session.bytes(for: try makeRequest(url))
             summary.response = response
             if failOnHTTPError, let status = response.status, status.code >= 400 {
                 bytes.task.cancel()
@@ -136,7 +194,7 @@ public struct LoadURL: AsyncParsableCommand {
             }
             let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url)
             defer { output.close() }
-            if include { try output.write(Data(response.printableHead.utf8)) }
+            if include || headOnly { try output.write(Data(response.printableHead.utf8)) }
             for try await chunk in bytes.chunks {
                 try output.write(chunk)
                 summary.bytes += Int64(chunk.count)
@@ -152,6 +210,61 @@ public struct LoadURL: AsyncParsableCommand {
             report(failure.description, status: status)
             return status
         }
+    }
+
+    /// The session settings the options ask for.
+    func makeConfiguration() throws -> LoaderSession.Configuration {
+        var configuration = LoaderSession.Configuration.default
+        if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
+        configuration.redirectLimit = followRedirects ? max(0, maxRedirects) : 0
+        var http = HTTPClientOptions()
+        http.tls.additionalTrustRootsPEMFile = caCertificates
+        http.tls.verifiesCertificates = !insecure
+        for entry in resolve {
+            // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
+            http.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        }
+        configuration.handlerOptions[HTTPClientOptions.self] = http
+        return configuration
+    }
+
+    /// The request for `url` that the options describe.
+    func makeRequest(_ url: URL) throws -> LoadRequest {
+        var request = LoadRequest(url: url)
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":"), let name = HTTPField.Name(String(header[..<colon]).trimmingCharacters(in: .whitespaces)) else {
+                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value', not '\(header)'")
+            }
+            request.headerFields[name] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        if let user {
+            request.headerFields[.authorization] = "Basic " + Data(user.utf8).base64EncodedString()
+        }
+        if let text = data ?? dataBinary {
+            request.method = .post
+            request.body = try Self.body(text, url: url)
+            if data != nil, request.headerFields[.contentType] == nil {
+                request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            }
+        }
+        if let uploadFile {
+            request.method = .put
+            request.body = .file(URL(fileURLWithPath: uploadFile))
+        }
+        if headOnly { request.method = .head }
+        if let method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
+        return request
+    }
+
+    private static func body(_ text: String, url: URL) throws -> RequestBody {
+        guard text.hasPrefix("@") else { return .bytes(Data(text.utf8)) }
+        let path = String(text.dropFirst())
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(path)")
+        }
+        return .file(URL(fileURLWithPath: path))
     }
 
     /// The file for the URL at `index`, or `nil` for standard output.

@@ -1,38 +1,13 @@
 import Foundation
 import HTTPScheme
 import Loader
+import TestSupport
 
 /// The nginx that `scripts/test-servers` runs on 127.0.0.1 (started here if it is not running).
 enum Nginx {
-    struct Endpoints: Sendable {
-        let httpPort: Int
-        let httpsPort: Int
-        let caFile: String
-        let root: String
-    }
+    typealias Endpoints = TestServers.Nginx
 
-    static let endpoints: Endpoints? = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let script = root.appendingPathComponent("scripts/test-servers").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "start"]
-        process.standardInput = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let text = try? String(contentsOf: root.appendingPathComponent(".build/test-servers/env"), encoding: .utf8)
-        else { return nil }
-        var values: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let pair = line.split(separator: "=", maxSplits: 1)
-            if pair.count == 2 { values[String(pair[0])] = String(pair[1]) }
-        }
-        guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
-              let ca = values["CA"], let www = values["ROOT"] else { return nil }
-        return Endpoints(httpPort: http, httpsPort: https, caFile: ca, root: www)
-    }()
+    static var endpoints: Endpoints? { TestServers.nginx }
 
     /// The running nginx; a test that needs it fails (rather than skips) when it could not be started.
     static func require() throws -> Endpoints {

@@ -1,0 +1,79 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `loadurl` against the real nginx, with curl's HTTP options.
+@Suite("loadurl: http(s) options against nginx")
+struct CLIHTTPTests {
+    private func nginx() throws -> TestServers.Nginx {
+        try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+    }
+
+    @Test("-I prints the status line and fields only")
+    func head() throws {
+        let server = try nginx()
+        let run = try LoadURLProcess.run(["-I", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(run.stdout.contains("Content-Length: 17\r\n"))
+        #expect(run.stdout.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test("Redirects are followed only with -L, as curl does")
+    func location() throws {
+        let server = try nginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/redirect"
+        let plain = try LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", url])
+        #expect(plain.stdout == "301")
+        let followed = try LoadURLProcess.run(["-L", url])
+        #expect(followed.stdout == "Hello from nginx\n")
+        let limited = try LoadURLProcess.run(["-L", "--max-redirs", "3", "http://127.0.0.1:\(server.httpPort)/loop"])
+        #expect(limited.status == 47)
+    }
+
+    @Test("-f makes an HTTP error status exit 22 without printing the body")
+    func failOnError() throws {
+        let server = try nginx()
+        let run = try LoadURLProcess.run(["-f", "http://127.0.0.1:\(server.httpPort)/status/404"])
+        #expect(run.status == 22)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.contains("404"))
+    }
+
+    @Test("HTTPS: --cacert trusts the test CA; without it exit 60; -k skips verification with a warning")
+    func tls() throws {
+        let server = try nginx()
+        let url = "https://localhost:\(server.httpsPort)/hello.txt"
+        let trusted = try LoadURLProcess.run(["--cacert", server.caFile, url])
+        #expect(trusted.status == 0)
+        #expect(trusted.stdout == "Hello from nginx\n")
+        let untrusted = try LoadURLProcess.run([url])
+        #expect(untrusted.status == 60)
+        #expect(untrusted.stderr.contains(url))
+        let insecure = try LoadURLProcess.run(["-k", url])
+        #expect(insecure.status == 0)
+        #expect(insecure.stderr.contains("warning"))
+    }
+
+    @Test("--resolve sends a host name to another address; the certificate is checked against the name")
+    func resolve() throws {
+        let server = try nginx()
+        let run = try LoadURLProcess.run([
+            "--cacert", server.caFile, "--resolve", "wrong.example:\(server.httpsPort):127.0.0.1",
+            "https://wrong.example:\(server.httpsPort)/hello.txt",
+        ])
+        #expect(run.status == 60)
+        #expect(run.stderr.contains("does not match"))
+    }
+
+    @Test("-u sends Basic credentials; -d posts a form")
+    func credentialsAndData() throws {
+        let server = try nginx()
+        let denied = try LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "http://127.0.0.1:\(server.httpPort)/private"])
+        #expect(denied.stdout == "401")
+        let allowed = try LoadURLProcess.run(["-u", "user:secret", "http://127.0.0.1:\(server.httpPort)/private"])
+        #expect(allowed.stdout == "Hello from nginx\n")
+        let posted = try LoadURLProcess.run(["-d", "a=1&b=2", "http://127.0.0.1:\(server.httpPort)/echo"])
+        #expect(posted.stdout.hasPrefix("method=POST length=7"))
+    }
+}
