@@ -116,7 +116,7 @@ struct HTTPRequestPlan {
         }
         let method = HTTPMethod(rawValue: request.method.rawValue)
         head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
-        isIdempotent = [.get, .head, .options, .trace, .put, .delete].contains(request.method) && request.body == nil
-            || [.put, .delete].contains(request.method)
+        // RFC 9110 §9.2.2; every RequestBody can be sent again from its start, so a body is no obstacle.
+        isIdempotent = [.get, .head, .options, .trace, .put, .delete].contains(request.method)
     }
 }

@@ -75,12 +75,10 @@ final class ResponseForwarder: ChannelInboundHandler {
             exchange.markResponseStarted()
             exchange.client.handler(exchange.handler, didReceive: response)
 
-        case (.body(var buffer), .body(let exchange, let received, let expected, let keepAlive)):
-            let count = buffer.readableBytes
-            state = .body(exchange, received: received + Int64(count), expected: expected, keepAlive: keepAlive)
-            if let bytes = buffer.readBytes(length: count) {
-                exchange.client.handler(exchange.handler, didLoad: Data(bytes))
-            }
+        case (.body(let buffer), .body(let exchange, let received, let expected, let keepAlive)):
+            state = .body(exchange, received: received + Int64(buffer.readableBytes), expected: expected, keepAlive: keepAlive)
+            // One copy, from NIO's buffer into the Data the reader gets.
+            exchange.client.handler(exchange.handler, didLoad: Data(buffer.readableBytesView))
 
         case (.end, .body(let exchange, let received, let expected, let keepAlive)):
             state = .idle
