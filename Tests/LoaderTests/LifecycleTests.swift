@@ -1,26 +1,30 @@
 import Foundation
 import Loader
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Lifecycle: backpressure, cancellation, timeouts, the event contract")
 struct LifecycleTests {
     @Test("A slow reader holds the handler back: it never gets more than the buffer limit ahead")
     func backpressure() async throws {
-        let (probeID, probe) = Probes.make()
-        let limit = 256 * 1024
-        let session = testSession { $0.bodyBufferLimit = limit }
-        let (bytes, _) = try await session.bytes(from: URL(string: "stream://\(probeID)/8000000")!)
-        var consumed = 0
-        var maxAhead = 0
-        for try await chunk in bytes.chunks {
-            consumed += chunk.count
-            try await Task.sleep(for: .microseconds(200))
-            maxAhead = max(maxAhead, probe["produced"] - consumed)
+        // Many allocations at once: kept apart from the tests that measure peak memory.
+        try await MemoryGate.shared.exclusive {
+            let (probeID, probe) = Probes.make()
+            let limit = 256 * 1024
+            let session = testSession { $0.bodyBufferLimit = limit }
+            let (bytes, _) = try await session.bytes(from: URL(string: "stream://\(probeID)/8000000")!)
+            var consumed = 0
+            var maxAhead = 0
+            for try await chunk in bytes.chunks {
+                consumed += chunk.count
+                try await Task.sleep(for: .microseconds(200))
+                maxAhead = max(maxAhead, probe["produced"] - consumed)
+            }
+            #expect(consumed == 8_000_000)
+            // The buffer may pass its limit by the chunk that crosses it, and the reader holds one chunk.
+            #expect(maxAhead <= limit + 2 * 64 * 1024, "the handler ran \(maxAhead) bytes ahead of the reader")
         }
-        #expect(consumed == 8_000_000)
-        // The buffer may pass its limit by the chunk that crosses it, and the reader holds one chunk.
-        #expect(maxAhead <= limit + 2 * 64 * 1024, "the handler ran \(maxAhead) bytes ahead of the reader")
     }
 
     @Test("Swift task cancellation reaches the handler and ends the load with cancelled")
@@ -103,11 +107,14 @@ struct LifecycleTests {
 
     @Test("A callback-driven handler is paced by whenReadyForData and delivers every byte in order")
     func legacyHandler() async throws {
-        let session = testSession { $0.bodyBufferLimit = 150_000 }
-        let (data, _) = try await session.data(from: URL(string: "legacy:x")!)
-        #expect(data.count == 10_000_000)
-        #expect(data.first == UInt8(ascii: "0"))
-        #expect(data[100_000] == UInt8(ascii: "9"))
+        // Many allocations at once: kept apart from the tests that measure peak memory.
+        try await MemoryGate.shared.exclusive {
+            let session = testSession { $0.bodyBufferLimit = 150_000 }
+            let (data, _) = try await session.data(from: URL(string: "legacy:x")!)
+            #expect(data.count == 10_000_000)
+            #expect(data.first == UInt8(ascii: "0"))
+            #expect(data[100_000] == UInt8(ascii: "9"))
+        }
     }
 
     @Test("Body data before the response is a contract violation, reported as an error")
