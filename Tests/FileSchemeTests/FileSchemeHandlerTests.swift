@@ -28,9 +28,6 @@ private let session: LoaderSession = {
     return LoaderSession(configuration: configuration)
 }()
 
-private func loadError(_ body: () async throws -> Void) async -> LoadError? {
-    do { try await body(); return nil } catch let error as LoadError { return error } catch { return LoadError(.unknown, underlying: error) }
-}
 
 @Suite("file: handler")
 struct FileSchemeHandlerTests {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPScheme
 import HTTPTypes
 import Loader
+import TestSupport
 import Testing
 
 private func scriptedSession(configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {

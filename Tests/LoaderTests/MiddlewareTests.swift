@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Loader
 import Synchronization
+import TestSupport
 import Testing
 
 /// Adds a header to every request.

@@ -1,6 +1,7 @@
 import Foundation
 import Loader
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Tasks: completion handlers, states, suspension, invalidation")

@@ -92,3 +92,16 @@ public enum Corpora {
         return root.appendingPathComponent("../shared/corpora/\(path)").standardizedFileURL
     }
 }
+
+/// Runs `body` and returns the `LoadError` it throws, or `nil` if it throws none (another error becomes
+/// an `unknown` LoadError saying so, so that the test's expectation on the code fails visibly).
+public func loadError(_ body: () async throws -> Void) async -> LoadError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as LoadError {
+        return error
+    } catch {
+        return LoadError(.unknown, reason: "not a LoadError: \(error)")
+    }
+}

@@ -37,14 +37,3 @@ enum Nginx {
     }
 }
 
-/// Runs `body` and returns the `LoadError` it throws, or `nil` if it throws none.
-func loadError(_ body: () async throws -> Void) async -> LoadError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as LoadError {
-        return error
-    } catch {
-        return LoadError(.unknown, reason: "not a LoadError: \(error)")
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Loader
 import Synchronization
+import TestSupport
 
 /// `echo:` answers with its own URL as the body, and echoes the request's `X-Echo` header back.
 final class EchoHandler: SchemeHandler, @unchecked Sendable {
@@ -234,14 +235,3 @@ func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> B
     return condition()
 }
 
-/// Runs `body` and returns the `LoadError` it throws, or `nil` if it throws none.
-func loadError(_ body: () async throws -> Void) async -> LoadError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as LoadError {
-        return error
-    } catch {
-        return LoadError(.unknown, reason: "not a LoadError: \(error)")
-    }
-}
