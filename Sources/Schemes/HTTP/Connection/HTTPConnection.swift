@@ -42,6 +42,24 @@ final class HTTPConnection: Sendable {
     func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?) async throws {
         let forwarder = self.forwarder
         let loop = channel.eventLoop
+        let channel = self.channel
+        if body == nil {
+            // No body: start, send and wait in one trip to the event loop and one back — each hop
+            // between the loop and the task's thread costs thread wake-ups.
+            try await loop.flatSubmit { () -> EventLoopFuture<Void> in
+                do {
+                    try forwarder.value.start(exchange)
+                } catch {
+                    return loop.makeFailedFuture(error)
+                }
+                let headWritten = loop.makePromise(of: Void.self)
+                headWritten.futureResult.whenSuccess { exchange.markRequestSent() }
+                channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                return exchange.done.futureResult
+            }.get()
+            return
+        }
         try await loop.submit { try forwarder.value.start(exchange) }.get()
         let contentLength = head.headers.first(name: "content-length").flatMap { Int64($0) }
 
