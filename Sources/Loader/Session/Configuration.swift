@@ -18,6 +18,9 @@ extension LoaderSession {
         /// The most redirects one load follows (handler-proposed and HTTP 3xx); 0 turns following off,
         /// so redirect responses reach the caller.
         public var redirectLimit: Int = 16
+        /// Where default handling of authentication challenges finds credentials: ``CredentialStore/shared``
+        /// by default, a store of the session's own for ephemeral sessions, `nil` for none.
+        public var credentialStore: CredentialStore?
         /// Header fields added to every request that does not set them itself.
         public var additionalHeaderFields: HTTPFields = [:]
         /// The cache policy of requests made from a URL alone.
@@ -37,6 +40,7 @@ extension LoaderSession {
         /// - Parameter isEphemeral: Whether the session keeps nothing on disk.
         public init(isEphemeral: Bool = false) {
             self.isEphemeral = isEphemeral
+            self.credentialStore = isEphemeral ? CredentialStore() : .shared
         }
     }
 }

@@ -18,6 +18,9 @@ public protocol LoadTaskDelegate: AnyObject, Sendable {
     /// A response redirects to `request`: return it (or a changed request) to follow, or `nil` to stop
     /// and hand the redirect response to the caller.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest?
+    /// A server asks for credentials. The default answer, ``ChallengeDisposition/performDefaultHandling``,
+    /// passes the question on to the session's delegate, then to the session's own rules.
+    func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
     /// The task ended: `error` is `nil` on success.
     func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?)
 }
@@ -34,6 +37,10 @@ extension LoadTaskDelegate {
     /// Follows the redirect unchanged.
     public func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
         request
+    }
+    /// Passes the challenge on.
+    public func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        .performDefaultHandling
     }
     /// Does nothing.
     public func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {}

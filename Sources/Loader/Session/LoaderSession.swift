@@ -51,6 +51,7 @@ public final class LoaderSession: Sendable {
         // The app's middleware first, then the built-in policies in the documented order.
         var layers = configuration.middleware
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit)) }
+        layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
         self.chain = MiddlewareChain(layers: layers, dispatch: dispatch)
     }
 

@@ -218,6 +218,18 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         return proposed
     }
 
+    /// Asks the task's delegate, then the session's, how to answer a challenge.
+    func didReceive(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        if let delegate {
+            let answer = await delegate.loadTask(self, didReceive: challenge)
+            if case .performDefaultHandling = answer {} else { return answer }
+        }
+        if let sessionDelegate = session.delegate, sessionDelegate !== delegate {
+            return await sessionDelegate.loadTask(self, didReceive: challenge)
+        }
+        return .performDefaultHandling
+    }
+
     /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled).
     @discardableResult
     func complete(with error: LoadError?) -> LoadError? {

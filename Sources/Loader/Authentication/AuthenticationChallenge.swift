@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+
+/// Where credentials apply: a host, port and scheme, and the server's realm and method.
+public struct ProtectionSpace: Sendable, Hashable {
+    /// The host, lowercased.
+    public var host: String
+    /// The port.
+    public var port: Int
+    /// The URL scheme, such as `https`.
+    public var scheme: String
+    /// The realm the server named, if any.
+    public var realm: String?
+    /// The authentication scheme, such as `Basic`.
+    public var authenticationMethod: String
+
+    /// Makes a protection space.
+    public init(host: String, port: Int, scheme: String, realm: String?, authenticationMethod: String) {
+        self.host = host.lowercased()
+        self.port = port
+        self.scheme = scheme.lowercased()
+        self.realm = realm
+        self.authenticationMethod = authenticationMethod
+    }
+}
+
+/// A user name and password.
+public struct Credential: Sendable, Hashable {
+    /// The user name.
+    public var user: String
+    /// The password.
+    public var password: String
+
+    /// Makes a credential.
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+}
+
+/// A server's demand for credentials (an HTTP 401 with `WWW-Authenticate`), as the delegate sees it.
+public struct AuthenticationChallenge: Sendable {
+    /// Where the credentials would apply.
+    public var protectionSpace: ProtectionSpace
+    /// How many credentials for this load the server has already refused.
+    public var previousFailureCount: Int
+    /// The credential refused last, if any.
+    public var proposedCredential: Credential?
+    /// The 401 response.
+    public var failureResponse: LoadResponse
+}
+
+/// What to do with a challenge, as URLSession's delegates answer.
+public enum ChallengeDisposition: Sendable {
+    /// Send this credential.
+    case useCredential(Credential)
+    /// Do what the session would do with no delegate: the URL's user info, then the credential store,
+    /// else hand the 401 response to the caller.
+    case performDefaultHandling
+    /// Fail the load with ``LoadError/Code/userCancelledAuthentication``.
+    case cancelAuthenticationChallenge
+    /// Hand the 401 response to the caller.
+    case rejectProtectionSpace
+}
+
+/// Credentials kept for protection spaces. Sessions use ``shared`` unless their configuration is
+/// ephemeral (then each has its own) or names another.
+public final class CredentialStore: Sendable {
+    /// The process-wide store.
+    public static let shared = CredentialStore()
+    private let entries = Locked<[ProtectionSpace: Credential]>([:])
+
+    /// An empty store.
+    public init() {}
+
+    /// Keeps `credential` for `space`.
+    public func set(_ credential: Credential, for space: ProtectionSpace) {
+        entries.withLock { $0[space] = credential }
+    }
+
+    /// Removes the credential for `space`.
+    public func remove(for space: ProtectionSpace) {
+        entries.withLock { $0[space] = nil }
+    }
+
+    /// The credential for `space`: one stored for exactly it, else one for the same host, port and
+    /// scheme stored without a realm.
+    public func credential(for space: ProtectionSpace) -> Credential? {
+        entries.withLock { entries in
+            if let exact = entries[space] { return exact }
+            var anyRealm = space
+            anyRealm.realm = nil
+            return entries[anyRealm]
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HTTPTypes
+
+/// Answers HTTP `Basic` challenges (401 with `WWW-Authenticate`): asks the task's delegate, then the
+/// session's, and by default uses the URL's user info, then the session's credential store. When nobody
+/// has a credential, or the server refused ``maximumAttempts`` of them, the 401 response goes to the
+/// caller: a challenge never makes a load hang.
+public struct AuthenticationMiddleware: LoadMiddleware {
+    /// Credentials tried per load before the 401 is handed to the caller.
+    public var maximumAttempts: Int
+    let store: CredentialStore?
+
+    /// Makes the middleware.
+    /// - Parameters:
+    ///   - store: Where default handling looks for credentials, or `nil` for none.
+    ///   - maximumAttempts: Credentials tried per load.
+    public init(store: CredentialStore?, maximumAttempts: Int = 3) {
+        self.store = store
+        self.maximumAttempts = maximumAttempts
+    }
+
+    /// Loads `request`, answering challenges.
+    public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        var current = request
+        var failures = 0
+        var proposed: Credential?
+        var userInfoTried = false
+        while true {
+            let result = try await next(current)
+            guard result.response.status == .unauthorized,
+                  let header = result.response.headerFields[.wwwAuthenticate],
+                  let space = Self.basicSpace(header, url: current.url),
+                  failures < maximumAttempts
+            else { return result }
+            let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures,
+                                                    proposedCredential: proposed, failureResponse: result.response)
+            let credential: Credential?
+            switch await context.task.didReceive(challenge) {
+            case .useCredential(let given):
+                credential = given
+            case .cancelAuthenticationChallenge:
+                result.body.discard()
+                throw LoadError(.userCancelledAuthentication, url: current.url, reason: "the delegate cancelled the challenge for \(space.host)")
+            case .rejectProtectionSpace:
+                credential = nil
+            case .performDefaultHandling:
+                if !userInfoTried, let user = current.url.user(percentEncoded: false) {
+                    userInfoTried = true
+                    credential = Credential(user: user, password: current.url.password(percentEncoded: false) ?? "")
+                } else if failures == 0 {
+                    credential = store?.credential(for: space)
+                } else {
+                    credential = nil
+                }
+            }
+            guard let credential else { return result }
+            result.body.discard()
+            failures += 1
+            proposed = credential
+            current.headerFields[.authorization] = "Basic " + Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
+        }
+    }
+
+    /// The protection space of a `Basic` challenge, or `nil` for other schemes.
+    static func basicSpace(_ header: String, url: URL) -> ProtectionSpace? {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("basic") else { return nil }
+        var realm: String?
+        if let range = trimmed.range(of: "realm=", options: .caseInsensitive) {
+            var value = trimmed[range.upperBound...]
+            if value.hasPrefix("\"") {
+                value = value.dropFirst()
+                realm = String(value.prefix { $0 != "\"" })
+            } else {
+                realm = String(value.prefix { $0 != "," && $0 != " " })
+            }
+        }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        return ProtectionSpace(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80),
+                               scheme: scheme, realm: realm, authenticationMethod: "Basic")
+    }
+}
