@@ -27,10 +27,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
+        // zlib, the system's, for decoding gzip and deflate bodies.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
         .target(
             name: "Loader",
             dependencies: [
+                "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -75,7 +78,7 @@ let package = Package(
         ),
         .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
         // Probes shared by the tests: peak memory, open descriptors, the corpora.
-        .target(name: "TestSupport", dependencies: ["Loader"], path: "Tests/Support", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Loader", "CZlib"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),
@@ -83,7 +86,7 @@ let package = Package(
         .testTarget(
             name: "HTTPSchemeTests",
             dependencies: [
-                "HTTPScheme", "Loader", "TestSupport", "HandlerConformance",
+                "HTTPScheme", "Loader", "TestSupport", "HandlerConformance", "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -43,6 +43,40 @@ struct HTTPNginxTests {
         #expect(error?.code == .serverCertificateWrongHost)
     }
 
+    @Test("An expired certificate fails with serverCertificateHasBadDate naming the URL")
+    func expired() async throws {
+        let url = URL(string: "https://localhost:\(try Nginx.require().expiredPort)/hello.txt")!
+        let error = await loadError { _ = try await Nginx.session().data(from: url) }
+        #expect(error?.code == .serverCertificateHasBadDate, "\(String(describing: error))")
+        #expect(error?.url == url)
+    }
+
+    @Test("IPv6: a URL with [::1] loads from nginx's IPv6 listener")
+    func ipv6() async throws {
+        let nginx = try Nginx.require()
+        // scripts/test-servers listens on [::1] whenever the kernel has IPv6 loopback; this machine must.
+        try #require(nginx.ipv6, "nginx has no [::1] listener: this machine has no IPv6 loopback")
+        let (data, response) = try await Nginx.session().data(from: URL(string: "http://[::1]:\(nginx.httpPort)/hello.txt")!)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.status == .ok)
+    }
+
+    @Test("A gzip response from nginx arrives decoded; asked for raw, it arrives as nginx sent it")
+    func gzip() async throws {
+        let original = try Data(contentsOf: URL(fileURLWithPath: try Nginx.require().root + "/gz/lines.txt"))
+        let url = try Nginx.http("/gz/lines.txt")
+        let (data, response) = try await Nginx.session().data(from: url)
+        #expect(data == original)
+        #expect(response.headerFields[.contentEncoding] == nil)
+
+        var raw = LoadRequest(url: url)
+        raw.headerFields[.acceptEncoding] = "gzip"
+        let (compressed, rawResponse) = try await Nginx.session().data(for: raw)
+        #expect(rawResponse.headerFields[.contentEncoding] == "gzip")
+        #expect(compressed.prefix(2) == Data([0x1F, 0x8B]), "a gzip stream starts with its magic number")
+        #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
+    }
+
     @Test("Turning verification off (curl's -k) accepts any certificate")
     func insecure() async throws {
         var configuration = LoaderSession.Configuration.ephemeral

@@ -8,6 +8,10 @@ public enum TestServers {
         public let httpPort: Int
         /// The HTTPS port (certificate for `localhost`, signed by ``caFile``).
         public let httpsPort: Int
+        /// An HTTPS port whose certificate (for `localhost`, from the test CA) expired in 2020.
+        public let expiredPort: Int
+        /// Whether nginx also listens on `[::1]` (the HTTP port), which it does where the machine has IPv6.
+        public let ipv6: Bool
         /// The PEM file of the test CA.
         public let caFile: String
         /// The folder nginx serves.
@@ -35,7 +39,8 @@ public enum TestServers {
             if pair.count == 2 { values[String(pair[0])] = String(pair[1]) }
         }
         guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
-              let ca = values["CA"], let www = values["ROOT"] else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, caFile: ca, root: www)
+              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"]
+        else { return nil }
+        return Nginx(httpPort: http, httpsPort: https, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
     }()
 }

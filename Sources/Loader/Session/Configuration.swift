@@ -21,6 +21,8 @@ extension LoaderSession {
         /// Where default handling of authentication challenges finds credentials: ``CredentialStore/shared``
         /// by default, a store of the session's own for ephemeral sessions, `nil` for none.
         public var credentialStore: CredentialStore?
+        /// Whether and how compressed response bodies are asked for and decoded (on by default).
+        public var contentDecoding = ContentDecoding.automatic
         /// Header fields added to every request that does not set them itself.
         public var additionalHeaderFields: HTTPFields = [:]
         /// The cache policy of requests made from a URL alone.

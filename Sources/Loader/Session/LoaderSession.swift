@@ -52,6 +52,7 @@ public final class LoaderSession: Sendable {
         var layers = configuration.middleware
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit)) }
         layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
+        if configuration.contentDecoding.isEnabled { layers.append(ContentDecodingMiddleware(settings: configuration.contentDecoding)) }
         self.chain = MiddlewareChain(layers: layers, dispatch: dispatch)
     }
 

@@ -1,0 +1,44 @@
+import Foundation
+
+/// How a session decodes compressed response bodies (`Content-Encoding: gzip` or `deflate`).
+///
+/// When decoding is on and a request does not set `Accept-Encoding` itself, the session asks for
+/// `gzip, deflate` and hands the caller the decoded body: `Content-Encoding` and `Content-Length` (which
+/// described the compressed bytes) are removed from the response. A request that sets `Accept-Encoding`
+/// itself gets the bytes exactly as the server sent them, as with OkHttp.
+public struct ContentDecoding: Sendable, Hashable {
+    /// Decode gzip and deflate, with the default bomb limits.
+    public static var automatic: ContentDecoding { ContentDecoding() }
+    /// Never ask for or decode compressed bodies.
+    public static var off: ContentDecoding {
+        var settings = ContentDecoding()
+        settings.isEnabled = false
+        return settings
+    }
+
+    /// Whether the session asks for and decodes compressed bodies.
+    public var isEnabled = true
+    /// The most decoded bytes per compressed byte. Past it the load fails with
+    /// ``LoadError/Code/dataLengthExceedsMaximum``: a few kilobytes that expand to gigabytes are an attack,
+    /// not a resource. Checked only once ``ratioFloor`` decoded bytes have arrived, because a small, very
+    /// repetitive body is ordinary. `nil` for no ratio limit.
+    public var maximumRatio: Int? = 200
+    /// Decoded bytes below which ``maximumRatio`` is not checked.
+    public var ratioFloor = 1024 * 1024
+    /// The most decoded bytes of one body, whatever the ratio; `nil` for no limit.
+    public var maximumDecodedSize: Int?
+
+    /// Makes the default settings: decoding on, at most 200 decoded bytes per compressed byte past 1 MiB.
+    public init() {}
+
+    /// The codings this session decodes, in the `Accept-Encoding` it sends.
+    static let acceptEncoding = "gzip, deflate"
+
+    func format(of coding: Substring) -> Inflater.Format? {
+        switch coding.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "gzip", "x-gzip": return .gzip
+        case "deflate": return .deflate
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+import HTTPTypes
+
+/// Asks for compressed bodies and decodes them on the way up: the innermost built-in layer, so every
+/// outer layer and the caller see decoded bytes. Settings are ``LoaderSession/Configuration/contentDecoding``.
+struct ContentDecodingMiddleware: LoadMiddleware {
+    let settings: ContentDecoding
+
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        // A caller that chose its own Accept-Encoding wants the bytes as sent.
+        guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil else { return try await next(request) }
+        var request = request
+        request.headerFields[.acceptEncoding] = ContentDecoding.acceptEncoding
+        var result = try await next(request)
+        guard let header = result.response.headerFields[.contentEncoding] else { return result }
+        // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
+        let codings = header.split(separator: ",").filter { $0.trimmingCharacters(in: .whitespaces).lowercased() != "identity" }
+        let formats = codings.compactMap(settings.format(of:))
+        // Anything we cannot undo (br, zstd, a typo) goes to the caller untouched, header and all.
+        guard formats.count == codings.count, !formats.isEmpty else { return result }
+        var body = result.body
+        for format in formats.reversed() {
+            body = ResponseBody(DecodedBody(encoded: body, format: format, url: result.response.url, settings: settings))
+        }
+        result.body = body
+        result.response.headerFields[.contentEncoding] = nil
+        result.response.headerFields[.contentLength] = nil
+        return result
+    }
+}

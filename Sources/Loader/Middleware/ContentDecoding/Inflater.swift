@@ -1,0 +1,133 @@
+import CZlib
+import Foundation
+
+/// One zlib inflate stream: gzip, zlib-wrapped deflate or raw deflate, fed a chunk at a time.
+///
+/// Output comes in pieces of at most `window` bytes, so a small input that expands enormously (a
+/// decompression bomb) never has to be held whole. A class because zlib's state points back at its
+/// `z_stream`, which therefore must stay at one address.
+final class Inflater {
+    /// The framing around the deflate data.
+    enum Format {
+        case gzip
+        /// `Content-Encoding: deflate`: RFC 9110 means zlib-wrapped, but some servers send raw deflate;
+        /// the first two bytes tell which.
+        case deflate
+    }
+
+    enum Failure: Error, Equatable {
+        /// zlib rejected the data; its message.
+        case corrupt(String)
+        /// The input ended before the compressed stream did.
+        case truncated
+    }
+
+    private let format: Format
+    private let window: Int
+    private var stream: UnsafeMutablePointer<z_stream>?
+    private var pending = Data()
+    private var pendingOffset = 0
+    /// Whether the last call filled its window, so zlib may hold more output without new input.
+    private var outputMayBePending = false
+    /// Whether the compressed stream has ended (bytes after it are ignored, as browsers and curl do).
+    private(set) var isFinished = false
+    /// Compressed bytes consumed so far.
+    private(set) var totalIn = 0
+    /// Decoded bytes produced so far.
+    private(set) var totalOut = 0
+
+    init(format: Format, window: Int = 64 * 1024) {
+        self.format = format
+        self.window = window
+    }
+
+    deinit {
+        if let stream {
+            inflateEnd(stream)
+            stream.deallocate()
+        }
+    }
+
+    /// Adds compressed input; call ``nextOutput()`` until it returns `nil` before adding more.
+    func feed(_ data: Data) {
+        if pendingOffset >= pending.count {
+            pending = data
+        } else {
+            var rest = pending.withUnsafeBytes { Data($0.dropFirst(pendingOffset)) }
+            rest.append(data)
+            pending = rest
+        }
+        pendingOffset = 0
+    }
+
+    /// Decodes the next piece of the input given so far: `nil` when more input is needed or the stream
+    /// has ended.
+    func nextOutput() throws(Failure) -> Data? {
+        while !isFinished, pendingOffset < pending.count || outputMayBePending {
+            let stream = try self.startIfReady()
+            guard let stream else { return nil }
+            var output = Data(count: window)
+            let (status, consumed, produced) = pending.withUnsafeBytes { input in
+                output.withUnsafeMutableBytes { out in
+                    let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) + pendingOffset }
+                    stream.pointee.next_in = base.map { UnsafeMutablePointer(mutating: $0) }
+                    stream.pointee.avail_in = uInt(min(input.count - pendingOffset, Int(UInt32.max)))
+                    stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                    stream.pointee.avail_out = uInt(window)
+                    let availableIn = stream.pointee.avail_in
+                    let status = inflate(stream, Z_NO_FLUSH)
+                    return (status, Int(availableIn - stream.pointee.avail_in), window - Int(stream.pointee.avail_out))
+                }
+            }
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+            pendingOffset += consumed
+            totalIn += consumed
+            totalOut += produced
+            outputMayBePending = produced == window
+            switch status {
+            case Z_STREAM_END:
+                isFinished = true
+            case Z_OK:
+                break
+            case Z_BUF_ERROR where consumed == 0 && produced == 0:
+                return nil
+            default:
+                let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
+                throw .corrupt(message)
+            }
+            if produced > 0 { return output.prefix(produced) }
+        }
+        return nil
+    }
+
+    /// Checks, once the input has ended, that the compressed stream ended too. An empty input is an
+    /// empty body, not an error.
+    func finish() throws(Failure) {
+        if !isFinished, totalIn > 0 || pendingOffset < pending.count { throw .truncated }
+    }
+
+    /// Starts zlib once enough bytes have arrived to tell zlib-wrapped from raw deflate.
+    private func startIfReady() throws(Failure) -> UnsafeMutablePointer<z_stream>? {
+        if let stream { return stream }
+        let windowBits: Int32
+        switch format {
+        case .gzip:
+            windowBits = 15 + 16
+        case .deflate:
+            guard pending.count - pendingOffset >= 2 else { return nil }
+            let (first, second) = pending.withUnsafeBytes { ($0[pendingOffset], $0[pendingOffset + 1]) }
+            // RFC 1950: compression method 8 in the low nibble, and the header a multiple of 31.
+            let isZlib = first & 0x0F == 8 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0
+            windowBits = isZlib ? 15 : -15
+        }
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        guard czlib_inflate_init(stream, windowBits) == Z_OK else {
+            stream.deallocate()
+            throw .corrupt("zlib could not start")
+        }
+        self.stream = stream
+        return stream
+    }
+}

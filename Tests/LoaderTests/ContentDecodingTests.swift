@@ -1,0 +1,180 @@
+import Foundation
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+/// What a `zipped:` URL serves: encoded bytes, the `Content-Encoding` to announce, and the chunk size.
+private struct Payload: Sendable {
+    var body: Data
+    var contentEncoding: String
+    var chunk = 64 * 1024
+}
+
+/// `zipped://<id>` serves a registered payload with `Content-Encoding`, as a compressing server would, and
+/// records the request's `Accept-Encoding`.
+final class ZippedHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["zipped"] }
+    fileprivate static let payloads = Locked<[String: Payload]>([:])
+    static let acceptEncoding = Locked<[String: String]>([:])
+
+    fileprivate static func register(_ payload: Payload) -> URL {
+        let id = "z" + UUID().uuidString.prefix(8).lowercased()
+        payloads.withLock { $0[id] = payload }
+        return URL(string: "zipped://\(id)/resource")!
+    }
+
+    override func load() async throws {
+        let id = request.url.host ?? ""
+        Self.acceptEncoding.withLock { $0[id] = request.headerFields[.acceptEncoding] ?? "(none)" }
+        guard let payload = Self.payloads.withLock({ $0[id] }) else { throw LoadError(.fileDoesNotExist, url: request.url) }
+        var response = LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: Int64(payload.body.count))
+        response.headerFields[.contentEncoding] = payload.contentEncoding
+        client.handler(self, didReceive: response)
+        var offset = 0
+        while offset < payload.body.count {
+            let end = min(offset + payload.chunk, payload.body.count)
+            try await client.handler(self, deliver: payload.body.subdata(in: offset..<end))
+            offset = end
+        }
+    }
+}
+
+private func zippedSession(_ configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
+    var configuration = LoaderSession.Configuration.ephemeral
+    configuration.handlerClasses = [ZippedHandler.self]
+    configure(&configuration)
+    return LoaderSession(configuration: configuration)
+}
+
+/// Text that compresses as real pages do, with some variety so every deflate block type appears.
+private let sampleText = Data((0..<20_000).map { "line \($0): the quick brown fox \($0 * 7919 % 1000)\n" }.joined().utf8)
+
+@Suite("Content decoding: gzip and deflate bodies decoded on the way up, bombs and corruption refused")
+struct ContentDecodingTests {
+    @Test("gzip, zlib deflate and raw deflate decode to the original bytes, whatever the chunking",
+          arguments: [(Compression.Format.gzip, "gzip"), (.zlib, "deflate"), (.raw, "deflate"), (.gzip, "x-gzip")])
+    func decodes(format: Compression.Format, coding: String) async throws {
+        let encoded = Compression.compress(sampleText, format)
+        for chunk in [1, 7, 1000, 64 * 1024] {
+            // One byte at a time over a whole body is slow in a debug build; a prefix is enough for it.
+            let original = chunk == 1 ? sampleText.prefix(4000) : sampleText
+            let body = chunk == 1 ? Compression.compress(original, format) : encoded
+            let url = ZippedHandler.register(Payload(body: body, contentEncoding: coding, chunk: chunk))
+            let (data, response) = try await zippedSession().data(from: url)
+            #expect(data == original, "chunks of \(chunk): \(data.count) bytes decoded, \(original.count) expected")
+            #expect(response.headerFields[.contentEncoding] == nil)
+            #expect(response.headerFields[.contentLength] == nil, "the length described the compressed bytes")
+            #expect(ZippedHandler.acceptEncoding.withLock { $0[url.host!] } == "gzip, deflate")
+        }
+    }
+
+    @Test("Stacked codings are undone last first")
+    func stacked() async throws {
+        let twice = Compression.compress(Compression.compress(sampleText, .zlib), .gzip)
+        let url = ZippedHandler.register(Payload(body: twice, contentEncoding: "deflate, gzip"))
+        let (data, _) = try await zippedSession().data(from: url)
+        #expect(data == sampleText)
+    }
+
+    @Test("A request with its own Accept-Encoding gets the bytes as sent, header and all")
+    func callersOwnAcceptEncoding() async throws {
+        let encoded = Compression.compress(sampleText, .gzip)
+        let url = ZippedHandler.register(Payload(body: encoded, contentEncoding: "gzip"))
+        var request = LoadRequest(url: url)
+        request.headerFields[.acceptEncoding] = "gzip"
+        let (data, response) = try await zippedSession().data(for: request)
+        #expect(data == encoded)
+        #expect(response.headerFields[.contentEncoding] == "gzip")
+        #expect(response.expectedContentLength == Int64(encoded.count))
+    }
+
+    @Test("A coding we cannot undo reaches the caller untouched")
+    func unknownCoding() async throws {
+        let url = ZippedHandler.register(Payload(body: Data("not really brotli".utf8), contentEncoding: "br"))
+        let (data, response) = try await zippedSession().data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "not really brotli")
+        #expect(response.headerFields[.contentEncoding] == "br")
+    }
+
+    @Test("With decoding off nothing is asked for and nothing decoded")
+    func off() async throws {
+        let encoded = Compression.compress(sampleText, .gzip)
+        let url = ZippedHandler.register(Payload(body: encoded, contentEncoding: "gzip"))
+        let (data, _) = try await zippedSession { $0.contentDecoding = .off }.data(from: url)
+        #expect(data == encoded)
+        #expect(ZippedHandler.acceptEncoding.withLock { $0[url.host!] } == "(none)")
+    }
+
+    @Test("An empty body announced as gzip (a HEAD, a 204) is empty, not an error")
+    func emptyBody() async throws {
+        let url = ZippedHandler.register(Payload(body: Data(), contentEncoding: "gzip"))
+        let (data, _) = try await zippedSession().data(from: url)
+        #expect(data.isEmpty)
+    }
+
+    @Test("Corrupt compressed data is cannotDecodeContentData naming the URL")
+    func corrupt() async throws {
+        var encoded = Compression.compress(sampleText, .gzip)
+        encoded.replaceSubrange(100..<140, with: Data(repeating: 0xFF, count: 40))
+        let url = ZippedHandler.register(Payload(body: encoded, contentEncoding: "gzip"))
+        let error = await loadError { _ = try await zippedSession().data(from: url) }
+        #expect(error?.code == .cannotDecodeContentData)
+        #expect(error?.url == url)
+        #expect(error?.description.contains("corrupt") == true)
+    }
+
+    @Test("A compressed stream cut short is an error, never a silently short body")
+    func truncated() async throws {
+        let encoded = Compression.compress(sampleText, .gzip)
+        for cut in [8, encoded.count / 2] {
+            let url = ZippedHandler.register(Payload(body: encoded.prefix(encoded.count - cut), contentEncoding: "gzip"))
+            let error = await loadError { _ = try await zippedSession().data(from: url) }
+            #expect(error?.code == .cannotDecodeContentData, "cut \(cut): \(String(describing: error))")
+            #expect(error?.description.contains("ended before") == true)
+        }
+    }
+
+    @Test("A decompression bomb stops at the ratio limit, in bounded memory")
+    func bomb() async throws {
+        // 64 MiB of zeros compress to about 64 KB: a ratio near 1000. Made inside the memory gate, so that
+        // the big input does not land in another test's measurement.
+        let (growth, (url, error)) = try await ResourceProbes.measuringPeakGrowth(prepare: {
+            let bomb = Compression.compress(Data(count: 64 << 20), .gzip, level: 9)
+            return ZippedHandler.register(Payload(body: bomb, contentEncoding: "gzip"))
+        }) { url in
+            let error = await loadError {
+                let (bytes, _) = try await zippedSession().bytes(from: url)
+                for try await _ in bytes.chunks {}
+            }
+            return (url, error)
+        }
+        #expect(error?.code == .dataLengthExceedsMaximum)
+        #expect(error?.url == url)
+        #expect(growth < 64 << 20, "peak RSS grew \(growth >> 20) MiB")
+    }
+
+    @Test("With no limits a highly compressed body streams whole in bounded memory; a size limit still holds")
+    func noRatioLimit() async throws {
+        let zeros = 128 << 20
+        let (growth, (url, count)) = try await ResourceProbes.measuringPeakGrowth(prepare: {
+            ZippedHandler.register(Payload(body: Compression.compress(Data(count: zeros), .gzip, level: 9), contentEncoding: "gzip"))
+        }) { url in
+            let (bytes, _) = try await zippedSession { $0.contentDecoding.maximumRatio = nil }.bytes(from: url)
+            var count = 0
+            for try await chunk in bytes.chunks { count += chunk.count }
+            return (url, count)
+        }
+        #expect(count == zeros)
+        #expect(growth < 64 << 20, "peak RSS grew \(growth >> 20) MiB")
+
+        let limited = await loadError {
+            _ = try await zippedSession {
+                $0.contentDecoding.maximumRatio = nil
+                $0.contentDecoding.maximumDecodedSize = 1 << 20
+            }.data(from: url)
+        }
+        #expect(limited?.code == .dataLengthExceedsMaximum)
+        #expect(limited?.description.contains("1048576") == true)
+    }
+}

@@ -1,0 +1,44 @@
+import CZlib
+import Foundation
+
+/// Compresses test bodies with the system's zlib, so tests can serve what real servers send.
+public enum Compression {
+    /// The framing around deflate data.
+    public enum Format: Sendable {
+        /// RFC 1952 gzip.
+        case gzip
+        /// RFC 1950 zlib-wrapped deflate (what `Content-Encoding: deflate` means).
+        case zlib
+        /// RFC 1951 deflate with no wrapper (what some servers send as `deflate`).
+        case raw
+    }
+
+    /// `data` compressed whole in `format`.
+    public static func compress(_ data: Data, _ format: Format, level: Int32 = 6) -> Data {
+        let bits: Int32 = switch format {
+        case .gzip: 15 + 16
+        case .zlib: 15
+        case .raw: -15
+        }
+        // zlib's state points back at its z_stream, so the stream gets an address of its own.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        precondition(czlib_deflate_init(stream, level, bits) == Z_OK)
+        defer {
+            deflateEnd(stream)
+            stream.deallocate()
+        }
+        var output = Data(count: Int(deflateBound(stream, uLong(data.count))) + 64)
+        let written = data.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+                stream.pointee.avail_in = uInt(input.count)
+                stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(out.count)
+                precondition(deflate(stream, Z_FINISH) == Z_STREAM_END)
+                return out.count - Int(stream.pointee.avail_out)
+            }
+        }
+        return output.prefix(written)
+    }
+}
