@@ -31,6 +31,23 @@ struct CLIHTTPTests {
         #expect(limited.status == 47)
     }
 
+    @Test("--compressed asks for gzip and writes the body decoded; a gzip asked for by -H is written as sent")
+    func compressed() throws {
+        let server = try nginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/gz/lines.txt"
+        let original = try String(contentsOfFile: server.root + "/gz/lines.txt", encoding: .utf8)
+        let decoded = try LoadURLProcess.run(["--compressed", "-i", url])
+        #expect(decoded.status == 0)
+        #expect(decoded.stdout.hasSuffix("\r\n\r\n" + original))
+        #expect(!decoded.stdout.contains("Content-Encoding"), "the head describes the decoded body")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gz-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let raw = try LoadURLProcess.run(["-H", "Accept-Encoding: gzip", "-o", file.path, url])
+        #expect(raw.status == 0)
+        #expect(try Data(contentsOf: file).prefix(2) == Data([0x1F, 0x8B]), "the gzip stream, byte for byte")
+    }
+
     @Test("-f makes an HTTP error status exit 22 without printing the body")
     func failOnError() throws {
         let server = try nginx()

@@ -145,6 +145,30 @@ struct HTTPMisbehaviourTests {
         #expect(headers.contains("x-kept: yes"))
     }
 
+    @Test("A GET on a kept-alive connection the server dropped is retried once on a new connection")
+    func retryIdempotentOnDroppedConnection() async throws {
+        let session = scriptedSession()
+        let connection = HTTPField.Name("X-Connection")!
+        let url = server.url("/one-per-connection")
+        let (_, first) = try await session.data(from: url)
+        let (data, second) = try await session.data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "fresh GET")
+        #expect(second.status == .ok)
+        #expect(first.headerFields[connection] != second.headerFields[connection], "the retry used a new connection")
+    }
+
+    @Test("A POST on a dropped kept-alive connection is not retried (it may have had effects): networkConnectionLost")
+    func noRetryForPost() async throws {
+        let session = scriptedSession()
+        let url = server.url("/one-per-connection")
+        var post = LoadRequest(url: url, method: .post)
+        post.body = .bytes(Data("once".utf8))
+        _ = try await session.data(from: url)
+        let error = await loadError { _ = try await session.data(for: post) }
+        #expect(error?.code == .networkConnectionLost)
+        #expect(error?.url == url)
+    }
+
     @Test("A Connection: close response is not reused, and the next request opens a new connection")
     func connectionClose() async throws {
         let session = scriptedSession()

@@ -123,6 +123,10 @@ public struct LoadURL: AsyncParsableCommand {
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []
 
+    /// Ask for a compressed response and decode it.
+    @Flag(name: .customLong("compressed"), help: "Ask for a gzip or deflate response and write it decoded.")
+    public var compressed = false
+
     /// Never draw the progress meter.
     @Flag(name: .customLong("no-progress-meter"), help: "Never draw the progress meter.")
     public var noProgressMeter = false
@@ -217,6 +221,8 @@ public struct LoadURL: AsyncParsableCommand {
         var configuration = LoaderSession.Configuration.default
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
         configuration.redirectLimit = followRedirects ? max(0, maxRedirects) : 0
+        // As with curl, bodies arrive as the server sends them unless --compressed asks for decoding.
+        configuration.contentDecoding = compressed ? .automatic : .off
         var http = HTTPClientOptions()
         http.tls.additionalTrustRootsPEMFile = caCertificates
         http.tls.verifiesCertificates = !insecure

@@ -38,7 +38,9 @@ public struct Credential: Sendable, Hashable {
     }
 }
 
-/// A server's demand for credentials (an HTTP 401 with `WWW-Authenticate`), as the delegate sees it.
+/// A question for the delegate, as URLSession asks it: a server's demand for credentials (an HTTP 401 with
+/// `WWW-Authenticate`), or whether to trust a TLS server (``serverTrust`` is set, and the protection
+/// space's method is ``ServerTrust/authenticationMethod``).
 public struct AuthenticationChallenge: Sendable {
     /// Where the credentials would apply.
     public var protectionSpace: ProtectionSpace
@@ -46,20 +48,42 @@ public struct AuthenticationChallenge: Sendable {
     public var previousFailureCount: Int
     /// The credential refused last, if any.
     public var proposedCredential: Credential?
-    /// The 401 response.
-    public var failureResponse: LoadResponse
+    /// The 401 response; `nil` for a server-trust challenge.
+    public var failureResponse: LoadResponse?
+    /// What the TLS server presented, for a server-trust challenge.
+    public var serverTrust: ServerTrust?
+
+    /// Makes a challenge (handlers make server-trust challenges; the session makes credential ones).
+    public init(
+        protectionSpace: ProtectionSpace,
+        previousFailureCount: Int = 0,
+        proposedCredential: Credential? = nil,
+        failureResponse: LoadResponse? = nil,
+        serverTrust: ServerTrust? = nil
+    ) {
+        self.protectionSpace = protectionSpace
+        self.previousFailureCount = previousFailureCount
+        self.proposedCredential = proposedCredential
+        self.failureResponse = failureResponse
+        self.serverTrust = serverTrust
+    }
 }
 
 /// What to do with a challenge, as URLSession's delegates answer.
 public enum ChallengeDisposition: Sendable {
     /// Send this credential.
     case useCredential(Credential)
-    /// Do what the session would do with no delegate: the URL's user info, then the credential store,
-    /// else hand the 401 response to the caller.
+    /// Trust the TLS server whatever the default evaluation says (a server-trust challenge only; for a
+    /// 401 it means ``rejectProtectionSpace``).
+    case trustServer
+    /// Do what the session would do with no delegate: for a 401, the URL's user info, then the credential
+    /// store, else hand the 401 response to the caller; for server trust, the default evaluation.
     case performDefaultHandling
-    /// Fail the load with ``LoadError/Code/userCancelledAuthentication``.
+    /// Fail the load: ``LoadError/Code/userCancelledAuthentication`` for a 401,
+    /// ``LoadError/Code/cancelled`` for server trust.
     case cancelAuthenticationChallenge
-    /// Hand the 401 response to the caller.
+    /// Hand the 401 response to the caller; for server trust, refuse the server
+    /// (``LoadError/Code/serverCertificateUntrusted``) even if the default evaluation accepts it.
     case rejectProtectionSpace
 }
 

@@ -41,7 +41,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             case .cancelAuthenticationChallenge:
                 result.body.discard()
                 throw LoadError(.userCancelledAuthentication, url: current.url, reason: "the delegate cancelled the challenge for \(space.host)")
-            case .rejectProtectionSpace:
+            case .rejectProtectionSpace, .trustServer:
                 credential = nil
             case .performDefaultHandling:
                 if !userInfoTried, let user = current.url.user(percentEncoded: false) {

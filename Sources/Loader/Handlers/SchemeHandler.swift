@@ -161,6 +161,10 @@ final class TerminalTrackingClient: SchemeHandlerClient {
         base.handler(handler, didSendBodyData: totalBytesSent, totalBytesExpectedToSend: totalBytesExpectedToSend)
     }
 
+    func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        await base.handler(handler, didReceive: challenge)
+    }
+
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
         terminated.store(true, ordering: .releasing)
         base.handlerDidFinishLoading(handler)

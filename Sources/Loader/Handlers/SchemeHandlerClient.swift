@@ -37,9 +37,21 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
     /// Progress of the request body: `totalBytesSent` so far out of `totalBytesExpectedToSend` when known.
     func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
 
+    /// Asks the task's delegate, then the session's, a question only the app can answer — for an HTTPS
+    /// handler, whether to trust the server (``AuthenticationChallenge/serverTrust``). A handler must go on
+    /// handling other events while it waits.
+    func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
+
     /// The load completed; the body is whole.
     func handlerDidFinishLoading(_ handler: SchemeHandler)
 
     /// The load failed. Data already reported stays delivered before the error.
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError)
+}
+
+extension SchemeHandlerClient {
+    /// Nobody to ask: ``ChallengeDisposition/performDefaultHandling``.
+    public func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        .performDefaultHandling
+    }
 }

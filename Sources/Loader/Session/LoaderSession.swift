@@ -148,7 +148,8 @@ public final class LoaderSession: Sendable {
             highWatermark: configuration.bodyBufferLimit,
             idleTimeout: canonical.timeoutInterval ?? configuration.timeoutIntervalForRequest,
             resourceTimeout: configuration.timeoutIntervalForResource,
-            onUploadProgress: { [weak task] total, expected in task?.didSend(total: total, expected: expected) }
+            onUploadProgress: { [weak task] total, expected in task?.didSend(total: total, expected: expected) },
+            onChallenge: { [weak task] challenge in await task?.didReceive(challenge) ?? .cancelAuthenticationChallenge }
         )
         let handler = handlerClass.init(request: canonical, cachedResponse: nil, client: driver)
         try task.attach(driver, request: canonical)

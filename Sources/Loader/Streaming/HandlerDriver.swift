@@ -12,19 +12,22 @@ final class HandlerDriver: SchemeHandlerClient {
     private let idleTimeout: TimeInterval
     private let resourceDeadline: UInt64
     private let onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
+    private let onChallenge: (@Sendable (AuthenticationChallenge) async -> ChallengeDisposition)?
 
     init(
         url: URL,
         highWatermark: Int,
         idleTimeout: TimeInterval,
         resourceTimeout: TimeInterval,
-        onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
+        onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?,
+        onChallenge: (@Sendable (AuthenticationChallenge) async -> ChallengeDisposition)? = nil
     ) {
         self.url = url
         self.state = Locked(HandlerEventState(url: url, highWatermark: highWatermark))
         self.idleTimeout = idleTimeout
         self.resourceDeadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(resourceTimeout)
         self.onUploadProgress = onUploadProgress
+        self.onChallenge = onChallenge
     }
 
     /// Contract violations seen so far, for diagnostics and the conformance suite.
@@ -129,6 +132,10 @@ final class HandlerDriver: SchemeHandlerClient {
 
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
         perform(state.withLock { $0.receiveFinish() })
+    }
+
+    func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        await onChallenge?(challenge) ?? .performDefaultHandling
     }
 
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {

@@ -26,7 +26,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let pool = HTTPEngine.shared.pool
         var retried = false
         while true {
-            let lease = try await pool.acquire(plan.key, url: request.url)
+            let lease = try await pool.acquire(plan.key, url: request.url) { [self] challenge in
+                await client.handler(self, didReceive: challenge)
+            }
             let connection = lease.connection
             let exchange = HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
             do {

@@ -6,14 +6,23 @@ import Synchronization
 /// One `NIOSSLContext` per distinct TLS setting: making one loads the trust store, which is too slow to
 /// repeat for every connection.
 final class TLSContextCache: Sendable {
-    private let contexts = Locked<[HTTPClientOptions.TLSOptions: NIOSSLContext]>([:])
+    private struct Key: Hashable {
+        var options: HTTPClientOptions.TLSOptions
+        var checksHostname: Bool
+    }
+    private let contexts = Locked<[Key: NIOSSLContext]>([:])
 
-    func context(for options: HTTPClientOptions.TLSOptions, url: URL) throws -> NIOSSLContext {
-        if let cached = contexts.withLock({ $0[options] }) { return cached }
+    /// The context for `options`; `checksHostname: false` is for a connection whose trust the delegate
+    /// decides (its verification callback replaces NIOSSL's, and the host-name check with it).
+    func context(for options: HTTPClientOptions.TLSOptions, checksHostname: Bool = true, url: URL) throws -> NIOSSLContext {
+        let key = Key(options: options, checksHostname: checksHostname)
+        if let cached = contexts.withLock({ $0[key] }) { return cached }
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
         if !options.verifiesCertificates {
             configuration.certificateVerification = .none
+        } else if !checksHostname {
+            configuration.certificateVerification = .noHostnameVerification
         }
         if let path = options.additionalTrustRootsPEMFile {
             do {
@@ -24,7 +33,7 @@ final class TLSContextCache: Sendable {
             }
         }
         let context = try NIOSSLContext(configuration: configuration)
-        contexts.withLock { $0[options] = context }
+        contexts.withLock { $0[key] = context }
         return context
     }
 }

@@ -50,6 +50,8 @@ private final class ScriptHandler: ChannelInboundHandler {
     let counters: ScriptedServer.Counters
     let connectionID: Int
     var buffer = ByteBuffer()
+    /// Requests this connection has answered.
+    var served = 0
 
     init(counters: ScriptedServer.Counters) {
         self.counters = counters
@@ -137,7 +139,16 @@ private final class ScriptHandler: ChannelInboundHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound(context, eventLoop: loop)
         let path = request.path
+        served += 1
         switch path {
+        case "/one-per-connection":
+            // Answers the first request of a connection and closes on the second without a word: a server
+            // that dropped an idle keep-alive connection just as the client reused it.
+            if served == 1 {
+                Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "fresh \(request.method)")
+            } else {
+                context.close(promise: nil)
+            }
         case "/ok":
             Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "ok")
         case "/echo":

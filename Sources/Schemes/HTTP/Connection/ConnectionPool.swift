@@ -10,6 +10,9 @@ import Synchronization
 /// Keep-alive connections per origin: reuses the most recently used healthy one, opens new ones up to
 /// the per-host limit, queues requests beyond it, and closes connections left idle too long.
 final class ConnectionPool: Sendable {
+    /// Asks the load's delegates whether to trust a server.
+    typealias TrustQuestion = @Sendable (AuthenticationChallenge) async -> ChallengeDisposition
+
     /// What makes connections interchangeable: the origin and the settings they were opened with.
     struct Key: Hashable, Sendable {
         /// The session whose connections these are (sessions share no connections).
@@ -53,7 +56,9 @@ final class ConnectionPool: Sendable {
     var connectionsOpened: Int { state.withLock { $0.accepted } }
 
     /// A connection for `key`: an idle one, a new one, or the next to come free.
-    func acquire(_ key: Key, url: URL) async throws -> Lease {
+    /// - Parameter ask: Puts a server-trust question to the delegates of the load that opens a new
+    ///   connection. A connection, once trusted, serves later loads of the same session too.
+    func acquire(_ key: Key, url: URL, ask: TrustQuestion? = nil) async throws -> Lease {
         while true {
             enum Step { case lease(Lease), connect, wait }
             let step = state.withLock { state -> Step in
@@ -75,7 +80,7 @@ final class ConnectionPool: Sendable {
             case .lease(let lease):
                 return lease
             case .connect:
-                return try await connect(key, url: url)
+                return try await connect(key, url: url, ask: ask)
             case .wait:
                 if let lease = try await waitForConnection(key, url: url) { return lease }
             }
@@ -122,9 +127,9 @@ final class ConnectionPool: Sendable {
 
     // MARK: Opening
 
-    private func connect(_ key: Key, url: URL) async throws -> Lease {
+    private func connect(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> Lease {
         do {
-            let connection = try await open(key, url: url)
+            let connection = try await open(key, url: url, ask: ask)
             state.withLock { state in
                 state.accepted += 1
                 state.hosts[key, default: HostState()].connecting -= 1
@@ -141,8 +146,56 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    private func open(_ key: Key, url: URL) async throws -> HTTPConnection {
-        let sslContext = key.scheme == "https" ? try tls.context(for: key.options.tls, url: url) : nil
+    private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> HTTPConnection {
+        let channel: any Channel
+        do {
+            channel = try await dial(key, url: url, verification: .standard)
+        } catch {
+            let mapped = HTTPErrorMapping.map(error, url: url)
+            guard mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
+            // The default rules refused the server: connect again, this time seeing the chain and letting
+            // the delegate decide. It also tells an expired certificate from an untrusted one.
+            let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
+            do {
+                channel = try await dial(key, url: url, verification: .delegated(check))
+            } catch {
+                throw check.refusal ?? error
+            }
+        }
+        if key.scheme == "https", key.options.tls.verifiesCertificates, let ask {
+            do {
+                try await ServerTrustCheck.confirm(channel, key: key, url: url, ask: ask)
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+        }
+        return try await channel.eventLoop.submit { () throws -> HTTPConnection in
+            let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
+            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
+            connection.attach(to: self)
+            return connection
+        }.get()
+    }
+
+    /// How the server's certificate is checked on one connection attempt.
+    private enum Verification {
+        /// NIOSSL's rules, or none when the options turn verification off.
+        case standard
+        /// The delegate's word, after the standard rules refused the server.
+        case delegated(ServerTrustCheck)
+    }
+
+    /// Connects, and for `https` completes the TLS handshake.
+    private func dial(_ key: Key, url: URL, verification: Verification) async throws -> any Channel {
+        let sslContext: NIOSSLContext?
+        if key.scheme == "https" {
+            var checksHostname = true
+            if case .delegated = verification { checksHostname = false }
+            sslContext = try tls.context(for: key.options.tls, checksHostname: checksHostname, url: url)
+        } else {
+            sslContext = nil
+        }
         let serverName = key.host.isIPAddress ? nil : key.host
         let target = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
         // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
@@ -155,8 +208,13 @@ final class ConnectionPool: Sendable {
                 do {
                     let sync = channel.pipeline.syncOperations
                     if let sslContext {
-                        let verification = key.options.tls.verifiesCertificates
-                        try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: verification ? serverName : nil))
+                        switch verification {
+                        case .standard:
+                            let verifies = key.options.tls.verifiesCertificates
+                            try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: verifies ? serverName : nil))
+                        case .delegated(let check):
+                            try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
+                        }
                     }
                     try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
                     try sync.addHandler(ResponseForwarder(handshake: handshake))
@@ -180,12 +238,7 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        return try await channel.eventLoop.submit { () throws -> HTTPConnection in
-            let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
-            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
-            connection.attach(to: self)
-            return connection
-        }.get()
+        return channel
     }
 
     // MARK: Waiting

@@ -1,0 +1,87 @@
+import Foundation
+import Loader
+import NIOCore
+import NIOSSL
+
+/// Puts a TLS server's certificate to the load's delegates (the URLSession server-trust challenge):
+/// after a handshake the default rules accepted (the delegate may still refuse — pinning), or in place of
+/// the default rules once they refused the server (the delegate may accept — a development server).
+final class ServerTrustCheck: Sendable {
+    let key: ConnectionPool.Key
+    let url: URL
+    /// Why the default rules refused the server.
+    let defaultError: LoadError
+    let ask: ConnectionPool.TrustQuestion?
+    private let refused = Locked<LoadError?>(nil)
+
+    init(key: ConnectionPool.Key, url: URL, defaultError: LoadError, ask: ConnectionPool.TrustQuestion?) {
+        self.key = key
+        self.url = url
+        self.defaultError = defaultError
+        self.ask = ask
+    }
+
+    /// Why the server was refused on the delegated attempt, once it was.
+    var refusal: LoadError? { refused.withLock { $0 } }
+
+    /// NIOSSL's custom verification callback: runs on the event loop, so the question is asked elsewhere.
+    func verify(_ certificates: [NIOSSLCertificate], _ promise: EventLoopPromise<NIOSSLVerificationResult>) {
+        let error = Self.refine(defaultError, leaf: certificates.first, url: url)
+        let trust = ServerTrust(host: key.host, port: key.port, certificates: certificates.compactMap(Self.der), defaultEvaluationError: error)
+        Task {
+            let answer = await ask?(Self.challenge(key, trust)) ?? .performDefaultHandling
+            switch answer {
+            case .trustServer:
+                promise.succeed(.certificateVerified)
+            case .cancelAuthenticationChallenge:
+                refused.withLock { $0 = LoadError(.cancelled, url: url, reason: "the delegate cancelled the server-trust challenge") }
+                promise.succeed(.failed)
+            case .performDefaultHandling, .rejectProtectionSpace, .useCredential:
+                refused.withLock { $0 = error }
+                promise.succeed(.failed)
+            }
+        }
+    }
+
+    /// Asks about a server the default rules accepted; throws if the delegate refuses it.
+    static func confirm(_ channel: any Channel, key: ConnectionPool.Key, url: URL, ask: ConnectionPool.TrustQuestion) async throws {
+        let leaf = try await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
+        }.get()
+        let trust = ServerTrust(host: key.host, port: key.port, certificates: leaf.flatMap(der).map { [$0] } ?? [], defaultEvaluationError: nil)
+        switch await ask(challenge(key, trust)) {
+        case .cancelAuthenticationChallenge:
+            throw LoadError(.cancelled, url: url, reason: "the delegate cancelled the server-trust challenge")
+        case .rejectProtectionSpace:
+            throw LoadError(.serverCertificateUntrusted, url: url, reason: "the delegate refused the server's certificate")
+        case .performDefaultHandling, .trustServer, .useCredential:
+            return
+        }
+    }
+
+    /// An untrusted certificate whose dates do not cover now is reported as a bad date: BoringSSL's
+    /// error does not say which rule failed, the certificate does.
+    static func refine(_ error: LoadError, leaf: NIOSSLCertificate?, url: URL) -> LoadError {
+        guard error.code == .serverCertificateUntrusted, let leaf else { return error }
+        let now = time(nil)
+        let format = Date.ISO8601FormatStyle().year().month().day()
+        if leaf.notValidAfter < now {
+            let date = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)).formatted(format)
+            return LoadError(.serverCertificateHasBadDate, url: url, reason: "the server's certificate expired on \(date)", underlying: error.underlying)
+        }
+        if leaf.notValidBefore > now {
+            let date = Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)).formatted(format)
+            return LoadError(.serverCertificateHasBadDate, url: url, reason: "the server's certificate is not valid before \(date)", underlying: error.underlying)
+        }
+        return error
+    }
+
+    private static func challenge(_ key: ConnectionPool.Key, _ trust: ServerTrust) -> AuthenticationChallenge {
+        let space = ProtectionSpace(host: key.host, port: key.port, scheme: key.scheme, realm: nil, authenticationMethod: ServerTrust.authenticationMethod)
+        return AuthenticationChallenge(protectionSpace: space, serverTrust: trust)
+    }
+
+    private static func der(_ certificate: NIOSSLCertificate) -> Data? {
+        (try? certificate.toDERBytes()).map { Data($0) }
+    }
+}
