@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DataScheme", targets: ["DataScheme"]),
         .library(name: "FileScheme", targets: ["FileScheme"]),
         .library(name: "HTTPScheme", targets: ["HTTPScheme"]),
+        .library(name: "FTPScheme", targets: ["FTPScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
         .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
         .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
+        // libcurl, the system's (Debian's libcurl4-openssl-dev), for FTP only.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // zlib, the system's, for decoding gzip and deflate bodies.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
@@ -56,10 +59,16 @@ let package = Package(
             path: "Sources/Schemes/HTTP",
             swiftSettings: strict
         ),
+        .target(
+            name: "FTPScheme",
+            dependencies: ["Loader", "CCurl", .product(name: "DequeModule", package: "swift-collections")],
+            path: "Sources/Schemes/FTP",
+            swiftSettings: strict
+        ),
         // The built-in handlers, registered in one call.
         .target(
             name: "StandardSchemes",
-            dependencies: ["Loader", "DataScheme", "FileScheme", "HTTPScheme"],
+            dependencies: ["Loader", "DataScheme", "FileScheme", "HTTPScheme", "FTPScheme"],
             path: "Sources/Schemes/Standard",
             swiftSettings: strict
         ),
@@ -93,6 +102,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -18,8 +18,44 @@ public enum TestServers {
         public let root: String
     }
 
+    /// Where the FTP servers (pyftpdlib) listen and what they serve.
+    public struct FTP: Sendable {
+        /// Plain FTP: anonymous read-only, and `user`/`secret` who may write in `/upload`.
+        public let port: Int
+        /// Explicit FTPS (`AUTH TLS` required), certificate for `localhost` from the test CA.
+        public let tlsPort: Int
+        /// Downloads throttled to about 8 kB/s.
+        public let slowPort: Int
+        /// Drops the data connection after about 100 kB of any file.
+        public let cutPort: Int
+        /// The folder served as `/`.
+        public let root: String
+        /// The PEM file of the test CA.
+        public let caFile: String
+    }
+
     /// The running nginx, or `nil` if it could not be started.
     public static let nginx: Nginx? = {
+        let values = environment
+        guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
+              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"]
+        else { return nil }
+        return Nginx(httpPort: http, httpsPort: https, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
+    }()
+
+    /// The running FTP servers, or `nil` if they could not be started.
+    public static let ftp: FTP? = {
+        let values = environment
+        guard let port = values["FTP_PORT"].flatMap(Int.init), let tls = values["FTPS_PORT"].flatMap(Int.init),
+              let slow = values["FTP_SLOW_PORT"].flatMap(Int.init), let cut = values["FTP_CUT_PORT"].flatMap(Int.init),
+              let root = values["FTP_ROOT"], let ca = values["CA"]
+        else { return nil }
+        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, root: root, caFile: ca)
+    }()
+
+    /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they
+    /// are not running); empty if it failed.
+    private static let environment: [String: String] = {
         var root = URL(fileURLWithPath: #filePath)
         while root.pathComponents.count > 1, !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
             root.deleteLastPathComponent()
@@ -28,19 +64,16 @@ public enum TestServers {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [root.appendingPathComponent("scripts/test-servers").path, "start"]
         process.standardInput = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
+        guard (try? process.run()) != nil else { return [:] }
         process.waitUntilExit()
         guard process.terminationStatus == 0,
               let text = try? String(contentsOf: root.appendingPathComponent(".build/test-servers/env"), encoding: .utf8)
-        else { return nil }
+        else { return [:] }
         var values: [String: String] = [:]
         for line in text.split(separator: "\n") {
             let pair = line.split(separator: "=", maxSplits: 1)
             if pair.count == 2 { values[String(pair[0])] = String(pair[1]) }
         }
-        guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
-              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"]
-        else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
+        return values
     }()
 }

@@ -60,7 +60,7 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
 
         let size = Int64(info.st_size)
         var fields = HTTPFields()
-        fields[.contentType] = FileContentTypes.type(forPath: path)
+        fields[.contentType] = PathContentTypes.type(forPath: path)
         fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(info.st_mtim.tv_sec))
         fields[.acceptRanges] = "bytes"
         var span: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil

@@ -1,5 +1,6 @@
 import DataScheme
 import FileScheme
+import FTPScheme
 import HTTPScheme
 import Loader
 
@@ -12,7 +13,7 @@ import Loader
 public enum StandardSchemes {
     /// The built-in handler classes, in the order they are registered.
     public static var handlers: [SchemeHandler.Type] {
-        [DataSchemeHandler.self, FileSchemeHandler.self, HTTPSchemeHandler.self]
+        [DataSchemeHandler.self, FileSchemeHandler.self, HTTPSchemeHandler.self, FTPSchemeHandler.self]
     }
 
     /// Registers each built-in handler that `registry` does not hold yet, so calling it again never

@@ -45,10 +45,15 @@ final class ServerTrustCheck: Sendable {
 
     /// Asks about a server the default rules accepted; throws if the delegate refuses it.
     static func confirm(_ channel: any Channel, key: ConnectionPool.Key, url: URL, ask: ConnectionPool.TrustQuestion) async throws {
-        let leaf = try await channel.eventLoop.submit {
-            try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
+        // The certificate is read on the event loop and handed over through a lock, which the thread
+        // sanitizer sees (it does not see the future's own hand-over).
+        let leaf = Locked<Data?>(nil)
+        try await channel.eventLoop.submit {
+            let certificate = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
+            leaf.withLock { $0 = certificate.flatMap(der) }
         }.get()
-        let trust = ServerTrust(host: key.host, port: key.port, certificates: leaf.flatMap(der).map { [$0] } ?? [], defaultEvaluationError: nil)
+        let certificates = leaf.withLock { $0 }.map { [$0] } ?? []
+        let trust = ServerTrust(host: key.host, port: key.port, certificates: certificates, defaultEvaluationError: nil)
         switch await ask(challenge(key, trust)) {
         case .cancelAuthenticationChallenge:
             throw LoadError(.cancelled, url: url, reason: "the delegate cancelled the server-trust challenge")

@@ -1,6 +1,8 @@
-/// MIME types for common file extensions, for the `Content-Type` of a `file:` response.
-enum FileContentTypes {
-    static let byExtension: [String: String] = [
+/// MIME types for common file extensions: the `Content-Type` of `file:` and `ftp:` responses, and of any
+/// handler whose scheme names files but does not type them.
+public enum PathContentTypes {
+    /// Lowercased extension → MIME type.
+    public static let byExtension: [String: String] = [
         "html": "text/html", "htm": "text/html", "txt": "text/plain", "text": "text/plain", "md": "text/markdown",
         "css": "text/css", "csv": "text/csv", "js": "text/javascript", "mjs": "text/javascript",
         "json": "application/json", "xml": "application/xml", "svg": "image/svg+xml", "png": "image/png",
@@ -15,7 +17,7 @@ enum FileContentTypes {
     ]
 
     /// The type for `path`'s extension (case-insensitive), or `application/octet-stream`.
-    static func type(forPath path: String) -> String {
+    public static func type(forPath path: String) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "application/octet-stream" }
         return byExtension[name[name.index(after: dot)...].lowercased()] ?? "application/octet-stream"

@@ -1,12 +1,13 @@
 import Foundation
 
 /// Formats dates as HTTP's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), without locale or time zone
-/// surprises.
-enum IMFFixdate {
+/// surprises: the `Last-Modified` of responses from schemes that know a file's time.
+public enum IMFFixdate {
     private static let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    static func string(fromUnixTime seconds: Int) -> String {
+    /// The IMF-fixdate of a time in seconds since 1970 (UTC).
+    public static func string(fromUnixTime seconds: Int) -> String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)

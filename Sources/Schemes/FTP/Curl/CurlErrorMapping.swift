@@ -1,0 +1,40 @@
+import CCurl
+import Foundation
+import Loader
+
+/// Turns libcurl's result codes into ``LoadError`` codes, keeping libcurl's own message as the reason.
+enum CurlErrorMapping {
+    static func map(_ code: CURLcode, message: String, url: URL) -> LoadError {
+        let text = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        let reason = "\(text) (libcurl \(code.rawValue))"
+        return LoadError(loadCode(code), url: url, reason: reason)
+    }
+
+    static func loadCode(_ code: CURLcode) -> LoadError.Code {
+        switch code {
+        case CURLE_LOGIN_DENIED: return .userAuthenticationRequired
+        case CURLE_REMOTE_FILE_NOT_FOUND: return .fileDoesNotExist
+        case CURLE_REMOTE_ACCESS_DENIED: return .noPermissionsToReadFile
+        case CURLE_COULDNT_RESOLVE_HOST: return .cannotFindHost
+        case CURLE_COULDNT_CONNECT, CURLE_FTP_ACCEPT_FAILED, CURLE_FTP_CANT_GET_HOST, CURLE_FTP_PORT_FAILED:
+            return .cannotConnectToHost
+        case CURLE_OPERATION_TIMEDOUT, CURLE_FTP_ACCEPT_TIMEOUT: return .timedOut
+        case CURLE_PEER_FAILED_VERIFICATION: return .serverCertificateUntrusted
+        case CURLE_USE_SSL_FAILED, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED:
+            return .secureConnectionFailed
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_FTP_COULDNT_RETR_FILE:
+            return .networkConnectionLost
+        case CURLE_BAD_DOWNLOAD_RESUME, CURLE_RANGE_ERROR: return .resourceUnavailable
+        case CURLE_UPLOAD_FAILED, CURLE_REMOTE_DISK_FULL: return .cannotWriteToFile
+        case CURLE_URL_MALFORMAT: return .badURL
+        case CURLE_UNSUPPORTED_PROTOCOL: return .unsupportedURL
+        case CURLE_ABORTED_BY_CALLBACK: return .cancelled
+        case CURLE_READ_ERROR: return .requestBodyStreamExhausted
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_FTP_WEIRD_PASS_REPLY, CURLE_FTP_WEIRD_PASV_REPLY,
+             CURLE_FTP_WEIRD_227_FORMAT, CURLE_QUOTE_ERROR:
+            return .badServerResponse
+        default: return .unknown
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import CCurl
+import Foundation
+import HTTPTypes
+import Loader
+import Synchronization
+
+/// One FTP transfer: a libcurl easy handle, set up from the request, and the callbacks that report its
+/// events to the handler's client.
+///
+/// Backpressure: each chunk libcurl hands over goes to the client at once; the next one is refused with
+/// `CURL_WRITEFUNC_PAUSE` until the reader has room again, so a slow reader stops the transfer (and, through
+/// TCP, the server) instead of growing memory.
+final class CurlTransfer: @unchecked Sendable {
+    // @unchecked: `easy`, `responseSent` and `hasEnded` are used on the engine's thread only (libcurl
+    // calls its callbacks there); the rest is atomic, locked or immutable.
+    let easy: UnsafeMutableRawPointer
+    let url: URL
+    private let handler: SchemeHandler
+    private let client: any SchemeHandlerClient
+    private let isListing: Bool
+    private let isHead: Bool
+    private let upload: UploadBuffer?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var responseSent = false
+    private(set) var hasEnded = false
+    private var isCleanedUp = false
+    private var lastReportedUpload: Int64 = -1
+
+    /// Whether the reader has room for another chunk.
+    private let hasRoom = Atomic<Bool>(true)
+    /// Whether libcurl was told to pause (and so must be resumed when room comes).
+    private let paused = Atomic<Bool>(false)
+    private let completion = Locked<CheckedContinuation<Void, any Error>?>(nil)
+
+    init(handler: SchemeHandler, credential: Credential?) throws {
+        let request = handler.request
+        guard let easy = curl_easy_init() else { throw LoadError(.unknown, url: request.url, reason: "libcurl could not make a handle") }
+        self.easy = easy
+        self.url = request.url
+        self.handler = handler
+        self.client = handler.client
+        self.isHead = request.method == .head
+        let isUpload = request.body != nil || request.method == .put
+        self.isListing = !isUpload && request.url.path(percentEncoded: true).hasSuffix("/")
+        self.upload = isUpload ? UploadBuffer(body: request.body ?? .bytes(Data())) : nil
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        try configure(request, options: request.options[FTPOptions.self], credential: credential)
+    }
+
+    deinit {
+        // Normally freed by `end()` on the engine's thread; here only if it never ran.
+        if !isCleanedUp { curl_easy_cleanup(easy) }
+        errorBuffer.deallocate()
+    }
+
+    private func configure(_ request: LoadRequest, options: FTPOptions, credential: Credential?) throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var codes: [CURLcode] = []
+        codes.append(ccurl_setopt_string(easy, CURLOPT_URL, request.url.absoluteString))
+        codes.append(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        // One control connection per load, closed when the load ends: no connection, login or TLS
+        // session outlives its load or crosses into another session's load (different trust settings
+        // or credentials), and a cancelled or finished load leaves no descriptor behind.
+        codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1))
+        codes.append(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1))
+        codes.append(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
+        codes.append(ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWrite))
+        codes.append(ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        // Bigger reads than libcurl's 16 KiB default: fewer callbacks and chunks for large files.
+        codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024))
+        codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000)))
+        if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, "-")) }
+        if request.scheme == "ftp", options.tls != .never {
+            // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.
+            codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
+        }
+        if let roots = options.trustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_CAINFO, roots)) }
+        if !options.verifiesCertificates {
+            codes.append(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
+            codes.append(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
+        }
+        if let credential {
+            codes.append(ccurl_setopt_string(easy, CURLOPT_USERNAME, credential.user))
+            codes.append(ccurl_setopt_string(easy, CURLOPT_PASSWORD, credential.password))
+        }
+        if isHead { codes.append(ccurl_setopt_long(easy, CURLOPT_NOBODY, 1)) }
+        // Asks for the file's time (MDTM) for Last-Modified; a listing has none.
+        if !isListing, upload == nil { codes.append(ccurl_setopt_long(easy, CURLOPT_FILETIME, 1)) }
+        if let header = request.headerFields[.range] {
+            guard let range = Self.curlRange(header) else {
+                throw LoadError(.resourceUnavailable, url: url, reason: "cannot serve the range \(header) over FTP")
+            }
+            codes.append(ccurl_setopt_string(easy, CURLOPT_RANGE, range))
+        }
+        if let upload {
+            codes.append(ccurl_setopt_long(easy, CURLOPT_UPLOAD, 1))
+            codes.append(ccurl_setopt_data_callback(easy, CURLOPT_READFUNCTION, curlRead))
+            codes.append(ccurl_setopt_pointer(easy, CURLOPT_READDATA, context))
+            if let length = upload.knownLength { codes.append(ccurl_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))) }
+            // CURLFTP_CREATE_DIR is 1.
+            if options.createsMissingDirectories { codes.append(ccurl_setopt_long(easy, CURLOPT_FTP_CREATE_MISSING_DIRS, 1)) }
+            codes.append(ccurl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
+            codes.append(ccurl_setopt_progress_callback(easy, curlProgress))
+            codes.append(ccurl_setopt_pointer(easy, CURLOPT_XFERINFODATA, context))
+        }
+        if let failed = codes.first(where: { $0 != CURLE_OK }) {
+            throw CurlErrorMapping.map(failed, message: "", url: url)
+        }
+    }
+
+    /// `bytes=a-b`, `bytes=a-` or `bytes=-n` as libcurl's range text (`a-b`, `a-`, `-n`); `nil` for
+    /// anything else (several ranges, other units).
+    static func curlRange(_ header: String) -> String? {
+        let value = header.trimmingCharacters(in: .whitespaces)
+        guard value.lowercased().hasPrefix("bytes=") else { return nil }
+        let spec = value.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !(parts[0].isEmpty && parts[1].isEmpty),
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else { return nil }
+        if let first = Int64(parts[0]), let last = Int64(parts[1]), last < first { return nil }
+        return spec
+    }
+
+    // MARK: Ending
+
+    func setCompletion(_ continuation: CheckedContinuation<Void, any Error>) {
+        completion.withLock { $0 = continuation }
+        upload?.start(resume: { [weak self] in self.map { CurlEngine.shared.submit(.resume($0)) } })
+    }
+
+    /// Called once on the engine's thread, after the handle left the multi handle.
+    func end(_ result: Result<Void, LoadError>) {
+        guard !hasEnded else { return }
+        hasEnded = true
+        upload?.stop()
+        if case .success = result, !responseSent { sendResponse() }
+        // On the engine's thread, like every other call on the handle (libcurl is not thread-safe).
+        curl_easy_cleanup(easy)
+        isCleanedUp = true
+        let continuation = completion.withLock { slot in defer { slot = nil }; return slot }
+        continuation?.resume(with: result.mapError { $0 as any Error })
+    }
+
+    func error(for code: CURLcode) -> LoadError {
+        if let bodyError = upload?.failure { return LoadError.wrapping(bodyError, url: url) }
+        return CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url)
+    }
+
+    // MARK: Callbacks (engine thread)
+
+    private func sendResponse() {
+        responseSent = true
+        var fields = HTTPFields()
+        if !isListing, upload == nil {
+            fields[.contentType] = PathContentTypes.type(forPath: url.path(percentEncoded: false))
+        } else if isListing {
+            fields[.contentType] = "text/plain; charset=utf-8"
+        }
+        var length: curl_off_t = -1
+        if upload != nil {
+            length = 0
+        } else {
+            ccurl_getinfo_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        }
+        if length >= 0 { fields[.contentLength] = String(length) }
+        var modified: curl_off_t = -1
+        if !isListing, upload == nil, ccurl_getinfo_off(easy, CURLINFO_FILETIME_T, &modified) == CURLE_OK, modified > 0 {
+            fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(modified))
+        }
+        client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
+    }
+
+    fileprivate func received(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        // For HEAD libcurl writes what it learnt ("Content-Length: …") as text; the response says it instead.
+        if isHead { return count }
+        if !responseSent { sendResponse() }
+        client.handler(handler, didLoad: Data(bytes: bytes, count: count))
+        hasRoom.store(false, ordering: .sequentiallyConsistent)
+        client.handler(handler, whenReadyForData: { [weak self] in self?.roomAvailable() })
+        if !hasRoom.load(ordering: .sequentiallyConsistent) {
+            // The reader is behind: stop receiving until it catches up. Pausing here, rather than refusing
+            // the chunk with CURL_WRITEFUNC_PAUSE, keeps libcurl from holding the chunk itself; transfers
+            // paused that way stalled other transfers of the multi handle here (libcurl 7.88).
+            paused.store(true, ordering: .sequentiallyConsistent)
+            curl_easy_pause(easy, 1)  // CURLPAUSE_RECV
+            // Room may have come meanwhile, too early to see `paused`: then go on at once.
+            if hasRoom.load(ordering: .sequentiallyConsistent), paused.exchange(false, ordering: .sequentiallyConsistent) {
+                curl_easy_pause(easy, 0)  // CURLPAUSE_CONT
+            }
+        }
+        return count
+    }
+
+    private func roomAvailable() {
+        hasRoom.store(true, ordering: .sequentiallyConsistent)
+        if paused.exchange(false, ordering: .sequentiallyConsistent) { CurlEngine.shared.submit(.resume(self)) }
+    }
+
+    fileprivate func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard let upload else { return 0 }
+        switch upload.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
+        case .copied(let count): return count
+        case .wait: return Int(CURL_READFUNC_PAUSE)
+        case .end: return 0
+        case .failed: return Int(CURL_READFUNC_ABORT)
+        }
+    }
+
+    fileprivate func uploadProgress(sent: Int64, expected: Int64) {
+        guard sent != lastReportedUpload else { return }
+        lastReportedUpload = sent
+        client.handler(handler, didSendBodyData: sent, totalBytesExpectedToSend: upload?.knownLength ?? (expected > 0 ? expected : nil))
+    }
+}
+
+private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer {
+    Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+}
+
+private let curlWrite: ccurl_data_callback = { buffer, size, count, context in
+    transfer(context).received(buffer!, count: size * count)
+}
+
+private let curlRead: ccurl_data_callback = { buffer, size, count, context in
+    transfer(context).readBody(into: buffer!, capacity: size * count)
+}
+
+private let curlProgress: ccurl_progress_callback = { context, _, _, uploadTotal, uploaded in
+    transfer(context).uploadProgress(sent: Int64(uploaded), expected: Int64(uploadTotal))
+    return 0
+}

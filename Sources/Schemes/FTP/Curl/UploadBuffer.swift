@@ -1,0 +1,121 @@
+import DequeModule
+import Foundation
+import Loader
+
+/// The request body of an upload, between the task that reads it (any kind of ``RequestBody``, async) and
+/// libcurl's read callback (synchronous, on the engine's thread). Holds at most about `limit` bytes: the
+/// reading task waits while it is full, and the callback pauses libcurl while it is empty.
+final class UploadBuffer: Sendable {
+    enum Take { case copied(Int), wait, end, failed }
+
+    private struct State {
+        var chunks: Deque<Data> = []
+        var offset = 0
+        var buffered = 0
+        var ended = false
+        var failure: (any Error)?
+        var readerWaiting = false
+        var producerWaiter: CheckedContinuation<Void, Never>?
+        var resume: (@Sendable () -> Void)?
+    }
+
+    let knownLength: Int64?
+    private let body: RequestBody
+    private let limit: Int
+    private let state = Locked(State())
+    private let pump = Locked<Task<Void, Never>?>(nil)
+
+    init(body: RequestBody, limit: Int = 1024 * 1024) {
+        self.body = body
+        self.knownLength = body.knownLength
+        self.limit = limit
+    }
+
+    /// Why reading the body failed, if it did.
+    var failure: (any Error)? { state.withLock { $0.failure } }
+
+    /// Starts reading the body; `resume` wakes libcurl when bytes arrive after it was paused.
+    func start(resume: @escaping @Sendable () -> Void) {
+        state.withLock { $0.resume = resume }
+        let task = Task { [self] in
+            do {
+                for try await chunk in body.chunks() where !chunk.isEmpty {
+                    await append(chunk)
+                    if Task.isCancelled { return }
+                }
+                finish(nil)
+            } catch {
+                finish(error)
+            }
+        }
+        pump.withLock { $0 = task }
+    }
+
+    /// Stops reading (the transfer ended).
+    func stop() {
+        pump.withLock { $0 }?.cancel()
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.producerWaiter = nil }
+            return state.producerWaiter
+        }
+        waiter?.resume()
+    }
+
+    private func append(_ chunk: Data) async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let (resume, proceed) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
+                state.chunks.append(chunk)
+                state.buffered += chunk.count
+                let resume = state.readerWaiting ? state.resume : nil
+                state.readerWaiting = false
+                if state.buffered >= limit {
+                    state.producerWaiter = waiter
+                    return (resume, false)
+                }
+                return (resume, true)
+            }
+            resume?()
+            if proceed { waiter.resume() }
+        }
+    }
+
+    private func finish(_ error: (any Error)?) {
+        let resume = state.withLock { state -> (@Sendable () -> Void)? in
+            state.ended = true
+            state.failure = error
+            defer { state.readerWaiting = false }
+            return state.readerWaiting ? state.resume : nil
+        }
+        resume?()
+    }
+
+    /// Copies the next bytes for libcurl, or says why there are none.
+    func take(into buffer: UnsafeMutableRawBufferPointer) -> Take {
+        let (result, waiter) = state.withLock { state -> (Take, CheckedContinuation<Void, Never>?) in
+            guard let first = state.chunks.first else {
+                if state.failure != nil { return (.failed, nil) }
+                if state.ended { return (.end, nil) }
+                state.readerWaiting = true
+                return (.wait, nil)
+            }
+            let count = min(buffer.count, first.count - state.offset)
+            first.withUnsafeBytes { source in
+                buffer.baseAddress!.copyMemory(from: source.baseAddress! + state.offset, byteCount: count)
+            }
+            state.offset += count
+            state.buffered -= count
+            if state.offset == first.count {
+                state.chunks.removeFirst()
+                state.offset = 0
+            }
+            var waiter: CheckedContinuation<Void, Never>?
+            if state.buffered < limit {
+                waiter = state.producerWaiter
+                state.producerWaiter = nil
+            }
+            return (.copied(count), waiter)
+        }
+        waiter?.resume()
+        return result
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Loader
+
+/// Settings of the FTP handler, set per session (`configuration.handlerOptions[FTPOptions.self]`) or per
+/// request (`request.options[FTPOptions.self]`).
+public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
+    /// The settings when none were set.
+    public static var defaultValue: FTPOptions { FTPOptions() }
+
+    /// Whether an `ftp://` URL's control and data connections use TLS (`AUTH TLS`, explicit FTPS).
+    /// `ftps://` URLs always do (implicit FTPS, port 990).
+    public var tls: TLSUse = .never
+    /// Active mode (the server connects back to us, `PORT`/`EPRT`) instead of passive (`EPSV`/`PASV`).
+    public var usesActiveMode = false
+    /// Whether an upload creates the folders its path names that do not exist yet.
+    public var createsMissingDirectories = false
+    /// Seconds the connection and login may take.
+    public var connectTimeout: TimeInterval = 30
+    /// A PEM file of the CA certificates to trust for FTPS, instead of the system's.
+    public var trustRootsPEMFile: String?
+    /// Whether to verify the FTPS server's certificate and host name.
+    public var verifiesCertificates = true
+
+    /// Makes the default settings: plain FTP, passive mode, verified certificates.
+    public init() {}
+
+    /// When to use TLS on an `ftp://` URL.
+    public enum TLSUse: Sendable, Hashable {
+        /// Plain FTP.
+        case never
+        /// TLS if the server offers it, plain FTP otherwise.
+        case ifAvailable
+        /// TLS or fail with ``LoadError/Code/secureConnectionFailed``.
+        case required
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Loader
+
+/// The `ftp:` and `ftps:` handler, over libcurl (FTP only): downloads (`RETR`) streamed with backpressure,
+/// uploads (`STOR`, for a request with a body or `PUT`), directory listings for a URL ending in `/` (the
+/// raw listing as `text/plain`; ``FTPListing/parse(_:)`` reads it), byte ranges (`REST`), and FTPS —
+/// `ftps://` is implicit TLS, `ftp://` with ``FTPOptions/tls`` explicit (`AUTH TLS`).
+///
+/// Login: the URL's user info, else anonymous. When the server refuses the login, the task's and the
+/// session's delegates are asked (an ``AuthenticationChallenge`` whose method is `"FTP"`), then the
+/// session's credential store; up to three credentials are tried.
+///
+/// Settings are ``FTPOptions``, per session or per request. Every transfer runs on one libcurl multi
+/// handle driven by a thread of its own, never on Swift's cooperative pool; cancelling a load removes
+/// its transfer at once and frees its handle.
+public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
+    // @unchecked: no stored state beyond the base class's.
+
+    /// `ftp` and `ftps`.
+    override public class var supportedSchemes: Set<String> { ["ftp", "ftps"] }
+
+    /// Credentials tried after the server refused a login.
+    static let maximumLoginAttempts = 3
+
+    /// Runs the transfer, answering a refused login with the delegates' or the store's credential.
+    override public func load() async throws {
+        guard let host = request.url.host(percentEncoded: false), !host.isEmpty else {
+            throw LoadError(.badURL, url: request.url, reason: "the URL has no host")
+        }
+        var credential: Credential?
+        var failures = 0
+        while true {
+            do {
+                try await CurlEngine.shared.run(try CurlTransfer(handler: self, credential: credential))
+                return
+            } catch let error as LoadError where error.code == .userAuthenticationRequired && failures < Self.maximumLoginAttempts {
+                let scheme = request.scheme
+                let space = ProtectionSpace(host: host, port: request.url.port ?? (scheme == "ftps" ? 990 : 21), scheme: scheme,
+                                            realm: nil, authenticationMethod: "FTP")
+                let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures, proposedCredential: credential)
+                guard case .useCredential(let next) = await client.handler(self, didReceive: challenge), !Task.isCancelled else {
+                    throw error
+                }
+                failures += 1
+                credential = next
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import FTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+@Suite("ftp: downloads, listings, ranges and errors against pyftpdlib")
+struct FTPDownloadTests {
+    @Test("A download gives the file byte for byte, with Content-Length, Content-Type and Last-Modified")
+    func download() async throws {
+        let (text, response) = try await FTPServers.session().data(from: try FTPServers.url("/hello.txt"))
+        #expect(String(decoding: text, as: UTF8.self) == "Hello from FTP\n")
+        #expect(response.expectedContentLength == 15)
+        #expect(response.mimeType == "text/plain")
+        #expect(response.status == nil)
+        #expect(response.headerFields[.lastModified]?.hasSuffix(" GMT") == true)
+        let (binary, _) = try await FTPServers.session().data(from: try FTPServers.url("/300k.bin"))
+        #expect(binary == (try FTPServers.file("/300k.bin")))
+    }
+
+    @Test("A URL ending in / lists the folder as text/plain; FTPListing parses it")
+    func listing() async throws {
+        let (data, response) = try await FTPServers.session().data(from: try FTPServers.url("/folder/"))
+        #expect(response.mimeType == "text/plain")
+        let entries = FTPListing.parse(String(decoding: data, as: UTF8.self))
+        #expect(entries.map(\.name).sorted() == ["a.txt", "b.txt", "sub"])
+        #expect(entries.first { $0.name == "b.txt" }?.size == 2)
+        #expect(entries.first { $0.name == "b.txt" }?.kind == .file)
+        #expect(entries.first { $0.name == "sub" }?.kind == .directory)
+    }
+
+    @Test("A byte range starts the transfer at its offset (REST) and stops at its end")
+    func ranges() async throws {
+        let whole = try FTPServers.file("/300k.bin")
+        var request = LoadRequest(url: try FTPServers.url("/300k.bin"))
+        request.headerFields[.range] = "bytes=100-199"
+        let (middle, _) = try await FTPServers.session().data(for: request)
+        #expect(middle == whole.subdata(in: 100..<200))
+        request.headerFields[.range] = "bytes=299990-"
+        let (tail, _) = try await FTPServers.session().data(for: request)
+        #expect(tail == whole.suffix(10))
+        request.headerFields[.range] = "bytes=5-1"
+        let error = await loadError { _ = try await FTPServers.session().data(for: request) }
+        #expect(error?.code == .resourceUnavailable)
+    }
+
+    @Test("HEAD gives the size without the body")
+    func head() async throws {
+        let (data, response) = try await FTPServers.session().data(for: LoadRequest(url: try FTPServers.url("/300k.bin"), method: .head))
+        #expect(data.isEmpty)
+        #expect(response.expectedContentLength == 300_000)
+    }
+
+    @Test("A missing file is fileDoesNotExist naming the URL and carrying libcurl's message")
+    func missing() async throws {
+        let url = try FTPServers.url("/nope.txt")
+        let error = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(error?.code == .fileDoesNotExist)
+        #expect(error?.url == url)
+        #expect(error?.description.contains("libcurl 78") == true, "\(String(describing: error))")
+    }
+
+    @Test("A server that drops the data connection mid-file is networkConnectionLost, never a short success")
+    func cutShort() async throws {
+        let url = try FTPServers.url("/300k.bin", port: try FTPServers.require().cutPort)
+        let error = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        #expect(error?.url == url)
+    }
+
+    @Test("A refused connection is cannotConnectToHost")
+    func refused() async throws {
+        // A port nobody listens on: bind one, note it, close it.
+        let listener = try Socket.closedPort()
+        let url = URL(string: "ftp://127.0.0.1:\(listener)/x")!
+        let error = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(error?.code == .cannotConnectToHost)
+    }
+
+    @Test("A 512 MiB download streams in bounded memory and arrives whole")
+    func large() async throws {
+        let url = try FTPServers.url("/512m.bin")
+        let (growth, count) = try await ResourceProbes.measuringPeakGrowth {
+            let (bytes, response) = try await FTPServers.session().bytes(from: url)
+            #expect(response.expectedContentLength == 512 << 20)
+            var count = 0
+            for try await chunk in bytes.chunks {
+                count += chunk.count
+            }
+            return count
+        }
+        #expect(count == 512 << 20)
+        #expect(growth < 64 << 20, "peak RSS grew \(growth >> 20) MiB")
+    }
+
+    @Test("Cancelling mid-transfer ends the load cancelled at once")
+    func cancel() async throws {
+        let url = try FTPServers.url("/slow.bin", port: try FTPServers.require().slowPort)
+        let session = FTPServers.session()
+        let (bytes, _) = try await session.bytes(from: url)
+        let started = ContinuousClock.now
+        let reader = Task {
+            var count = 0
+            for try await chunk in bytes.chunks { count += chunk.count }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        bytes.task.cancel()
+        let result = await reader.result
+        #expect(throws: LoadError.self) { try result.get() }
+        #expect((try? result.get()) == nil)
+        #expect(ContinuousClock.now - started < .seconds(1), "the slow file takes two seconds whole")
+        #expect(session.allTasks.isEmpty)
+    }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on.
+enum Socket {
+    static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

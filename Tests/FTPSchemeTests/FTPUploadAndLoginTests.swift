@@ -1,0 +1,109 @@
+import Foundation
+import FTPScheme
+import Loader
+import TestSupport
+import Testing
+
+@Suite("ftp: uploads, logins and FTPS against pyftpdlib")
+struct FTPUploadAndLoginTests {
+    private func uploadPath(_ name: String = "f.bin") -> String { "/upload/\(UUID().uuidString)-\(name)" }
+
+    @Test("Uploads from bytes, a file and an async stream arrive byte for byte, with upload progress")
+    func uploads() async throws {
+        let payload = Data((0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ftp-up-\(UUID().uuidString)")
+        try payload.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let bodies: [(String, RequestBody)] = [
+            ("bytes", .bytes(payload)),
+            ("file", .file(file)),
+            ("stream", .stream(length: nil) {
+                AsyncThrowingStream { continuation in
+                    for offset in stride(from: 0, to: payload.count, by: 50_000) {
+                        continuation.yield(payload.subdata(in: offset..<min(offset + 50_000, payload.count)))
+                    }
+                    continuation.finish()
+                }
+            }),
+        ]
+        for (kind, body) in bodies {
+            let path = uploadPath(kind)
+            var request = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"), method: .put)
+            request.body = body
+            let delegate = FTPDelegate()
+            _ = try await FTPServers.session().data(for: request, delegate: delegate)
+            #expect(try FTPServers.file(path) == payload, "\(kind)")
+            #expect(delegate.sent.withLock { $0.last } == Int64(payload.count), "\(kind): upload progress reaches the whole size")
+        }
+    }
+
+    @Test("An upload creates missing folders only when asked")
+    func missingDirectories() async throws {
+        let path = "/upload/\(UUID().uuidString)/deep/f.txt"
+        var request = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"), method: .put)
+        request.body = .bytes(Data("made".utf8))
+        let refused = await loadError { _ = try await FTPServers.session().data(for: request) }
+        #expect(refused != nil)
+        request.options[FTPOptions.self].createsMissingDirectories = true
+        _ = try await FTPServers.session().data(for: request)
+        #expect(try FTPServers.file(path) == Data("made".utf8))
+    }
+
+    @Test("Anonymous users cannot write: the refusal is an error naming the URL")
+    func anonymousUploadRefused() async throws {
+        let url = try FTPServers.url(uploadPath())
+        var request = LoadRequest(url: url, method: .put)
+        request.body = .bytes(Data("x".utf8))
+        let error = await loadError { _ = try await FTPServers.session().data(for: request) }
+        #expect(error?.url == url)
+        #expect(error?.code != nil && error?.code != .unknown, "\(String(describing: error))")
+    }
+
+    @Test("A wrong password is userAuthenticationRequired after the delegates had their say")
+    func wrongPassword() async throws {
+        let url = try FTPServers.url("/hello.txt", userInfo: "user:wrong")
+        let delegate = FTPDelegate()
+        let error = await loadError { _ = try await FTPServers.session(delegate: delegate).data(from: url) }
+        #expect(error?.code == .userAuthenticationRequired)
+        #expect(error?.url == url)
+        #expect(delegate.challenges.withLock { $0.first?.protectionSpace.authenticationMethod } == "FTP")
+    }
+
+    @Test("A refused login is answered by the delegate's credential, or by the session's credential store")
+    func loginAnswered() async throws {
+        let url = try FTPServers.url("/hello.txt", userInfo: "user:wrong")
+        let good = Credential(user: "user", password: "secret")
+        let (data, _) = try await FTPServers.session(delegate: FTPDelegate(answer: .useCredential(good))).data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+
+        let store = CredentialStore()
+        store.set(good, for: ProtectionSpace(host: "127.0.0.1", port: url.port!, scheme: "ftp", realm: nil, authenticationMethod: "FTP"))
+        let (stored, _) = try await FTPServers.session { $0.credentialStore = store }.data(from: url)
+        #expect(String(decoding: stored, as: UTF8.self) == "Hello from FTP\n")
+    }
+
+    @Test("Explicit FTPS (AUTH TLS) with the test CA; an unknown CA is serverCertificateUntrusted")
+    func ftps() async throws {
+        let server = try FTPServers.require()
+        let url = try FTPServers.url("/hello.txt", port: server.tlsPort, host: "localhost")
+        let secure = FTPServers.session {
+            $0.handlerOptions[FTPOptions.self].tls = .required
+            $0.handlerOptions[FTPOptions.self].trustRootsPEMFile = server.caFile
+        }
+        let (data, _) = try await secure.data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+
+        // A trusted connection made just before must not carry over to a session without the CA.
+        let untrusting = FTPServers.session { $0.handlerOptions[FTPOptions.self].tls = .required }
+        let error = await loadError { _ = try await untrusting.data(from: url) }
+        #expect(error?.code == .serverCertificateUntrusted, "\(String(describing: error))")
+        #expect(error?.url == url)
+    }
+
+    @Test("Active mode (the server connects back) downloads too")
+    func activeMode() async throws {
+        let session = FTPServers.session { $0.handlerOptions[FTPOptions.self].usesActiveMode = true }
+        let (data, _) = try await session.data(from: try FTPServers.url("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+    }
+}

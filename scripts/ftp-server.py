@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The FTP servers of the tests, on 127.0.0.1 only (pyftpdlib): plain, explicit FTPS (AUTH TLS), a slow
+one (downloads throttled) and one that drops the data connection mid-file. Usage:
+    ftp-server.py ROOT CERT KEY ENV_FILE
+ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload.
+The ports chosen are written to ENV_FILE once every server listens."""
+import sys
+
+from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.handlers import DTPHandler, FTPHandler, TLS_FTPHandler, ThrottledDTPHandler
+from pyftpdlib.ioloop import IOLoop
+from pyftpdlib.servers import FTPServer
+
+root, cert, key, env_file = sys.argv[1:5]
+
+authorizer = DummyAuthorizer()
+authorizer.add_anonymous(root + "/pub")
+authorizer.add_user("user", "secret", root + "/pub", perm="elradfmwMT")
+
+
+class SlowDTP(ThrottledDTPHandler):
+    write_limit = 8192  # bytes per second sent to the client: a 20 kB file takes about a second
+
+
+class CuttingDTP(DTPHandler):
+    """Sends about the first 100 kB of a file, then drops the data connection (and sends nothing more)."""
+    ac_out_buffer_size = 8192
+
+    def use_sendfile(self):
+        return False
+
+    def send(self, data):
+        if getattr(self, "cut_sent", 0) >= 100_000:
+            if not getattr(self, "cut_scheduled", False):
+                self.cut_scheduled = True
+                self.ioloop.call_later(0.2, self.close)
+            return 0
+        sent = super().send(data)
+        self.cut_sent = getattr(self, "cut_sent", 0) + sent
+        return sent
+
+
+def handler(base, dtp=None, tls=False):
+    class Handler(base):
+        pass
+    Handler.authorizer = authorizer
+    Handler.passive_ports = range(51000, 51400)
+    Handler.permit_foreign_addresses = False
+    Handler.banner = "loader test FTP server"
+    if dtp is not None:
+        Handler.dtp_handler = dtp
+    if tls:
+        Handler.certfile = cert
+        Handler.keyfile = key
+        Handler.tls_control_required = True
+        Handler.tls_data_required = True
+    return Handler
+
+
+ioloop = IOLoop.instance()
+servers = {
+    "FTP_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler), ioloop=ioloop, backlog=1024),
+    "FTPS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True), ioloop=ioloop, backlog=1024),
+    "FTP_SLOW_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=SlowDTP), ioloop=ioloop, backlog=1024),
+    "FTP_CUT_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=CuttingDTP), ioloop=ioloop, backlog=1024),
+}
+for server in servers.values():
+    server.max_cons = 512
+    server.max_cons_per_ip = 512
+with open(env_file, "w") as out:
+    for name, server in servers.items():
+        out.write("%s=%d\n" % (name, server.address[1]))
+next(iter(servers.values())).serve_forever(timeout=0.5, blocking=True, handle_exit=True)
