@@ -17,7 +17,7 @@ import Loader
 /// | 26 | the upload body could not be read |
 /// | 28 | timed out |
 /// | 35 | TLS failure |
-/// | 37 | a file could not be read: missing, a directory, or no permission |
+/// | 37 | a local file could not be read: missing, a directory, or no permission |
 /// | 47 | too many redirects |
 /// | 55 | the request could not be sent |
 /// | 56 | the connection broke or the response was malformed |
@@ -25,10 +25,18 @@ import Loader
 /// | 61 | the body could not be decoded |
 /// | 63 | the body exceeded the maximum size |
 /// | 67 | login denied |
-/// | 78 | the remote resource does not exist |
+/// | 78 | the remote resource does not exist (an FTP file included) |
 /// | 130 | cancelled (interrupted) |
 /// | 99 | anything else |
 public enum LoadURLExit {
+    /// The exit status for `error`: as ``status(for:)-(LoadError.Code)``, except that a missing file on a
+    /// remote (FTP) server is curl's 78, not the 37 of a local one.
+    public static func status(for error: LoadError) -> Int32 {
+        let remote = error.url?.isFileURL == false
+        if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
+        return status(for: error.code)
+    }
+
     /// The exit status for a load that failed with `code`.
     public static func status(for code: LoadError.Code) -> Int32 {
         switch code {

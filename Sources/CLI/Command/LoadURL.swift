@@ -208,7 +208,7 @@ public struct LoadURL: AsyncParsableCommand {
             return 0
         } catch {
             let failure = LoadError.wrapping(error, url: url)
-            let status = LoadURLExit.status(for: failure.code)
+            let status = LoadURLExit.status(for: failure)
             summary.exitCode = status
             summary.error = failure
             report(failure.description, status: status)
@@ -246,7 +246,15 @@ public struct LoadURL: AsyncParsableCommand {
             request.headerFields[name] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         if let user {
-            request.headerFields[.authorization] = "Basic " + Data(user.utf8).base64EncodedString()
+            if request.scheme == "http" || request.scheme == "https" {
+                request.headerFields[.authorization] = "Basic " + Data(user.utf8).base64EncodedString()
+            } else if url.user == nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+                // Other schemes (FTP) log in with the URL's user info, as curl's -u does for them.
+                let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                parts.user = pair[0]
+                parts.password = pair.count > 1 ? pair[1] : ""
+                if let withUser = parts.url { request.url = withUser }
+            }
         }
         if let text = data ?? dataBinary {
             request.method = .post
