@@ -84,10 +84,11 @@ open class SchemeHandler: @unchecked Sendable {
         self.client = TerminalTrackingClient(wrapping: client)
     }
 
-    /// Starts the load. The default runs ``load()`` in a new task; override this (and ``stopLoading()``)
-    /// only for callback-driven handlers.
+    /// Starts the load. The default runs ``load()`` in a new task, which starts at once on the calling
+    /// thread and leaves it at its first suspension: a load that needs no waiting (a `data:` URL) ends
+    /// without a thread hop. Override this (and ``stopLoading()``) only for callback-driven handlers.
     open func startLoading() {
-        let task = Task { [self] in
+        let task = Task.immediate { [self] in
             let tracker = client as? TerminalTrackingClient
             do {
                 try await load()

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Runs one handler instance: it is the handler's client, holds the body buffer, enforces the event
 /// contract, the timeouts and cancellation, and stops the handler exactly once.
-final class HandlerDriver: SchemeHandlerClient {
+final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private let state: Locked<HandlerEventState>
     /// The handler, kept until it has been stopped (the handler holds this driver as its client, so the
     /// reference is dropped then to break the cycle).
@@ -39,7 +39,7 @@ final class HandlerDriver: SchemeHandlerClient {
     func start(_ handler: SchemeHandler) {
         handlerBox.withLock { $0 = handler }
         guard state.withLock({ $0.willStart() }) else { return }
-        scheduleWatchdog(after: min(idleTimeout, Self.seconds(untilNanoseconds: resourceDeadline)))
+        if min(idleTimeout, Self.seconds(untilNanoseconds: resourceDeadline)) < 1e9 { Watchdog.shared.watch(self) }
         handler.startLoading()
         if state.withLock({ $0.didStart() }) { stopHandler() }
     }
@@ -166,32 +166,23 @@ final class HandlerDriver: SchemeHandlerClient {
     // MARK: Timeouts
 
     /// Checks the idle and resource timeouts; one timer per load, re-armed only when it fires.
-    private func scheduleWatchdog(after seconds: TimeInterval) {
-        let delay = max(0.001, seconds)
-        guard delay < 1e9 else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.checkTimeouts()
-        }
-    }
-
-    private func checkTimeouts() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let verdict = state.withLock { state -> (LoadError?, TimeInterval?) in
-            guard !state.isTerminated else { return (nil, nil) }
+    /// Fails the load if it went idle too long or passed its resource deadline; `false` once it has ended.
+    func checkTimeouts(now: UInt64) -> Bool {
+        let error = state.withLock { state -> LoadError? in
+            guard !state.isTerminated else { return nil }
             if now >= resourceDeadline {
-                return (LoadError(.timedOut, url: url, reason: "the resource timeout passed"), nil)
+                return LoadError(.timedOut, url: url, reason: "the resource timeout passed")
             }
-            let idleFor = Self.seconds(now &- state.lastActivity)
             // A full buffer waits for the reader, not for the handler: that is not idleness.
-            if idleFor >= idleTimeout, !state.isWaitingForConsumer {
-                let reason = "no progress for \(Self.format(idleTimeout)) s (the request timeout)"
-                return (LoadError(.timedOut, url: url, reason: reason), nil)
+            // Activity may be newer than `now` (recorded since it was read): then the load is not idle.
+            let idle = state.lastActivity >= now ? 0 : now - state.lastActivity
+            if Self.seconds(idle) >= idleTimeout, !state.isWaitingForConsumer {
+                return LoadError(.timedOut, url: url, reason: "no progress for \(Self.format(idleTimeout)) s (the request timeout)")
             }
-            let untilIdle = state.isWaitingForConsumer ? idleTimeout : idleTimeout - idleFor
-            return (nil, min(untilIdle, Self.seconds(untilNanoseconds: resourceDeadline)))
+            return nil
         }
-        if let error = verdict.0 { cancel(with: error) }
-        if let next = verdict.1 { scheduleWatchdog(after: next) }
+        if let error { cancel(with: error) }
+        return error == nil && !state.withLock { $0.isTerminated }
     }
 
     private static func nanoseconds(_ seconds: TimeInterval) -> UInt64 {

@@ -90,6 +90,9 @@ final class ResponseForwarder: ChannelInboundHandler {
                 return
             }
             onResponseEnd?(keepAlive && exchange.requestSent)
+            // Finished from here, with the body, so the reader needs no second wake-up: the handler's
+            // task, which resumes on `done` later, then has nothing left to report.
+            exchange.client.handlerDidFinishLoading(exchange.handler)
             exchange.done.succeed(())
 
         case (_, .idle):

