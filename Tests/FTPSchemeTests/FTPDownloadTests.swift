@@ -72,7 +72,7 @@ struct FTPDownloadTests {
     @Test("A refused connection is cannotConnectToHost")
     func refused() async throws {
         // A port nobody listens on: bind one, note it, close it.
-        let listener = try Socket.closedPort()
+        let listener = LoopbackPorts.closed()
         let url = URL(string: "ftp://127.0.0.1:\(listener)/x")!
         let error = await loadError { _ = try await FTPServers.session().data(from: url) }
         #expect(error?.code == .cannotConnectToHost)
@@ -119,20 +119,5 @@ private extension Result {
     var failureError: Failure? {
         if case .failure(let error) = self { return error }
         return nil
-    }
-}
-
-/// A TCP port on 127.0.0.1 that nothing listens on.
-enum Socket {
-    static func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

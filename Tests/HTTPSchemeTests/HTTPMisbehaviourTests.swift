@@ -58,7 +58,7 @@ struct HTTPMisbehaviourTests {
     @Test("A refused connection is cannotConnectToHost")
     func refused() async throws {
         // A port nobody listens on: bind one, note it, close it.
-        let socket = try ServerSocketProbe.closedPort()
+        let socket = LoopbackPorts.closed()
         let url = URL(string: "http://127.0.0.1:\(socket)/")!
         let error = await loadError { _ = try await scriptedSession().data(from: url) }
         #expect(error?.code == .cannotConnectToHost)
@@ -180,21 +180,5 @@ struct HTTPMisbehaviourTests {
         #expect(first.headerFields[connection] != second.headerFields[connection])
         // …while an ordinary response leaves its connection open for the next request.
         #expect(second.headerFields[connection] == third.headerFields[connection])
-    }
-}
-
-/// A TCP port on 127.0.0.1 that nothing listens on.
-enum ServerSocketProbe {
-    static func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
