@@ -67,7 +67,7 @@ struct DataSchemeHandlerTests {
         #expect(count == decodedSize)
         #expect(firstChunk?.prefix(6) == Data("ABCABC".utf8))
         // Decoding whole would take 100 MiB for the body alone; streaming needs a few chunks.
-        #expect(growth < 64 * 1024 * 1024, "peak memory grew by \(growth >> 20) MiB while decoding")
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak memory grew by \(growth >> 20) MiB while decoding")
     }
 }
 

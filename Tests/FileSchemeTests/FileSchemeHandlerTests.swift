@@ -211,7 +211,7 @@ struct FileSchemeResourceTests {
         }
         #expect(count == size)
         #expect(last.suffix(4) == Data("tail".utf8))
-        #expect(growth < 64 * 1024 * 1024, "peak memory grew by \(growth >> 20) MiB")
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak memory grew by \(growth >> 20) MiB")
     }
 
     @Test("Cancelling mid-body ends with cancelled and closes the file")

@@ -165,6 +165,6 @@ struct HTTPNginxTests {
             return count
         }
         #expect(count == 1 << 30)
-        #expect(growth < 64 * 1024 * 1024, "peak memory grew by \(growth >> 20) MiB")
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak memory grew by \(growth >> 20) MiB")
     }
 }

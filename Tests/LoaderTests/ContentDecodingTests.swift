@@ -151,7 +151,7 @@ struct ContentDecodingTests {
         }
         #expect(error?.code == .dataLengthExceedsMaximum)
         #expect(error?.url == url)
-        #expect(growth < 64 << 20, "peak RSS grew \(growth >> 20) MiB")
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak RSS grew \(growth >> 20) MiB")
     }
 
     @Test("With no limits a highly compressed body streams whole in bounded memory; a size limit still holds")
@@ -166,7 +166,7 @@ struct ContentDecodingTests {
             return (url, count)
         }
         #expect(count == zeros)
-        #expect(growth < 64 << 20, "peak RSS grew \(growth >> 20) MiB")
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak RSS grew \(growth >> 20) MiB")
 
         let limited = await loadError {
             _ = try await zippedSession {

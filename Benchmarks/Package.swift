@@ -1,0 +1,25 @@
+// swift-tools-version: 6.0
+// The benchmarks: our loader side by side with FoundationNetworking's URLSession and AsyncHTTPClient (in
+// this package) and the curl CLI and wrk (run by `run.py`), against the same servers on 127.0.0.1.
+// A package of its own, depending on the project by path, so that the project never depends on its peers.
+import PackageDescription
+
+let package = Package(
+    name: "swift-url-loader-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "swift-url-loader", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "LoaderBench",
+            dependencies: [
+                .product(name: "Loader", package: "swift-url-loader"),
+                .product(name: "StandardSchemes", package: "swift-url-loader"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Loader
+import NIOCore
+import StandardSchemes
+
+/// The HTTP operations each client is measured on, written as its users would write them.
+protocol BenchClient: Sendable {
+    var name: String { get }
+    /// GETs `url` and returns the body's size (the body is read and dropped).
+    func get(_ url: URL) async throws -> Int
+    /// Streams `url` and drops each chunk; returns the size.
+    func stream(_ url: URL) async throws -> Int
+    /// Downloads `url` into a file and returns the file's size (the file is removed).
+    func downloadToFile(_ url: URL) async throws -> Int
+}
+
+/// Our loader, through its public async API.
+struct LoaderClient: BenchClient {
+    let name = "loader"
+    let session: LoaderSession
+
+    init() {
+        StandardSchemes.register()
+        session = LoaderSession(configuration: .default)
+    }
+
+    func get(_ url: URL) async throws -> Int { try await session.data(from: url).0.count }
+
+    func stream(_ url: URL) async throws -> Int {
+        let (bytes, _) = try await session.bytes(from: url)
+        var count = 0
+        for try await chunk in bytes.chunks { count += chunk.count }
+        return count
+    }
+
+    func downloadToFile(_ url: URL) async throws -> Int {
+        let (file, _) = try await session.download(from: url)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
+    }
+}
+
+/// FoundationNetworking's URLSession (libcurl underneath on Linux).
+struct URLSessionClient: BenchClient {
+    let name = "urlsession"
+    let session = URLSession(configuration: .default)
+
+    func get(_ url: URL) async throws -> Int { try await session.data(from: url).0.count }
+
+    /// URLSession on Linux has no `bytes(from:)`: the whole body is collected, which is how its users read it.
+    func stream(_ url: URL) async throws -> Int { try await get(url) }
+
+    func downloadToFile(_ url: URL) async throws -> Int {
+        let (file, _) = try await session.download(from: url)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
+    }
+}
+
+/// AsyncHTTPClient, what a Swift server developer would pick for HTTP.
+struct AsyncHTTPClientClient: BenchClient {
+    let name = "asynchttpclient"
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+
+    func get(_ url: URL) async throws -> Int {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+        return try await response.body.collect(upTo: 1 << 30).readableBytes
+    }
+
+    func stream(_ url: URL) async throws -> Int {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(600))
+        var count = 0
+        for try await buffer in response.body { count += buffer.readableBytes }
+        return count
+    }
+
+    func downloadToFile(_ url: URL) async throws -> Int {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ahc-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let delegate = try FileDownloadDelegate(path: path)
+        let progress = try await client.execute(request: try HTTPClient.Request(url: url.absoluteString), delegate: delegate).get()
+        return progress.receivedBytes
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Loader
+import StandardSchemes
+
+/// The scenarios: each returns how many requests it made and how many body bytes it read.
+enum Scenarios {
+    static func client(_ name: String) throws -> any BenchClient {
+        switch name {
+        case "loader": return LoaderClient()
+        case "urlsession": return URLSessionClient()
+        case "asynchttpclient": return AsyncHTTPClientClient()
+        default: throw BenchError.usage("unknown client \(name)")
+        }
+    }
+
+    static func sequential(_ client: any BenchClient, _ url: URL, count: Int) async throws -> (Int, Int) {
+        var bytes = 0
+        for _ in 0..<count { bytes += try await client.get(url) }
+        return (count, bytes)
+    }
+
+    static func concurrent(_ client: any BenchClient, _ url: URL, count: Int, inFlight: Int) async throws -> (Int, Int) {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var started = 0, bytes = 0
+            while started < min(inFlight, count) {
+                group.addTask { try await client.get(url) }
+                started += 1
+            }
+            while let size = try await group.next() {
+                bytes += size
+                if started < count {
+                    group.addTask { try await client.get(url) }
+                    started += 1
+                }
+            }
+            return (count, bytes)
+        }
+    }
+
+    /// An 8 MiB (or `mebibytes`) base64 `data:` URL decoded `times` times: by our loader, or by
+    /// Foundation's `Data(base64Encoded:)` as the reference.
+    static func dataURL(_ clientName: String, mebibytes: Int, times: Int) async throws -> (Int, Int) {
+        var generator = SystemRandomNumberGenerator()
+        let raw = Data((0..<(mebibytes << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let base64 = raw.base64EncodedString()
+        let url = URL(string: "data:application/octet-stream;base64," + base64)!
+        var bytes = 0
+        for _ in 0..<times {
+            switch clientName {
+            case "loader":
+                bytes += try await LoaderClient().session.data(from: url).0.count
+            case "foundation":
+                bytes += Data(base64Encoded: base64)?.count ?? 0
+            case "urlsession":
+                bytes += try await URLSession.shared.data(from: url).0.count
+            default:
+                throw BenchError.usage("data: is measured for loader, foundation and urlsession")
+            }
+        }
+        return (times, bytes)
+    }
+
+    /// A no-op custom scheme through the registry and the default middleware, with `handlers` classes
+    /// registered in the session (the others for another scheme).
+    static func noop(handlers: Int, count: Int) async throws -> (Int, Int) {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = Array(repeating: DecoyHandler.self, count: max(0, handlers - 1)) + [NoopHandler.self]
+        let session = LoaderSession(configuration: configuration)
+        let url = URL(string: "noop:x")!
+        var bytes = 0
+        for _ in 0..<count { bytes += try await session.data(from: url).0.count }
+        return (count, bytes)
+    }
+}
+
+/// Answers at once with an empty body.
+final class NoopHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["noop"] }
+    override func load() async throws {
+        client.handler(self, didReceive: LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: 0))
+    }
+}
+
+/// Registered many times to see whether handler lookup stays flat.
+final class DecoyHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["decoy"] }
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case usage(String)
+    var description: String {
+        switch self {
+        case .usage(let text): return text
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// `LoaderBench SCENARIO CLIENT ARGS…` runs one scenario once and prints one RESULT line:
+///   sequential CLIENT URL COUNT        concurrent CLIENT URL COUNT IN_FLIGHT
+///   stream CLIENT URL                  tofile CLIENT URL
+///   data CLIENT MIB TIMES              noop loader HANDLERS COUNT
+/// CLIENT is loader, urlsession or asynchttpclient (data: loader, foundation, urlsession).
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func run() async throws {
+    guard arguments.count >= 3 else { throw BenchError.usage("usage: LoaderBench SCENARIO CLIENT ARGS…") }
+    let (scenario, clientName) = (arguments[0], arguments[1])
+    func int(_ index: Int) throws -> Int {
+        guard index < arguments.count, let value = Int(arguments[index]) else { throw BenchError.usage("argument \(index) must be a number") }
+        return value
+    }
+    let url = URL(string: arguments[2])
+    let measurement: Measurement
+    switch scenario {
+    case "sequential":
+        let client = try Scenarios.client(clientName)
+        let count = try int(3)
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) { try await Scenarios.sequential(client, url!, count: count) }
+    case "concurrent":
+        let client = try Scenarios.client(clientName)
+        let (count, inFlight) = (try int(3), try int(4))
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) {
+            try await Scenarios.concurrent(client, url!, count: count, inFlight: inFlight)
+        }
+    case "stream":
+        let client = try Scenarios.client(clientName)
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) { (1, try await client.stream(url!)) }
+    case "tofile":
+        let client = try Scenarios.client(clientName)
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) { (1, try await client.downloadToFile(url!)) }
+    case "data":
+        let (mebibytes, times) = (try int(2), try int(3))
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) {
+            try await Scenarios.dataURL(clientName, mebibytes: mebibytes, times: times)
+        }
+    case "noop":
+        let (handlers, count) = (try int(2), try int(3))
+        measurement = try await Probe.measure(client: clientName, scenario: "noop\(handlers)") { try await Scenarios.noop(handlers: handlers, count: count) }
+    default:
+        throw BenchError.usage("unknown scenario \(scenario)")
+    }
+    print(measurement.line)
+}
+
+do {
+    try await run()
+} catch {
+    FileHandle.standardError.write(Data("LoaderBench: \(error)\n".utf8))
+    exit(1)
+}
