@@ -64,7 +64,8 @@ struct URLSessionClient: BenchClient {
 /// AsyncHTTPClient, what a Swift server developer would pick for HTTP.
 struct AsyncHTTPClientClient: BenchClient {
     let name = "asynchttpclient"
-    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    // The shared client: made once per process, never shut down (as AsyncHTTPClient recommends for that use).
+    let client = HTTPClient.shared
 
     func get(_ url: URL) async throws -> Int {
         let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))

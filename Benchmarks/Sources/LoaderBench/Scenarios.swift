@@ -40,13 +40,23 @@ enum Scenarios {
         }
     }
 
-    /// An 8 MiB (or `mebibytes`) base64 `data:` URL decoded `times` times: by our loader, or by
-    /// Foundation's `Data(base64Encoded:)` as the reference.
-    static func dataURL(_ clientName: String, mebibytes: Int, times: Int) async throws -> (Int, Int) {
+    /// A base64 `data:` URL of `mebibytes` random bytes, and its base64 text (made before timing starts).
+    static func dataURL(mebibytes: Int) -> (URL, String) {
         var generator = SystemRandomNumberGenerator()
-        let raw = Data((0..<(mebibytes << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var raw = Data(count: mebibytes << 20)
+        raw.withUnsafeMutableBytes { bytes in
+            for index in stride(from: 0, to: bytes.count, by: 8) {
+                let word = generator.next()
+                for offset in 0..<Swift.min(8, bytes.count - index) { bytes[index + offset] = UInt8(truncatingIfNeeded: word >> (offset * 8)) }
+            }
+        }
         let base64 = raw.base64EncodedString()
-        let url = URL(string: "data:application/octet-stream;base64," + base64)!
+        return (URL(string: "data:application/octet-stream;base64," + base64)!, base64)
+    }
+
+    /// The `data:` URL decoded `times` times: by our loader, or by Foundation's `Data(base64Encoded:)` as the
+    /// reference, or by URLSession.
+    static func decode(_ clientName: String, url: URL, base64: String, times: Int) async throws -> (Int, Int) {
         var bytes = 0
         for _ in 0..<times {
             switch clientName {

@@ -35,8 +35,9 @@ func run() async throws {
         measurement = try await Probe.measure(client: clientName, scenario: scenario) { (1, try await client.downloadToFile(url!)) }
     case "data":
         let (mebibytes, times) = (try int(2), try int(3))
+        let (dataURL, base64) = Scenarios.dataURL(mebibytes: mebibytes)
         measurement = try await Probe.measure(client: clientName, scenario: scenario) {
-            try await Scenarios.dataURL(clientName, mebibytes: mebibytes, times: times)
+            try await Scenarios.decode(clientName, url: dataURL, base64: base64, times: times)
         }
     case "noop":
         let (handlers, count) = (try int(2), try int(3))

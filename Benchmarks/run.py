@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Runs every benchmark scenario for each client in turn (A B A B …, so the machine's drift hits all alike),
+repeats each, prints medians, the ratio ours/peer for each goal, and peak RSS. Servers: the project's own
+scripts/test-servers (nginx with keep-alive, sendfile and no access log; pyftpdlib), started here and stopped
+by PID at the end. `--smoke` runs every scenario once at a tiny size: it checks that everything works, and
+measures nothing worth reading."""
+import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+parser = argparse.ArgumentParser()
+parser.add_argument("--smoke", action="store_true")
+parser.add_argument("--rounds", type=int, default=3)
+args = parser.parse_args()
+rounds = 1 if args.smoke else args.rounds
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def child(cmd):
+    """Runs cmd; returns its standard output, or stops the run with its error."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit("benchmark: %s failed: %s" % (" ".join(cmd[:3]), proc.stderr.strip()[:500]))
+    return proc.stdout
+
+
+def rusage_child(cmd, stdout=subprocess.DEVNULL):
+    """Like child(), with the child's peak RSS (KiB) and CPU time from wait4."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    if status != 0:
+        raise SystemExit("benchmark: %s failed (%d): %s" % (" ".join(cmd[:3]), status, err.strip()[:500]))
+    return {"seconds": seconds, "rss_kib": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime}
+
+
+def bench(scenario, client, *rest):
+    """One LoaderBench run: its RESULT line as a dict."""
+    out = child([bench_bin, scenario, client] + [str(r) for r in rest])
+    line = next(l for l in out.splitlines() if l.startswith("RESULT "))
+    fields = dict(pair.split("=", 1) for pair in line.split()[1:])
+    return {"seconds": float(fields["seconds"]), "rss_kib": int(fields["rss_kib"]), "cpu": float(fields["cpu"])}
+
+
+def wrk(url, connections, duration):
+    out = sh(["wrk", "-t", str(min(2, connections)), "-c", str(connections), "-d", "%ds" % duration, url])
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    return {"rate": rate}
+
+
+# Servers and binaries.
+print("== starting servers (scripts/test-servers)", flush=True)
+subprocess.run([os.path.join(root, "scripts/test-servers"), "start"], check=True)
+env = dict(l.split("=", 1) for l in open(os.path.join(root, ".build/test-servers/env")).read().split())
+http = "http://127.0.0.1:%s" % env["HTTP_PORT"]
+ftp = "ftp://127.0.0.1:%s" % env["FTP_PORT"]
+www = env["ROOT"]
+try:
+    if shutil.which("wrk") is None:
+        print("== installing wrk (Debian)", flush=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=False, capture_output=True)
+    have_wrk = shutil.which("wrk") is not None
+    # A smoke run only checks that everything works: a debug build is enough, and quicker to make.
+    config = "debug" if args.smoke else "release"
+    package = os.path.dirname(os.path.abspath(__file__))
+    print("== building LoaderBench (%s)" % config, flush=True)
+    subprocess.run(["swift", "build", "-c", config, "--package-path", package], check=True, stdout=subprocess.DEVNULL)
+    bench_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", package, "--show-bin-path"]).strip(), "LoaderBench")
+
+    small = 50 if args.smoke else 5000
+    many = 200 if args.smoke else 20000
+    big_http = "/300k.bin" if args.smoke else "/512m.bin"
+    big_bytes = 300000 if args.smoke else 512 << 20
+    ftp_file, ftp_bytes = ("/300k.bin", 300000) if args.smoke else ("/256m.bin", 256 << 20)
+    data_mib, data_times = (1, 2) if args.smoke else (8, 20)
+    noop_count = 200 if args.smoke else 20000
+    tmp = tempfile.mkdtemp()
+
+    # scenario name -> (unit description, {client: callable returning a result dict})
+    curl_urls = lambda n, path: sum([[http + path, "-o", "/dev/null"] for _ in range(n)], [])
+    scenarios = [
+        ("seq", "%d sequential 1 KiB GETs over keep-alive" % small, "req/s", small, {
+            "loader": lambda: bench("sequential", "loader", http + "/1k.bin", small),
+            "urlsession": lambda: bench("sequential", "urlsession", http + "/1k.bin", small),
+            "asynchttpclient": lambda: bench("sequential", "asynchttpclient", http + "/1k.bin", small),
+            "curl": lambda: rusage_child(["curl", "-s"] + curl_urls(small, "/1k.bin")),
+        }),
+        ("conc32", "%d 1 KiB GETs, 32 in flight" % many, "req/s", many, {
+            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 32),
+            "urlsession": lambda: bench("concurrent", "urlsession", http + "/1k.bin", many, 32),
+            "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32),
+            "curl": lambda: rusage_child(["curl", "-s", "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin")),
+        }),
+        ("conc1", "%d 1 KiB GETs, 1 in flight (scaling)" % many, "req/s", many, {
+            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 1)}),
+        ("conc256", "%d 1 KiB GETs, 256 in flight (scaling)" % many, "req/s", many, {
+            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 256)}),
+        ("download", "%s streamed and discarded" % big_http, "MB/s", big_bytes, {
+            "loader": lambda: bench("stream", "loader", http + big_http),
+            "urlsession": lambda: bench("stream", "urlsession", http + big_http),
+            "asynchttpclient": lambda: bench("stream", "asynchttpclient", http + big_http),
+            "curl": lambda: rusage_child(["curl", "-s", "-o", "/dev/null", http + big_http]),
+        }),
+        ("tofile", "%s downloaded to a file" % big_http, "MB/s", big_bytes, {
+            "loader": lambda: bench("tofile", "loader", http + big_http),
+            "urlsession": lambda: bench("tofile", "urlsession", http + big_http),
+            "asynchttpclient": lambda: bench("tofile", "asynchttpclient", http + big_http),
+            "curl": lambda: rusage_child(["curl", "-s", "-o", os.path.join(tmp, "curl.out"), http + big_http]),
+        }),
+        ("data", "%d MiB base64 data: URL decoded %dx" % (data_mib, data_times), "MB/s", (data_mib << 20) * data_times, {
+            "loader": lambda: bench("data", "loader", data_mib, data_times),
+            "foundation": lambda: bench("data", "foundation", data_mib, data_times),
+        }),
+        ("file", "%s file: URL read" % big_http, "MB/s", big_bytes, {
+            "loader": lambda: bench("stream", "loader", "file://" + www + big_http),
+            "cat": lambda: rusage_child(["cat", www + big_http]),
+        }),
+        ("ftp", "%s FTP download" % ftp_file, "MB/s", ftp_bytes, {
+            "loader": lambda: bench("stream", "loader", ftp + ftp_file),
+            "curl": lambda: rusage_child(["curl", "-s", "-o", "/dev/null", ftp + ftp_file]),
+        }),
+        ("noop1", "no-op custom scheme, 1 handler registered", "us/req", noop_count, {
+            "loader": lambda: bench("noop", "loader", 1, noop_count)}),
+        ("noop100", "no-op custom scheme, 100 handlers registered", "us/req", noop_count, {
+            "loader": lambda: bench("noop", "loader", 100, noop_count)}),
+    ]
+    if have_wrk:
+        d = 1 if args.smoke else 3
+        scenarios[0][4]["wrk"] = lambda: wrk(http + "/1k.bin", 1, d)
+        scenarios[1][4]["wrk"] = lambda: wrk(http + "/1k.bin", 32, d)
+
+    results = {}
+    started = time.time()
+    for key, title, unit, amount, clients in scenarios:
+        print("== %s: %s" % (key, title), flush=True)
+        samples = {c: [] for c in clients}
+        for _ in range(rounds):
+            for client, run in clients.items():
+                samples[client].append(run())
+        table = {}
+        for client, runs in samples.items():
+            if "rate" in runs[0]:
+                value = statistics.median(r["rate"] for r in runs)
+                table[client] = {"value": value, "rss": None, "cpu": None}
+                continue
+            seconds = statistics.median(r["seconds"] for r in runs)
+            value = {"req/s": amount / seconds, "MB/s": amount / seconds / 1e6, "us/req": seconds / amount * 1e6}[unit]
+            table[client] = {"value": value, "rss": max(r["rss_kib"] for r in runs), "cpu": statistics.median(r["cpu"] for r in runs)}
+        results[key] = (title, unit, table)
+        for client, row in table.items():
+            extra = "" if row["rss"] is None else "  peak RSS %6.1f MiB  CPU %.2f s" % (row["rss"] / 1024, row["cpu"])
+            print("   %-16s %12.1f %s%s" % (client, row["value"], unit, extra), flush=True)
+
+    goals = [("seq", "curl", 1.2), ("seq", "wrk", 0.85), ("seq", "urlsession", 4.0),
+             ("conc32", "curl", 2.0), ("conc32", "asynchttpclient", 1.5), ("conc32", "wrk", 0.85),
+             ("download", "curl", 1.0), ("tofile", "curl", 1.5), ("data", "foundation", 0.5), ("file", "cat", 0.5),
+             ("ftp", "curl", 0.9)]
+    print("\n| scenario | ours | peer | ours/peer | goal |\n|---|---|---|---|---|")
+    for key, peer, goal in goals:
+        title, unit, table = results[key]
+        if peer not in table:
+            continue
+        ratio = table["loader"]["value"] / table[peer]["value"]
+        print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (title, table["loader"]["value"], unit, peer,
+                                                             table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
+    for key in ("noop1", "noop100"):
+        title, unit, table = results[key]
+        print("| %s | %.2f us/req | | | <= 5 us %s |" % (title, table["loader"]["value"], "met" if table["loader"]["value"] <= 5 else "missed"))
+    print("\n%d round(s) in %.0f s; %s" % (rounds, time.time() - started, time.strftime("%Y-%m-%d")))
+finally:
+    subprocess.run([os.path.join(root, "scripts/test-servers"), "stop"], check=False)
