@@ -1,3 +1,4 @@
+import Foundation
 import Loader
 
 /// Why a string is not a loadable `data:` URL.
@@ -43,9 +44,9 @@ public struct DataURL: Sendable {
         let utf8 = serialized.utf8
         let afterScheme = utf8.index(utf8.startIndex, offsetBy: 5)
         // The fragment is not part of the URL's serialization for this purpose.
-        let end = utf8[afterScheme...].firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+        let end = Self.firstIndex(of: UInt8(ascii: "#"), in: utf8[afterScheme...]) ?? utf8.endIndex
         // After "data:", the MIME type runs up to the first ",".
-        guard let comma = utf8[afterScheme..<end].firstIndex(of: UInt8(ascii: ",")) else { throw .missingComma }
+        guard let comma = Self.firstIndex(of: UInt8(ascii: ","), in: utf8[afterScheme..<end]) else { throw .missingComma }
         var mime = Array(utf8[afterScheme..<comma])
         while let last = mime.last, Self.isASCIIWhitespace(last) { mime.removeLast() }
         mime.removeFirst(mime.prefix(while: Self.isASCIIWhitespace).count)
@@ -53,21 +54,31 @@ public struct DataURL: Sendable {
         let isBase64 = Self.stripBase64Marker(&mime)
         if mime.first == UInt8(ascii: ";") { mime.insert(contentsOf: Array("text/plain".utf8), at: 0) }
         let parsed = MIMEType(String(decoding: mime, as: UTF8.self)) ?? .textPlainUSASCII
-        let result = DataURL(mimeType: parsed, isBase64: isBase64, serialized: serialized, body: utf8.index(after: comma)..<end)
-        if isBase64 { try result.validateBase64() }
-        return result
+        let body = utf8.index(after: comma)..<end
+        // One pass over the body, before anything is sent (so a load never fails after its response):
+        // it validates base64 and counts the decoded length.
+        let (length, valid) = Self.scan(serialized.utf8[body], base64: isBase64)
+        if isBase64, !valid { throw .invalidBase64 }
+        return DataURL(mimeType: parsed, isBase64: isBase64, serialized: serialized, body: body, expectedLength: length)
     }
 
-    /// The decoded body's size, counted in one pass over the encoded body without decoding it into memory.
-    public var expectedLength: Int { scan().length }
+    /// The decoded body's size, counted when the URL was parsed, without decoding it into memory.
+    public let expectedLength: Int
 
-    /// One pass over the encoded body: the decoded length and, for base64, whether it is valid.
-    private func scan() -> (length: Int, valid: Bool) {
-        let result: (Int, Bool)? = serialized.utf8[body].withContiguousStorageIfAvailable { buffer in
-            Self.scan(buffer, base64: isBase64)
+    /// The first `byte` in `bytes`, found with `memchr` when the string's storage is contiguous.
+    private static func firstIndex(of byte: UInt8, in bytes: Substring.UTF8View) -> String.Index? {
+        let offset: Int?? = bytes.withContiguousStorageIfAvailable { buffer -> Int? in
+            guard let base = buffer.baseAddress, let found = memchr(base, Int32(byte), buffer.count) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
-        if let result { return result }
-        return Array(serialized.utf8[body]).withUnsafeBufferPointer { Self.scan($0, base64: isBase64) }
+        guard let offset else { return bytes.firstIndex(of: byte) }
+        return offset.map { bytes.index(bytes.startIndex, offsetBy: $0) }
+    }
+
+    /// One pass over an encoded body: the decoded length and, for base64, whether it is valid.
+    private static func scan(_ body: Substring.UTF8View, base64: Bool) -> (length: Int, valid: Bool) {
+        if let result = body.withContiguousStorageIfAvailable({ scan($0, base64: base64) }) { return result }
+        return Array(body).withUnsafeBufferPointer { scan($0, base64: base64) }
     }
 
     private static func scan(_ buffer: UnsafeBufferPointer<UInt8>, base64: Bool) -> (Int, Bool) {
@@ -75,7 +86,21 @@ public struct DataURL: Sendable {
             var length = 0, sextets = 0, padding = 0, valid = true
             var index = 0
             let count = buffer.count
+            // Whether a `%` occurs at all: usually not, and then blocks need no search of their own.
+            let hasEscapes = buffer.baseAddress.map { memchr($0, 0x25, count) != nil } ?? false
             while index < count {
+                // Fast path: a block of 64 alphabet characters (no `%`, whitespace or padding) needs no
+                // decision per byte; OR-ing their classes shows whether any is not plain alphabet.
+                if base64, padding == 0, index + 64 <= count {
+                    var classes: UInt8 = 0
+                    for offset in index..<(index + 64) { classes |= table[Int(buffer[offset])] }
+                    if classes < 64, !hasEscapes || memchr(buffer.baseAddress! + index, 0x25, 64) == nil {
+                        length += 64
+                        sextets += 64
+                        index += 64
+                        continue
+                    }
+                }
                 var byte = buffer[index]
                 if byte == 0x25, index + 2 < count, let high = Chunks.hexValue(buffer[index + 1]), let low = Chunks.hexValue(buffer[index + 2]) {
                     byte = high << 4 | low
@@ -153,10 +178,20 @@ public struct DataURL: Sendable {
             }
             let window = utf8[position..<end]
             position = end
+            var output: [UInt8] = []
+            // Without a `%` in the window (the usual base64 body) the bytes go to the decoder as they are.
+            let direct: Bool? = url.isBase64 ? window.withContiguousStorageIfAvailable { buffer -> Bool in
+                guard let base = buffer.baseAddress, memchr(base, 0x25, buffer.count) == nil else { return false }
+                output.reserveCapacity(buffer.count / 4 * 3 + 3)
+                return true
+            } : false
+            if direct == true {
+                guard base64.feed(window, into: &output) else { throw .invalidBase64 }
+                return output
+            }
             let decoded = window.withContiguousStorageIfAvailable(Self.percentDecode)
                 ?? Array(window).withUnsafeBufferPointer(Self.percentDecode)
             guard url.isBase64 else { return decoded }
-            var output: [UInt8] = []
             output.reserveCapacity(decoded.count / 4 * 3 + 3)
             guard base64.feed(decoded, into: &output) else { throw .invalidBase64 }
             return output
@@ -195,11 +230,29 @@ public struct DataURL: Sendable {
 
     // MARK: Parsing helpers
 
-    private init(mimeType: MIMEType, isBase64: Bool, serialized: String, body: Range<String.Index>) {
+    private init(mimeType: MIMEType, isBase64: Bool, serialized: String, body: Range<String.Index>, expectedLength: Int) {
         self.mimeType = mimeType
         self.isBase64 = isBase64
         self.serialized = serialized
         self.body = body
+        self.expectedLength = expectedLength
+    }
+
+    /// Whether every byte is printable ASCII (0x20–0x7E), checked eight bytes at a time: a byte below 0x20
+    /// borrows in the subtraction, a byte of 0x7F or more sets its top bit in the sum.
+    static func isPrintableASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if (word &- ones &* 0x20) & ~word & highs != 0 || ((word &+ ones) | word) & highs != 0 { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] &- 0x20 >= 0x5F { return false }
+            index += 1
+        }
+        return true
     }
 
     static func isASCIIWhitespace(_ byte: UInt8) -> Bool {
@@ -216,11 +269,6 @@ public struct DataURL: Sendable {
         return true
     }
 
-    /// Checks the whole base64 body before anything is sent, so that a load never fails after its response.
-    private func validateBase64() throws(DataURLError) {
-        guard scan().valid else { throw .invalidBase64 }
-    }
-
     /// What a URL parser does to a `data:` URL's text before the processor sees it: drops the fragment,
     /// trims C0 controls and spaces at the ends, removes tabs and newlines, percent-encodes controls and
     /// non-ASCII, and checks the authority of a `data://` URL.
@@ -229,8 +277,7 @@ public struct DataURL: Sendable {
         // body is never copied.
         let clean = text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
             guard buffer.count >= 5, buffer[0] > 0x20, buffer[buffer.count - 1] > 0x20, let base = buffer.baseAddress else { return false }
-            for index in 0..<buffer.count where base[index] &- 0x20 >= 0x5F { return false }
-            return true
+            return Self.isPrintableASCII(UnsafeRawBufferPointer(start: base, count: buffer.count))
         } ?? false
         var bytes: [UInt8]
         if clean {

@@ -53,7 +53,24 @@ public enum ForgivingBase64 {
             let decoded = [UInt8](unsafeUninitializedCapacity: capacity) { destination, written in
                 var out = 0
                 ForgivingBase64.table.withUnsafeBufferPointer { table in
-                    for byte in buffer {
+                    var start = 0
+                    // Fast path: whole groups of four alphabet characters, three bytes each, with no
+                    // decision per character; anything else (whitespace, padding, an error) ends it.
+                    if padding == 0, sextets & 3 == 0, let base = buffer.baseAddress {
+                        while start + 4 <= buffer.count {
+                            let a = table[Int(base[start])], b = table[Int(base[start + 1])]
+                            let c = table[Int(base[start + 2])], d = table[Int(base[start + 3])]
+                            guard (a | b | c | d) < 64 else { break }
+                            let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                            destination[out] = UInt8(truncatingIfNeeded: group >> 16)
+                            destination[out + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                            destination[out + 2] = UInt8(truncatingIfNeeded: group)
+                            out += 3
+                            sextets += 4
+                            start += 4
+                        }
+                    }
+                    for byte in UnsafeBufferPointer(rebasing: buffer[start...]) {
                         let value = table[Int(byte)]
                         if value < 64 {
                             if padding > 0 { ok = false; break }
