@@ -60,13 +60,10 @@ public enum TestServers {
         while root.pathComponents.count > 1, !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
             root.deleteLastPathComponent()
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [root.appendingPathComponent("scripts/test-servers").path, "start"]
-        process.standardInput = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return [:] }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
+        // system(3), not Process: it reaps the script itself. Process's wait never returned once the script
+        // had left a server running in the background (the child stayed a zombie, the tests hung).
+        let script = root.appendingPathComponent("scripts/test-servers").path
+        guard system("/bin/bash '\(script)' start < /dev/null") == 0,
               let text = try? String(contentsOf: root.appendingPathComponent(".build/test-servers/env"), encoding: .utf8)
         else { return [:] }
         var values: [String: String] = [:]
