@@ -17,6 +17,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Loader", package: "swift-url-loader"),
                 .product(name: "StandardSchemes", package: "swift-url-loader"),
+                .product(name: "HTTPScheme", package: "swift-url-loader"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -78,6 +78,7 @@ try:
     ftp_file, ftp_bytes = ("/300k.bin", 300000) if args.smoke else ("/256m.bin", 256 << 20)
     data_mib, data_times = (1, 2) if args.smoke else (8, 20)
     noop_count = 200 if args.smoke else 20000
+    slow_count = 20 if args.smoke else 1000
     tmp = tempfile.mkdtemp()
 
     # scenario name -> (unit description, {client: callable returning a result dict})
@@ -123,6 +124,8 @@ try:
             "loader": lambda: bench("stream", "loader", ftp + ftp_file),
             "curl": lambda: rusage_child(["curl", "-s", "-o", "/dev/null", ftp + ftp_file]),
         }),
+        ("slow%d" % slow_count, "%d concurrent slow downloads (1 MiB at 256 KiB/s each)" % slow_count, "MB/s", slow_count << 20, {
+            "loader": lambda: bench("manystreams", "loader", http + "/slow/1m.bin", slow_count)}),
         ("noop1", "no-op custom scheme, 1 handler registered", "us/req", noop_count, {
             "loader": lambda: bench("noop", "loader", 1, noop_count)}),
         ("noop100", "no-op custom scheme, 100 handlers registered", "us/req", noop_count, {
@@ -167,6 +170,8 @@ try:
         ratio = table["loader"]["value"] / table[peer]["value"]
         print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (title, table["loader"]["value"], unit, peer,
                                                              table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
+    title, unit, table = results["slow%d" % slow_count]
+    print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):
         title, unit, table = results[key]
         print("| %s | %.2f us/req | | | <= 5 us %s |" % (title, table["loader"]["value"], "met" if table["loader"]["value"] <= 5 else "missed"))

@@ -5,6 +5,7 @@ import Loader
 import TestSupport
 import Testing
 
+extension FTPServerTests {
 @Suite("ftp: keeps the handler contract", .serialized)
 struct FTPConformanceTests {
     @Test("The FTP handler passes the conformance suite against pyftpdlib")
@@ -26,4 +27,5 @@ struct FTPConformanceTests {
         #expect(report.outcome(of: .cancellationReleasesResources) == .passed)
         #expect(report.outcome(of: .doesNotBlockThreadPool) == .passed)
     }
+}
 }

@@ -5,6 +5,7 @@ import Loader
 import TestSupport
 import Testing
 
+extension FTPServerTests {
 @Suite("ftp: downloads, listings, ranges and errors against pyftpdlib")
 struct FTPDownloadTests {
     @Test("A download gives the file byte for byte, with Content-Length, Content-Type and Last-Modified")
@@ -113,4 +114,5 @@ struct FTPDownloadTests {
         #expect(received < 300_000)
         #expect(session.allTasks.isEmpty)
     }
+}
 }

@@ -4,6 +4,7 @@ import Loader
 import TestSupport
 import Testing
 
+extension FTPServerTests {
 @Suite("ftp: uploads, logins and FTPS against pyftpdlib")
 struct FTPUploadAndLoginTests {
     private func uploadPath(_ name: String = "f.bin") -> String { "/upload/\(UUID().uuidString)-\(name)" }
@@ -106,4 +107,5 @@ struct FTPUploadAndLoginTests {
         let (data, _) = try await session.data(from: try FTPServers.url("/hello.txt"))
         #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
     }
+}
 }

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPScheme
 import Loader
 import NIOCore
 import StandardSchemes
@@ -23,9 +24,12 @@ struct LoaderClient: BenchClient {
     let name = "loader"
     let session: LoaderSession
 
-    init() {
+    /// - Parameter connectionsPerHost: The pool's limit per origin (the handler's default when `nil`).
+    init(connectionsPerHost: Int? = nil) {
         StandardSchemes.register()
-        session = LoaderSession(configuration: .default)
+        var configuration = LoaderSession.Configuration.default
+        if let connectionsPerHost { configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = connectionsPerHost }
+        session = LoaderSession(configuration: configuration)
     }
 
     func get(_ url: URL) async throws -> Int { try await session.data(from: url).0.count }

@@ -40,6 +40,17 @@ enum Scenarios {
         }
     }
 
+    /// `count` streamed downloads all at once, each on a connection of its own: memory with many slow bodies.
+    static func manyStreams(_ url: URL, count: Int) async throws -> (Int, Int) {
+        let client = LoaderClient(connectionsPerHost: count)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<count { group.addTask { try await client.stream(url) } }
+            var bytes = 0
+            while let size = try await group.next() { bytes += size }
+            return (count, bytes)
+        }
+    }
+
     /// A base64 `data:` URL of `mebibytes` random bytes, and its base64 text (made before timing starts).
     static func dataURL(mebibytes: Int) -> (URL, String) {
         var generator = SystemRandomNumberGenerator()

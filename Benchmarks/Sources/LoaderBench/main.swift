@@ -4,6 +4,7 @@ import Foundation
 ///   sequential CLIENT URL COUNT        concurrent CLIENT URL COUNT IN_FLIGHT
 ///   stream CLIENT URL                  tofile CLIENT URL
 ///   data CLIENT MIB TIMES              noop loader HANDLERS COUNT
+///   manystreams loader URL COUNT
 /// CLIENT is loader, urlsession or asynchttpclient (data: loader, foundation, urlsession).
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -39,6 +40,9 @@ func run() async throws {
         measurement = try await Probe.measure(client: clientName, scenario: scenario) {
             try await Scenarios.decode(clientName, url: dataURL, base64: base64, times: times)
         }
+    case "manystreams":
+        let count = try int(3)
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) { try await Scenarios.manyStreams(url!, count: count) }
     case "noop":
         let (handlers, count) = (try int(2), try int(3))
         measurement = try await Probe.measure(client: clientName, scenario: "noop\(handlers)") { try await Scenarios.noop(handlers: handlers, count: count) }
