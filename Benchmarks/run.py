@@ -86,20 +86,24 @@ try:
     scenarios = [
         ("seq", "%d sequential 1 KiB GETs over keep-alive" % small, "req/s", small, {
             "loader": lambda: bench("sequential", "loader", http + "/1k.bin", small),
+            "loader-el": lambda: bench("sequential", "loader-el", http + "/1k.bin", small),
             "urlsession": lambda: bench("sequential", "urlsession", http + "/1k.bin", small),
             "asynchttpclient": lambda: bench("sequential", "asynchttpclient", http + "/1k.bin", small),
             "curl": lambda: rusage_child(["curl", "-s"] + curl_urls(small, "/1k.bin")),
         }),
         ("conc32", "%d 1 KiB GETs, 32 in flight" % many, "req/s", many, {
             "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 32),
+            "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 32),
             "urlsession": lambda: bench("concurrent", "urlsession", http + "/1k.bin", many, 32),
             "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32),
             "curl": lambda: rusage_child(["curl", "-s", "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin")),
         }),
         ("conc1", "%d 1 KiB GETs, 1 in flight (scaling)" % many, "req/s", many, {
-            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 1)}),
+            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 1),
+            "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 1)}),
         ("conc256", "%d 1 KiB GETs, 256 in flight (scaling)" % many, "req/s", many, {
-            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 256)}),
+            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 256),
+            "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 256)}),
         ("download", "%s streamed and discarded" % big_http, "MB/s", big_bytes, {
             "loader": lambda: bench("stream", "loader", http + big_http),
             "urlsession": lambda: bench("stream", "urlsession", http + big_http),
@@ -167,9 +171,14 @@ try:
         title, unit, table = results[key]
         if peer not in table:
             continue
-        ratio = table["loader"]["value"] / table[peer]["value"]
-        print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (title, table["loader"]["value"], unit, peer,
-                                                             table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
+        # "loader-el": the same loader with the caller's tasks on an HTTP event loop (HTTPSchemeHandler.taskExecutor()).
+        for ours in ("loader", "loader-el"):
+            if ours not in table:
+                continue
+            label = title if ours == "loader" else title + " (tasks on the event loop)"
+            ratio = table[ours]["value"] / table[peer]["value"]
+            print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (label, table[ours]["value"], unit, peer,
+                                                                 table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
     title, unit, table = results["slow%d" % slow_count]
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):

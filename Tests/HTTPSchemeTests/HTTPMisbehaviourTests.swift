@@ -71,10 +71,11 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .badURL)
     }
 
-    @Test("Cancelling mid-body closes the connection")
-    func cancelClosesConnection() async throws {
+    /// Starts `/endless`, reads a chunk, cancels, and checks the load ends cancelled and the server sees
+    /// the connection close (waiting at most 5 s). Returns the response head.
+    private func cancelEndlessMidBody(_ session: LoaderSession) async throws -> LoadResponse {
         let closedBefore = server.closedCount
-        let (bytes, _) = try await scriptedSession().bytes(from: server.url("/endless"))
+        let (bytes, response) = try await session.bytes(from: server.url("/endless"))
         var iterator = bytes.chunks.makeAsyncIterator()
         _ = try await iterator.next()
         bytes.task.cancel()
@@ -86,6 +87,24 @@ struct HTTPMisbehaviourTests {
             if !closed { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(closed, "the server never saw the connection close")
+        return response
+    }
+
+    @Test("Cancelling mid-body closes the connection")
+    func cancelClosesConnection() async throws {
+        _ = try await cancelEndlessMidBody(scriptedSession())
+    }
+
+    @Test("Cancelling mid-body on a reused keep-alive connection closes it; the next request gets a new one")
+    func cancelOnReusedConnection() async throws {
+        let session = scriptedSession()
+        let connection = HTTPField.Name("X-Connection")!
+        let (_, warm) = try await session.data(from: server.url("/ok"))
+        let endless = try await cancelEndlessMidBody(session)
+        #expect(endless.headerFields[connection] == warm.headerFields[connection], "the idle connection was reused")
+        let (data, after) = try await session.data(from: server.url("/ok"))
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+        #expect(after.headerFields[connection] != warm.headerFields[connection])
     }
 
     @Test("Uploads: bytes with Content-Length, a stream chunked, and upload progress")

@@ -17,15 +17,27 @@ protocol BenchClient: Sendable {
     func stream(_ url: URL) async throws -> Int
     /// Downloads `url` into a file and returns the file's size (the file is removed).
     func downloadToFile(_ url: URL) async throws -> Int
+    /// Where the scenario's tasks should run (`withTaskExecutorPreference`), if the client offers a place.
+    var preferredExecutor: (any TaskExecutor)? { get }
+}
+
+extension BenchClient {
+    var preferredExecutor: (any TaskExecutor)? { nil }
 }
 
 /// Our loader, through its public async API.
 struct LoaderClient: BenchClient {
-    let name = "loader"
+    let name: String
     let session: LoaderSession
+    let preferredExecutor: (any TaskExecutor)?
 
-    /// - Parameter connectionsPerHost: The pool's limit per origin (the handler's default when `nil`).
-    init(connectionsPerHost: Int? = nil) {
+    /// - Parameters:
+    ///   - connectionsPerHost: The pool's limit per origin (the handler's default when `nil`).
+    ///   - onEventLoop: Whether the scenario's tasks run on an HTTP event loop
+    ///     (``HTTPSchemeHandler/taskExecutor()``), as a caller making many HTTP requests may choose.
+    init(connectionsPerHost: Int? = nil, onEventLoop: Bool = false) {
+        name = onEventLoop ? "loader-el" : "loader"
+        preferredExecutor = onEventLoop ? HTTPSchemeHandler.taskExecutor() : nil
         StandardSchemes.register()
         var configuration = LoaderSession.Configuration.default
         if let connectionsPerHost { configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = connectionsPerHost }

@@ -10,6 +10,7 @@ enum Scenarios {
     static func client(_ name: String) throws -> any BenchClient {
         switch name {
         case "loader": return LoaderClient()
+        case "loader-el": return LoaderClient(onEventLoop: true)
         case "urlsession": return URLSessionClient()
         case "asynchttpclient": return AsyncHTTPClientClient()
         default: throw BenchError.usage("unknown client \(name)")
@@ -17,26 +18,31 @@ enum Scenarios {
     }
 
     static func sequential(_ client: any BenchClient, _ url: URL, count: Int) async throws -> (Int, Int) {
-        var bytes = 0
-        for _ in 0..<count { bytes += try await client.get(url) }
-        return (count, bytes)
+        try await withTaskExecutorPreference(client.preferredExecutor) {
+            var bytes = 0
+            for _ in 0..<count { bytes += try await client.get(url) }
+            return (count, bytes)
+        }
     }
 
     static func concurrent(_ client: any BenchClient, _ url: URL, count: Int, inFlight: Int) async throws -> (Int, Int) {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            var started = 0, bytes = 0
-            while started < min(inFlight, count) {
-                group.addTask { try await client.get(url) }
-                started += 1
-            }
-            while let size = try await group.next() {
-                bytes += size
-                if started < count {
+        // Child tasks inherit the preference.
+        try await withTaskExecutorPreference(client.preferredExecutor) {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                var started = 0, bytes = 0
+                while started < min(inFlight, count) {
                     group.addTask { try await client.get(url) }
                     started += 1
                 }
+                while let size = try await group.next() {
+                    bytes += size
+                    if started < count {
+                        group.addTask { try await client.get(url) }
+                        started += 1
+                    }
+                }
+                return (count, bytes)
             }
-            return (count, bytes)
         }
     }
 

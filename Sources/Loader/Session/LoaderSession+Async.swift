@@ -111,7 +111,8 @@ extension LoaderSession {
         }
         do {
             let handle = try FileHandle(forWritingTo: file)
-            defer { try? handle.close() }
+            var closed = false
+            defer { if !closed { try? handle.close() } }
             var batch = Data()
             func flush() throws {
                 guard !batch.isEmpty else { return }
@@ -133,7 +134,14 @@ extension LoaderSession {
                 await task.waitWhileSuspended()
             }
             try flush()
-            try handle.synchronize()
+            // No fsync, as curl and URLSession: the file is the caller's to keep or move. A full disk shows
+            // at write (ext4 reserves blocks then); a network file system may only tell at close.
+            closed = true
+            do {
+                try handle.close()
+            } catch {
+                throw LoadError(.cannotWriteToFile, url: url, reason: "cannot finish writing \(file.path)", underlying: error)
+            }
         } catch {
             result.body.discard()
             try? FileManager.default.removeItem(at: file)

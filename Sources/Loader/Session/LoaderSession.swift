@@ -148,17 +148,8 @@ public final class LoaderSession: Sendable {
             highWatermark: configuration.bodyBufferLimit,
             idleTimeout: canonical.timeoutInterval ?? configuration.timeoutIntervalForRequest,
             resourceTimeout: configuration.timeoutIntervalForResource,
-            onUploadProgress: { [weak task] total, expected in task?.didSend(total: total, expected: expected) },
-            onChallenge: { [weak task, store = configuration.credentialStore] challenge in
-                guard let task else { return .cancelAuthenticationChallenge }
-                let answer = await task.didReceive(challenge)
-                // Default handling of a handler's login question (FTP): the session's credential store, once.
-                if case .performDefaultHandling = answer, challenge.serverTrust == nil, challenge.previousFailureCount == 0,
-                   let credential = store?.credential(for: challenge.protectionSpace) {
-                    return .useCredential(credential)
-                }
-                return answer
-            }
+            task: task,
+            credentialStore: configuration.credentialStore
         )
         let handler = handlerClass.init(request: canonical, cachedResponse: nil, client: driver)
         try task.attach(driver, request: canonical)

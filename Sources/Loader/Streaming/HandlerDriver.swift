@@ -5,29 +5,34 @@ import Synchronization
 /// contract, the timeouts and cancellation, and stops the handler exactly once.
 final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private let state: Locked<HandlerEventState>
-    /// The handler, kept until it has been stopped (the handler holds this driver as its client, so the
-    /// reference is dropped then to break the cycle).
-    private let handlerBox = Locked<SchemeHandler?>(nil)
+    /// The handler and the task, kept until the handler has been stopped. Both refer back to this driver
+    /// (as client, as the task's driver), so the references are dropped then to break the cycles; strong
+    /// rather than weak, because weak references make every later retain and release of the object slower.
+    private let attached: Locked<Attached>
     let url: URL
     private let idleTimeout: TimeInterval
     private let resourceDeadline: UInt64
-    private let onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
-    private let onChallenge: (@Sendable (AuthenticationChallenge) async -> ChallengeDisposition)?
+    private let credentialStore: CredentialStore?
+
+    private struct Attached {
+        var handler: SchemeHandler?
+        var task: LoadTask?
+    }
 
     init(
         url: URL,
         highWatermark: Int,
         idleTimeout: TimeInterval,
         resourceTimeout: TimeInterval,
-        onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?,
-        onChallenge: (@Sendable (AuthenticationChallenge) async -> ChallengeDisposition)? = nil
+        task: LoadTask?,
+        credentialStore: CredentialStore?
     ) {
         self.url = url
         self.state = Locked(HandlerEventState(url: url, highWatermark: highWatermark))
         self.idleTimeout = idleTimeout
         self.resourceDeadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(resourceTimeout)
-        self.onUploadProgress = onUploadProgress
-        self.onChallenge = onChallenge
+        self.attached = Locked(Attached(handler: nil, task: task))
+        self.credentialStore = credentialStore
     }
 
     /// Contract violations seen so far, for diagnostics and the conformance suite.
@@ -37,8 +42,11 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     /// Instantiates nothing: the registry made `handler` with this driver as its client. Starts it.
     func start(_ handler: SchemeHandler) {
-        handlerBox.withLock { $0 = handler }
-        guard state.withLock({ $0.willStart() }) else { return }
+        attached.withLock { $0.handler = handler }
+        guard state.withLock({ $0.willStart() }) else {
+            attached.withLock { $0 = Attached() }
+            return
+        }
         if min(idleTimeout, Self.seconds(untilNanoseconds: resourceDeadline)) < 1e9 { Watchdog.shared.watch(self) }
         handler.startLoading()
         if state.withLock({ $0.didStart() }) { stopHandler() }
@@ -51,10 +59,11 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     private func stopHandler() {
-        let handler = handlerBox.withLock { box -> SchemeHandler? in
-            defer { box = nil }
-            return box
+        let handler = attached.withLock { attached -> SchemeHandler? in
+            defer { attached = Attached() }
+            return attached.handler
         }
+        Watchdog.shared.unwatch(self)
         handler?.stopLoading()
     }
 
@@ -127,7 +136,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
-        onUploadProgress?(totalBytesSent, totalBytesExpectedToSend)
+        attached.withLock { $0.task }?.didSend(total: totalBytesSent, expected: totalBytesExpectedToSend)
     }
 
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
@@ -135,7 +144,14 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
-        await onChallenge?(challenge) ?? .performDefaultHandling
+        guard let task = attached.withLock({ $0.task }) else { return .cancelAuthenticationChallenge }
+        let answer = await task.didReceive(challenge)
+        // Default handling of a handler's login question (FTP): the session's credential store, once.
+        if case .performDefaultHandling = answer, challenge.serverTrust == nil, challenge.previousFailureCount == 0,
+           let credential = credentialStore?.credential(for: challenge.protectionSpace) {
+            return .useCredential(credential)
+        }
+        return answer
     }
 
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {

@@ -15,12 +15,8 @@ final class Watchdog: Sendable {
         func checkTimeouts(now: UInt64) -> Bool
     }
 
-    private struct Entry {
-        weak var subject: (any Subject)?
-    }
-
     private struct State {
-        var entries: [ObjectIdentifier: Entry] = [:]
+        var entries: [ObjectIdentifier: any Subject] = [:]
         var timer: (any DispatchSourceTimer)?
     }
 
@@ -35,7 +31,7 @@ final class Watchdog: Sendable {
     /// Checks `subject` on every tick until it reports that it is done.
     func watch(_ subject: any Subject) {
         state.withLock { state in
-            state.entries[ObjectIdentifier(subject)] = Entry(subject: subject)
+            state.entries[ObjectIdentifier(subject)] = subject
             if state.timer == nil {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
@@ -46,13 +42,20 @@ final class Watchdog: Sendable {
         }
     }
 
+    /// Stops watching `subject` (its load ended). A subject that ends without this leaves at the next tick.
+    func unwatch(_ subject: any Subject) {
+        state.withLock { state in
+            guard !state.entries.isEmpty else { return }
+            state.entries[ObjectIdentifier(subject)] = nil
+        }
+    }
+
     private func tick() {
-        let subjects = state.withLock { state in state.entries.values.compactMap(\.subject) }
+        let subjects = state.withLock { state in Array(state.entries.values) }
         let now = DispatchTime.now().uptimeNanoseconds
         let done = subjects.filter { !$0.checkTimeouts(now: now) }.map { ObjectIdentifier($0) }
         state.withLock { state in
             for id in done { state.entries[id] = nil }
-            state.entries = state.entries.filter { $0.value.subject != nil }
             if state.entries.isEmpty {
                 state.timer?.cancel()
                 state.timer = nil

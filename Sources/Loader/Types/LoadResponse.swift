@@ -39,7 +39,9 @@ public struct LoadResponse: Sendable {
 
     /// The body's size from `Content-Length`, or `nil` when unknown.
     public var expectedContentLength: Int64? {
-        guard let value = headerFields[.contentLength], let length = Int64(value), length >= 0 else { return nil }
+        // The first field, found by a scan: the subscript would join repeated fields into a new string.
+        guard let field = headerFields.first(where: { $0.name == .contentLength }),
+              let length = Int64(field.value), length >= 0 else { return nil }
         return length
     }
 

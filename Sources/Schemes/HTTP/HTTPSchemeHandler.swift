@@ -4,6 +4,7 @@ import Loader
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// The `http:` and `https:` handler: HTTP/1.1 over SwiftNIO, with a keep-alive pool per origin, TLS,
 /// streamed bodies in both directions, and backpressure from the reader to the socket.
@@ -15,16 +16,67 @@ import NIOPosix
 /// An idempotent request that fails on a reused connection before any response byte (the server closed
 /// it while idle) is retried once on a new connection.
 public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
-    // @unchecked: no stored state beyond the base class's.
+    // @unchecked: the fast path's state is behind a lock.
+
+    /// A bodiless request that finds an idle connection runs without a task of its own: started here,
+    /// ended by the event loop. Kept so that `stopLoading()` can abandon it.
+    private let fastPath = Locked<(HTTPConnection, HTTPExchange)?>(nil)
+    /// Set when the fast path's reused connection turned out closed: the retry already happened.
+    private let alreadyRetried = Atomic<Bool>(false)
 
     /// `http` and `https`.
     override public class var supportedSchemes: Set<String> { ["http", "https"] }
+
+    /// Starts the load. A bodiless request with an idle connection at hand is sent at once and ended by
+    /// the event loop (no task, no thread hop); anything else runs ``load()`` in a task.
+    override public func startLoading() {
+        guard request.body == nil, let plan = try? HTTPRequestPlan(request),
+              let lease = HTTPEngine.shared.pool.acquireIdle(plan.key) else {
+            super.startLoading()
+            return
+        }
+        let connection = lease.connection
+        let exchange = HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
+        fastPath.withLock { $0 = (connection, exchange) }
+        if isStopped {
+            connection.abandon(exchange)
+            return
+        }
+        exchange.done.futureResult.whenComplete { [self] result in
+            // Dropped here: the exchange refers back to this handler.
+            fastPath.withLock { $0 = nil }
+            guard case .failure(let error) = result else { return }
+            connection.abandon(exchange)
+            guard !isStopped else { return }
+            let mapped = HTTPErrorMapping.map(error, url: request.url)
+            if plan.isIdempotent, !exchange.responseStarted, mapped.code == .networkConnectionLost {
+                // The server closed the idle connection: once more, in a task, on a new connection.
+                alreadyRetried.store(true, ordering: .releasing)
+                startTask()
+            } else {
+                client.handler(self, didFailWith: mapped)
+            }
+        }
+        connection.send(exchange, head: plan.head)
+    }
+
+    /// The base class's way: ``load()`` in a task.
+    private func startTask() {
+        super.startLoading()
+    }
+
+    /// Stops the load: abandons a fast-path exchange (closing its connection unless the response had
+    /// ended) and cancels the task, if any.
+    override public func stopLoading() {
+        super.stopLoading()
+        if let (connection, exchange) = fastPath.withLock({ $0 }) { connection.abandon(exchange) }
+    }
 
     /// Loads the request over a pooled connection.
     override public func load() async throws {
         let plan = try HTTPRequestPlan(request)
         let pool = HTTPEngine.shared.pool
-        var retried = false
+        var retried = alreadyRetried.load(ordering: .acquiring)
         while true {
             let lease = try await pool.acquire(plan.key, url: request.url) { [self] challenge in
                 await client.handler(self, didReceive: challenge)
@@ -56,17 +108,24 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     public static var connectionsOpened: Int { HTTPEngine.shared.pool.connectionsOpened }
 }
 
-/// The process-wide machinery: the event loops, the pool, the TLS contexts.
+/// The process-wide machinery: the event loops, the pool, the TLS contexts, an executor per loop.
 final class HTTPEngine: Sendable {
     static let shared = HTTPEngine()
 
     let group: MultiThreadedEventLoopGroup
     let pool: ConnectionPool
+    private let executors: [EventLoopTaskExecutor]
+    private let nextIndex = Atomic<Int>(0)
 
     private init() {
         // One loop serves many connections well on few cores (measured: ~32 connections per loop on 2 cores).
         group = MultiThreadedEventLoopGroup.singleton
         pool = ConnectionPool(group: group, tls: TLSContextCache())
+        executors = group.makeIterator().map { EventLoopTaskExecutor(eventLoop: $0) }
+    }
+
+    func nextExecutor() -> EventLoopTaskExecutor {
+        executors[nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue % executors.count]
     }
 }
 

@@ -184,7 +184,7 @@ private final class ScriptHandler: ChannelInboundHandler {
                 loop.scheduleTask(in: .milliseconds(Int64(60 * index))) { Self.send(bound.value, "s") }
             }
         case "/endless":
-            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Connection: \(connectionID)\r\n\r\n")
             Self.streamForever(bound, loop: loop)
         case "/close":
             Self.respond(context, headers: ["Connection: close", "X-Connection: \(connectionID)"], body: "bye")

@@ -35,6 +35,29 @@ final class ConnectionPool: Sendable {
         var leased: Set<ObjectIdentifier> = []
         var connecting = 0
         var waiters: Deque<(id: Int, waiter: CheckedContinuation<Lease?, any Error>)> = []
+
+        /// The most recently used live idle connection, preferring one on the caller's event loop (a task
+        /// running on an ``EventLoopTaskExecutor``), which then needs no thread hand-off.
+        mutating func takeIdle() -> Lease? {
+            if let loop = MultiThreadedEventLoopGroup.currentEventLoop,
+               let index = idle.lastIndex(where: { $0.channel.eventLoop === loop && $0.isActive }) {
+                return lease(idle.remove(at: index))
+            }
+            while let connection = idle.popLast() {
+                guard connection.isActive else {
+                    connection.idleGeneration.wrappingAdd(1, ordering: .relaxed)
+                    continue
+                }
+                return lease(connection)
+            }
+            return nil
+        }
+
+        private mutating func lease(_ connection: HTTPConnection) -> Lease {
+            connection.idleGeneration.wrappingAdd(1, ordering: .relaxed)
+            leased.insert(ObjectIdentifier(connection))
+            return Lease(connection: connection, reused: true)
+        }
     }
 
     private struct State {
@@ -64,12 +87,7 @@ final class ConnectionPool: Sendable {
             let step = state.withLock { state -> Step in
                 var host = state.hosts[key, default: HostState()]
                 defer { state.hosts[key] = host }
-                while let connection = host.idle.popLast() {
-                    connection.idleGeneration.wrappingAdd(1, ordering: .relaxed)
-                    guard connection.isActive else { continue }
-                    host.leased.insert(ObjectIdentifier(connection))
-                    return .lease(Lease(connection: connection, reused: true))
-                }
+                if let lease = host.takeIdle() { return .lease(lease) }
                 if host.leased.count + host.connecting < key.options.maximumConnectionsPerHost {
                     host.connecting += 1
                     return .connect
@@ -84,6 +102,14 @@ final class ConnectionPool: Sendable {
             case .wait:
                 if let lease = try await waitForConnection(key, url: url) { return lease }
             }
+        }
+    }
+
+    /// An idle connection for `key` if there is one, without waiting: the fast path of a bodiless request.
+    func acquireIdle(_ key: Key) -> Lease? {
+        state.withLock { state in
+            guard state.hosts[key]?.idle.isEmpty == false else { return nil }
+            return state.hosts[key]?.takeIdle()
         }
     }
 
@@ -199,8 +225,10 @@ final class ConnectionPool: Sendable {
         let serverName = key.host.isIPAddress ? nil : key.host
         let target = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
         // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
-        let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : group.next().makePromise()
-        let bootstrap = ClientBootstrap(group: group)
+        // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
+        let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
+        let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
+        let bootstrap = ClientBootstrap(group: loops)
             .connectTimeout(.milliseconds(Int64(key.options.connectTimeout * 1000)))
             .channelOption(.autoRead, value: false)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)

@@ -40,26 +40,14 @@ final class HTTPConnection: Sendable {
     /// recorded on the event loop as the write completes, before any later read of the response's end. A
     /// server may answer before the body is all sent; then sending stops and the response stands.
     func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?) async throws {
+        if body == nil {
+            send(exchange, head: head)
+            try await exchange.done.futureResult.get()
+            return
+        }
         let forwarder = self.forwarder
         let loop = channel.eventLoop
         let channel = self.channel
-        if body == nil {
-            // No body: start, send and wait in one trip to the event loop and one back — each hop
-            // between the loop and the task's thread costs thread wake-ups.
-            try await loop.flatSubmit { () -> EventLoopFuture<Void> in
-                do {
-                    try forwarder.value.start(exchange)
-                } catch {
-                    return loop.makeFailedFuture(error)
-                }
-                let headWritten = loop.makePromise(of: Void.self)
-                headWritten.futureResult.whenSuccess { exchange.markRequestSent() }
-                channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-                return exchange.done.futureResult
-            }.get()
-            return
-        }
         try await loop.submit { try forwarder.value.start(exchange) }.get()
         let contentLength = head.headers.first(name: "content-length").flatMap { Int64($0) }
 
@@ -100,6 +88,31 @@ final class HTTPConnection: Sendable {
             }
         }
         try await exchange.done.futureResult.get()
+    }
+
+    /// Starts a bodiless request: makes `exchange` current and writes the head, in one trip to the event
+    /// loop (none if already on it: each hop between threads costs wake-ups). Its outcome arrives on
+    /// `exchange.done`.
+    func send(_ exchange: HTTPExchange, head: HTTPRequestHead) {
+        let forwarder = self.forwarder
+        let channel = self.channel
+        @Sendable func start() {
+            do {
+                try forwarder.value.start(exchange)
+            } catch {
+                exchange.done.fail(error)
+                return
+            }
+            let headWritten = channel.eventLoop.makePromise(of: Void.self)
+            headWritten.futureResult.whenSuccess { exchange.markRequestSent() }
+            channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
+        if channel.eventLoop.inEventLoop {
+            start()
+        } else {
+            channel.eventLoop.execute { start() }
+        }
     }
 
     func close() {
