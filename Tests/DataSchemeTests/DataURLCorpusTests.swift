@@ -39,6 +39,22 @@ struct DataURLCorpusTests {
         #expect(passed == total)
     }
 
+    @Test("Parsing a Foundation URL gives what parsing its text gives, for every WPT vector Foundation accepts")
+    func urlAndTextAgree() throws {
+        var compared = 0
+        for case let entry as [Any] in try corpus("wpt-data-urls/data-urls.json") {
+            let input = try #require(entry[0] as? String)
+            guard let url = URL(string: input) else { continue }
+            compared += 1
+            let fromText = try? DataURL.parse(url.absoluteString)
+            let fromURL = try? DataURL.parse(url)
+            #expect(fromURL?.mimeType.description == fromText?.mimeType.description, "MIME type of \(input.debugDescription)")
+            #expect((try? fromURL?.decodedBytes()) == (try? fromText?.decodedBytes()), "bytes of \(input.debugDescription)")
+        }
+        print("WPT data-urls through Foundation's URL: \(compared) compared")
+        #expect(compared > 0)
+    }
+
     @Test("Every case of wpt-data-urls/base64.json decodes as specified, in one piece and fed in pieces of 1 to 7 bytes")
     func base64() throws {
         var total = 0, passed = 0

@@ -18,7 +18,7 @@ public final class DataSchemeHandler: SchemeHandler, @unchecked Sendable {
         let url = request.url
         let dataURL: DataURL
         do {
-            dataURL = try DataURL.parse(url.absoluteString)
+            dataURL = try DataURL.parse(url)
         } catch {
             throw LoadError(.badURL, url: url, reason: error.description, underlying: error)
         }

@@ -40,11 +40,20 @@ public struct DataURL: Sendable {
     /// Characters a URL parser would percent-encode (controls, non-ASCII) are encoded first, so the
     /// result is the same for a string and for its URL's serialization.
     public static func parse(_ urlString: String) throws(DataURLError) -> DataURL {
-        let serialized = try serialize(urlString)
+        try process(serialize(urlString), mayHaveFragment: true)
+    }
+
+    /// Processes `url`. Its text is already serialized (a URL parser encoded what needed encoding), so
+    /// this skips the pass that ``parse(_:)-(String)`` makes over the whole text to check that.
+    public static func parse(_ url: URL) throws(DataURLError) -> DataURL {
+        try process(serialize(url.absoluteString, alreadySerialized: true), mayHaveFragment: url.fragment != nil)
+    }
+
+    private static func process(_ serialized: String, mayHaveFragment: Bool) throws(DataURLError) -> DataURL {
         let utf8 = serialized.utf8
         let afterScheme = utf8.index(utf8.startIndex, offsetBy: 5)
         // The fragment is not part of the URL's serialization for this purpose.
-        let end = Self.firstIndex(of: UInt8(ascii: "#"), in: utf8[afterScheme...]) ?? utf8.endIndex
+        let end = mayHaveFragment ? Self.firstIndex(of: UInt8(ascii: "#"), in: utf8[afterScheme...]) ?? utf8.endIndex : utf8.endIndex
         // After "data:", the MIME type runs up to the first ",".
         guard let comma = Self.firstIndex(of: UInt8(ascii: ","), in: utf8[afterScheme..<end]) else { throw .missingComma }
         var mime = Array(utf8[afterScheme..<comma])
@@ -57,13 +66,15 @@ public struct DataURL: Sendable {
         let body = utf8.index(after: comma)..<end
         // One pass over the body, before anything is sent (so a load never fails after its response):
         // it validates base64 and counts the decoded length.
-        let (length, valid) = Self.scan(serialized.utf8[body], base64: isBase64)
-        if isBase64, !valid { throw .invalidBase64 }
-        return DataURL(mimeType: parsed, isBase64: isBase64, serialized: serialized, body: body, expectedLength: length)
+        let scanned = Self.scan(serialized.utf8[body], base64: isBase64)
+        if isBase64, !scanned.valid { throw .invalidBase64 }
+        return DataURL(mimeType: parsed, isBase64: isBase64, serialized: serialized, body: body, expectedLength: scanned.length, hasEscapes: scanned.escapes)
     }
 
     /// The decoded body's size, counted when the URL was parsed, without decoding it into memory.
     public let expectedLength: Int
+    /// Whether the body has any `%` (seen by the same pass).
+    private let hasEscapes: Bool
 
     /// The first `byte` in `bytes`, found with `memchr` when the string's storage is contiguous.
     private static func firstIndex(of byte: UInt8, in bytes: Substring.UTF8View) -> String.Index? {
@@ -75,55 +86,54 @@ public struct DataURL: Sendable {
         return offset.map { bytes.index(bytes.startIndex, offsetBy: $0) }
     }
 
-    /// One pass over an encoded body: the decoded length and, for base64, whether it is valid.
-    private static func scan(_ body: Substring.UTF8View, base64: Bool) -> (length: Int, valid: Bool) {
+    /// One pass over an encoded body: the decoded length, for base64 whether it is valid, and whether any
+    /// `%` occurs (if not, the decoder reads the body as it is).
+    private static func scan(_ body: Substring.UTF8View, base64: Bool) -> (length: Int, valid: Bool, escapes: Bool) {
         if let result = body.withContiguousStorageIfAvailable({ scan($0, base64: base64) }) { return result }
         return Array(body).withUnsafeBufferPointer { scan($0, base64: base64) }
     }
 
-    private static func scan(_ buffer: UnsafeBufferPointer<UInt8>, base64: Bool) -> (Int, Bool) {
-        ForgivingBase64.table.withUnsafeBufferPointer { table in
-            var length = 0, sextets = 0, padding = 0, valid = true
-            var index = 0
-            let count = buffer.count
-            // Whether a `%` occurs at all: usually not, and then blocks need no search of their own.
-            let hasEscapes = buffer.baseAddress.map { memchr($0, 0x25, count) != nil } ?? false
-            while index < count {
-                // Fast path: a block of 64 alphabet characters (no `%`, whitespace or padding) needs no
-                // decision per byte; OR-ing their classes shows whether any is not plain alphabet.
-                if base64, padding == 0, index + 64 <= count {
-                    var classes: UInt8 = 0
-                    for offset in index..<(index + 64) { classes |= table[Int(buffer[offset])] }
-                    if classes < 64, !hasEscapes || memchr(buffer.baseAddress! + index, 0x25, 64) == nil {
+    private static func scan(_ buffer: UnsafeBufferPointer<UInt8>, base64: Bool) -> (length: Int, valid: Bool, escapes: Bool) {
+        ForgivingBase64.pairNotAlphabet.withUnsafeBufferPointer { pairs in
+            ForgivingBase64.table.withUnsafeBufferPointer { table in
+                var length = 0, sextets = 0, padding = 0, valid = true, escapes = false
+                var index = 0
+                let count = buffer.count
+                while index < count {
+                    // Fast path: a block of 64 alphabet characters (no `%`, whitespace or padding) needs no
+                    // decision per byte.
+                    if base64, padding == 0, index + 64 <= count,
+                       ForgivingBase64.isAlphabetBlock(UnsafeRawPointer(buffer.baseAddress! + index), pairs: pairs.baseAddress!) {
                         length += 64
                         sextets += 64
                         index += 64
                         continue
                     }
+                    var byte = buffer[index]
+                    if byte == 0x25 { escapes = true }
+                    if byte == 0x25, index + 2 < count, let high = Chunks.hexValue(buffer[index + 1]), let low = Chunks.hexValue(buffer[index + 2]) {
+                        byte = high << 4 | low
+                        index += 3
+                    } else {
+                        index += 1
+                    }
+                    length += 1
+                    guard base64 else { continue }
+                    let value = table[Int(byte)]
+                    if value < 64 {
+                        if padding > 0 { valid = false }
+                        sextets += 1
+                    } else if value == ForgivingBase64.pad {
+                        padding += 1
+                    } else if value != ForgivingBase64.whitespace {
+                        valid = false
+                    }
                 }
-                var byte = buffer[index]
-                if byte == 0x25, index + 2 < count, let high = Chunks.hexValue(buffer[index + 1]), let low = Chunks.hexValue(buffer[index + 2]) {
-                    byte = high << 4 | low
-                    index += 3
-                } else {
-                    index += 1
-                }
-                length += 1
-                guard base64 else { continue }
-                let value = table[Int(byte)]
-                if value < 64 {
-                    if padding > 0 { valid = false }
-                    sextets += 1
-                } else if value == ForgivingBase64.pad {
-                    padding += 1
-                } else if value != ForgivingBase64.whitespace {
-                    valid = false
-                }
+                guard base64 else { return (length, true, escapes) }
+                if padding > 0, padding > 2 || (sextets + padding) % 4 != 0 { valid = false }
+                if sextets % 4 == 1 { valid = false }
+                return (sextets / 4 * 3 + max(0, sextets % 4 - 1), valid, escapes)
             }
-            guard base64 else { return (length, true) }
-            if padding > 0, padding > 2 || (sextets + padding) % 4 != 0 { valid = false }
-            if sextets % 4 == 1 { valid = false }
-            return (sextets / 4 * 3 + max(0, sextets % 4 - 1), valid)
         }
     }
 
@@ -181,7 +191,7 @@ public struct DataURL: Sendable {
             var output: [UInt8] = []
             // Without a `%` in the window (the usual base64 body) the bytes go to the decoder as they are.
             let direct: Bool? = url.isBase64 ? window.withContiguousStorageIfAvailable { buffer -> Bool in
-                guard let base = buffer.baseAddress, memchr(base, 0x25, buffer.count) == nil else { return false }
+                guard let base = buffer.baseAddress, !url.hasEscapes || memchr(base, 0x25, buffer.count) == nil else { return false }
                 output.reserveCapacity(buffer.count / 4 * 3 + 3)
                 return true
             } : false
@@ -230,12 +240,13 @@ public struct DataURL: Sendable {
 
     // MARK: Parsing helpers
 
-    private init(mimeType: MIMEType, isBase64: Bool, serialized: String, body: Range<String.Index>, expectedLength: Int) {
+    private init(mimeType: MIMEType, isBase64: Bool, serialized: String, body: Range<String.Index>, expectedLength: Int, hasEscapes: Bool) {
         self.mimeType = mimeType
         self.isBase64 = isBase64
         self.serialized = serialized
         self.body = body
         self.expectedLength = expectedLength
+        self.hasEscapes = hasEscapes
     }
 
     /// Whether every byte is printable ASCII (0x20–0x7E), checked eight bytes at a time: a byte below 0x20
@@ -272,10 +283,10 @@ public struct DataURL: Sendable {
     /// What a URL parser does to a `data:` URL's text before the processor sees it: drops the fragment,
     /// trims C0 controls and spaces at the ends, removes tabs and newlines, percent-encodes controls and
     /// non-ASCII, and checks the authority of a `data://` URL.
-    static func serialize(_ text: String) throws(DataURLError) -> String {
+    static func serialize(_ text: String, alreadySerialized: Bool = false) throws(DataURLError) -> String {
         // The common case, text already serialized (a URL's absoluteString), is returned as is: a large
         // body is never copied.
-        let clean = text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+        let clean = alreadySerialized || text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
             guard buffer.count >= 5, buffer[0] > 0x20, buffer[buffer.count - 1] > 0x20, let base = buffer.baseAddress else { return false }
             return Self.isPrintableASCII(UnsafeRawBufferPointer(start: base, count: buffer.count))
         } ?? false
