@@ -88,7 +88,7 @@ open class SchemeHandler: @unchecked Sendable {
     /// thread and leaves it at its first suspension: a load that needs no waiting (a `data:` URL) ends
     /// without a thread hop. Override this (and ``stopLoading()``) only for callback-driven handlers.
     open func startLoading() {
-        let task = Task.immediate { [self] in
+        let task = Task.immediate(executorPreference: loadExecutor) { [self] in
             let tracker = client as? TerminalTrackingClient
             do {
                 try await load()
@@ -105,6 +105,12 @@ open class SchemeHandler: @unchecked Sendable {
         }
         if cancelNow { task.cancel() }
     }
+
+    /// The executor that the task running ``load()`` prefers, or `nil` (the default) for Swift's global
+    /// executor. A handler whose I/O completes on threads of its own (event loops) can name an executor
+    /// over them, so that its task resumes where the I/O completed instead of waking another thread. Only
+    /// for handlers whose `load()` never blocks: whatever it runs delays that executor's other work.
+    open var loadExecutor: (any TaskExecutor)? { nil }
 
     /// Stops the load and releases what it holds. The default cancels the task running ``load()``.
     /// Safe to call more than once and at any point.

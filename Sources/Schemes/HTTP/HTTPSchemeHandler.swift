@@ -60,6 +60,14 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         connection.send(exchange, head: plan.head)
     }
 
+    /// A bodiless load started from a task on one of the HTTP event loops (one that prefers
+    /// ``EventLoopTaskExecutor``) keeps its own task there too. A body may be read from a file with
+    /// blocking reads, so a load with one runs on Swift's global executor.
+    override public var loadExecutor: (any TaskExecutor)? {
+        guard request.body == nil, let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return nil }
+        return HTTPEngine.shared.executor(for: loop)
+    }
+
     /// The base class's way: ``load()`` in a task.
     private func startTask() {
         super.startLoading()
@@ -122,6 +130,11 @@ final class HTTPEngine: Sendable {
         group = MultiThreadedEventLoopGroup.singleton
         pool = ConnectionPool(group: group, tls: TLSContextCache())
         executors = group.makeIterator().map { EventLoopTaskExecutor(eventLoop: $0) }
+    }
+
+    /// The executor over `loop`, if it is one of the engine's loops.
+    func executor(for loop: any EventLoop) -> EventLoopTaskExecutor? {
+        executors.first { $0.eventLoop === loop }
     }
 
     func nextExecutor() -> EventLoopTaskExecutor {

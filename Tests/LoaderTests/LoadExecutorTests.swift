@@ -1,0 +1,55 @@
+import Dispatch
+import Foundation
+import Loader
+import Synchronization
+import Testing
+
+/// A task executor over one dispatch queue, which can tell whether the current code runs on it.
+private final class QueueExecutor: TaskExecutor {
+    let queue = DispatchQueue(label: "load-executor-test")
+    private let key = DispatchSpecificKey<Bool>()
+    let jobs = Atomic<Int>(0)
+
+    init() { queue.setSpecific(key: key, value: true) }
+
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        jobs.add(1, ordering: .relaxed)
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
+private let queueExecutor = QueueExecutor()
+/// Where `load()` found itself after each suspension: true when on the preferred executor.
+private let placements = Mutex<[Bool]>([])
+
+/// Names `queueExecutor` as its load executor and records where `load()` runs after suspending.
+private final class PinnedHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["pinned"] }
+    override var loadExecutor: (any TaskExecutor)? { queueExecutor }
+    override func load() async throws {
+        for _ in 0..<3 {
+            try await Task.sleep(for: .milliseconds(1))
+            placements.withLock { $0.append(queueExecutor.isCurrent) }
+        }
+        let body = Data("pinned".utf8)
+        client.handler(self, didReceive: LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: Int64(body.count)))
+        try await client.handler(self, deliver: body)
+    }
+}
+
+@Suite("A handler's load executor")
+struct LoadExecutorTests {
+    @Test("load() resumes on the executor its handler names, after every suspension")
+    func resumesOnItsExecutor() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [PinnedHandler.self]
+        let (data, _) = try await LoaderSession(configuration: configuration).data(from: URL(string: "pinned:x")!)
+        #expect(String(decoding: data, as: UTF8.self) == "pinned")
+        #expect(placements.withLock { $0 } == [true, true, true])
+        #expect(queueExecutor.jobs.load(ordering: .relaxed) >= 3)
+    }
+}
