@@ -4,6 +4,6 @@ import LoadURLCommand
 @main
 enum LoadURLMain {
     static func main() async {
-        await LoadURL.main()
+        await LoadURL.mainQuickly(Array(CommandLine.arguments.dropFirst()))
     }
 }

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+
+extension LoadURL {
+    /// The options that take a value, besides `-o`/`--output` (which this file reads itself). A test checks
+    /// this list against ArgumentParser's own description of the command.
+    public static let optionsWithValues: Set<String> = [
+        "--output-dir", "-w", "--write-out", "-m", "--max-time", "-X", "--request", "-H", "--header",
+        "-d", "--data", "--data-binary", "-T", "--upload-file", "--max-redirs", "-u", "--user", "--cacert",
+        "--resolve",
+    ]
+
+    /// The executable's entry point: parses `arguments` with ``parseQuickly(_:)``, runs the command and
+    /// exits with its status. A usage error exits with 2, as curl's do (ArgumentParser would use 64).
+    public static func mainQuickly(_ arguments: [String]) async -> Never {
+        // ArgumentParser's own tool options (help dumps, completion scripts) go to its main.
+        if arguments.contains(where: { $0.hasPrefix("--experimental-") || $0.hasPrefix("--generate-completion") }) {
+            await main(arguments)
+            Foundation.exit(0)
+        }
+        do {
+            var command = try parseQuickly(arguments)
+            try await command.run()
+            Foundation.exit(0)
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(LoadURLExit.usage)
+            }
+            exit(withError: error)
+        }
+    }
+
+    /// Parses `arguments` as ``parse(_:)`` does, in time proportional to their number.
+    ///
+    /// ArgumentParser takes time quadratic in the number of arguments, which a command line of
+    /// thousands of URLs (each with its `-o`) makes seconds long. So the URLs, the `-o` files and the
+    /// `-O` flags, which are most of such a line, are picked out here and only the other options go
+    /// through ArgumentParser. A line this cannot read plainly (short flags run together with `o` or
+    /// `O` among them) goes to ArgumentParser whole.
+    public static func parseQuickly(_ arguments: [String]) throws -> LoadURL {
+        var rest: [String] = [], urls: [String] = [], outputs: [String] = [], remoteNames = 0
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                urls += arguments[index...]
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-" else {
+                urls.append(argument)
+                continue
+            }
+            if argument == "-o" || argument == "--output" {
+                guard index < arguments.count else { return try parse(arguments) }
+                outputs.append(arguments[index])
+                index += 1
+            } else if argument.hasPrefix("--output=") {
+                outputs.append(String(argument.dropFirst("--output=".count)))
+            } else if argument == "-O" || argument == "--remote-name" {
+                remoteNames += 1
+            } else if optionsWithValues.contains(argument) {
+                rest.append(argument)
+                if index < arguments.count {
+                    rest.append(arguments[index])
+                    index += 1
+                }
+            } else if !argument.hasPrefix("--"), argument.count > 2,
+                      argument.contains(where: { $0 == "o" || $0 == "O" }) || optionsWithValues.contains(String(argument.prefix(2))) {
+                // Short options run together, or a short option with its value attached: ArgumentParser's to read.
+                return try parse(arguments)
+            } else {
+                rest.append(argument)
+            }
+        }
+        var command = try parse(rest)
+        command.urls = urls
+        command.outputs = outputs
+        command.remoteNames += remoteNames
+        return command
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import LoadURLCommand
+import Testing
+
+@Suite("loadurl: reading long command lines")
+struct CLIArgumentTests {
+    /// The parts of a parsed command these tests compare.
+    private func summary(_ command: LoadURL) -> String {
+        "\(command.urls) \(command.outputs) \(command.remoteNames) \(command.headers) \(command.silent) "
+            + "\(command.showError) \(command.method ?? "-") \(command.writeOut ?? "-") \(command.followRedirects)"
+    }
+
+    @Test("The quick reader gives what ArgumentParser gives", arguments: [
+        ["data:,a", "-o", "/tmp/a", "data:,b", "-o", "-"],
+        ["-sS", "-H", "X-A: 1", "-H", "data:,not-a-url", "data:,x", "--output=/tmp/o", "-O", "http://h/p"],
+        ["-L", "-X", "PUT", "-w", "%{http_code}", "--", "-not-an-option", "data:,y"],
+        ["-sO", "http://h/a", "http://h/b"],           // short flags run together with O: ArgumentParser's to read
+        ["-sSL", "data:,z", "-o", "/tmp/z"],            // short flags run together without o or O
+        ["--remote-name", "-o", "x", "data:,1", "data:,2", "--silent"],
+    ])
+    func sameAsArgumentParser(_ arguments: [String]) throws {
+        #expect(summary(try LoadURL.parseQuickly(arguments)) == summary(try LoadURL.parse(arguments)))
+    }
+
+    @Test("An unknown option is still a usage error")
+    func unknownOption() {
+        #expect(throws: (any Error).self) { try LoadURL.parseQuickly(["--no-such-option", "data:,x"]) }
+    }
+
+    @Test("The options that take a value are the ones ArgumentParser describes")
+    func optionListMatches() throws {
+        let run = try LoadURLProcess.run(["--experimental-dump-help"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let command = try #require(json["command"] as? [String: Any])
+        var described = Set<String>()
+        for case let argument as [String: Any] in try #require(command["arguments"] as? [Any]) where argument["kind"] as? String == "option" {
+            for case let name as [String: Any] in argument["names"] as? [Any] ?? [] {
+                let text = name["name"] as? String ?? ""
+                described.insert(name["kind"] as? String == "short" ? "-" + text : "--" + text)
+            }
+        }
+        described.subtract(["-o", "--output"])
+        #expect(described == LoadURL.optionsWithValues)
+    }
+
+    @Test("3,000 URLs on one command line, each with its -o, all load into their files")
+    func thousandsOfURLs() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-many-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var arguments = ["-s", "--create-dirs"]
+        for index in 0..<3000 {
+            arguments += ["data:,body-\(index)", "-o", directory.appendingPathComponent("f\(index)").path]
+        }
+        let run = try LoadURLProcess.run(arguments, timeout: 300)
+        #expect(run.status == 0, "stderr: \(run.stderr.prefix(500))")
+        for index in [0, 1, 1499, 2999] {
+            let body = try String(contentsOf: directory.appendingPathComponent("f\(index)"), encoding: .utf8)
+            #expect(body == "body-\(index)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 3000)
+    }
+}
