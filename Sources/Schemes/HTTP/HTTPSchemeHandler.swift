@@ -18,33 +18,69 @@ import Synchronization
 public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: the fast path's state is behind a lock.
 
-    /// A bodiless request that finds an idle connection runs without a task of its own: started here,
-    /// ended by the event loop. Kept so that `stopLoading()` can abandon it.
-    private let fastPath = Locked<(HTTPConnection, HTTPExchange)?>(nil)
+    /// A bodiless request runs without a task of its own when a connection is idle or the pool is full:
+    /// started here or by the pool when a connection comes back, ended by the event loop. Kept so that
+    /// `stopLoading()` can withdraw or abandon it.
+    private let fastPath = Locked<FastPath>(.none)
     /// Set when the fast path's reused connection turned out closed: the retry already happened.
     private let alreadyRetried = Atomic<Bool>(false)
+
+    private enum FastPath {
+        case none
+        /// Waiting in the pool's queue.
+        case queued(ConnectionPool.Key, id: Int)
+        /// Sent on a connection.
+        case sending(HTTPConnection, HTTPExchange)
+    }
 
     /// `http` and `https`.
     override public class var supportedSchemes: Set<String> { ["http", "https"] }
 
-    /// Starts the load. A bodiless request with an idle connection at hand is sent at once and ended by
-    /// the event loop (no task, no thread hop); anything else runs ``load()`` in a task.
+    /// Starts the load. A bodiless request takes an idle connection, or waits in the pool's queue for
+    /// one, without a task: the event loop sends it and ends it, with no thread hop. A request with a
+    /// body, or one that must open a new connection, runs ``load()`` in a task.
     override public func startLoading() {
-        guard request.body == nil, let plan = try? HTTPRequestPlan(request),
-              let lease = HTTPEngine.shared.pool.acquireIdle(plan.key) else {
+        guard request.body == nil, let plan = try? HTTPRequestPlan(request) else {
             super.startLoading()
             return
         }
+        let pool = HTTPEngine.shared.pool
+        // Under the lock, so that a delivery racing with this finds the queued state recorded.
+        let outcome = fastPath.withLock { state -> ConnectionPool.QueueOutcome in
+            let outcome = pool.leaseOrQueue(plan.key) { [self] lease in
+                fastPath.withLock { $0 = .none }
+                if let lease {
+                    send(plan, on: lease)
+                } else if !isStopped {
+                    startTask()
+                }
+            }
+            if case .queued(let id) = outcome { state = .queued(plan.key, id: id) }
+            return outcome
+        }
+        switch outcome {
+        case .leased(let lease): send(plan, on: lease)
+        case .mayConnect: super.startLoading()
+        case .queued: if isStopped { stopLoading() }
+        }
+    }
+
+    /// Sends a bodiless request on `lease`; the event loop reports the response and the end.
+    private func send(_ plan: HTTPRequestPlan, on lease: ConnectionPool.Lease) {
         let connection = lease.connection
+        guard !isStopped else {
+            HTTPEngine.shared.pool.release(connection, reusable: true)
+            return
+        }
         let exchange = HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
-        fastPath.withLock { $0 = (connection, exchange) }
+        fastPath.withLock { $0 = .sending(connection, exchange) }
         if isStopped {
             connection.abandon(exchange)
             return
         }
         exchange.done.futureResult.whenComplete { [self] result in
             // Dropped here: the exchange refers back to this handler.
-            fastPath.withLock { $0 = nil }
+            fastPath.withLock { $0 = .none }
             guard case .failure(let error) = result else { return }
             connection.abandon(exchange)
             guard !isStopped else { return }
@@ -73,11 +109,15 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         super.startLoading()
     }
 
-    /// Stops the load: abandons a fast-path exchange (closing its connection unless the response had
-    /// ended) and cancels the task, if any.
+    /// Stops the load: withdraws a queued request, abandons a sent one (closing its connection unless the
+    /// response had ended), and cancels the task, if any.
     override public func stopLoading() {
         super.stopLoading()
-        if let (connection, exchange) = fastPath.withLock({ $0 }) { connection.abandon(exchange) }
+        switch fastPath.withLock({ $0 }) {
+        case .queued(let key, let id): _ = HTTPEngine.shared.pool.withdraw(key, id: id)
+        case .sending(let connection, let exchange): connection.abandon(exchange)
+        case .none: break
+        }
     }
 
     /// Loads the request over a pooled connection.

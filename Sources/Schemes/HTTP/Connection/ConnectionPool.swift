@@ -34,7 +34,7 @@ final class ConnectionPool: Sendable {
         var idle: [HTTPConnection] = []
         var leased: Set<ObjectIdentifier> = []
         var connecting = 0
-        var waiters: Deque<(id: Int, waiter: CheckedContinuation<Lease?, any Error>)> = []
+        var waiters: Deque<Waiter> = []
 
         /// The most recently used live idle connection, preferring one on the caller's event loop (a task
         /// running on an ``EventLoopTaskExecutor``), which then needs no thread hand-off.
@@ -58,6 +58,24 @@ final class ConnectionPool: Sendable {
             leased.insert(ObjectIdentifier(connection))
             return Lease(connection: connection, reused: true)
         }
+    }
+
+    /// Hands a waiting request its connection, or `nil` when a slot came free for it to open one.
+    typealias Delivery = @Sendable (Lease?) -> Void
+
+    private struct Waiter {
+        let id: Int
+        let deliver: Delivery
+    }
+
+    /// What ``leaseOrQueue(_:deliver:)`` did.
+    enum QueueOutcome {
+        /// An idle connection, leased now.
+        case leased(Lease)
+        /// The request waits; `deliver` will be called (the id withdraws it: ``withdraw(_:id:)``).
+        case queued(id: Int)
+        /// There is room for a new connection: the caller should open one (``acquire(_:url:ask:)``).
+        case mayConnect
     }
 
     private struct State {
@@ -105,35 +123,27 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// An idle connection for `key` if there is one, without waiting: the fast path of a bodiless request.
-    func acquireIdle(_ key: Key) -> Lease? {
-        state.withLock { state in
-            guard state.hosts[key]?.idle.isEmpty == false else { return nil }
-            return state.hosts[key]?.takeIdle()
-        }
-    }
-
     /// Takes a connection back after its response ended; reusable ones go idle (or to a waiter).
     func release(_ connection: HTTPConnection, reusable: Bool) {
-        let (waiter, lease) = state.withLock { state -> (CheckedContinuation<Lease?, any Error>?, Lease?) in
+        let (waiter, lease) = state.withLock { state -> (Delivery?, Lease?) in
             guard var host = state.hosts[connection.key], host.leased.remove(ObjectIdentifier(connection)) != nil else {
                 return (nil, nil)
             }
             defer { state.hosts[connection.key] = host }
             guard reusable, connection.isActive else {
                 // A slot is free: the first waiter may open a connection of its own.
-                return (host.waiters.popFirst()?.waiter, nil)
+                return (host.waiters.popFirst()?.deliver, nil)
             }
             if let first = host.waiters.popFirst() {
                 host.leased.insert(ObjectIdentifier(connection))
-                return (first.waiter, Lease(connection: connection, reused: true))
+                return (first.deliver, Lease(connection: connection, reused: true))
             }
             host.idle.append(connection)
             return (nil, nil)
         }
         if !reusable { connection.close() }
         if let waiter {
-            waiter.resume(returning: lease)
+            waiter(lease)
         } else if reusable, lease == nil {
             scheduleIdleTimeout(connection)
         }
@@ -141,14 +151,14 @@ final class ConnectionPool: Sendable {
 
     /// Forgets a connection that closed (while idle or in use).
     func connectionClosed(_ connection: HTTPConnection) {
-        let waiter = state.withLock { state -> CheckedContinuation<Lease?, any Error>? in
+        let waiter = state.withLock { state -> Delivery? in
             guard var host = state.hosts[connection.key] else { return nil }
             defer { state.hosts[connection.key] = host }
             host.idle.removeAll { $0 === connection }
             guard host.leased.remove(ObjectIdentifier(connection)) != nil else { return nil }
-            return host.waiters.popFirst()?.waiter
+            return host.waiters.popFirst()?.deliver
         }
-        waiter?.resume(returning: nil)
+        waiter?(nil)
     }
 
     // MARK: Opening
@@ -163,11 +173,11 @@ final class ConnectionPool: Sendable {
             }
             return Lease(connection: connection, reused: false)
         } catch {
-            let waiter = state.withLock { state -> CheckedContinuation<Lease?, any Error>? in
+            let waiter = state.withLock { state -> Delivery? in
                 state.hosts[key, default: HostState()].connecting -= 1
-                return state.hosts[key]?.waiters.popFirst()?.waiter
+                return state.hosts[key]?.waiters.popFirst()?.deliver
             }
-            waiter?.resume(returning: nil)
+            waiter?(nil)
             throw HTTPErrorMapping.map(error, url: url)
         }
     }
@@ -272,12 +282,9 @@ final class ConnectionPool: Sendable {
     // MARK: Waiting
 
     private func waitForConnection(_ key: Key, url: URL) async throws -> Lease? {
-        let id = state.withLock { state -> Int in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { waiter in
+        let id = nextWaiterID()
+        let result = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease?, any Error>) in
                 let resumeNow = state.withLock { state -> Bool in
                     var host = state.hosts[key, default: HostState()]
                     defer { state.hosts[key] = host }
@@ -285,17 +292,48 @@ final class ConnectionPool: Sendable {
                     if !host.idle.isEmpty || host.leased.count + host.connecting < key.options.maximumConnectionsPerHost {
                         return true
                     }
-                    host.waiters.append((id, waiter))
+                    host.waiters.append(Waiter(id: id) { continuation.resume(returning: $0) })
                     return false
                 }
-                if resumeNow { waiter.resume(returning: nil) }
+                if resumeNow { continuation.resume(returning: nil) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Lease?, any Error>? in
-                guard let index = state.hosts[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.hosts[key]?.waiters.remove(at: index).waiter
-            }
-            waiter?.resume(throwing: LoadError(.cancelled, url: url))
+            // Withdrawn before a connection reached it: it ends as cancelled below, with nothing to give back.
+            if let waiter = withdraw(key, id: id) { waiter(nil) }
+        }
+        if Task.isCancelled {
+            if let result { release(result.connection, reusable: true) }
+            throw LoadError(.cancelled, url: url)
+        }
+        return result
+    }
+
+    private func nextWaiterID() -> Int {
+        state.withLock { state -> Int in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+    }
+
+    /// An idle connection now, else a place in the queue for one, else leave to open a new connection.
+    /// `deliver` runs on the event loop of the connection given back (or wherever a slot came free).
+    func leaseOrQueue(_ key: Key, deliver: @escaping Delivery) -> QueueOutcome {
+        let id = nextWaiterID()
+        return state.withLock { state -> QueueOutcome in
+            var host = state.hosts[key, default: HostState()]
+            defer { state.hosts[key] = host }
+            if let lease = host.takeIdle() { return .leased(lease) }
+            if host.leased.count + host.connecting < key.options.maximumConnectionsPerHost { return .mayConnect }
+            host.waiters.append(Waiter(id: id, deliver: deliver))
+            return .queued(id: id)
+        }
+    }
+
+    /// Takes a waiting request out of the queue; its delivery, or `nil` if it was already delivered.
+    func withdraw(_ key: Key, id: Int) -> Delivery? {
+        state.withLock { state -> Delivery? in
+            guard let index = state.hosts[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.hosts[key]?.waiters.remove(at: index).deliver
         }
     }
 

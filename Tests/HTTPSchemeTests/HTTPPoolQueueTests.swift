@@ -1,0 +1,41 @@
+import Foundation
+import HTTPScheme
+import Loader
+import TestSupport
+import Testing
+
+@Suite("http: requests waiting for a full pool (an in-process NIO server)")
+struct HTTPPoolQueueTests {
+    let server = ScriptedServer.shared
+
+    @Test("Cancelled waiters leave the queue; the others are served in turn on one new connection")
+    func queuedRequests() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
+        let session = LoaderSession(configuration: configuration)
+        // The only connection is busy with an endless body until that load is cancelled.
+        let (held, _) = try await session.bytes(from: server.url("/endless"))
+        let acceptedBefore = server.acceptedCount
+        let waiters = (0..<6).map { _ in
+            Task { try await session.data(from: server.url("/ok")) }
+        }
+        for index in [1, 4] { waiters[index].cancel() }
+        held.task.cancel()
+        for (index, waiter) in waiters.enumerated() {
+            if index == 1 || index == 4 {
+                let error = await loadError { _ = try await waiter.value }
+                #expect(error?.code == .cancelled, "waiter \(index) was cancelled")
+            } else {
+                let (data, response) = try await waiter.value
+                #expect(String(decoding: data, as: UTF8.self) == "ok")
+                #expect(response.status == .ok)
+            }
+        }
+        // The four served waiters shared one connection, opened when the endless one was closed.
+        #expect(server.acceptedCount - acceptedBefore == 1)
+        // The held stream ends cancelled when read; then nothing of this session is left running.
+        #expect(await loadError { for try await _ in held.chunks {} }?.code == .cancelled)
+        #expect(session.allTasks.isEmpty)
+    }
+}
