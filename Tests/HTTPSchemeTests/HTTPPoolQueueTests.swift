@@ -1,5 +1,6 @@
 import Foundation
 import HTTPScheme
+import HTTPTypes
 import Loader
 import TestSupport
 import Testing
@@ -15,8 +16,9 @@ struct HTTPPoolQueueTests {
         configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
         let session = LoaderSession(configuration: configuration)
         // The only connection is busy with an endless body until that load is cancelled.
-        let (held, _) = try await session.bytes(from: server.url("/endless"))
-        let acceptedBefore = server.acceptedCount
+        let connection = HTTPField.Name("X-Connection")!
+        let (held, heldResponse) = try await session.bytes(from: server.url("/endless"))
+        var served = Set<String>()
         let waiters = (0..<6).map { _ in
             Task { try await session.data(from: server.url("/ok")) }
         }
@@ -30,10 +32,12 @@ struct HTTPPoolQueueTests {
                 let (data, response) = try await waiter.value
                 #expect(String(decoding: data, as: UTF8.self) == "ok")
                 #expect(response.status == .ok)
+                served.insert(response.headerFields[connection] ?? "none")
             }
         }
         // The four served waiters shared one connection, opened when the endless one was closed.
-        #expect(server.acceptedCount - acceptedBefore == 1)
+        #expect(served.count == 1)
+        #expect(!served.contains(heldResponse.headerFields[connection] ?? "none"))
         // The held stream ends cancelled when read; then nothing of this session is left running.
         #expect(await loadError { for try await _ in held.chunks {} }?.code == .cancelled)
         #expect(session.allTasks.isEmpty)

@@ -19,7 +19,7 @@ extension LoadURL {
             Foundation.exit(0)
         }
         do {
-            var command = try parseQuickly(arguments)
+            let command = try parseQuickly(arguments)
             try await command.run()
             Foundation.exit(0)
         } catch {

@@ -113,7 +113,12 @@ final class ResponseForwarder: ChannelInboundHandler {
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             let loop = context.eventLoop
             exchange.client.handler(exchange.handler, whenReadyForData: {
-                loop.execute { loopBound.value.read() }
+                // Usually called at once, here on the loop (the reader has room): read without a hop.
+                if loop.inEventLoop {
+                    loopBound.value.read()
+                } else {
+                    loop.execute { loopBound.value.read() }
+                }
             })
         case .idle:
             // Keep one read pending while idle so that a server closing the connection is noticed at once.
