@@ -5,7 +5,7 @@ import Loader
 import TestSupport
 import Testing
 
-@Suite("http: requests waiting for a full pool (an in-process NIO server)")
+@Suite("http: the pool's queue and idle connections (an in-process NIO server)")
 struct HTTPPoolQueueTests {
     let server = ScriptedServer.shared
 
@@ -41,5 +41,22 @@ struct HTTPPoolQueueTests {
         // The held stream ends cancelled when read; then nothing of this session is left running.
         #expect(await loadError { for try await _ in held.chunks {} }?.code == .cancelled)
         #expect(session.allTasks.isEmpty)
+    }
+
+    @Test("An idle connection is closed after the idle timeout; reuse within it keeps the connection")
+    func idleTimeout() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = 0.2
+        let session = LoaderSession(configuration: configuration)
+        let connection = HTTPField.Name("X-Connection")!
+        let (_, first) = try await session.data(from: server.url("/ok"))
+        try await Task.sleep(for: .milliseconds(100))
+        let (_, second) = try await session.data(from: server.url("/ok"))
+        #expect(first.headerFields[connection] == second.headerFields[connection], "reused within the timeout")
+        // Ten timeouts later the pool has closed it: the next request opens another connection.
+        try await Task.sleep(for: .seconds(2))
+        let (_, third) = try await session.data(from: server.url("/ok"))
+        #expect(third.headerFields[connection] != second.headerFields[connection], "the idle connection outlived its timeout")
     }
 }

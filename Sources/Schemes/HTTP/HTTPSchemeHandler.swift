@@ -225,12 +225,15 @@ struct HTTPRequestPlan {
                     headers.add(name: "transfer-encoding", value: "chunked")
                 }
             }
-        } else if [.post, .put, .patch].contains(request.method) {
+        } else if request.method == .post || request.method == .put || request.method == .patch {
             headers.replaceOrAdd(name: "content-length", value: "0")
         }
         let method = HTTPMethod(rawValue: request.method.rawValue)
         head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
         // RFC 9110 §9.2.2; every RequestBody can be sent again from its start, so a body is no obstacle.
-        isIdempotent = [.get, .head, .options, .trace, .put, .delete].contains(request.method)
+        switch request.method {
+        case .get, .head, .options, .trace, .put, .delete: isIdempotent = true
+        default: isIdempotent = false
+        }
     }
 }

@@ -45,7 +45,7 @@ final class ConnectionPool: Sendable {
             }
             while let connection = idle.popLast() {
                 guard connection.isActive else {
-                    connection.idleGeneration.wrappingAdd(1, ordering: .relaxed)
+                    connection.idleSince.store(0, ordering: .relaxed)
                     continue
                 }
                 return lease(connection)
@@ -54,7 +54,7 @@ final class ConnectionPool: Sendable {
         }
 
         private mutating func lease(_ connection: HTTPConnection) -> Lease {
-            connection.idleGeneration.wrappingAdd(1, ordering: .relaxed)
+            connection.idleSince.store(0, ordering: .relaxed)
             leased.insert(ObjectIdentifier(connection))
             return Lease(connection: connection, reused: true)
         }
@@ -337,17 +337,33 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// Notes when `connection` went idle and makes sure one timer watches it: a connection has at most
+    /// one pending timer however often it is reused, which re-arms itself for the rest of the timeout
+    /// if the connection was reused meanwhile.
     private func scheduleIdleTimeout(_ connection: HTTPConnection) {
-        let generation = connection.idleGeneration.load(ordering: .relaxed)
-        let timeout = connection.key.options.idleConnectionTimeout
-        connection.channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) { [weak self] in
-            guard let self, connection.idleGeneration.load(ordering: .relaxed) == generation else { return }
-            let expired = self.state.withLock { state -> Bool in
-                guard let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0 === connection }) else { return false }
+        connection.idleSince.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+        armIdleTimer(connection, after: connection.key.options.idleConnectionTimeout)
+    }
+
+    private func armIdleTimer(_ connection: HTTPConnection, after seconds: TimeInterval) {
+        guard !connection.idleTimerArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, seconds) * 1e9))) { [self] in
+            connection.idleTimerArmed.store(false, ordering: .releasing)
+            let timeout = connection.key.options.idleConnectionTimeout
+            let now = NIODeadline.now().uptimeNanoseconds
+            // Decided under the lock, where leases happen: a connection leased meanwhile is not idle.
+            let (expired, since) = state.withLock { state -> (Bool, UInt64) in
+                let since = connection.idleSince.load(ordering: .relaxed)
+                guard since != 0, let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0 === connection }) else { return (false, 0) }
+                guard TimeInterval(now &- since) / 1e9 >= timeout else { return (false, since) }
                 state.hosts[connection.key]?.idle.remove(at: index)
-                return true
+                return (true, since)
             }
-            if expired { connection.close() }
+            if expired {
+                connection.close()
+            } else if since != 0 {
+                armIdleTimer(connection, after: timeout - TimeInterval(now &- since) / 1e9)
+            }
         }
     }
 }

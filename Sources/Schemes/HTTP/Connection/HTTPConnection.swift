@@ -9,8 +9,10 @@ final class HTTPConnection: Sendable {
     let channel: any Channel
     let key: ConnectionPool.Key
     private let forwarder: NIOLoopBound<ResponseForwarder>
-    /// Bumped each time the connection goes idle, so a stale idle-timeout finds it changed.
-    let idleGeneration = Atomic<Int>(0)
+    /// When the connection last went idle (uptime nanoseconds), or 0 while leased.
+    let idleSince = Atomic<UInt64>(0)
+    /// Whether an idle timer is pending for this connection.
+    let idleTimerArmed = Atomic<Bool>(false)
     private let poolBox = Locked<ConnectionPool?>(nil)
     private var pool: ConnectionPool? { poolBox.withLock { $0 } }
 
@@ -25,11 +27,13 @@ final class HTTPConnection: Sendable {
     /// Tells `pool` when a response ends and when the connection closes. Call on the event loop, once.
     func attach(to pool: ConnectionPool) {
         poolBox.withLock { $0 = pool }
-        forwarder.value.onResponseEnd = { [weak pool, weak self] reusable in
-            if let self { pool?.release(self, reusable: reusable) }
+        // Strong references: the forwarder drops both closures when the connection closes, which breaks
+        // the cycle (weak ones would slow every retain and release of the connection and the pool).
+        forwarder.value.onResponseEnd = { [self] reusable in
+            pool.release(self, reusable: reusable)
         }
-        forwarder.value.onClose = { [weak pool, weak self] in
-            if let self { pool?.connectionClosed(self) }
+        forwarder.value.onClose = { [self] in
+            pool.connectionClosed(self)
         }
     }
 
