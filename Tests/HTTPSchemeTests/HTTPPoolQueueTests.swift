@@ -9,12 +9,16 @@ import Testing
 struct HTTPPoolQueueTests {
     let server = ScriptedServer.shared
 
-    @Test("Cancelled waiters leave the queue; the others are served in turn on one new connection")
-    func queuedRequests() async throws {
+    private func session(_ options: (inout HTTPClientOptions) -> Void) -> LoaderSession {
         var configuration = LoaderSession.Configuration.ephemeral
         configuration.handlerClasses = [HTTPSchemeHandler.self]
-        configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
-        let session = LoaderSession(configuration: configuration)
+        options(&configuration.handlerOptions[HTTPClientOptions.self])
+        return LoaderSession(configuration: configuration)
+    }
+
+    @Test("Cancelled waiters leave the queue; the others are served in turn on one new connection")
+    func queuedRequests() async throws {
+        let session = session { $0.maximumConnectionsPerHost = 1 }
         // The only connection is busy with an endless body until that load is cancelled.
         let connection = HTTPField.Name("X-Connection")!
         let (held, heldResponse) = try await session.bytes(from: server.url("/endless"))
@@ -45,10 +49,7 @@ struct HTTPPoolQueueTests {
 
     @Test("An idle connection is closed after the idle timeout; reuse within it keeps the connection")
     func idleTimeout() async throws {
-        var configuration = LoaderSession.Configuration.ephemeral
-        configuration.handlerClasses = [HTTPSchemeHandler.self]
-        configuration.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = 0.2
-        let session = LoaderSession(configuration: configuration)
+        let session = session { $0.idleConnectionTimeout = 0.2 }
         let connection = HTTPField.Name("X-Connection")!
         let (_, first) = try await session.data(from: server.url("/ok"))
         try await Task.sleep(for: .milliseconds(100))
