@@ -8,27 +8,102 @@ import HTTPTypes
 /// (a `file:` handler honours `GET`, `HEAD` and `PUT`, and a `Range` header).
 public struct LoadRequest: Sendable {
     /// The URL to load.
-    public var url: URL
+    public var url: URL {
+        get { storage.url }
+        set {
+            let storage = unique()
+            storage.url = newValue
+            storage.scheme = Self.scheme(of: newValue)
+        }
+    }
     /// The method; `GET` unless set.
-    public var method: HTTPRequest.Method
+    public var method: HTTPRequest.Method {
+        get { storage.method }
+        _modify { yield &unique().method }
+    }
     /// Header fields sent with the request (or interpreted by the handler, for non-HTTP schemes).
-    public var headerFields: HTTPFields
+    public var headerFields: HTTPFields {
+        get { storage.headerFields }
+        _modify { yield &unique().headerFields }
+    }
     /// What to send, or `nil` for no body.
-    public var body: RequestBody?
+    public var body: RequestBody? {
+        get { storage.body }
+        _modify { yield &unique().body }
+    }
     /// How a cache layer may answer this request.
-    public var cachePolicy: CachePolicy
+    public var cachePolicy: CachePolicy {
+        get { storage.cachePolicy }
+        _modify { yield &unique().cachePolicy }
+    }
     /// Seconds a load may go without progress before it fails with ``LoadError/Code/timedOut``;
     /// `nil` takes the session's `timeoutIntervalForRequest`.
-    public var timeoutInterval: TimeInterval?
+    public var timeoutInterval: TimeInterval? {
+        get { storage.timeoutInterval }
+        _modify { yield &unique().timeoutInterval }
+    }
     /// Values a handler or middleware attaches to the request for a later layer to read,
     /// like URLProtocol's `property(forKey:in:)`.
-    public var attributes: [String: String]
+    public var attributes: [String: String] {
+        get { storage.attributes }
+        _modify { yield &unique().attributes }
+    }
     /// Typed options for the handler (see ``HandlerOptions``); the session fills in its configuration's
     /// `handlerOptions` where the request sets none.
-    public var options: HandlerOptions
+    public var options: HandlerOptions {
+        get { storage.options }
+        _modify { yield &unique().options }
+    }
     /// The session running the load, set by the session. Handlers that keep resources between loads (a
     /// connection pool) key them on it, so that sessions share nothing, as URLSession's do not.
-    public internal(set) var sessionIdentifier: Int?
+    public internal(set) var sessionIdentifier: Int? {
+        get { storage.sessionIdentifier }
+        _modify { yield &unique().sessionIdentifier }
+    }
+
+    /// The fields, shared between copies until one is changed: a request passes through many layers
+    /// and tasks, and copying one is then a single reference count, not one per field.
+    private var storage: Storage
+
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: changed only while uniquely referenced (``LoadRequest/unique()``), so never shared
+        // while it changes.
+        var url: URL
+        var scheme: String
+        var method: HTTPRequest.Method
+        var headerFields: HTTPFields
+        var body: RequestBody?
+        var cachePolicy: CachePolicy
+        var timeoutInterval: TimeInterval?
+        var attributes: [String: String] = [:]
+        var options = HandlerOptions()
+        var sessionIdentifier: Int?
+
+        init(url: URL, method: HTTPRequest.Method, headerFields: HTTPFields, body: RequestBody?,
+             cachePolicy: CachePolicy, timeoutInterval: TimeInterval?) {
+            self.url = url
+            self.scheme = LoadRequest.scheme(of: url)
+            self.method = method
+            self.headerFields = headerFields
+            self.body = body
+            self.cachePolicy = cachePolicy
+            self.timeoutInterval = timeoutInterval
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(url: url, method: method, headerFields: headerFields, body: body,
+                               cachePolicy: cachePolicy, timeoutInterval: timeoutInterval)
+            copy.attributes = attributes
+            copy.options = options
+            copy.sessionIdentifier = sessionIdentifier
+            return copy
+        }
+    }
+
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
 
     /// Makes a request.
     /// - Parameters:
@@ -46,19 +121,16 @@ public struct LoadRequest: Sendable {
         cachePolicy: CachePolicy = .useProtocolCachePolicy,
         timeoutInterval: TimeInterval? = nil
     ) {
-        self.url = url
-        self.method = method
-        self.headerFields = headerFields
-        self.body = body
-        self.cachePolicy = cachePolicy
-        self.timeoutInterval = timeoutInterval
-        self.attributes = [:]
-        self.options = HandlerOptions()
-        self.sessionIdentifier = nil
+        storage = Storage(url: url, method: method, headerFields: headerFields, body: body,
+                          cachePolicy: cachePolicy, timeoutInterval: timeoutInterval)
     }
 
-    /// The URL's scheme, lowercased, or `""` when it has none.
-    public var scheme: String { url.scheme?.lowercased() ?? "" }
+    /// The URL's scheme, lowercased, or `""` when it has none (worked out once per URL).
+    public var scheme: String { storage.scheme }
+
+    private static func scheme(of url: URL) -> String {
+        url.scheme?.lowercased() ?? ""
+    }
 }
 
 /// How a cache layer may answer a request. The names follow URLSession's cache policies.
