@@ -46,7 +46,9 @@ public struct DataURL: Sendable {
     /// Processes `url`. Its text is already serialized (a URL parser encoded what needed encoding), so
     /// this skips the pass that ``parse(_:)-(String)`` makes over the whole text to check that.
     public static func parse(_ url: URL) throws(DataURLError) -> DataURL {
-        try process(serialize(url.absoluteString, alreadySerialized: true), mayHaveFragment: url.fragment != nil)
+        let text = url.absoluteString
+        try checkSchemeAndAuthority(Array(text.utf8.prefix(4096)))
+        return try process(text, mayHaveFragment: url.fragment != nil)
     }
 
     private static func process(_ serialized: String, mayHaveFragment: Bool) throws(DataURLError) -> DataURL {
@@ -283,34 +285,22 @@ public struct DataURL: Sendable {
     /// What a URL parser does to a `data:` URL's text before the processor sees it: drops the fragment,
     /// trims C0 controls and spaces at the ends, removes tabs and newlines, percent-encodes controls and
     /// non-ASCII, and checks the authority of a `data://` URL.
-    static func serialize(_ text: String, alreadySerialized: Bool = false) throws(DataURLError) -> String {
+    static func serialize(_ text: String) throws(DataURLError) -> String {
         // The common case, text already serialized (a URL's absoluteString), is returned as is: a large
         // body is never copied.
-        let clean = alreadySerialized || text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+        let clean = text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
             guard buffer.count >= 5, buffer[0] > 0x20, buffer[buffer.count - 1] > 0x20, let base = buffer.baseAddress else { return false }
             return Self.isPrintableASCII(UnsafeRawBufferPointer(start: base, count: buffer.count))
         } ?? false
-        var bytes: [UInt8]
         if clean {
-            bytes = Array(text.utf8.prefix(64))
-        } else {
-            bytes = Array(text.utf8)
-            while let last = bytes.last, last <= 0x20 { bytes.removeLast() }
-            bytes.removeFirst(bytes.prefix { $0 <= 0x20 }.count)
-            bytes.removeAll { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+            try checkSchemeAndAuthority(Array(text.utf8.prefix(4096)))
+            return text
         }
-        guard bytes.count >= 5, String(decoding: bytes.prefix(5), as: UTF8.self).lowercased() == "data:" else { throw .notADataURL }
-        if bytes.dropFirst(5).starts(with: Array("//".utf8)) {
-            let authority = (clean ? Array(text.utf8.prefix(4096)) : bytes).dropFirst(7).prefix {
-                $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
-            }
-            let hostPort = authority.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).last ?? []
-            if let colon = hostPort.lastIndex(of: UInt8(ascii: ":")), hostPort.last != UInt8(ascii: "]") {
-                let port = hostPort[hostPort.index(after: colon)...]
-                guard port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { throw .invalidAuthority }
-            }
-        }
-        if clean { return text }
+        var bytes = Array(text.utf8)
+        while let last = bytes.last, last <= 0x20 { bytes.removeLast() }
+        bytes.removeFirst(bytes.prefix { $0 <= 0x20 }.count)
+        bytes.removeAll { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        try checkSchemeAndAuthority(bytes)
         var encoded: [UInt8] = []
         encoded.reserveCapacity(bytes.count + 16)
         let hex = Array("0123456789ABCDEF".utf8)
@@ -322,5 +312,20 @@ public struct DataURL: Sendable {
             }
         }
         return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// Checks that `prefix` (the start of the serialized text, at least its authority) begins with
+    /// `data:` and that a `data://` authority has a numeric port, if any.
+    static func checkSchemeAndAuthority(_ prefix: [UInt8]) throws(DataURLError) {
+        guard prefix.count >= 5, String(decoding: prefix.prefix(5), as: UTF8.self).lowercased() == "data:" else { throw .notADataURL }
+        guard prefix.dropFirst(5).starts(with: "//".utf8) else { return }
+        let authority = prefix.dropFirst(7).prefix {
+            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        }
+        let hostPort = authority.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).last ?? []
+        if let colon = hostPort.lastIndex(of: UInt8(ascii: ":")), hostPort.last != UInt8(ascii: "]") {
+            let port = hostPort[hostPort.index(after: colon)...]
+            guard port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { throw .invalidAuthority }
+        }
     }
 }

@@ -55,6 +55,28 @@ public enum ForgivingBase64 {
         }
         return found == 0
     }
+    /// Decodes eight alphabet characters at a time from `input` while there are eight more and all are
+    /// alphabet, storing eight bytes for every six decoded (`output` needs two bytes of slack). Returns how
+    /// many characters it read and how many bytes it decoded.
+    static func decodeBlocks(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutableRawPointer) -> (read: Int, written: Int) {
+        quadTable.withUnsafeBufferPointer { quad in
+            let q = quad.baseAddress!
+            var read = 0, written = 0
+            while read + 8 <= count {
+                let w = input + read
+                let high = q[Int(w[0])] | q[256 + Int(w[1])] | q[512 + Int(w[2])] | q[768 + Int(w[3])]
+                let low = q[Int(w[4])] | q[256 + Int(w[5])] | q[512 + Int(w[6])] | q[768 + Int(w[7])]
+                guard (high | low) < quadInvalid else { break }
+                // 48 bits, first byte highest: big-endian, shifted to the top of the word.
+                let bits = (UInt64(high) << 24 | UInt64(low)) << 16
+                output.storeBytes(of: bits.bigEndian, toByteOffset: written, as: UInt64.self)
+                written += 6
+                read += 8
+            }
+            return (read, written)
+        }
+    }
+
     static let invalid: UInt8 = 0xFF
     static let whitespace: UInt8 = 0xFE
     static let pad: UInt8 = 0xFD
@@ -91,22 +113,8 @@ public enum ForgivingBase64 {
                     // Fast path: eight alphabet characters at a time, six bytes stored at once, with no
                     // decision per character; anything else (whitespace, padding, an error) ends it.
                     if padding == 0, sextets & 3 == 0, let base = buffer.baseAddress, let target = destination.baseAddress {
-                        let raw = UnsafeMutableRawPointer(target)
-                        ForgivingBase64.quadTable.withUnsafeBufferPointer { quad in
-                            let q = quad.baseAddress!
-                            while start + 8 <= buffer.count {
-                                let w = base + start
-                                let high = q[Int(w[0])] | q[256 + Int(w[1])] | q[512 + Int(w[2])] | q[768 + Int(w[3])]
-                                let low = q[Int(w[4])] | q[256 + Int(w[5])] | q[512 + Int(w[6])] | q[768 + Int(w[7])]
-                                guard (high | low) < ForgivingBase64.quadInvalid else { break }
-                                // 48 bits, first byte highest: big-endian, shifted to the top of the word.
-                                let bits = (UInt64(high) << 24 | UInt64(low)) << 16
-                                raw.storeBytes(of: bits.bigEndian, toByteOffset: out, as: UInt64.self)
-                                out += 6
-                                sextets += 8
-                                start += 8
-                            }
-                        }
+                        (start, out) = ForgivingBase64.decodeBlocks(base, count: buffer.count, into: UnsafeMutableRawPointer(target))
+                        sextets += start
                     }
                     for byte in UnsafeBufferPointer(rebasing: buffer[start...]) {
                         let value = table[Int(byte)]

@@ -72,7 +72,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             HTTPEngine.shared.pool.release(connection, reusable: true)
             return
         }
-        let exchange = HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
+        let exchange = makeExchange(plan, on: connection)
         fastPath.withLock { $0 = .sending(connection, exchange) }
         if isStopped {
             connection.abandon(exchange)
@@ -85,8 +85,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             connection.abandon(exchange)
             guard !isStopped else { return }
             let mapped = HTTPErrorMapping.map(error, url: request.url)
-            if plan.isIdempotent, !exchange.responseStarted, mapped.code == .networkConnectionLost {
-                // The server closed the idle connection: once more, in a task, on a new connection.
+            if plan.mayRetry(after: mapped, on: lease, exchange: exchange) {
+                // Once more, in a task, on a new connection.
                 alreadyRetried.store(true, ordering: .releasing)
                 startTask()
             } else {
@@ -94,6 +94,11 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             }
         }
         connection.send(exchange, head: plan.head)
+    }
+
+    /// An exchange for this handler's request on `connection`.
+    private func makeExchange(_ plan: HTTPRequestPlan, on connection: HTTPConnection) -> HTTPExchange {
+        HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
     }
 
     /// A bodiless load started from a task on one of the HTTP event loops (one that prefers
@@ -130,7 +135,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 await client.handler(self, didReceive: challenge)
             }
             let connection = lease.connection
-            let exchange = HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
+            let exchange = makeExchange(plan, on: connection)
             do {
                 try await withTaskCancellationHandler {
                     try await connection.execute(exchange, head: plan.head, body: request.body)
@@ -142,8 +147,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 connection.abandon(exchange)
                 exchange.done.fail(error)
                 let mapped = HTTPErrorMapping.map(error, url: request.url)
-                if !retried, lease.reused, plan.isIdempotent, !exchange.responseStarted,
-                   mapped.code == .networkConnectionLost, !Task.isCancelled {
+                if !retried, plan.mayRetry(after: mapped, on: lease, exchange: exchange), !Task.isCancelled {
                     retried = true
                     continue
                 }
@@ -187,6 +191,12 @@ struct HTTPRequestPlan {
     let key: ConnectionPool.Key
     let head: HTTPRequestHead
     let isIdempotent: Bool
+
+    /// Whether a failure may be retried once on a new connection: an idempotent request on a reused
+    /// connection that was lost before any response byte (the server closed it while idle).
+    func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
+        isIdempotent && lease.reused && !exchange.responseStarted && error.code == .networkConnectionLost
+    }
 
     static let userAgent = "swift-url-loader/0.1"
 

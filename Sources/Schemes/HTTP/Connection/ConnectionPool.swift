@@ -36,6 +36,11 @@ final class ConnectionPool: Sendable {
         var connecting = 0
         var waiters: Deque<Waiter> = []
 
+        /// Whether a new connection may be opened without passing the per-host limit.
+        func hasRoom(under limit: Int) -> Bool {
+            leased.count + connecting < limit
+        }
+
         /// The most recently used live idle connection, preferring one on the caller's event loop (a task
         /// running on an ``EventLoopTaskExecutor``), which then needs no thread hand-off.
         mutating func takeIdle() -> Lease? {
@@ -43,12 +48,9 @@ final class ConnectionPool: Sendable {
                let index = idle.lastIndex(where: { $0.channel.eventLoop === loop && $0.isActive }) {
                 return lease(idle.remove(at: index))
             }
+            // Closed ones are dropped on the way.
             while let connection = idle.popLast() {
-                guard connection.isActive else {
-                    connection.idleSince.store(0, ordering: .relaxed)
-                    continue
-                }
-                return lease(connection)
+                if connection.isActive { return lease(connection) }
             }
             return nil
         }
@@ -80,11 +82,12 @@ final class ConnectionPool: Sendable {
 
     private struct State {
         var hosts: [Key: HostState] = [:]
-        var nextWaiterID = 0
         var accepted = 0
     }
 
     private let state = Locked(State())
+    /// Numbers waiters so that one can be withdrawn (a counter of its own: taking it needs no lock).
+    private let waiterIDs = Atomic<Int>(0)
     private let group: any EventLoopGroup
     private let tls: TLSContextCache
 
@@ -106,7 +109,7 @@ final class ConnectionPool: Sendable {
                 var host = state.hosts[key, default: HostState()]
                 defer { state.hosts[key] = host }
                 if let lease = host.takeIdle() { return .lease(lease) }
-                if host.leased.count + host.connecting < key.options.maximumConnectionsPerHost {
+                if host.hasRoom(under: key.options.maximumConnectionsPerHost) {
                     host.connecting += 1
                     return .connect
                 }
@@ -281,49 +284,43 @@ final class ConnectionPool: Sendable {
 
     // MARK: Waiting
 
+    /// An idle connection or the next to come free; `nil` when there is room for a new one (or a slot
+    /// came free for this waiter to open one): `acquire` then looks again.
     private func waitForConnection(_ key: Key, url: URL) async throws -> Lease? {
-        let id = nextWaiterID()
-        let result = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease?, any Error>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    var host = state.hosts[key, default: HostState()]
-                    defer { state.hosts[key] = host }
-                    // A slot may have come free since we looked.
-                    if !host.idle.isEmpty || host.leased.count + host.connecting < key.options.maximumConnectionsPerHost {
-                        return true
-                    }
-                    host.waiters.append(Waiter(id: id) { continuation.resume(returning: $0) })
-                    return false
+        let id = waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Lease?, Never>) in
+                switch leaseOrQueue(key, id: id, deliver: { continuation.resume(returning: $0) }) {
+                case .leased(let lease): continuation.resume(returning: lease)
+                case .mayConnect: continuation.resume(returning: nil)
+                case .queued:
+                    // Cancelled before it was queued: the handler below found nothing to withdraw.
+                    if Task.isCancelled, let waiter = withdraw(key, id: id) { waiter(nil) }
                 }
-                if resumeNow { continuation.resume(returning: nil) }
             }
         } onCancel: {
-            // Withdrawn before a connection reached it: it ends as cancelled below, with nothing to give back.
             if let waiter = withdraw(key, id: id) { waiter(nil) }
         }
         if Task.isCancelled {
+            // Withdrawn (nothing to give back), or a connection reached it first: that one goes back.
             if let result { release(result.connection, reusable: true) }
             throw LoadError(.cancelled, url: url)
         }
         return result
     }
 
-    private func nextWaiterID() -> Int {
-        state.withLock { state -> Int in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-    }
-
     /// An idle connection now, else a place in the queue for one, else leave to open a new connection.
     /// `deliver` runs on the event loop of the connection given back (or wherever a slot came free).
     func leaseOrQueue(_ key: Key, deliver: @escaping Delivery) -> QueueOutcome {
-        let id = nextWaiterID()
-        return state.withLock { state -> QueueOutcome in
+        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, deliver: deliver)
+    }
+
+    private func leaseOrQueue(_ key: Key, id: Int, deliver: @escaping Delivery) -> QueueOutcome {
+        state.withLock { state -> QueueOutcome in
             var host = state.hosts[key, default: HostState()]
             defer { state.hosts[key] = host }
             if let lease = host.takeIdle() { return .leased(lease) }
-            if host.leased.count + host.connecting < key.options.maximumConnectionsPerHost { return .mayConnect }
+            if host.hasRoom(under: key.options.maximumConnectionsPerHost) { return .mayConnect }
             host.waiters.append(Waiter(id: id, deliver: deliver))
             return .queued(id: id)
         }
@@ -351,18 +348,20 @@ final class ConnectionPool: Sendable {
             connection.idleTimerArmed.store(false, ordering: .releasing)
             let timeout = connection.key.options.idleConnectionTimeout
             let now = NIODeadline.now().uptimeNanoseconds
+            enum Verdict { case leased, expired, idleFor(TimeInterval) }
             // Decided under the lock, where leases happen: a connection leased meanwhile is not idle.
-            let (expired, since) = state.withLock { state -> (Bool, UInt64) in
+            let verdict = state.withLock { state -> Verdict in
                 let since = connection.idleSince.load(ordering: .relaxed)
-                guard since != 0, let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0 === connection }) else { return (false, 0) }
-                guard TimeInterval(now &- since) / 1e9 >= timeout else { return (false, since) }
+                guard since != 0, let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0 === connection }) else { return .leased }
+                let idleFor = TimeInterval(now &- since) / 1e9
+                guard idleFor >= timeout else { return .idleFor(idleFor) }
                 state.hosts[connection.key]?.idle.remove(at: index)
-                return (true, since)
+                return .expired
             }
-            if expired {
-                connection.close()
-            } else if since != 0 {
-                armIdleTimer(connection, after: timeout - TimeInterval(now &- since) / 1e9)
+            switch verdict {
+            case .leased: break
+            case .expired: connection.close()
+            case .idleFor(let seconds): armIdleTimer(connection, after: timeout - seconds)
             }
         }
     }

@@ -44,7 +44,7 @@ final class HTTPConnection: Sendable {
     /// recorded on the event loop as the write completes, before any later read of the response's end. A
     /// server may answer before the body is all sent; then sending stops and the response stands.
     func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?) async throws {
-        if body == nil {
+        guard let body else {
             send(exchange, head: head)
             try await exchange.done.futureResult.get()
             return
@@ -56,34 +56,32 @@ final class HTTPConnection: Sendable {
         let contentLength = head.headers.first(name: "content-length").flatMap { Int64($0) }
 
         let headWritten = loop.makePromise(of: Void.self)
-        if body == nil || contentLength == 0 { headWritten.futureResult.whenSuccess { exchange.markRequestSent() } }
+        if contentLength == 0 { headWritten.futureResult.whenSuccess { exchange.markRequestSent() } }
         channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
-        if let body {
-            let expected = body.knownLength
-            var sent: Int64 = 0
-            for try await chunk in body.chunks() {
-                sent += Int64(chunk.count)
-                let written = loop.makePromise(of: Void.self)
-                if let contentLength, sent == contentLength { written.futureResult.whenSuccess { exchange.markRequestSent() } }
-                // Waiting for each write keeps a fast body from piling up in memory ahead of the socket.
-                channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk))), promise: written)
-                do {
-                    try await written.futureResult.get()
-                } catch {
-                    if exchange.responseEnded { break }
-                    throw error
-                }
-                exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
+        let expected = body.knownLength
+        var sent: Int64 = 0
+        for try await chunk in body.chunks() {
+            sent += Int64(chunk.count)
+            let written = loop.makePromise(of: Void.self)
+            if let contentLength, sent == contentLength { written.futureResult.whenSuccess { exchange.markRequestSent() } }
+            // Waiting for each write keeps a fast body from piling up in memory ahead of the socket.
+            channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk))), promise: written)
+            do {
+                try await written.futureResult.get()
+            } catch {
                 if exchange.responseEnded { break }
+                throw error
             }
-            if let expected, sent != expected, !exchange.responseEnded {
-                close()
-                throw LoadError(.requestBodyStreamExhausted, url: exchange.url, reason: "the request body gave \(sent) of its announced \(expected) bytes")
-            }
+            exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
+            if exchange.responseEnded { break }
+        }
+        if let expected, sent != expected, !exchange.responseEnded {
+            close()
+            throw LoadError(.requestBodyStreamExhausted, url: exchange.url, reason: "the request body gave \(sent) of its announced \(expected) bytes")
         }
         if !exchange.responseEnded {
             let ended = loop.makePromise(of: Void.self)
-            if contentLength == nil, body != nil { ended.futureResult.whenSuccess { exchange.markRequestSent() } }
+            if contentLength == nil { ended.futureResult.whenSuccess { exchange.markRequestSent() } }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: ended)
             do {
                 try await ended.futureResult.get()
