@@ -1,6 +1,9 @@
 import Foundation
 import HTTPTypes
 
+// These entry points are `@concurrent`, as URLSession's are: a caller on the main actor is not held up while a
+// body is copied or a file written. Past them, the package's async functions run wherever their caller runs
+// (`NonisolatedNonsendingByDefault`), which spares an executor switch at each call of the request's path.
 extension LoaderSession {
     // MARK: Whole bodies
 
@@ -11,29 +14,27 @@ extension LoaderSession {
     /// - Parameters:
     ///   - request: What to load.
     ///   - delegate: Hears this task's events before the session's delegate.
-    public func data(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
-        try await perform(request, delegate: delegate) { task, result in
-            (try await Self.collect(result, into: task), result.response)
-        }
+    @concurrent public func data(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+        try await loadData(request, delegate: delegate)
     }
 
     /// Loads `url` with `GET` and returns its whole body with the response.
-    public func data(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
-        try await data(for: request(for: url), delegate: delegate)
+    @concurrent public func data(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+        try await loadData(request(for: url), delegate: delegate)
     }
 
     /// Sends `bodyData` with `request` (a `PUT` or `POST`) and returns the response's whole body.
-    public func upload(for request: LoadRequest, from bodyData: Data, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+    @concurrent public func upload(for request: LoadRequest, from bodyData: Data, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
         var request = request
         request.body = .bytes(bodyData)
-        return try await data(for: request, delegate: delegate)
+        return try await loadData(request, delegate: delegate)
     }
 
     /// Sends the file at `fileURL` with `request`, read as it is sent, and returns the response's whole body.
-    public func upload(for request: LoadRequest, fromFile fileURL: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
+    @concurrent public func upload(for request: LoadRequest, fromFile fileURL: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (Data, LoadResponse) {
         var request = request
         request.body = .file(fileURL)
-        return try await data(for: request, delegate: delegate)
+        return try await loadData(request, delegate: delegate)
     }
 
     // MARK: Downloads
@@ -42,16 +43,13 @@ extension LoaderSession {
     ///
     /// Bytes are written as they arrive, so memory stays bounded for any size. The caller owns the file
     /// (move or delete it). On failure the partial file is removed and the error names the URL.
-    public func download(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
-        let directory = configuration.temporaryDirectory
-        return try await perform(request, delegate: delegate) { task, result in
-            (try await Self.write(result, to: directory, task: task), result.response)
-        }
+    @concurrent public func download(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
+        try await loadFile(request, delegate: delegate)
     }
 
     /// Loads `url` with `GET` into a new temporary file; see ``download(for:delegate:)``.
-    public func download(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
-        try await download(for: request(for: url), delegate: delegate)
+    @concurrent public func download(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
+        try await loadFile(request(for: url), delegate: delegate)
     }
 
     // MARK: Streams
@@ -60,7 +58,36 @@ extension LoaderSession {
     ///
     /// Read `bytes` (or `bytes.lines`) to the end; the task completes when the stream ends. Stopping early
     /// (leaving the loop, dropping the stream) cancels the load.
-    public func bytes(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (LoadBytes, LoadResponse) {
+    @concurrent public func bytes(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (LoadBytes, LoadResponse) {
+        try await loadStream(request, delegate: delegate)
+    }
+
+    /// Loads `url` with `GET` as a byte stream; see ``bytes(for:delegate:)``.
+    @concurrent public func bytes(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (LoadBytes, LoadResponse) {
+        try await loadStream(request(for: url), delegate: delegate)
+    }
+
+    // MARK: Helpers
+
+    // The public methods above hop off the caller's actor once; these run where they are called.
+
+    /// What ``data(for:delegate:)`` does.
+    func loadData(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?) async throws -> (Data, LoadResponse) {
+        try await perform(request, delegate: delegate) { task, result in
+            (try await Self.collect(result, into: task), result.response)
+        }
+    }
+
+    /// What ``download(for:delegate:)`` does.
+    func loadFile(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?) async throws -> (URL, LoadResponse) {
+        let directory = configuration.temporaryDirectory
+        return try await perform(request, delegate: delegate) { task, result in
+            (try await Self.write(result, to: directory, task: task), result.response)
+        }
+    }
+
+    /// What ``bytes(for:delegate:)`` does.
+    func loadStream(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?) async throws -> (LoadBytes, LoadResponse) {
         let task = makeTask(request, delegate: delegate, starter: nil)
         let result: LoadResult
         do {
@@ -75,13 +102,6 @@ extension LoaderSession {
         }
         return (LoadBytes(body: result.body, task: task), result.response)
     }
-
-    /// Loads `url` with `GET` as a byte stream; see ``bytes(for:delegate:)``.
-    public func bytes(from url: URL, delegate: (any LoadTaskDelegate)? = nil) async throws -> (LoadBytes, LoadResponse) {
-        try await bytes(for: request(for: url), delegate: delegate)
-    }
-
-    // MARK: Helpers
 
     func request(for url: URL) -> LoadRequest {
         LoadRequest(url: url, cachePolicy: configuration.requestCachePolicy)

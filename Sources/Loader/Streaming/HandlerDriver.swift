@@ -70,13 +70,13 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     // MARK: Reading
 
     /// Waits for the response head; throws the load's error if it fails first.
+    ///
+    /// Cancellation reaches this wait through the ``LoadTask`` the driver is attached to: every entry
+    /// point that opens a load forwards the Swift task's cancellation to it, so a handler of its own here
+    /// would only add a second one (each costs a status record and executor switches per request).
     func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { waiter in
-                perform(state.withLock { $0.awaitResponse(waiter) })
-            }
-        } onCancel: {
-            self.cancel(with: LoadError(.cancelled, url: url))
+        try await withCheckedThrowingContinuation { waiter in
+            perform(state.withLock { $0.awaitResponse(waiter) })
         }
     }
 

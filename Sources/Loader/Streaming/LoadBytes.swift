@@ -39,6 +39,12 @@ public struct LoadBytes: AsyncSequence, Sendable {
         var current = Data()
         var index = 0
 
+        /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
+        /// library's default would switch executors at every element).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> UInt8? {
+            try await next()
+        }
+
         /// The next byte, or `nil` at the end of the body.
         public mutating func next() async throws -> UInt8? {
             while index >= current.count {
@@ -69,6 +75,12 @@ public struct LoadBytes: AsyncSequence, Sendable {
         public struct Iterator: AsyncIteratorProtocol {
             var body: ResponseBody.Iterator
             let completion: TaskCompletion
+
+            /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
+            /// library's default would switch executors at every element).
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
+                try await next()
+            }
 
             /// The next chunk, or `nil` at the end of the body.
             public mutating func next() async throws -> Data? {
@@ -110,6 +122,12 @@ public struct LoadBytes: AsyncSequence, Sendable {
             var index = 0
             var skipLineFeed = false
             var ended = false
+
+            /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
+            /// library's default would switch executors at every element).
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> String? {
+                try await next()
+            }
 
             /// The next line, or `nil` at the end of the body.
             public mutating func next() async throws -> String? {

@@ -37,7 +37,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) where Chunks.Element == Data {
         self.source = .sequence {
             var iterator = chunks.makeAsyncIterator()
-            return AnyChunkIterator { try await iterator.next() }
+            return AnyChunkIterator { try await iterator.next(isolation: #isolation) }
         }
     }
 
@@ -83,6 +83,12 @@ public struct ResponseBody: AsyncSequence, Sendable {
             case sequence(AnyChunkIterator)
         }
         var state: State
+
+        /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
+        /// library's default would switch executors at every element).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
+            try await next()
+        }
 
         /// The next chunk, or `nil` at the end of the body.
         public mutating func next() async throws -> Data? {

@@ -90,18 +90,23 @@ public struct LoadRequest: Sendable {
             self.timeoutInterval = timeoutInterval
         }
 
-        func copy() -> Storage {
-            let copy = Storage(url: url, method: method, headerFields: headerFields, body: body,
-                               cachePolicy: cachePolicy, timeoutInterval: timeoutInterval)
-            copy.attributes = attributes
-            copy.options = options
-            copy.sessionIdentifier = sessionIdentifier
-            return copy
+        /// A copy of `other`, its scheme included (not worked out again from the URL).
+        init(copying other: Storage) {
+            url = other.url
+            scheme = other.scheme
+            method = other.method
+            headerFields = other.headerFields
+            body = other.body
+            cachePolicy = other.cachePolicy
+            timeoutInterval = other.timeoutInterval
+            attributes = other.attributes
+            options = other.options
+            sessionIdentifier = other.sessionIdentifier
         }
     }
 
     private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
         return storage
     }
 

@@ -58,6 +58,12 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
         var source: Source
         let chunkSize: Int
 
+        /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
+        /// library's default would switch executors at every element).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
+            try await next()
+        }
+
         /// The next chunk, or `nil` at the end of the body.
         public mutating func next() async throws -> Data? {
             switch source {
@@ -85,7 +91,7 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
                     throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read the upload file", underlying: error)
                 }
             case .stream(var iterator):
-                let chunk = try await iterator.next()
+                let chunk = try await iterator.next(isolation: #isolation)
                 source = chunk == nil ? .done : .stream(iterator)
                 return chunk
             }

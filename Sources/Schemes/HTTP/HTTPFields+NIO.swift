@@ -4,11 +4,14 @@ import NIOHTTP1
 extension HTTPFields {
     /// The fields of a NIO header block, in order; names that are not valid tokens are dropped.
     init(_ headers: HTTPHeaders) {
-        self.init()
+        var fields: [HTTPField] = []
+        fields.reserveCapacity(headers.count)
         for (name, value) in headers {
             guard let fieldName = HTTPField.Name(name) else { continue }
-            append(HTTPField(name: fieldName, value: value))
+            fields.append(HTTPField(name: fieldName, value: value))
         }
+        // One bulk insertion: appending one by one goes through the generic `insert(_:at:)`.
+        self.init(fields)
     }
 }
 

@@ -36,6 +36,11 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// `http` and `https`.
     override public class var supportedSchemes: Set<String> { ["http", "https"] }
 
+    /// Whether the request is `http:` or `https:`, without building ``supportedSchemes`` on every load.
+    override public class func canInit(with request: LoadRequest) -> Bool {
+        request.scheme == "http" || request.scheme == "https"
+    }
+
     /// Starts the load. A bodiless request takes an idle connection, or waits in the pool's queue for
     /// one, without a task: the event loop sends it and ends it, with no thread hop. A request with a
     /// body, or one that must open a new connection, runs ``load()`` in a task.
@@ -223,7 +228,8 @@ struct HTTPRequestPlan {
 
         var headers = HTTPHeaders(request.headerFields)
         if !headers.contains(name: "host") {
-            let hostField = host.contains(":") ? "[\(host)]" : host
+            // On the bytes: `String.contains(String)` goes through Foundation and is slow on this path.
+            let hostField = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             headers.replaceOrAdd(name: "host", value: port == defaultPort ? hostField : "\(hostField):\(port)")
         }
         if !headers.contains(name: "user-agent") { headers.add(name: "user-agent", value: Self.userAgent) }

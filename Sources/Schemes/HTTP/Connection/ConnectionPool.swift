@@ -83,6 +83,12 @@ final class ConnectionPool: Sendable {
     private struct State {
         var hosts: [Key: HostState] = [:]
         var accepted = 0
+
+        /// Runs `body` on `key`'s state in place: a copy taken out of the dictionary and stored back would
+        /// make each change to its queue, set and array copy their storage first.
+        mutating func host<Result>(_ key: Key, _ body: (inout HostState) -> Result) -> Result {
+            body(&hosts[key, default: HostState()])
+        }
     }
 
     private let state = Locked(State())
@@ -105,15 +111,15 @@ final class ConnectionPool: Sendable {
     func acquire(_ key: Key, url: URL, ask: TrustQuestion? = nil) async throws -> Lease {
         while true {
             enum Step { case lease(Lease), connect, wait }
-            let step = state.withLock { state -> Step in
-                var host = state.hosts[key, default: HostState()]
-                defer { state.hosts[key] = host }
-                if let lease = host.takeIdle() { return .lease(lease) }
-                if host.hasRoom(under: key.options.maximumConnectionsPerHost) {
-                    host.connecting += 1
-                    return .connect
+            let step = state.withLock { state in
+                state.host(key) { host -> Step in
+                    if let lease = host.takeIdle() { return .lease(lease) }
+                    if host.hasRoom(under: key.options.maximumConnectionsPerHost) {
+                        host.connecting += 1
+                        return .connect
+                    }
+                    return .wait
                 }
-                return .wait
             }
             switch step {
             case .lease(let lease):
@@ -128,21 +134,22 @@ final class ConnectionPool: Sendable {
 
     /// Takes a connection back after its response ended; reusable ones go idle (or to a waiter).
     func release(_ connection: HTTPConnection, reusable: Bool) {
-        let (waiter, lease) = state.withLock { state -> (Delivery?, Lease?) in
-            guard var host = state.hosts[connection.key], host.leased.remove(ObjectIdentifier(connection)) != nil else {
+        let (waiter, lease) = state.withLock { state in
+            state.host(connection.key) { host -> (Delivery?, Lease?) in
+                guard host.leased.contains(ObjectIdentifier(connection)) else { return (nil, nil) }
+                guard reusable, connection.isActive else {
+                    host.leased.remove(ObjectIdentifier(connection))
+                    // A slot is free: the first waiter may open a connection of its own.
+                    return (host.waiters.popFirst()?.deliver, nil)
+                }
+                if let first = host.waiters.popFirst() {
+                    // Straight to the next request: it stays leased.
+                    return (first.deliver, Lease(connection: connection, reused: true))
+                }
+                host.leased.remove(ObjectIdentifier(connection))
+                host.idle.append(connection)
                 return (nil, nil)
             }
-            defer { state.hosts[connection.key] = host }
-            guard reusable, connection.isActive else {
-                // A slot is free: the first waiter may open a connection of its own.
-                return (host.waiters.popFirst()?.deliver, nil)
-            }
-            if let first = host.waiters.popFirst() {
-                host.leased.insert(ObjectIdentifier(connection))
-                return (first.deliver, Lease(connection: connection, reused: true))
-            }
-            host.idle.append(connection)
-            return (nil, nil)
         }
         if !reusable { connection.close() }
         if let waiter {
@@ -154,12 +161,12 @@ final class ConnectionPool: Sendable {
 
     /// Forgets a connection that closed (while idle or in use).
     func connectionClosed(_ connection: HTTPConnection) {
-        let waiter = state.withLock { state -> Delivery? in
-            guard var host = state.hosts[connection.key] else { return nil }
-            defer { state.hosts[connection.key] = host }
-            host.idle.removeAll { $0 === connection }
-            guard host.leased.remove(ObjectIdentifier(connection)) != nil else { return nil }
-            return host.waiters.popFirst()?.deliver
+        let waiter = state.withLock { state in
+            state.host(connection.key) { host -> Delivery? in
+                host.idle.removeAll { $0 === connection }
+                guard host.leased.remove(ObjectIdentifier(connection)) != nil else { return nil }
+                return host.waiters.popFirst()?.deliver
+            }
         }
         waiter?(nil)
     }
@@ -171,14 +178,18 @@ final class ConnectionPool: Sendable {
             let connection = try await open(key, url: url, ask: ask)
             state.withLock { state in
                 state.accepted += 1
-                state.hosts[key, default: HostState()].connecting -= 1
-                state.hosts[key, default: HostState()].leased.insert(ObjectIdentifier(connection))
+                state.host(key) { host in
+                    host.connecting -= 1
+                    host.leased.insert(ObjectIdentifier(connection))
+                }
             }
             return Lease(connection: connection, reused: false)
         } catch {
-            let waiter = state.withLock { state -> Delivery? in
-                state.hosts[key, default: HostState()].connecting -= 1
-                return state.hosts[key]?.waiters.popFirst()?.deliver
+            let waiter = state.withLock { state in
+                state.host(key) { host -> Delivery? in
+                    host.connecting -= 1
+                    return host.waiters.popFirst()?.deliver
+                }
             }
             waiter?(nil)
             throw HTTPErrorMapping.map(error, url: url)
@@ -316,21 +327,23 @@ final class ConnectionPool: Sendable {
     }
 
     private func leaseOrQueue(_ key: Key, id: Int, deliver: @escaping Delivery) -> QueueOutcome {
-        state.withLock { state -> QueueOutcome in
-            var host = state.hosts[key, default: HostState()]
-            defer { state.hosts[key] = host }
-            if let lease = host.takeIdle() { return .leased(lease) }
-            if host.hasRoom(under: key.options.maximumConnectionsPerHost) { return .mayConnect }
-            host.waiters.append(Waiter(id: id, deliver: deliver))
-            return .queued(id: id)
+        state.withLock { state in
+            state.host(key) { host -> QueueOutcome in
+                if let lease = host.takeIdle() { return .leased(lease) }
+                if host.hasRoom(under: key.options.maximumConnectionsPerHost) { return .mayConnect }
+                host.waiters.append(Waiter(id: id, deliver: deliver))
+                return .queued(id: id)
+            }
         }
     }
 
     /// Takes a waiting request out of the queue; its delivery, or `nil` if it was already delivered.
     func withdraw(_ key: Key, id: Int) -> Delivery? {
-        state.withLock { state -> Delivery? in
-            guard let index = state.hosts[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.hosts[key]?.waiters.remove(at: index).deliver
+        state.withLock { state in
+            state.host(key) { host -> Delivery? in
+                guard let index = host.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return host.waiters.remove(at: index).deliver
+            }
         }
     }
 
@@ -352,11 +365,13 @@ final class ConnectionPool: Sendable {
             // Decided under the lock, where leases happen: a connection leased meanwhile is not idle.
             let verdict = state.withLock { state -> Verdict in
                 let since = connection.idleSince.load(ordering: .relaxed)
-                guard since != 0, let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0 === connection }) else { return .leased }
-                let idleFor = TimeInterval(now &- since) / 1e9
-                guard idleFor >= timeout else { return .idleFor(idleFor) }
-                state.hosts[connection.key]?.idle.remove(at: index)
-                return .expired
+                return state.host(connection.key) { host in
+                    guard since != 0, let index = host.idle.firstIndex(where: { $0 === connection }) else { return .leased }
+                    let idleFor = TimeInterval(now &- since) / 1e9
+                    guard idleFor >= timeout else { return .idleFor(idleFor) }
+                    host.idle.remove(at: index)
+                    return .expired
+                }
             }
             switch verdict {
             case .leased: break
