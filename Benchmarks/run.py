@@ -70,6 +70,11 @@ try:
     print("== building LoaderBench (%s)" % config, flush=True)
     subprocess.run(["swift", "build", "-c", config, "--package-path", package], check=True, stdout=subprocess.DEVNULL)
     bench_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", package, "--show-bin-path"]).strip(), "LoaderBench")
+    # Our CLI, side by side with curl's: a process with our loader alone, so its peak RSS is the loader's
+    # (LoaderBench also carries URLSession, libcurl and AsyncHTTPClient).
+    print("== building loadurl (%s)" % config, flush=True)
+    subprocess.run(["swift", "build", "-c", config, "--package-path", root, "--product", "loadurl"], check=True, stdout=subprocess.DEVNULL)
+    loadurl_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", root, "--show-bin-path"]).strip(), "loadurl")
 
     small = 50 if args.smoke else 5000
     many = 200 if args.smoke else 20000
@@ -90,6 +95,7 @@ try:
             "urlsession": lambda: bench("sequential", "urlsession", http + "/1k.bin", small),
             "asynchttpclient": lambda: bench("sequential", "asynchttpclient", http + "/1k.bin", small),
             "curl": lambda: rusage_child(["curl", "-s"] + curl_urls(small, "/1k.bin")),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s"] + [http + "/1k.bin"] * small),
         }),
         ("conc32", "%d 1 KiB GETs, 32 in flight" % many, "req/s", many, {
             "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 32),
@@ -109,12 +115,14 @@ try:
             "urlsession": lambda: bench("stream", "urlsession", http + big_http),
             "asynchttpclient": lambda: bench("stream", "asynchttpclient", http + big_http),
             "curl": lambda: rusage_child(["curl", "-s", "-o", "/dev/null", http + big_http]),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s", "-o", "/dev/null", http + big_http]),
         }),
         ("tofile", "%s downloaded to a file" % big_http, "MB/s", big_bytes, {
             "loader": lambda: bench("tofile", "loader", http + big_http),
             "urlsession": lambda: bench("tofile", "urlsession", http + big_http),
             "asynchttpclient": lambda: bench("tofile", "asynchttpclient", http + big_http),
             "curl": lambda: rusage_child(["curl", "-s", "-o", os.path.join(tmp, "curl.out"), http + big_http]),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s", "-o", os.path.join(tmp, "loadurl.out"), http + big_http]),
         }),
         ("data", "%d MiB base64 data: URL decoded %dx" % (data_mib, data_times), "MB/s", (data_mib << 20) * data_times, {
             "loader": lambda: bench("data", "loader", data_mib, data_times),
@@ -171,14 +179,19 @@ try:
         title, unit, table = results[key]
         if peer not in table:
             continue
-        # "loader-el": the same loader with the caller's tasks on an HTTP event loop (HTTPSchemeHandler.taskExecutor()).
-        for ours in ("loader", "loader-el"):
-            if ours not in table:
+        # "loader-el": the same loader with the caller's tasks on an HTTP event loop (HTTPSchemeHandler.taskExecutor());
+        # "loadurl": our CLI, against curl's.
+        for ours in ("loader", "loader-el", "loadurl"):
+            if ours not in table or (ours == "loadurl" and peer != "curl"):
                 continue
-            label = title if ours == "loader" else title + " (tasks on the event loop)"
+            label = {"loader": title, "loader-el": title + " (tasks on the event loop)", "loadurl": title + " (loadurl CLI)"}[ours]
             ratio = table[ours]["value"] / table[peer]["value"]
             print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (label, table[ours]["value"], unit, peer,
                                                                  table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
+    title, unit, table = results["download"]
+    rss = {c: table[c]["rss"] / 1024 for c in ("loader", "loadurl", "curl") if c in table}
+    best = min(rss.get("loader", 1e9), rss.get("loadurl", 1e9))
+    print("| %s: peak RSS | %s | | | <= 32 MiB %s |" % (title, ", ".join("%s %.1f MiB" % kv for kv in rss.items()), "met" if best <= 32 else "missed"))
     title, unit, table = results["slow%d" % slow_count]
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):

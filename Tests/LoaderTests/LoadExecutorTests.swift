@@ -55,3 +55,34 @@ struct LoadExecutorTests {
         #expect(queueExecutor.jobs.load(ordering: .relaxed) - jobsBefore >= 3)
     }
 }
+
+/// Whether `load()` began on `queueExecutor`'s queue, for each load of `free:`.
+private let startedOnCaller = Mutex<[Bool]>([])
+
+/// Names no load executor; records where `load()` begins.
+private final class FreeHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["free"] }
+    // Not `@concurrent`: with NonisolatedNonsendingByDefault (on here) this would run wherever its task
+    // starts, so the test also shows that the task does not start on the caller's executor.
+    override func load() async throws {
+        startedOnCaller.withLock { $0.append(queueExecutor.isCurrent) }
+        client.handler(self, didReceive: LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: 0))
+    }
+}
+
+extension LoadExecutorTests {
+    @Test("load() without a load executor never runs on the caller's executor (a blocking handler holds nobody up)")
+    func startsOffTheCallersExecutor() async throws {
+        startedOnCaller.withLock { $0.removeAll() }
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [FreeHandler.self]
+        let session = LoaderSession(configuration: configuration)
+        try await withTaskExecutorPreference(queueExecutor) {
+            for _ in 0..<5 {
+                #expect(queueExecutor.isCurrent)
+                _ = try await session.data(from: URL(string: "free:x")!)
+            }
+        }
+        #expect(startedOnCaller.withLock { $0 } == [false, false, false, false, false])
+    }
+}

@@ -84,11 +84,16 @@ open class SchemeHandler: @unchecked Sendable {
         self.client = TerminalTrackingClient(wrapping: client)
     }
 
-    /// Starts the load. The default runs ``load()`` in a new task, which starts at once on the calling
-    /// thread and leaves it at its first suspension: a load that needs no waiting (a `data:` URL) ends
-    /// without a thread hop. Override this (and ``stopLoading()``) only for callback-driven handlers.
+    /// Starts the load. The default runs ``load()`` in a new task. When the caller runs on Swift's global
+    /// executor (the session's own path), or the handler names its ``loadExecutor``, the task starts at
+    /// once on the calling thread and leaves it at its first suspension: a load that needs no waiting (a
+    /// `data:` URL) ends without a thread hop. A caller on a task executor of its own (an event loop) or
+    /// on no task at all hands the load to the global executor instead, so that a handler that blocks
+    /// never runs on that caller's thread. Override this (and ``stopLoading()``) only for callback-driven
+    /// handlers.
     open func startLoading() {
-        let task = Task.immediate(executorPreference: loadExecutor) { [self] in
+        let executor = loadExecutor
+        let operation: @concurrent @Sendable () async -> Void = { [self] in
             let tracker = client as? TerminalTrackingClient
             do {
                 try await load()
@@ -99,6 +104,10 @@ open class SchemeHandler: @unchecked Sendable {
                 }
             }
         }
+        let inline = executor != nil || withUnsafeCurrentTask { $0 != nil && $0?.unownedTaskExecutor == nil }
+        let task = inline
+            ? Task.immediate(executorPreference: executor, operation: operation)
+            : Task(executorPreference: executor, operation: operation)
         let cancelNow = running.withLock { state -> Bool in
             state.task = task
             return state.stopped
@@ -127,7 +136,10 @@ open class SchemeHandler: @unchecked Sendable {
 
     /// The load, for handlers written as one `async` method: report the response and body through
     /// ``client`` and return. The default fails with ``LoadError/Code/unsupportedURL``.
-    open func load() async throws {
+    ///
+    /// `@concurrent`: it runs on Swift's global executor (or the handler's ``loadExecutor``), never on the
+    /// thread that started the load, so a handler may block (read a file) without holding anyone up.
+    @concurrent open func load() async throws {
         throw LoadError(.unsupportedURL, url: request.url, reason: "\(type(of: self)) overrides neither load() nor startLoading()")
     }
 }

@@ -14,7 +14,7 @@ public final class DataSchemeHandler: SchemeHandler, @unchecked Sendable {
     override public class var supportedSchemes: Set<String> { ["data"] }
 
     /// Decodes the URL and delivers its body in chunks of 256 KiB.
-    override public func load() async throws {
+    @concurrent override public func load() async throws {
         let url = request.url
         let dataURL: DataURL
         do {

@@ -23,7 +23,7 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     static let maximumLoginAttempts = 3
 
     /// Runs the transfer, answering a refused login with the delegates' or the store's credential.
-    override public func load() async throws {
+    @concurrent override public func load() async throws {
         guard let host = request.url.host(percentEncoded: false), !host.isEmpty else {
             throw LoadError(.badURL, url: request.url, reason: "the URL has no host")
         }

@@ -31,7 +31,7 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
     static let readSize = 256 * 1024
 
     /// Serves the request: GET, HEAD or PUT.
-    override public func load() async throws {
+    @concurrent override public func load() async throws {
         let url = request.url
         if let host = url.host(percentEncoded: false), !host.isEmpty, host.lowercased() != "localhost" {
             throw LoadError(.unsupportedURL, url: url, reason: "file: URLs on another host (\(host)) are not supported")

@@ -131,7 +131,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     }
 
     /// Loads the request over a pooled connection.
-    override public func load() async throws {
+    @concurrent override public func load() async throws {
         let plan = try HTTPRequestPlan(request)
         let pool = HTTPEngine.shared.pool
         var retried = alreadyRetried.load(ordering: .acquiring)
