@@ -12,6 +12,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     let url: URL
     private let idleTimeout: TimeInterval
     private let resourceDeadline: UInt64
+    /// Whether any timeout is short enough to need the watchdog.
+    private let isWatched: Bool
     private let credentialStore: CredentialStore?
 
     private struct Attached {
@@ -30,7 +32,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         self.url = url
         self.state = Locked(HandlerEventState(url: url, highWatermark: highWatermark))
         self.idleTimeout = idleTimeout
-        self.resourceDeadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(resourceTimeout)
+        self.resourceDeadline = Watchdog.now() &+ Self.nanoseconds(resourceTimeout)
+        self.isWatched = min(idleTimeout, resourceTimeout) < 1e9
         self.attached = Locked(Attached(handler: nil, task: task))
         self.credentialStore = credentialStore
     }
@@ -47,7 +50,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
             attached.withLock { $0 = Attached() }
             return
         }
-        if min(idleTimeout, Self.seconds(untilNanoseconds: resourceDeadline)) < 1e9 { Watchdog.shared.watch(self) }
+        if isWatched { Watchdog.shared.watch(self) }
         handler.startLoading()
         if state.withLock({ $0.didStart() }) { stopHandler() }
     }
@@ -206,11 +209,6 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     private static func seconds(_ nanoseconds: UInt64) -> TimeInterval { TimeInterval(nanoseconds) / 1e9 }
-
-    private static func seconds(untilNanoseconds deadline: UInt64) -> TimeInterval {
-        let now = DispatchTime.now().uptimeNanoseconds
-        return deadline > now ? seconds(deadline - now) : 0
-    }
 
     private static func format(_ seconds: TimeInterval) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.3g", seconds)

@@ -57,7 +57,7 @@ struct HandlerEventState {
     private(set) var violations: [String] = []
     private(set) var bufferedBytes = 0
     /// When an event or a read last happened, for the idle timeout.
-    private(set) var lastActivity: UInt64 = DispatchTime.now().uptimeNanoseconds
+    private(set) var lastActivity: UInt64 = Watchdog.now()
     private var chunks = Deque<Data>()
     private var responseWaiter: CheckedContinuation<(LoadResponse, LoadRequest?), any Error>?
     private var consumerWaiter: CheckedContinuation<Data?, any Error>?
@@ -265,7 +265,7 @@ struct HandlerEventState {
     // MARK: Helpers
 
     private mutating func touch() {
-        lastActivity = DispatchTime.now().uptimeNanoseconds
+        lastActivity = Watchdog.now()
     }
 
     private mutating func violation(_ what: String) -> Effects {

@@ -50,9 +50,17 @@ final class Watchdog: Sendable {
         }
     }
 
+    /// Monotonic nanoseconds for timeouts: the coarse clock (a few milliseconds' resolution, read without
+    /// the work of the precise one), plenty for deadlines counted in seconds and read on every load event.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
     private func tick() {
         let subjects = state.withLock { state in Array(state.entries.values) }
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.now()
         let done = subjects.filter { !$0.checkTimeouts(now: now) }.map { ObjectIdentifier($0) }
         state.withLock { state in
             for id in done { state.entries[id] = nil }

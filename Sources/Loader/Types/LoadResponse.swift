@@ -32,6 +32,7 @@ public struct LoadResponse: Sendable {
     ///   - expectedContentLength: The body's size when known, written as `Content-Length`.
     public init(url: URL, mimeType: String?, expectedContentLength: Int64?) {
         var fields: [HTTPField] = []
+        fields.reserveCapacity(2)
         if let mimeType { fields.append(HTTPField(name: .contentType, value: mimeType)) }
         if let expectedContentLength { fields.append(HTTPField(name: .contentLength, value: String(expectedContentLength))) }
         // Built as an array: HTTPFields' subscript setter searches and rebuilds for each field.
