@@ -23,6 +23,9 @@ final class ResponseForwarder: ChannelInboundHandler {
 
     private var state = State.idle
     private var context: ChannelHandlerContext?
+    /// Body bytes of the current read burst, handed on as one chunk when the burst ends (or the response
+    /// does): one wake-up of a waiting reader per burst of up to four socket reads, not one per read.
+    private var pending = PendingBody()
     /// Called on the event loop when a response ends: whether the connection may carry another request.
     var onResponseEnd: ((Bool) -> Void)?
     /// Called on the event loop once the connection has closed.
@@ -77,10 +80,10 @@ final class ResponseForwarder: ChannelInboundHandler {
 
         case (.body(let buffer), .body(let exchange, let received, let expected, let keepAlive)):
             state = .body(exchange, received: received + Int64(buffer.readableBytes), expected: expected, keepAlive: keepAlive)
-            // One copy, from NIO's buffer into the Data the reader gets.
-            exchange.client.handler(exchange.handler, didLoad: Data(buffer.readableBytesView))
+            pending.append(buffer)
 
         case (.end, .body(let exchange, let received, let expected, let keepAlive)):
+            deliverPending(to: exchange)
             state = .idle
             exchange.markResponseEnded()
             if let expected, received != expected {
@@ -108,6 +111,7 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if case .body(let exchange, _, _, _) = state { deliverPending(to: exchange) }
         switch state {
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -161,7 +165,14 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     private func fail(_ exchange: HTTPExchange, _ error: LoadError) {
+        // Bytes that arrived before the failure go first, as they would have without batching.
+        deliverPending(to: exchange)
         state = .closed
         exchange.done.fail(error)
+    }
+
+    private func deliverPending(to exchange: HTTPExchange) {
+        guard let chunk = pending.take() else { return }
+        exchange.client.handler(exchange.handler, didLoad: chunk)
     }
 }
