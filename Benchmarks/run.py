@@ -37,10 +37,11 @@ def rusage_child(cmd, stdout=subprocess.DEVNULL):
     seconds = time.perf_counter() - start
     err = proc.stderr.read().decode(errors="replace")
     with open(report) as f:
-        rss = int(f.read().split()[-1])
+        words = f.read().split()
     os.unlink(report)
     if status != 0:
         raise SystemExit("benchmark: %s failed (%d): %s" % (" ".join(cmd[:3]), status, err.strip()[:500]))
+    rss = int(words[-1]) if words and words[-1].isdigit() else usage.ru_maxrss
     return {"seconds": seconds, "rss_kib": rss, "cpu": usage.ru_utime + usage.ru_stime}
 
 
@@ -72,7 +73,9 @@ try:
     have_wrk = shutil.which("wrk") is not None
     if not os.path.exists("/usr/bin/time"):
         print("== installing GNU time (Debian)", flush=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "time"], check=True, capture_output=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "time"], check=False, capture_output=True)
+    if not os.path.exists("/usr/bin/time"):
+        raise SystemExit("benchmark: GNU time (/usr/bin/time) is needed for the CLI peers' peak RSS: apt-get install time")
     time_bin = "/usr/bin/time"
     # A smoke run only checks that everything works: a debug build is enough, and quicker to make.
     config = "debug" if args.smoke else "release"
@@ -199,9 +202,11 @@ try:
             print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (label, table[ours]["value"], unit, peer,
                                                                  table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
     title, unit, table = results["download"]
-    rss = {c: table[c]["rss"] / 1024 for c in ("loader", "loadurl", "curl") if c in table}
-    best = min(rss.get("loader", 1e9), rss.get("loadurl", 1e9))
-    print("| %s: peak RSS | %s | | | <= 32 MiB %s |" % (title, ", ".join("%s %.1f MiB" % kv for kv in rss.items()), "met" if best <= 32 else "missed"))
+    for ours in ("loader", "loadurl"):
+        if ours in table:
+            rss = table[ours]["rss"] / 1024
+            print("| %s: peak RSS (%s) | %.1f MiB | curl %.1f MiB | | <= 32 MiB %s |" % (
+                title, ours, rss, table["curl"]["rss"] / 1024, "met" if rss <= 32 else "missed"))
     title, unit, table = results["slow%d" % slow_count]
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):

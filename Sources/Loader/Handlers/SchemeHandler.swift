@@ -84,12 +84,14 @@ open class SchemeHandler: @unchecked Sendable {
         self.client = TerminalTrackingClient(wrapping: client)
     }
 
-    /// Starts the load. The default runs ``load()`` in a new task. When the caller runs on Swift's global
-    /// executor (the session's own path), or the handler names its ``loadExecutor``, the task starts at
-    /// once on the calling thread and leaves it at its first suspension: a load that needs no waiting (a
-    /// `data:` URL) ends without a thread hop. A caller on a task executor of its own (an event loop) or
-    /// on no task at all hands the load to the global executor instead, so that a handler that blocks
-    /// never runs on that caller's thread. Override this (and ``stopLoading()``) only for callback-driven
+    /// Starts the load. The default runs ``load()`` in a new task. When the caller's task prefers no task
+    /// executor (the session's own path runs on Swift's global executor), or the handler names its
+    /// ``loadExecutor``, the task starts at once on the calling thread and leaves it at its first
+    /// suspension: a load that needs no waiting (a `data:` URL) ends without a thread hop. A caller on a
+    /// task executor of its own (an event loop) or on no task at all hands the load to the global executor
+    /// instead, so that a handler that blocks never runs on that caller's thread. (A caller on an actor
+    /// starts the task inline too: the operation below is `@concurrent` and leaves the actor on entry,
+    /// which is why it must stay so.) Override this (and ``stopLoading()``) only for callback-driven
     /// handlers.
     open func startLoading() {
         let executor = loadExecutor

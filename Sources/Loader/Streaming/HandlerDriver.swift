@@ -33,7 +33,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         self.state = Locked(HandlerEventState(url: url, highWatermark: highWatermark))
         self.idleTimeout = idleTimeout
         self.resourceDeadline = Watchdog.now() &+ Self.nanoseconds(resourceTimeout)
-        self.isWatched = min(idleTimeout, resourceTimeout) < 1e9
+        self.isWatched = min(idleTimeout, resourceTimeout) < Self.noTimeout
         self.attached = Locked(Attached(handler: nil, task: task))
         self.credentialStore = credentialStore
     }
@@ -74,12 +74,16 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     /// Waits for the response head; throws the load's error if it fails first.
     ///
-    /// Cancellation reaches this wait through the ``LoadTask`` the driver is attached to: every entry
-    /// point that opens a load forwards the Swift task's cancellation to it, so a handler of its own here
-    /// would only add a second one (each costs a status record and executor switches per request).
+    /// Its own cancellation handler, although the session's entry points forward cancellation to the
+    /// ``LoadTask`` too: a middleware may call `next` from a task of its own (a race, a background
+    /// revalidation) and cancel that task.
     func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
-        try await withCheckedThrowingContinuation { waiter in
-            perform(state.withLock { $0.awaitResponse(waiter) })
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { waiter in
+                perform(state.withLock { $0.awaitResponse(waiter) })
+            }
+        } onCancel: {
+            self.cancel(with: LoadError(.cancelled, url: url))
         }
     }
 
@@ -204,8 +208,11 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         return error == nil && !state.withLock { $0.isTerminated }
     }
 
+    /// Timeouts this long (about 31 years) or longer mean none.
+    private static let noTimeout: TimeInterval = 1e9
+
     private static func nanoseconds(_ seconds: TimeInterval) -> UInt64 {
-        seconds >= 1e9 ? UInt64.max / 2 : UInt64(max(0, seconds) * 1e9)
+        seconds >= noTimeout ? UInt64.max / 2 : UInt64(max(0, seconds) * 1e9)
     }
 
     private static func seconds(_ nanoseconds: UInt64) -> TimeInterval { TimeInterval(nanoseconds) / 1e9 }

@@ -46,7 +46,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
 
     /// Reads the whole body into memory. Use it only when the caller asked for the whole body.
     /// - Parameter limit: Fails with ``LoadError/Code/dataLengthExceedsMaximum`` past this many bytes.
-    public func collect(upTo limit: Int = .max) async throws -> Data {
+    @concurrent public func collect(upTo limit: Int = .max) async throws -> Data {
         var data = Data()
         for try await chunk in self {
             guard data.count + chunk.count <= limit else {

@@ -58,14 +58,9 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
         var source: Source
         let chunkSize: Int
 
-        /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
-        /// library's default would switch executors at every element).
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
-            try await next()
-        }
-
-        /// The next chunk, or `nil` at the end of the body.
-        public mutating func next() async throws -> Data? {
+        /// The next chunk, or `nil` at the end of the body. `@concurrent`: a file is read with blocking
+        /// calls, which must not hold up the caller's actor.
+        @concurrent public mutating func next() async throws -> Data? {
             switch source {
             case .done:
                 return nil

@@ -38,7 +38,12 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
 
     /// Whether the request is `http:` or `https:`, without building ``supportedSchemes`` on every load.
     override public class func canInit(with request: LoadRequest) -> Bool {
-        request.scheme == "http" || request.scheme == "https"
+        serves(request.scheme)
+    }
+
+    /// Whether `scheme` (lowercased) is one of the ``supportedSchemes``.
+    static func serves(_ scheme: String) -> Bool {
+        scheme == "http" || scheme == "https"
     }
 
     /// Starts the load. A bodiless request takes an idle connection, or waits in the pool's queue for
@@ -208,7 +213,7 @@ struct HTTPRequestPlan {
     init(_ request: LoadRequest) throws {
         let url = request.url
         let scheme = request.scheme
-        guard scheme == "http" || scheme == "https" else {
+        guard HTTPSchemeHandler.serves(scheme) else {
             throw LoadError(.unsupportedURL, url: url, reason: "not an http or https URL")
         }
         guard let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else {

@@ -1,27 +1,25 @@
 import Foundation
 import NIOCore
 
-/// The body buffers of one read burst, copied once into the `Data` the reader gets.
+/// The body bytes of one read burst, handed on together when the burst ends.
+///
+/// Each socket read is copied out at once, so NIO gets its receive buffer back for the next read (holding
+/// the buffers until the burst ended made NIO keep several per connection: 1,000 slow downloads took
+/// 382 MiB instead of 156 MiB). Handing the chunks on back to back, rather than one per read as it arrives,
+/// wakes a waiting reader once per burst instead of once per read.
 struct PendingBody {
-    private var buffers: [ByteBuffer] = []
-    private var count = 0
+    private var chunks: [Data] = []
 
+    /// Copies the buffer's readable bytes into the batch.
     mutating func append(_ buffer: ByteBuffer) {
         guard buffer.readableBytes > 0 else { return }
-        buffers.append(buffer)
-        count += buffer.readableBytes
+        chunks.append(Data(buffer.readableBytesView))
     }
 
-    /// The bytes gathered so far as one chunk, or `nil` if there are none; empties the batch.
-    mutating func take() -> Data? {
-        guard count > 0 else { return nil }
-        defer {
-            buffers.removeAll(keepingCapacity: true)
-            count = 0
-        }
-        if buffers.count == 1 { return Data(buffers[0].readableBytesView) }
-        var data = Data(capacity: count)
-        for buffer in buffers { data.append(contentsOf: buffer.readableBytesView) }
-        return data
+    /// Gives each chunk of the batch to `deliver`, in order, and empties the batch.
+    mutating func drain(_ deliver: (Data) -> Void) {
+        guard !chunks.isEmpty else { return }
+        for chunk in chunks { deliver(chunk) }
+        chunks.removeAll(keepingCapacity: true)
     }
 }

@@ -23,8 +23,8 @@ final class ResponseForwarder: ChannelInboundHandler {
 
     private var state = State.idle
     private var context: ChannelHandlerContext?
-    /// Body bytes of the current read burst, handed on as one chunk when the burst ends (or the response
-    /// does): one wake-up of a waiting reader per burst of up to four socket reads, not one per read.
+    /// Body bytes of the current read burst, handed on when the burst ends (or the response does): one
+    /// wake-up of a waiting reader per burst of up to four socket reads, not one per read.
     private var pending = PendingBody()
     /// Called on the event loop when a response ends: whether the connection may carry another request.
     var onResponseEnd: ((Bool) -> Void)?
@@ -172,7 +172,6 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     private func deliverPending(to exchange: HTTPExchange) {
-        guard let chunk = pending.take() else { return }
-        exchange.client.handler(exchange.handler, didLoad: chunk)
+        pending.drain { exchange.client.handler(exchange.handler, didLoad: $0) }
     }
 }
