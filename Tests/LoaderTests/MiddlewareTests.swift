@@ -38,8 +38,37 @@ private struct Fallback: LoadMiddleware {
     }
 }
 
+/// Runs the rest of the chain in a child task, against a short deadline; the loser is cancelled.
+private struct ChildDeadline: LoadMiddleware {
+    struct Expired: Error {}
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        try await withThrowingTaskGroup(of: LoadResult?.self) { group in
+            group.addTask { try await next(request) }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(50))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else { throw Expired() }
+            return result
+        }
+    }
+}
+
 @Suite("Middleware: rewriting, answering, calling again, transforming")
 struct MiddlewareTests {
+    @Test("A middleware that calls next in a child task and cancels it stops the handler")
+    func cancelledChildNext() async throws {
+        let (probeID, probe) = Probes.make()
+        // An hour of request timeout: only the child's cancellation can end the wait for the response.
+        let session = testSession(middleware: [ChildDeadline()]) { $0.timeoutIntervalForRequest = 3600 }
+        let load = Task { try await session.data(from: URL(string: "hang://\(probeID)/before-response")!) }
+        #expect(await eventually { probe["stopped"] == 1 })
+        load.cancel()  // Ends the load whatever happened, so a failure here cannot hang the run.
+        let error = await loadError { _ = try await load.value }
+        #expect(error?.underlying is ChildDeadline.Expired)
+    }
+
     @Test("Middleware runs outermost first and can rewrite the request")
     func order() async throws {
         let session = testSession(middleware: [Tagging(value: "outer"), Tagging(value: "inner")])
