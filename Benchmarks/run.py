@@ -95,7 +95,7 @@ try:
     big_bytes = 300000 if args.smoke else 512 << 20
     ftp_file, ftp_bytes = ("/300k.bin", 300000) if args.smoke else ("/256m.bin", 256 << 20)
     data_mib, data_times = (1, 2) if args.smoke else (8, 20)
-    noop_count = 200 if args.smoke else 20000
+    noop_count = 200 if args.smoke else 100000
     slow_count = 20 if args.smoke else 1000
     tmp = tempfile.mkdtemp()
 

@@ -45,7 +45,8 @@ func run() async throws {
         measurement = try await Probe.measure(client: clientName, scenario: scenario) { try await Scenarios.manyStreams(url!, count: count) }
     case "noop":
         let (handlers, count) = (try int(2), try int(3))
-        measurement = try await Probe.measure(client: clientName, scenario: "noop\(handlers)") { try await Scenarios.noop(handlers: handlers, count: count) }
+        let session = try await Scenarios.noopSession(handlers: handlers)
+        measurement = try await Probe.measure(client: clientName, scenario: "noop\(handlers)") { try await Scenarios.noop(session, count: count) }
     default:
         throw BenchError.usage("unknown scenario \(scenario)")
     }
