@@ -6,48 +6,46 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by a mutex: every read and write goes through ``withLock(_:)``.
+/// A value guarded by a mutex: every read and write goes through ``withLock(_:)``. Copies share the
+/// value and its lock.
 ///
 /// It wraps a `pthread_mutex_t` rather than the standard library's `Mutex` because the thread sanitizer
 /// understands pthread locks; on Linux `Mutex` waits on a futex the sanitizer cannot see, so each
 /// correctly locked access would be reported as a race. Handler authors can use it for a subclass's
 /// mutable state.
-public final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched inside `withLock`, which holds `mutex`.
-    private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+public struct Locked<Value>: @unchecked Sendable {
+    // @unchecked: the value is only touched inside `withLock`, which holds the mutex.
+
+    /// The value and its mutex in one allocation (a load makes several of these).
+    @usableFromInline
+    final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+        deinit {
+            withUnsafeMutablePointerToElements { mutex in
+                pthread_mutex_destroy(mutex)
+                _ = mutex.deinitialize(count: 1)
+            }
+        }
+    }
+
+    @usableFromInline
+    let storage: Storage
 
     /// Guards `value`.
     public init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
     }
 
     /// Runs `body` with the value while holding the lock. Do not call out to foreign code inside.
     @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock()
-        defer { unlock() }
-        return try body(&valueStorage)
+        try storage.withUnsafeMutablePointers { value, mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&value.pointee)
+        }
     }
-
-    @usableFromInline
-    var valueStorage: Value {
-        get { value }
-        _modify { yield &value }
-    }
-
-    @usableFromInline
-    func lock() { pthread_mutex_lock(mutex) }
-
-    @usableFromInline
-    func unlock() { pthread_mutex_unlock(mutex) }
 }

@@ -31,12 +31,12 @@ public struct LoadResponse: Sendable {
     ///   - mimeType: The body's MIME type (with parameters if any), written as `Content-Type`.
     ///   - expectedContentLength: The body's size when known, written as `Content-Length`.
     public init(url: URL, mimeType: String?, expectedContentLength: Int64?) {
-        var fields: [HTTPField] = []
+        var fields = HTTPFields()
+        // Appended into reserved room: the subscript setter would search and rebuild for each field.
         fields.reserveCapacity(2)
         if let mimeType { fields.append(HTTPField(name: .contentType, value: mimeType)) }
         if let expectedContentLength { fields.append(HTTPField(name: .contentLength, value: String(expectedContentLength))) }
-        // Built as an array: HTTPFields' subscript setter searches and rebuilds for each field.
-        self.init(url: url, status: nil, headerFields: HTTPFields(fields))
+        self.init(url: url, status: nil, headerFields: fields)
     }
 
     /// The body's size from `Content-Length`, or `nil` when unknown.

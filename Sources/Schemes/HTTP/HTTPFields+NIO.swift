@@ -4,14 +4,13 @@ import NIOHTTP1
 extension HTTPFields {
     /// The fields of a NIO header block, in order; names that are not valid tokens are dropped.
     init(_ headers: HTTPHeaders) {
-        var fields: [HTTPField] = []
-        fields.reserveCapacity(headers.count)
+        self.init()
+        // Room for all first: the fields' array would otherwise grow (and allocate) several times.
+        reserveCapacity(headers.count)
         for (name, value) in headers {
             guard let fieldName = HTTPField.Name(name) else { continue }
-            fields.append(HTTPField(name: fieldName, value: value))
+            append(HTTPField(name: fieldName, value: value))
         }
-        // One bulk insertion: appending one by one goes through the generic `insert(_:at:)`.
-        self.init(fields)
     }
 }
 
