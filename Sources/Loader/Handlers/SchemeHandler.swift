@@ -43,7 +43,19 @@ open class SchemeHandler: @unchecked Sendable {
 
     /// Whether this handler can load `request`. The default accepts the ``supportedSchemes``.
     open class func canInit(with request: LoadRequest) -> Bool {
-        supportedSchemes.contains(request.scheme)
+        schemes(of: self).contains(request.scheme)
+    }
+
+    /// Each class's ``supportedSchemes``, read once: the default ``canInit(with:)`` runs on every load,
+    /// and an override of the property typically builds a new set each time it is read.
+    private static let schemesByClass = Locked<[ObjectIdentifier: Set<String>]>([:])
+
+    private static func schemes(of handlerClass: SchemeHandler.Type) -> Set<String> {
+        let id = ObjectIdentifier(handlerClass)
+        if let known = schemesByClass.withLock({ $0[id] }) { return known }
+        let schemes = handlerClass.supportedSchemes
+        schemesByClass.withLock { $0[id] = schemes }
+        return schemes
     }
 
     /// The canonical form of `request`: the loader loads this one and a cache keys on it. Must be

@@ -47,7 +47,7 @@ public struct DataURL: Sendable {
     /// this skips the pass that ``parse(_:)-(String)`` makes over the whole text to check that.
     public static func parse(_ url: URL) throws(DataURLError) -> DataURL {
         let text = url.absoluteString
-        try checkSchemeAndAuthority(Array(text.utf8.prefix(4096)))
+        try checkSchemeAndAuthority(text.utf8.prefix(4096))
         return try process(text, mayHaveFragment: url.fragment != nil)
     }
 
@@ -293,7 +293,7 @@ public struct DataURL: Sendable {
             return Self.isPrintableASCII(UnsafeRawBufferPointer(start: base, count: buffer.count))
         } ?? false
         if clean {
-            try checkSchemeAndAuthority(Array(text.utf8.prefix(4096)))
+            try checkSchemeAndAuthority(text.utf8.prefix(4096))
             return text
         }
         var bytes = Array(text.utf8)
@@ -316,7 +316,7 @@ public struct DataURL: Sendable {
 
     /// Checks that `prefix` (the start of the serialized text, at least its authority) begins with
     /// `data:` and that a `data://` authority has a numeric port, if any.
-    static func checkSchemeAndAuthority(_ prefix: [UInt8]) throws(DataURLError) {
+    static func checkSchemeAndAuthority(_ prefix: some Collection<UInt8>) throws(DataURLError) {
         guard prefix.count >= 5, String(decoding: prefix.prefix(5), as: UTF8.self).lowercased() == "data:" else { throw .notADataURL }
         guard prefix.dropFirst(5).starts(with: "//".utf8) else { return }
         let authority = prefix.dropFirst(7).prefix {

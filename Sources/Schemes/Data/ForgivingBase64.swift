@@ -55,6 +55,7 @@ public enum ForgivingBase64 {
         }
         return found == 0
     }
+
     /// Decodes eight alphabet characters at a time from `input` while there are eight more and all are
     /// alphabet, storing eight bytes for every six decoded (`output` needs two bytes of slack). Returns how
     /// many characters it read and how many bytes it decoded.

@@ -36,22 +36,12 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// `http` and `https`.
     override public class var supportedSchemes: Set<String> { ["http", "https"] }
 
-    /// Whether the request is `http:` or `https:`, without building ``supportedSchemes`` on every load.
-    override public class func canInit(with request: LoadRequest) -> Bool {
-        serves(request.scheme)
-    }
-
-    /// Whether `scheme` (lowercased) is one of the ``supportedSchemes``.
-    static func serves(_ scheme: String) -> Bool {
-        scheme == "http" || scheme == "https"
-    }
-
     /// Starts the load. A bodiless request takes an idle connection, or waits in the pool's queue for
     /// one, without a task: the event loop sends it and ends it, with no thread hop. A request with a
     /// body, or one that must open a new connection, runs ``load()`` in a task.
     override public func startLoading() {
         guard request.body == nil, let plan = try? HTTPRequestPlan(request) else {
-            super.startLoading()
+            startTask()
             return
         }
         let pool = HTTPEngine.shared.pool
@@ -70,7 +60,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
         switch outcome {
         case .leased(let lease): send(plan, on: lease)
-        case .mayConnect: super.startLoading()
+        case .mayConnect: startTask()
         case .queued: if isStopped { stopLoading() }
         }
     }
@@ -213,7 +203,7 @@ struct HTTPRequestPlan {
     init(_ request: LoadRequest) throws {
         let url = request.url
         let scheme = request.scheme
-        guard HTTPSchemeHandler.serves(scheme) else {
+        guard scheme == "http" || scheme == "https" else {
             throw LoadError(.unsupportedURL, url: url, reason: "not an http or https URL")
         }
         guard let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else {
