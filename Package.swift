@@ -29,10 +29,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
-        // libcurl, the system's (Debian's libcurl4-openssl-dev), for FTP only.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl, the system's, for FTP only: built against its header (Debian's libcurl4-openssl-dev) and
+        // loaded with dlopen at the first FTP transfer, so that other processes never map it.
+        .target(name: "CCurl", path: "Sources/CCurl"),
         // zlib, the system's, for decoding gzip and deflate bodies.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
@@ -42,6 +44,7 @@ let package = Package(
                 "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict
         ),
@@ -64,7 +67,11 @@ let package = Package(
         ),
         .target(
             name: "FTPScheme",
-            dependencies: ["Loader", "CCurl", .product(name: "DequeModule", package: "swift-collections")],
+            dependencies: [
+                "Loader", "CCurl",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Sources/Schemes/FTP",
             swiftSettings: strict
         ),
@@ -84,6 +91,7 @@ let package = Package(
             dependencies: [
                 "Loader", "StandardSchemes", "HTTPScheme",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/CLI/Command",
             swiftSettings: strict

@@ -84,7 +84,7 @@ try:
     subprocess.run(["swift", "build", "-c", config, "--package-path", package], check=True, stdout=subprocess.DEVNULL)
     bench_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", package, "--show-bin-path"]).strip(), "LoaderBench")
     # Our CLI, side by side with curl's: a process with our loader alone, so its peak RSS is the loader's
-    # (LoaderBench also carries URLSession, libcurl and AsyncHTTPClient).
+    # (LoaderBench also carries URLSession, Foundation, libcurl and AsyncHTTPClient).
     print("== building loadurl (%s)" % config, flush=True)
     subprocess.run(["swift", "build", "-c", config, "--package-path", root, "--product", "loadurl"], check=True, stdout=subprocess.DEVNULL)
     loadurl_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", root, "--show-bin-path"]).strip(), "loadurl")
@@ -202,11 +202,15 @@ try:
             print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (label, table[ours]["value"], unit, peer,
                                                                  table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
     title, unit, table = results["download"]
-    for ours in ("loader", "loadurl"):
-        if ours in table:
-            rss = table[ours]["rss"] / 1024
-            print("| %s: peak RSS (%s) | %.1f MiB | curl %.1f MiB | | <= 32 MiB %s |" % (
-                title, ours, rss, table["curl"]["rss"] / 1024, "met" if rss <= 32 else "missed"))
+    # The goal is judged on loadurl, a process with our loader alone; LoaderBench's figure is for reference:
+    # it also maps what URLSession and AsyncHTTPClient need (Foundation, ICU, libcurl).
+    if "loadurl" in table:
+        rss = table["loadurl"]["rss"] / 1024
+        print("| %s: peak RSS (loadurl) | %.1f MiB | curl %.1f MiB | | <= 32 MiB %s |" % (
+            title, rss, table["curl"]["rss"] / 1024, "met" if rss <= 32 else "missed"))
+    if "loader" in table:
+        print("| %s: peak RSS (LoaderBench, with URLSession and AsyncHTTPClient linked) | %.1f MiB | curl %.1f MiB | | (reference) |" % (
+            title, table["loader"]["rss"] / 1024, table["curl"]["rss"] / 1024))
     title, unit, table = results["slow%d" % slow_count]
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):

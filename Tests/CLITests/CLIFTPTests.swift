@@ -21,6 +21,33 @@ struct CLIFTPTests {
         #expect(run.stdout.contains("text/plain; charset=utf-8"))
     }
 
+    @Test("libcurl is loaded when the first ftp: URL comes: a run without one never maps it")
+    func libcurlLoadedOnDemand() throws {
+        let server = try ftp()
+        // The dynamic loader's own trace of every library it opens.
+        let trace = ["LD_DEBUG": "files"]
+        let other = try LoadURLProcess.run(["data:,x"], environment: trace)
+        #expect(other.status == 0)
+        #expect(other.stderr.contains("file=libswiftCore.so"), "the loader's trace is missing: \(other.stderr.prefix(300))")
+        #expect(!other.stderr.contains("libcurl"))
+        let ftp = try LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/hello.txt"], environment: trace)
+        #expect(ftp.status == 0)
+        #expect(ftp.stdout == "Hello from FTP\n")
+        #expect(ftp.stderr.contains("file=libcurl.so.4"))
+    }
+
+    @Test("Without libcurl an ftp: URL fails with exit 1 and says why; the other URLs still load")
+    func withoutLibcurl() throws {
+        let server = try ftp()
+        let url = "ftp://127.0.0.1:\(server.port)/hello.txt"
+        let run = try LoadURLProcess.run([url, "data:,after"], environment: ["CCURL_LIBRARY": "/nonexistent/libcurl.so.4"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains(url))
+        #expect(run.stderr.contains("cannot load libcurl"))
+        #expect(run.stderr.contains("/nonexistent/libcurl.so.4"))
+        #expect(run.stdout == "after")
+    }
+
     @Test("-T uploads a file with -u credentials; the server has it byte for byte")
     func upload() throws {
         let server = try ftp()

@@ -127,10 +127,12 @@ enum LoadURLProcess {
         return root.appendingPathComponent(".build/debug/loadurl")
     }
 
-    static func run(_ arguments: [String], timeout: TimeInterval = 60) throws -> Result {
+    /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own.
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

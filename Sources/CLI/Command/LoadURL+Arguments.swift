@@ -1,5 +1,12 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension LoadURL {
     /// The options that take a value, besides `-o`/`--output` (which this file reads itself). A test checks
@@ -16,16 +23,16 @@ extension LoadURL {
         // ArgumentParser's own tool options (help dumps, completion scripts) go to its main.
         if arguments.contains(where: { $0.hasPrefix("--experimental-") || $0.hasPrefix("--generate-completion") }) {
             await main(arguments)
-            Foundation.exit(0)
+            Glibc.exit(0)
         }
         do {
             let command = try parseQuickly(arguments)
             try await command.run()
-            Foundation.exit(0)
+            Glibc.exit(0)
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(LoadURLExit.usage)
+                StandardStreams.error(fullMessage(for: error) + "\n")
+                Glibc.exit(LoadURLExit.usage)
             }
             exit(withError: error)
         }

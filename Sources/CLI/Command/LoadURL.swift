@@ -1,5 +1,12 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPScheme
 import HTTPTypes
 import Loader
@@ -157,7 +164,7 @@ public struct LoadURL: AsyncParsableCommand {
             return LoadURLExit.usage
         }
         if insecure, !silent {
-            FileHandle.standardError.write(Data("loadurl: warning: -k: server certificates are not verified\n".utf8))
+            StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
         let session = LoaderSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
@@ -230,7 +237,7 @@ public struct LoadURL: AsyncParsableCommand {
             // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
-            http.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
         }
         configuration.handlerOptions[HTTPClientOptions.self] = http
         return configuration
@@ -240,10 +247,10 @@ public struct LoadURL: AsyncParsableCommand {
     func makeRequest(_ url: URL) throws -> LoadRequest {
         var request = LoadRequest(url: url)
         for header in headers {
-            guard let colon = header.firstIndex(of: ":"), let name = HTTPField.Name(String(header[..<colon]).trimmingCharacters(in: .whitespaces)) else {
+            guard let colon = header.firstIndex(of: ":"), let name = HTTPField.Name(String(header[..<colon].trimmingSpaces())) else {
                 throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value', not '\(header)'")
             }
-            request.headerFields[name] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            request.headerFields[name] = String(header[header.index(after: colon)...].trimmingSpaces())
         }
         if let user {
             if request.scheme == "http" || request.scheme == "https" {
@@ -292,7 +299,7 @@ public struct LoadURL: AsyncParsableCommand {
         }
         guard let name else { return nil }
         if let outputDirectory, !name.hasPrefix("/") {
-            return (outputDirectory as NSString).appendingPathComponent(name)
+            return outputDirectory.hasSuffix("/") ? outputDirectory + name : outputDirectory + "/" + name
         }
         return name
     }
@@ -303,11 +310,11 @@ public struct LoadURL: AsyncParsableCommand {
 
     private func report(_ message: String, status: Int32) {
         guard !silent || showError else { return }
-        FileHandle.standardError.write(Data("loadurl: (\(status)) \(message)\n".utf8))
+        StandardStreams.error("loadurl: (\(status)) \(message)\n")
     }
 
     private func summarize(_ summary: TransferSummary) {
         guard let writeOut else { return }
-        FileHandle.standardOutput.write(Data(summary.format(writeOut).utf8))
+        StandardStreams.output(summary.format(writeOut))
     }
 }

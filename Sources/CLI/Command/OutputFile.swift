@@ -1,27 +1,27 @@
-import Foundation
+import FoundationEssentials
 import Loader
+import SystemPackage
 
 /// Where one URL's body goes: standard output, or a file created when the first byte (or head) is written.
 final class OutputFile {
     private let path: String?
     private let createDirectories: Bool
     private let url: URL
-    private var handle: FileHandle?
+    private var descriptor: FileDescriptor?
 
     init(path: String?, createDirectories: Bool, url: URL) throws {
         self.path = path
         self.createDirectories = createDirectories
         self.url = url
-        if path == nil { handle = FileHandle.standardOutput }
+        if path == nil { descriptor = .standardOutput }
     }
 
     func write(_ data: Data) throws {
+        let descriptor = try open()
         do {
-            try open().write(contentsOf: data)
-        } catch let error as LoadError {
-            throw error
+            _ = try data.withUnsafeBytes { try descriptor.writeAll($0) }
         } catch {
-            throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(path ?? "standard output")", underlying: error)
+            throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(path ?? "standard output"): \(error)", underlying: error)
         }
     }
 
@@ -31,21 +31,23 @@ final class OutputFile {
     }
 
     func close() {
-        if path != nil { try? handle?.close() }
+        if path != nil { try? descriptor?.close() }
     }
 
-    private func open() throws -> FileHandle {
-        if let handle { return handle }
-        guard let path else { return FileHandle.standardOutput }
-        let fileURL = URL(fileURLWithPath: path)
+    private func open() throws -> FileDescriptor {
+        if let descriptor { return descriptor }
+        guard let path else { return .standardOutput }
         if createDirectories {
-            try? FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(path): \(String(cString: strerror(errno)))")
+        do {
+            let opened = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate],
+                                                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            descriptor = opened
+            return opened
+        } catch {
+            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(path): \(error)", underlying: error)
         }
-        let opened = try FileHandle(forWritingTo: fileURL)
-        handle = opened
-        return opened
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A one-line progress bar on standard error, for transfers that take a while on a terminal.
 ///
@@ -28,17 +28,18 @@ struct ProgressMeter {
             let width = 30
             let filled = Int(fraction * Double(width))
             line = "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
-            line += String(format: " %3d%%  %@ / %@", Int(fraction * 100), Self.bytes(received), Self.bytes(expected))
+            let percent = String(Int(fraction * 100))
+            line += " " + String(repeating: " ", count: 3 - percent.count) + percent + "%  \(Self.bytes(received)) / \(Self.bytes(expected))"
         } else {
             line = Self.bytes(received)
         }
         line += "  \(Self.bytes(Int64(rate)))/s  \(label.prefix(40))"
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        StandardStreams.error("\r\u{1B}[K" + line)
     }
 
     mutating func finish() {
         guard enabled, drew else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        StandardStreams.error("\r\u{1B}[K")
     }
 
     static func bytes(_ count: Int64) -> String {
@@ -49,6 +50,6 @@ struct ProgressMeter {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(count) B" : "\(value.fixed(1)) \(units[unit])"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Loader
 
@@ -46,10 +46,10 @@ struct TransferSummary {
         switch name {
         case "url": return url.absoluteString
         case "url_effective": return (response?.url ?? url).absoluteString
-        case "http_code", "response_code": return response?.status.map { String(format: "%03d", $0.code) } ?? "000"
+        case "http_code", "response_code": return response?.status.map { $0.code.zeroPadded(3) } ?? "000"
         case "content_type": return response?.headerFields[.contentType] ?? ""
         case "size_download": return String(bytes)
-        case "time_total": return String(format: "%.6f", seconds)
+        case "time_total": return seconds.fixed(6)
         case "speed_download": return String(Int64(Double(bytes) / max(seconds, 1e-9)))
         case "exitcode": return String(exitCode)
         case "errormsg": return error.map { String(describing: $0) } ?? ""

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// Where credentials apply: a host, port and scheme, and the server's realm and method.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// Answers HTTP `Basic` challenges (401 with `WWW-Authenticate`): asks the task's delegate, then the
@@ -63,10 +63,10 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 
     /// The protection space of a `Basic` challenge, or `nil` for other schemes.
     static func basicSpace(_ header: String, url: URL) -> ProtectionSpace? {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        let trimmed = header.trimmingSpaces()
         guard trimmed.lowercased().hasPrefix("basic") else { return nil }
         var realm: String?
-        if let range = trimmed.range(of: "realm=", options: .caseInsensitive) {
+        if let range = trimmed.firstRange(ofIgnoringCase: "realm=") {
             var value = trimmed[range.upperBound...]
             if value.hasPrefix("\"") {
                 value = value.dropFirst()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a TLS server presented, for a server-trust challenge: the hook where an app accepts a
 /// certificate the default rules refuse (a development server), or refuses one they accept (pinning).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one error type every load fails with.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The base class of every scheme handler: subclass it to teach the loader a scheme.

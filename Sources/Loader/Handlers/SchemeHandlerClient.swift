@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where a ``SchemeHandler`` reports what happened to its load — the counterpart of URLProtocolClient.
 ///

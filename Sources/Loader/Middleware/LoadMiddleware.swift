@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One layer of a session's request chain: redirects, authentication, cookies, caching, decoding, or
 /// anything an app adds.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// Follows redirects: those a handler proposes, and HTTP 301, 302, 303, 307 and 308 with `Location`.

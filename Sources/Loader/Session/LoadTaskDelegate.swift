@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Receives the events of one task. Set it per task (the `delegate:` argument of the session's methods)
 /// or for all tasks through the session's ``LoaderSessionDelegate``; a task's own delegate hears each

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
+import SystemPackage
 
 // These entry points are `@concurrent`, as URLSession's are: a caller on the main actor is not held up while a
 // body is copied or a file written. Past them, the package's async functions run wherever their caller runs
@@ -125,21 +126,24 @@ extension LoaderSession {
     static func write(_ result: LoadResult, to directory: URL, task: LoadTask) async throws -> URL {
         let file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
         let url = task.currentRequest.url
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+        let handle: FileDescriptor
+        do {
+            handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate],
+                                             permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
             result.body.discard()
-            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(String(cString: strerror(errno)))")
+            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(error)", underlying: error)
         }
         do {
-            let handle = try FileHandle(forWritingTo: file)
             var closed = false
             defer { if !closed { try? handle.close() } }
             var batch = Data()
             func flush() throws {
                 guard !batch.isEmpty else { return }
                 do {
-                    try handle.write(contentsOf: batch)
+                    _ = try batch.withUnsafeBytes { try handle.writeAll($0) }
                 } catch {
-                    throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(file.path)", underlying: error)
+                    throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(file.path): \(error)", underlying: error)
                 }
                 task.didWrite(Int64(batch.count))
                 batch.removeAll(keepingCapacity: true)
@@ -160,7 +164,7 @@ extension LoaderSession {
             do {
                 try handle.close()
             } catch {
-                throw LoadError(.cannotWriteToFile, url: url, reason: "cannot finish writing \(file.path)", underlying: error)
+                throw LoadError(.cannotWriteToFile, url: url, reason: "cannot finish writing \(file.path): \(error)", underlying: error)
             }
         } catch {
             result.body.discard()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension LoaderSession {
     /// A suspended task that loads `request` and calls `completionHandler` with the whole body.

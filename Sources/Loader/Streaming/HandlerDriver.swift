@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Runs one handler instance: it is the handler's client, holds the body buffer, enforces the event
@@ -218,6 +218,6 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private static func seconds(_ nanoseconds: UInt64) -> TimeInterval { TimeInterval(nanoseconds) / 1e9 }
 
     private static func format(_ seconds: TimeInterval) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.3g", seconds)
+        seconds == seconds.rounded() ? String(Int(seconds)) : String((seconds * 1000).rounded() / 1000)
     }
 }

@@ -1,5 +1,5 @@
 import DequeModule
-import Foundation
+import FoundationEssentials
 
 /// The handler event contract and the body buffer, as a plain value.
 ///

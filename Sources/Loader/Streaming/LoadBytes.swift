@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A response body as a stream of bytes, from ``LoaderSession/bytes(for:delegate:)``.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A response body: an asynchronous sequence of chunks, read once, with backpressure.

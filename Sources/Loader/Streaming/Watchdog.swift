@@ -1,5 +1,12 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One timer for the timeouts of every running load. A load registers when it starts and is checked on
 /// each tick until it ends; the timer runs only while some load is registered.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// One load: its state, progress, response, error, and the means to suspend, resume and cancel it.

@@ -1,4 +1,11 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Formats dates as HTTP's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), without locale or time zone
 /// surprises: the `Last-Modified` of responses from schemes that know a file's time.
@@ -13,7 +20,7 @@ public enum IMFFixdate {
         gmtime_r(&time, &parts)
         let dayCount = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let weekday = days[((dayCount % 7) + 7) % 7]
-        return String(format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", weekday, Int(parts.tm_mday), months[Int(parts.tm_mon)],
-                      Int(parts.tm_year) + 1900, Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        return "\(weekday), \(parts.tm_mday.zeroPadded(2)) \(months[Int(parts.tm_mon)]) \((parts.tm_year + 1900).zeroPadded(4)) "
+            + "\(parts.tm_hour.zeroPadded(2)):\(parts.tm_min.zeroPadded(2)):\(parts.tm_sec.zeroPadded(2)) GMT"
     }
 }

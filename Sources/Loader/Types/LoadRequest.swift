@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// A request to load one URL: what a handler receives and what middleware may rewrite.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// The head of a response: where it came from, its status (for schemes that have one) and its header fields.
@@ -75,10 +75,10 @@ public struct LoadResponse: Sendable {
     private static func filename(fromDisposition value: String) -> String? {
         for part in value.split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "filename" else { continue }
-            let name = pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            guard pair.count == 2, pair[0].trimmingSpaces().lowercased() == "filename" else { continue }
+            let name = pair[1].trimmingSpaces().trimmingPrefix("\"").prefix { $0 != "\"" }
             // Only the last component: a server must not choose the directory.
-            let safe = (name as NSString).lastPathComponent
+            let safe = String(name.lastPathComponent)
             if !safe.isEmpty, safe != "..", safe != "." { return safe }
         }
         return nil

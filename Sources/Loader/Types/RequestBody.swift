@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SystemPackage
 
 /// What a request sends: bytes in memory, a file read as it is sent, or an async stream.
 public enum RequestBody: Sendable {
@@ -16,8 +17,8 @@ public enum RequestBody: Sendable {
         switch self {
         case .bytes(let data): return Int64(data.count)
         case .file(let url):
-            let size = try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
-            return size.map { $0.int64Value }
+            let size = try? FileManager.default.attributesOfItem(atPath: url.path)[.size]
+            return (size as? Int).map(Int64.init) ?? (size as? UInt64).map(Int64.init)
         case .stream(let length, _): return length
         }
     }
@@ -51,7 +52,7 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         enum Source {
             case bytes(Data, offset: Int)
-            case file(URL, FileHandle?)
+            case file(URL, OpenFile?)
             case stream(AsyncThrowingStream<Data, any Error>.AsyncIterator)
             case done
         }
@@ -71,15 +72,14 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
                 let start = data.startIndex + offset
                 return data[start..<(data.startIndex + end)]
             case .file(let url, let existing):
-                let handle: FileHandle
                 do {
-                    handle = try existing ?? FileHandle(forReadingFrom: url)
-                    guard let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty else {
-                        try? handle.close()
-                        source = .done
+                    let file = try existing ?? OpenFile(FileDescriptor.open(FilePath(url.path), .readOnly))
+                    let chunk = try file.read(upTo: chunkSize)
+                    guard !chunk.isEmpty else {
+                        source = .done  // closes the file
                         return nil
                     }
-                    source = .file(url, handle)
+                    source = .file(url, file)
                     return chunk
                 } catch {
                     source = .done
@@ -91,5 +91,23 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
                 return chunk
             }
         }
+    }
+}
+
+/// A file descriptor that closes itself when the last reference goes: an iterator abandoned halfway
+/// through a body leaks nothing.
+final class OpenFile: Sendable {
+    let descriptor: FileDescriptor
+
+    init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    deinit { try? descriptor.close() }
+
+    /// Up to `count` bytes from the current offset; empty at the end of the file.
+    func read(upTo count: Int) throws -> Data {
+        var data = Data(count: count)
+        let read = try data.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+        data.removeSubrange(read...)
+        return data
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One entry of an FTP directory listing.
 public struct FTPListingEntry: Sendable, Hashable {
@@ -67,7 +67,7 @@ public enum FTPListing {
         case "d": kind = .directory
         case "l":
             kind = .symbolicLink
-            if let arrow = name.range(of: " -> ") {
+            if let arrow = name.firstRange(of: " -> ") {
                 target = String(name[arrow.upperBound...])
                 name = name[..<arrow.lowerBound]
             }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Loader
 
 /// Settings of the FTP handler, set per session (`configuration.handlerOptions[FTPOptions.self]`) or per

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Loader
 
 /// The `ftp:` and `ftps:` handler, over libcurl (FTP only): downloads (`RETR`) streamed with backpressure,
@@ -27,11 +27,12 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         guard let host = request.url.host(percentEncoded: false), !host.isEmpty else {
             throw LoadError(.badURL, url: request.url, reason: "the URL has no host")
         }
+        let engine = try CurlEngine.engine(for: request.url)
         var credential: Credential?
         var failures = 0
         while true {
             do {
-                try await CurlEngine.shared.run(try CurlTransfer(handler: self, credential: credential))
+                try await engine.run(try CurlTransfer(handler: self, credential: credential, engine: engine))
                 return
             } catch let error as LoadError where error.code == .userAuthenticationRequired && failures < Self.maximumLoginAttempts {
                 let scheme = request.scheme

@@ -9,12 +9,12 @@ struct ByteRange: Equatable {
 
     /// Parses a header value; `nil` when it is not a single byte range this handler understands.
     init?(header: String) {
-        let value = header.trimmingCharacters(in: .whitespaces)
+        let value = header.trimmingSpaces()
         guard value.lowercased().hasPrefix("bytes=") else { return nil }
-        let range = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let range = value.dropFirst(6).trimmingSpaces()
         guard !range.contains(","), let dash = range.firstIndex(of: "-") else { return nil }
-        let first = range[..<dash].trimmingCharacters(in: .whitespaces)
-        let last = range[range.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        let first = range[..<dash].trimmingSpaces()
+        let last = range[range.index(after: dash)...].trimmingSpaces()
         if first.isEmpty {
             guard let count = Int64(last), count > 0 else { return nil }
             spec = .suffix(count)
@@ -42,4 +42,4 @@ struct ByteRange: Equatable {
     }
 }
 
-import Foundation
+import FoundationEssentials

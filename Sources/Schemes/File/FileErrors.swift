@@ -1,4 +1,11 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Loader
 
 /// Turns an `errno` from a file operation into a ``LoadError`` that names the URL, the path and the cause.

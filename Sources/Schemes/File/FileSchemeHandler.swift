@@ -1,4 +1,11 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import Loader
 
@@ -116,9 +123,9 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
         let base = URL(fileURLWithPath: path, isDirectory: true)
         let lines = names.sorted().map { name -> String in
-            var isDirectory: ObjCBool = false
+            var isDirectory = false
             _ = FileManager.default.fileExists(atPath: base.appendingPathComponent(name).path, isDirectory: &isDirectory)
-            return isDirectory.boolValue ? name + "/" : name
+            return isDirectory ? name + "/" : name
         }
         let body = Data(lines.map { $0 + "\n" }.joined().utf8)
         var fields = HTTPFields()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Loader
 
 /// Settings of the HTTP handler, set per session (`configuration.handlerOptions[HTTPClientOptions.self]`)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a session decodes compressed response bodies (`Content-Encoding: gzip` or `deflate`).
 ///
@@ -35,7 +35,7 @@ public struct ContentDecoding: Sendable, Hashable {
     static let acceptEncoding = "gzip, deflate"
 
     func format(of coding: Substring) -> Inflater.Format? {
-        switch coding.trimmingCharacters(in: .whitespaces).lowercased() {
+        switch coding.trimmingSpaces().lowercased() {
         case "gzip", "x-gzip": return .gzip
         case "deflate": return .deflate
         default: return nil

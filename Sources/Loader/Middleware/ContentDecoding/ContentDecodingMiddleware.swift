@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// Asks for compressed bodies and decodes them on the way up: the innermost built-in layer, so every
@@ -15,7 +15,7 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         var result = try await next(request)
         guard let header = result.response.headerFields[.contentEncoding] else { return result }
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
-        let codings = header.split(separator: ",").filter { $0.trimmingCharacters(in: .whitespaces).lowercased() != "identity" }
+        let codings = header.split(separator: ",").filter { $0.trimmingSpaces().lowercased() != "identity" }
         let formats = codings.compactMap(settings.format(of:))
         // Anything we cannot undo (br, zstd, a typo) goes to the caller untouched, header and all.
         guard formats.count == codings.count, !formats.isEmpty else { return result }

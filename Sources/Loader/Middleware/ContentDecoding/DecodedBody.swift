@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A compressed body, decoded as it is read: one piece of at most 64 KiB per step, so memory stays
 /// bounded however far the data expands.

@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+import FoundationEssentials
 
 /// One zlib inflate stream: gzip, zlib-wrapped deflate or raw deflate, fed a chunk at a time.
 ///

@@ -1,13 +1,29 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 import Loader
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Drives every FTP transfer of the process: one libcurl multi handle on a thread of its own, so no
 /// libcurl call blocks Swift's cooperative pool and all of them happen on one thread (libcurl handles are
 /// not thread-safe). Other threads talk to it through an inbox and `curl_multi_wakeup`.
 final class CurlEngine: @unchecked Sendable {
     // @unchecked: `multi` and `transfers` are used on the engine's thread only; `inbox` is locked.
-    static let shared = CurlEngine()
+    /// The process's engine, started by the first FTP load; `nil` when libcurl could not be loaded.
+    private static let shared: CurlEngine? = ccurl_load() == nil ? CurlEngine() : nil
+
+    /// The engine, or an ``LoadError/Code/unsupportedURL`` naming `url` and why libcurl is missing.
+    static func engine(for url: URL) throws -> CurlEngine {
+        guard let engine = shared else {
+            let reason = ccurl_load().map { String(cString: $0) } ?? "libcurl is not loaded"
+            throw LoadError(.unsupportedURL, url: url, reason: reason)
+        }
+        return engine
+    }
 
     enum Command {
         case add(CurlTransfer)
@@ -21,13 +37,16 @@ final class CurlEngine: @unchecked Sendable {
     private var cancelledEarly: Set<ObjectIdentifier> = []
 
     private init() {
-        // CURL_GLOBAL_ALL (SSL | WIN32): a macro Swift does not import. Called once, before any handle.
-        curl_global_init(3)
-        guard let multi = curl_multi_init() else { fatalError("libcurl could not make a multi handle") }
+        guard let multi = ccurl_multi_init() else { fatalError("libcurl could not make a multi handle") }
         self.multi = multi
-        let thread = Thread { [unowned self] in self.run() }
-        thread.name = "loader-ftp-curl"
-        thread.start()
+        // A plain thread, detached: the engine lives as long as the process.
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { context in
+            Unmanaged<CurlEngine>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        precondition(started == 0, "cannot start the FTP thread: \(Errno(rawValue: started))")
+        pthread_detach(thread)
     }
 
     /// Runs `transfer` to its end: returns when it finished, throws its ``LoadError`` when it failed or
@@ -46,7 +65,7 @@ final class CurlEngine: @unchecked Sendable {
     /// Hands a command to the engine's thread and wakes it.
     func submit(_ command: Command) {
         inbox.withLock { $0.append(command) }
-        curl_multi_wakeup(multi)
+        ccurl_multi_wakeup(multi)
     }
 
     // MARK: The engine's thread
@@ -58,10 +77,10 @@ final class CurlEngine: @unchecked Sendable {
             for command in inbox.withLock({ inbox in defer { inbox.removeAll(keepingCapacity: true) }; return inbox }) {
                 apply(command)
             }
-            curl_multi_perform(multi, &running)
+            ccurl_multi_perform(multi, &running)
             collectFinished()
             // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
-            curl_multi_poll(multi, nil, 0, 1000, &numfds)
+            ccurl_multi_poll(multi, nil, 0, 1000, &numfds)
         }
     }
 
@@ -73,7 +92,7 @@ final class CurlEngine: @unchecked Sendable {
                 return
             }
             transfers[transfer.easy] = transfer
-            curl_multi_add_handle(multi, transfer.easy)
+            ccurl_multi_add_handle(multi, transfer.easy)
         case .cancel(let transfer, let error):
             // Compared by identity: a freed handle's address may already belong to a newer transfer.
             guard transfers[transfer.easy] === transfer, transfers.removeValue(forKey: transfer.easy) != nil else {
@@ -81,21 +100,21 @@ final class CurlEngine: @unchecked Sendable {
                 if !transfer.hasEnded { cancelledEarly.insert(ObjectIdentifier(transfer)) }
                 return
             }
-            curl_multi_remove_handle(multi, transfer.easy)
+            ccurl_multi_remove_handle(multi, transfer.easy)
             transfer.end(.failure(error))
         case .resume(let transfer):
             // CURLPAUSE_CONT is 0: a macro Swift does not import.
-            if transfers[transfer.easy] === transfer { curl_easy_pause(transfer.easy, 0) }
+            if transfers[transfer.easy] === transfer { ccurl_easy_pause(transfer.easy, 0) }
         }
     }
 
     private func collectFinished() {
         var left: Int32 = 0
-        while let message = curl_multi_info_read(multi, &left) {
+        while let message = ccurl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
             guard let transfer = transfers.removeValue(forKey: easy) else { continue }
-            curl_multi_remove_handle(multi, easy)
+            ccurl_multi_remove_handle(multi, easy)
             transfer.end(code == CURLE_OK ? .success(()) : .failure(transfer.error(for: code)))
         }
     }

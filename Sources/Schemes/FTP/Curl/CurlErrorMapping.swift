@@ -1,11 +1,11 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 import Loader
 
 /// Turns libcurl's result codes into ``LoadError`` codes, keeping libcurl's own message as the reason.
 enum CurlErrorMapping {
     static func map(_ code: CURLcode, message: String, url: URL) -> LoadError {
-        let text = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        let text = message.isEmpty ? String(cString: ccurl_easy_strerror(code)) : message
         let reason = "\(text) (libcurl \(code.rawValue))"
         return LoadError(loadCode(code), url: url, reason: reason)
     }

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Loader
 import Synchronization
@@ -15,6 +15,7 @@ final class CurlTransfer: @unchecked Sendable {
     // calls its callbacks there); the rest is atomic, locked or immutable.
     let easy: UnsafeMutableRawPointer
     let url: URL
+    private let engine: CurlEngine
     private let handler: SchemeHandler
     private let client: any SchemeHandlerClient
     private let isListing: Bool
@@ -32,11 +33,12 @@ final class CurlTransfer: @unchecked Sendable {
     private let paused = Atomic<Bool>(false)
     private let completion = Locked<CheckedContinuation<Void, any Error>?>(nil)
 
-    init(handler: SchemeHandler, credential: Credential?) throws {
+    init(handler: SchemeHandler, credential: Credential?, engine: CurlEngine) throws {
         let request = handler.request
-        guard let easy = curl_easy_init() else { throw LoadError(.unknown, url: request.url, reason: "libcurl could not make a handle") }
+        guard let easy = ccurl_easy_init() else { throw LoadError(.unknown, url: request.url, reason: "libcurl could not make a handle") }
         self.easy = easy
         self.url = request.url
+        self.engine = engine
         self.handler = handler
         self.client = handler.client
         self.isHead = request.method == .head
@@ -49,7 +51,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         // Normally freed by `end()` on the engine's thread; here only if it never ran.
-        if !isCleanedUp { curl_easy_cleanup(easy) }
+        if !isCleanedUp { ccurl_easy_cleanup(easy) }
         errorBuffer.deallocate()
     }
 
@@ -111,9 +113,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` as libcurl's range text (`a-b`, `a-`, `-n`); `nil` for
     /// anything else (several ranges, other units).
     static func curlRange(_ header: String) -> String? {
-        let value = header.trimmingCharacters(in: .whitespaces)
+        let value = header.trimmingSpaces()
         guard value.lowercased().hasPrefix("bytes=") else { return nil }
-        let spec = value.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        let spec = String(value.dropFirst("bytes=".count).trimmingSpaces())
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, !(parts[0].isEmpty && parts[1].isEmpty),
               parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
@@ -126,7 +128,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     func setCompletion(_ continuation: CheckedContinuation<Void, any Error>) {
         completion.withLock { $0 = continuation }
-        upload?.start(resume: { [weak self] in self.map { CurlEngine.shared.submit(.resume($0)) } })
+        upload?.start(resume: { [weak self, engine] in self.map { engine.submit(.resume($0)) } })
     }
 
     /// Called once on the engine's thread, after the handle left the multi handle.
@@ -136,7 +138,7 @@ final class CurlTransfer: @unchecked Sendable {
         upload?.stop()
         if case .success = result, !responseSent { sendResponse() }
         // On the engine's thread, like every other call on the handle (libcurl is not thread-safe).
-        curl_easy_cleanup(easy)
+        ccurl_easy_cleanup(easy)
         isCleanedUp = true
         let continuation = completion.withLock { slot in defer { slot = nil }; return slot }
         continuation?.resume(with: result.mapError { $0 as any Error })
@@ -183,10 +185,10 @@ final class CurlTransfer: @unchecked Sendable {
             // the chunk with CURL_WRITEFUNC_PAUSE, keeps libcurl from holding the chunk itself; transfers
             // paused that way stalled other transfers of the multi handle here (libcurl 7.88).
             paused.store(true, ordering: .sequentiallyConsistent)
-            curl_easy_pause(easy, 1)  // CURLPAUSE_RECV
+            ccurl_easy_pause(easy, 1)  // CURLPAUSE_RECV
             // Room may have come meanwhile, too early to see `paused`: then go on at once.
             if hasRoom.load(ordering: .sequentiallyConsistent), paused.exchange(false, ordering: .sequentiallyConsistent) {
-                curl_easy_pause(easy, 0)  // CURLPAUSE_CONT
+                ccurl_easy_pause(easy, 0)  // CURLPAUSE_CONT
             }
         }
         return count
@@ -194,7 +196,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func roomAvailable() {
         hasRoom.store(true, ordering: .sequentiallyConsistent)
-        if paused.exchange(false, ordering: .sequentiallyConsistent) { CurlEngine.shared.submit(.resume(self)) }
+        if paused.exchange(false, ordering: .sequentiallyConsistent) { engine.submit(.resume(self)) }
     }
 
     fileprivate func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {

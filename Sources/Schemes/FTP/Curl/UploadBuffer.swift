@@ -1,5 +1,5 @@
 import DequeModule
-import Foundation
+import FoundationEssentials
 import Loader
 
 /// The request body of an upload, between the task that reads it (any kind of ``RequestBody``, async) and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Loader
 import NIOCore
 import NIOHTTP1

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// The body bytes of one read burst, handed on together when the burst ends.

@@ -1,0 +1,104 @@
+#include "CCurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+// The libcurl functions in use, filled by load() from the loaded library.
+static struct {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    CURLcode (*easy_pause)(CURL *, int);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMcode (*multi_wakeup)(CURLM *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+} curl;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *failure;
+static char message[512];
+
+static void *symbol(void *library, const char *name) {
+    void *found = dlsym(library, name);
+    if (found == NULL && failure == NULL) {
+        snprintf(message, sizeof message, "libcurl has no %s (too old?)", name);
+        failure = message;
+    }
+    return found;
+}
+
+static void load(void) {
+    const char *path = getenv("CCURL_LIBRARY");
+    if (path == NULL || *path == '\0') path = "libcurl.so.4";
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *why = dlerror();
+        snprintf(message, sizeof message, "cannot load libcurl (install libcurl4): %s", why ? why : path);
+        failure = message;
+        return;
+    }
+    // Cast through void * one by one: ISO C has no conversion between object and function pointers.
+    *(void **)&curl.global_init = symbol(library, "curl_global_init");
+    *(void **)&curl.easy_init = symbol(library, "curl_easy_init");
+    *(void **)&curl.easy_cleanup = symbol(library, "curl_easy_cleanup");
+    *(void **)&curl.easy_pause = symbol(library, "curl_easy_pause");
+    *(void **)&curl.easy_strerror = symbol(library, "curl_easy_strerror");
+    *(void **)&curl.easy_setopt = symbol(library, "curl_easy_setopt");
+    *(void **)&curl.easy_getinfo = symbol(library, "curl_easy_getinfo");
+    *(void **)&curl.multi_init = symbol(library, "curl_multi_init");
+    *(void **)&curl.multi_add_handle = symbol(library, "curl_multi_add_handle");
+    *(void **)&curl.multi_remove_handle = symbol(library, "curl_multi_remove_handle");
+    *(void **)&curl.multi_perform = symbol(library, "curl_multi_perform");
+    *(void **)&curl.multi_poll = symbol(library, "curl_multi_poll");
+    *(void **)&curl.multi_wakeup = symbol(library, "curl_multi_wakeup");
+    *(void **)&curl.multi_info_read = symbol(library, "curl_multi_info_read");
+    if (failure != NULL) return;
+    CURLcode code = curl.global_init(CURL_GLOBAL_ALL);
+    if (code != CURLE_OK) {
+        snprintf(message, sizeof message, "libcurl did not start: %s", curl.easy_strerror(code));
+        failure = message;
+    }
+}
+
+const char *ccurl_load(void) {
+    pthread_once(&once, load);
+    return failure;
+}
+
+// The twins below are called only after ccurl_load() returned NULL.
+
+CURL *ccurl_easy_init(void) { return curl.easy_init(); }
+void ccurl_easy_cleanup(CURL *easy) { curl.easy_cleanup(easy); }
+CURLcode ccurl_easy_pause(CURL *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }
+const char *ccurl_easy_strerror(CURLcode code) { return curl.easy_strerror(code); }
+
+CURLM *ccurl_multi_init(void) { return curl.multi_init(); }
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy) { return curl.multi_add_handle(multi, easy); }
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy) { return curl.multi_remove_handle(multi, easy); }
+CURLMcode ccurl_multi_perform(CURLM *multi, int *running) { return curl.multi_perform(multi, running); }
+CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds) {
+    return curl.multi_poll(multi, extra, count, timeout_ms, numfds);
+}
+CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
+CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }
+
+CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value) { return curl.easy_setopt(easy, option, value); }
+CURLcode ccurl_setopt_off(CURL *easy, CURLoption option, curl_off_t value) { return curl.easy_setopt(easy, option, value); }
+CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, void *value) { return curl.easy_setopt(easy, option, value); }
+CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value) { return curl.easy_setopt(easy, option, value); }
+CURLcode ccurl_setopt_data_callback(CURL *easy, CURLoption option, ccurl_data_callback callback) {
+    return curl.easy_setopt(easy, option, callback);
+}
+CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback callback) {
+    return curl.easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
+}
+CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) { return curl.easy_getinfo(easy, info, value); }

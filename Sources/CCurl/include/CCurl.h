@@ -1,0 +1,41 @@
+// libcurl for the FTP handler, loaded when the first FTP transfer starts (dlopen) rather than linked: a
+// process that never loads an ftp: URL does not map libcurl and the thirty libraries it needs (about 5 MiB
+// of resident memory). Only libcurl's header is needed to build.
+//
+// Every libcurl function the handler calls has a `ccurl_` twin here that goes through the loaded table;
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call, so they get one typed
+// twin per argument type.
+#ifndef CCURL_H
+#define CCURL_H
+
+#include <curl/curl.h>
+
+/// Loads libcurl once per process (`CCURL_LIBRARY` names another file to load, for tests) and runs
+/// curl_global_init. Returns NULL when it is ready, else why it is not (a message that lives for the process).
+const char *ccurl_load(void);
+
+CURL *ccurl_easy_init(void);
+void ccurl_easy_cleanup(CURL *easy);
+CURLcode ccurl_easy_pause(CURL *easy, int bitmask);
+const char *ccurl_easy_strerror(CURLcode code);
+
+CURLM *ccurl_multi_init(void);
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy);
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy);
+CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
+CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
+CURLMcode ccurl_multi_wakeup(CURLM *multi);
+CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
+
+CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value);
+CURLcode ccurl_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, void *value);
+CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value);
+typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t count, void *context);
+CURLcode ccurl_setopt_data_callback(CURL *easy, CURLoption option, ccurl_data_callback callback);
+typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total, curl_off_t downloaded,
+                                       curl_off_t upload_total, curl_off_t uploaded);
+CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback callback);
+CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+
+#endif

@@ -1,0 +1,51 @@
+import Foundation
+@testable import Loader
+import Testing
+
+/// The small text helpers that replace Foundation's (the loader's modules import FoundationEssentials only),
+/// checked against what Foundation and C's printf give for the same input.
+@Suite("Text helpers without Foundation")
+struct TextHelperTests {
+    @Test("fixed(_:) prints as printf's %.Nf does, ties to even included",
+          arguments: [0.0, 1.5, -1.5, 2.5, 0.125, 0.0000004, 2.675, 123456.789, 1e12 + 0.25, 0.999_999_9])
+    func fixedDecimals(value: Double) {
+        for places in [0, 1, 2, 3, 6] {
+            #expect(value.fixed(places) == String(format: "%.\(places)f", value), "\(value) with \(places) places")
+        }
+    }
+
+    @Test("zeroPadded(_:) prints as printf's %0Nd does", arguments: [0, 7, 42, 404, 2026, -5, 123_456])
+    func zeroPadded(value: Int) {
+        #expect(value.zeroPadded(3) == String(format: "%03d", value))
+        #expect(value.zeroPadded(4) == String(format: "%04d", value))
+    }
+
+    @Test("trimmingSpaces() removes spaces and tabs at both ends only, as HTTP's optional whitespace")
+    func trimming() {
+        #expect(" \t gzip \t".trimmingSpaces() == "gzip")
+        #expect("a b".trimmingSpaces() == "a b")
+        #expect("   ".trimmingSpaces() == "")
+        #expect("".trimmingSpaces() == "")
+        #expect("\u{00A0}x".trimmingSpaces() == "\u{00A0}x")  // not HTTP whitespace
+        #expect("[::1]".trimming(while: { $0 == "[" || $0 == "]" }) == "::1")
+    }
+
+    @Test("firstRange(ofIgnoringCase:) finds ASCII text in any case")
+    func caseInsensitiveSearch() throws {
+        let header = #"Basic REALM="x", charset=UTF-8"#
+        let range = try #require(header.firstRange(ofIgnoringCase: "realm="))
+        #expect(header[range] == "REALM=")
+        #expect(header[range.upperBound...].hasPrefix("\"x\""))
+        #expect("Basic".firstRange(ofIgnoringCase: "realm=") == nil)
+        #expect("réalm=realm=".firstRange(ofIgnoringCase: "realm=").map { "réalm=realm="[$0.lowerBound...] } == "realm=")
+    }
+
+    @Test("lastPathComponent matches NSString's for the names a server may send")
+    func lastComponent() {
+        for path in ["a.txt", "dir/a.txt", "/etc/passwd", "../../x", "dir/", "a//b//", "/"] {
+            let ours = String(path.lastPathComponent)
+            let foundation = (path as NSString).lastPathComponent
+            #expect(ours == foundation || (path == "/" && ours.isEmpty), "\(path): \(ours) vs \(foundation)")
+        }
+    }
+}
