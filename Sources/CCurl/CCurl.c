@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // secure_getenv, pthread_setname_np
 #include "CCurl.h"
 
 #include <dlfcn.h>
@@ -37,7 +38,8 @@ static void *symbol(void *library, const char *name) {
 }
 
 static void load(void) {
-    const char *path = getenv("CCURL_LIBRARY");
+    // Not honoured in a set-user-ID process: its environment is not to be trusted.
+    const char *path = secure_getenv("CCURL_LIBRARY");
     if (path == NULL || *path == '\0') path = "libcurl.so.4";
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
@@ -68,6 +70,8 @@ static void load(void) {
         failure = message;
     }
 }
+
+void ccurl_name_this_thread(const char *name) { pthread_setname_np(pthread_self(), name); }
 
 const char *ccurl_load(void) {
     pthread_once(&once, load);

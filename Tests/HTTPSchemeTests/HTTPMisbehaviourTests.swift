@@ -107,12 +107,20 @@ struct HTTPMisbehaviourTests {
         #expect(after.headerFields[connection] != warm.headerFields[connection])
     }
 
-    @Test("Uploads: bytes with Content-Length, a stream chunked, and upload progress")
+    @Test("Uploads: bytes and a file with Content-Length, a stream chunked, and upload progress")
     func uploads() async throws {
         let session = scriptedSession()
         let (echo, response) = try await session.upload(for: LoadRequest(url: server.url("/echo"), method: .post), from: Data("payload".utf8))
         #expect(String(decoding: echo, as: UTF8.self) == "payload")
         #expect(response.headerFields[HTTPField.Name("X-Chunked")!] == "false")
+
+        // A file is sent with its size as Content-Length, not chunked.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString).txt")
+        try Data("from a file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (fromFile, fileResponse) = try await session.upload(for: LoadRequest(url: server.url("/echo"), method: .post), fromFile: file)
+        #expect(String(decoding: fromFile, as: UTF8.self) == "from a file")
+        #expect(fileResponse.headerFields[HTTPField.Name("X-Chunked")!] == "false")
 
         var request = LoadRequest(url: server.url("/echo"), method: .put)
         request.body = .stream(length: nil) {

@@ -14,6 +14,9 @@
 /// curl_global_init. Returns NULL when it is ready, else why it is not (a message that lives for the process).
 const char *ccurl_load(void);
 
+/// Names the calling thread (at most 15 bytes), for debuggers and `top -H`.
+void ccurl_name_this_thread(const char *name);
+
 CURL *ccurl_easy_init(void);
 void ccurl_easy_cleanup(CURL *easy);
 CURLcode ccurl_easy_pause(CURL *easy, int bitmask);

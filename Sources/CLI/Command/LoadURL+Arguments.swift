@@ -2,10 +2,14 @@ import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
+// Named, because ArgumentParser's `exit(withError:)` hides the C library's `exit` inside the command.
+private let exitProcess = Glibc.exit
 #elseif canImport(Musl)
 import Musl
+private let exitProcess = Musl.exit
 #elseif canImport(Darwin)
 import Darwin
+private let exitProcess = Darwin.exit
 #endif
 
 extension LoadURL {
@@ -23,16 +27,16 @@ extension LoadURL {
         // ArgumentParser's own tool options (help dumps, completion scripts) go to its main.
         if arguments.contains(where: { $0.hasPrefix("--experimental-") || $0.hasPrefix("--generate-completion") }) {
             await main(arguments)
-            Glibc.exit(0)
+            exitProcess(0)
         }
         do {
             let command = try parseQuickly(arguments)
             try await command.run()
-            Glibc.exit(0)
+            exitProcess(0)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 StandardStreams.error(fullMessage(for: error) + "\n")
-                Glibc.exit(LoadURLExit.usage)
+                exitProcess(LoadURLExit.usage)
             }
             exit(withError: error)
         }

@@ -298,7 +298,7 @@ public struct LoadURL: AsyncParsableCommand {
             name = remote.isEmpty || remote == "/" ? "index" : remote
         }
         guard let name else { return nil }
-        if let outputDirectory, !name.hasPrefix("/") {
+        if let outputDirectory, !outputDirectory.isEmpty, !name.hasPrefix("/") {
             return outputDirectory.hasSuffix("/") ? outputDirectory + name : outputDirectory + "/" + name
         }
         return name

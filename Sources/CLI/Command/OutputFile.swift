@@ -43,7 +43,7 @@ final class OutputFile {
         }
         do {
             let opened = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate],
-                                                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
+                                                 permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
             descriptor = opened
             return opened
         } catch {

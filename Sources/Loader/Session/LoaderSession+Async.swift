@@ -129,7 +129,7 @@ extension LoaderSession {
         let handle: FileDescriptor
         do {
             handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate],
-                                             permissions: [.ownerReadWrite, .groupRead, .otherRead])
+                                             permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
         } catch {
             result.body.discard()
             throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(error)", underlying: error)

@@ -218,6 +218,6 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private static func seconds(_ nanoseconds: UInt64) -> TimeInterval { TimeInterval(nanoseconds) / 1e9 }
 
     private static func format(_ seconds: TimeInterval) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String((seconds * 1000).rounded() / 1000)
+        seconds == seconds.rounded() ? String(Int(seconds)) : seconds.printed("%.3g")
     }
 }

@@ -60,10 +60,14 @@ extension BinaryInteger {
 }
 
 extension Double {
-    /// The number with exactly `places` decimals, as C's `%.6f` prints it (`1.5.fixed(3)` → `"1.500"`); the C
-    /// library does the formatting, since FoundationEssentials has no `String(format:)`.
+    /// The number with exactly `places` decimals, as C's `%.6f` prints it: `1.5.fixed(3)` → `"1.500"`.
     package func fixed(_ places: Int) -> String {
-        let format = "%.\(max(0, places))f"
+        printed("%.\(max(0, places))f")
+    }
+
+    /// The number as C's printf prints it with `format`, a conversion for one double (`"%.3g"`). The C
+    /// library does it: FoundationEssentials has no `String(format:)`.
+    package func printed(_ format: String) -> String {
         let length = withVaList([self]) { vsnprintf(nil, 0, format, $0) }
         guard length >= 0 else { return String(self) }
         var buffer = [CChar](repeating: 0, count: Int(length) + 1)

@@ -73,14 +73,9 @@ public struct LoadResponse: Sendable {
     public var isSuccess: Bool { status.map { $0.kind == .successful } ?? true }
 
     private static func filename(fromDisposition value: String) -> String? {
-        for part in value.split(separator: ";") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingSpaces().lowercased() == "filename" else { continue }
-            let name = pair[1].trimmingSpaces().trimmingPrefix("\"").prefix { $0 != "\"" }
-            // Only the last component: a server must not choose the directory.
-            let safe = String(name.lastPathComponent)
-            if !safe.isEmpty, safe != "..", safe != "." { return safe }
-        }
-        return nil
+        guard let name = HeaderParameters.parse(value).first(where: { $0.name == "filename" })?.value else { return nil }
+        // Only the last component: a server must not choose the directory.
+        let safe = String(name.lastPathComponent)
+        return safe.isEmpty || safe == ".." || safe == "." ? nil : safe
     }
 }

@@ -1,5 +1,12 @@
 import FoundationEssentials
 import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a request sends: bytes in memory, a file read as it is sent, or an async stream.
 public enum RequestBody: Sendable {
@@ -17,8 +24,8 @@ public enum RequestBody: Sendable {
         switch self {
         case .bytes(let data): return Int64(data.count)
         case .file(let url):
-            let size = try? FileManager.default.attributesOfItem(atPath: url.path)[.size]
-            return (size as? Int).map(Int64.init) ?? (size as? UInt64).map(Int64.init)
+            var info = stat()
+            return stat(url.path, &info) == 0 ? Int64(info.st_size) : nil
         case .stream(let length, _): return length
         }
     }

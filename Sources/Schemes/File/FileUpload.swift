@@ -1,10 +1,14 @@
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
+// Named, because the handler's own `write(_:to:temporaryPath:)` hides the C library's `write`.
+private let writeBytes = Glibc.write
 #elseif canImport(Musl)
 import Musl
+private let writeBytes = Musl.write
 #elseif canImport(Darwin)
 import Darwin
+private let writeBytes = Darwin.write
 #endif
 import HTTPTypes
 import Loader
@@ -56,7 +60,7 @@ struct FileUpload {
         try data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let written = writeBytes(fd, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     throw FileErrors.writing(errno, path: path, url: url)

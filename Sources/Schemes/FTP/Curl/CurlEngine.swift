@@ -42,6 +42,7 @@ final class CurlEngine: @unchecked Sendable {
         // A plain thread, detached: the engine lives as long as the process.
         var thread = pthread_t()
         let started = pthread_create(&thread, nil, { context in
+            ccurl_name_this_thread("loader-ftp-curl")
             Unmanaged<CurlEngine>.fromOpaque(context!).takeRetainedValue().run()
             return nil
         }, Unmanaged.passRetained(self).toOpaque())
