@@ -18,6 +18,14 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw).stdout
 
 
+def build(cmd):
+    """Runs a `swift build`, quiet when it works; SwiftPM prints compiler errors on stdout, so a failure shows it."""
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        sys.stdout.write(done.stdout)
+        raise SystemExit("benchmark: %s failed with status %d" % (" ".join(cmd), done.returncode))
+
+
 def child(cmd):
     """Runs cmd; returns its standard output, or stops the run with its error."""
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -81,12 +89,17 @@ try:
     config = "debug" if args.smoke else "release"
     package = os.path.dirname(os.path.abspath(__file__))
     print("== building LoaderBench (%s)" % config, flush=True)
-    subprocess.run(["swift", "build", "-c", config, "--package-path", package], check=True, stdout=subprocess.DEVNULL)
+    # SwiftPM keeps this package's build plan across runs and misses files added to the project it depends
+    # on by path (the build then fails on a symbol in a new file): plan again each time, which is cheap.
+    for plan in ("debug.yaml", "release.yaml"):
+        if os.path.exists(os.path.join(package, ".build", plan)):
+            os.remove(os.path.join(package, ".build", plan))
+    build(["swift", "build", "-c", config, "--package-path", package])
     bench_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", package, "--show-bin-path"]).strip(), "LoaderBench")
     # Our CLI, side by side with curl's: a process with our loader alone, so its peak RSS is the loader's
     # (LoaderBench also carries URLSession, Foundation, libcurl and AsyncHTTPClient).
     print("== building loadurl (%s)" % config, flush=True)
-    subprocess.run(["swift", "build", "-c", config, "--package-path", root, "--product", "loadurl"], check=True, stdout=subprocess.DEVNULL)
+    build(["swift", "build", "-c", config, "--package-path", root, "--product", "loadurl"])
     loadurl_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", root, "--show-bin-path"]).strip(), "loadurl")
 
     small = 50 if args.smoke else 5000
