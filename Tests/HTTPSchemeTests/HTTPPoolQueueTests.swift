@@ -1,5 +1,5 @@
 import Foundation
-import HTTPScheme
+@testable import HTTPScheme
 import HTTPTypes
 import Loader
 import TestSupport
@@ -60,5 +60,24 @@ struct HTTPPoolQueueTests {
         try await Task.sleep(for: .seconds(4))
         let (_, third) = try await session.data(from: server.url("/ok"))
         #expect(third.headerFields[connection] != second.headerFields[connection], "the idle connection outlived its timeout")
+    }
+
+    @Test("An origin whose connections have all closed leaves the pool's table: many origins do not pile up")
+    func originsPruned() async throws {
+        let session = session { $0.idleConnectionTimeout = 0.2 }
+        let pool = HTTPEngine.shared.pool
+        // Two origins: the server by address and by name.
+        for url in [server.url("/ok"), server.url("/ok", host: "localhost")] {
+            let (data, _) = try await session.data(from: url)
+            #expect(String(decoding: data, as: UTF8.self) == "ok")
+        }
+        #expect(pool.originCount(session: session.identifier) == 2)
+        // Bounded wait: the idle timers close both connections after 0.2 s.
+        var left = pool.originCount(session: session.identifier)
+        for _ in 0..<200 where left > 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            left = pool.originCount(session: session.identifier)
+        }
+        #expect(left == 0, "origins still in the pool's table after their connections closed")
     }
 }

@@ -36,6 +36,9 @@ final class ConnectionPool: Sendable {
         var connecting = 0
         var waiters: Deque<Waiter> = []
 
+        /// Whether nothing is open, being opened or waiting for this origin.
+        var isUnused: Bool { idle.isEmpty && leased.isEmpty && connecting == 0 && waiters.isEmpty }
+
         /// Whether a new connection may be opened without passing the per-host limit.
         func hasRoom(under limit: Int) -> Bool {
             leased.count + connecting < limit
@@ -87,7 +90,15 @@ final class ConnectionPool: Sendable {
         /// Runs `body` on `key`'s state in place: a copy taken out of the dictionary and stored back would
         /// make each change to its queue, set and array copy their storage first.
         mutating func host<Result>(_ key: Key, _ body: (inout HostState) -> Result) -> Result {
-            body(&hosts[key, default: HostState()])
+            var unused = false
+            let result = { (host: inout HostState) -> Result in
+                defer { unused = host.isUnused }
+                return body(&host)
+            }(&hosts[key, default: HostState()])
+            // An origin left with nothing open, opening or waiting keeps no entry, so that a process that
+            // visits many origins does not keep one for each (a second look-up, only then).
+            if unused { hosts[key] = nil }
+            return result
         }
     }
 
@@ -104,6 +115,11 @@ final class ConnectionPool: Sendable {
 
     /// Connections opened so far (for tests and diagnostics).
     var connectionsOpened: Int { state.withLock { $0.accepted } }
+
+    /// The origins of `session` that have connections open, opening or waited for (for tests).
+    func originCount(session: Int) -> Int {
+        state.withLock { state in state.hosts.keys.count { $0.session == session } }
+    }
 
     /// A connection for `key`: an idle one, a new one, or the next to come free.
     /// - Parameter ask: Puts a server-trust question to the delegates of the load that opens a new
