@@ -130,6 +130,17 @@ struct LifecycleTests {
         #expect(error?.code == .handlerContractViolation)
     }
 
+    @Test("A whole response in one call: head, chunks in order (empty ones skipped) and the end")
+    func batchedResponse() async throws {
+        let (whole, response) = try await testSession().data(from: URL(string: "bad://x/batch-whole")!)
+        #expect(String(decoding: whole, as: UTF8.self) == "Hello")
+        #expect(response.mimeType == "text/plain")
+        let (partial, _) = try await testSession().data(from: URL(string: "bad://x/batch-then-more")!)
+        #expect(String(decoding: partial, as: UTF8.self) == "abc")
+        let error = await loadError { _ = try await testSession().data(from: URL(string: "bad://x/batch-after-response")!) }
+        #expect(error?.code == .handlerContractViolation)
+    }
+
     @Test("Finishing without a response is a contract violation")
     func finishWithoutResponse() async {
         let error = await loadError { _ = try await testSession().data(from: URL(string: "bad://x/finish-without-response")!) }

@@ -182,6 +182,11 @@ final class TerminalTrackingClient: SchemeHandlerClient {
         base.handler(handler, didLoad: data)
     }
 
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+        if finished { terminated.store(true, ordering: .releasing) }
+        base.handler(handler, didReceive: response, body: body, finished: finished)
+    }
+
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
         try await base.handler(handler, deliver: data)
     }

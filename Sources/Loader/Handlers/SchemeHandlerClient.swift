@@ -21,6 +21,12 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
     /// may follow). Whether the redirect is followed is the session's decision.
     func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse)
 
+    /// The response head with the body chunks that came with it and, when `finished`, the end of the load:
+    /// the same events as ``handler(_:didReceive:)``, ``handler(_:didLoad:)`` for each chunk and
+    /// ``handlerDidFinishLoading(_:)``, but a waiting reader wakes once for all of them rather than once
+    /// per event — for a handler that has a small response whole in hand (one read from a socket).
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool)
+
     /// A chunk of the body, appended to what came before. Returns at once whatever the consumer's
     /// pace: use ``handler(_:deliver:)`` or ``handler(_:whenReadyForData:)`` to honour backpressure.
     func handler(_ handler: SchemeHandler, didLoad data: Data)
@@ -50,6 +56,13 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
 }
 
 extension SchemeHandlerClient {
+    /// The events one by one: the response, each chunk, then the end if `finished`.
+    public func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+        self.handler(handler, didReceive: response)
+        for chunk in body where !chunk.isEmpty { self.handler(handler, didLoad: chunk) }
+        if finished { handlerDidFinishLoading(handler) }
+    }
+
     /// Nobody to ask: ``ChallengeDisposition/performDefaultHandling``.
     public func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         .performDefaultHandling

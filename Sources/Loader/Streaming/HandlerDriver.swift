@@ -121,6 +121,17 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         perform(state.withLock { $0.receiveData(data) })
     }
 
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+        // All under one lock, the waiting reader resumed after: it wakes once and finds everything there.
+        let effects = state.withLock { state in
+            var effects = state.receiveResponse(response, redirect: nil)
+            for chunk in body where !chunk.isEmpty { effects.merge(state.receiveData(chunk)) }
+            if finished { effects.merge(state.receiveFinish()) }
+            return effects
+        }
+        perform(effects)
+    }
+
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
         let (effects, full) = state.withLock { state -> (HandlerEventState.Effects, Bool) in
             let effects = state.receiveData(data)

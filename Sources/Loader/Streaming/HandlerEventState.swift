@@ -38,6 +38,16 @@ struct HandlerEventState {
         var stopHandler = false
 
         static var none: Effects { Effects() }
+
+        /// Adds the effects of a later event of the same batch (each waiter is in at most one of them).
+        mutating func merge(_ other: Effects) {
+            if response == nil { response = other.response }
+            if consumer == nil { consumer = other.consumer }
+            producers += other.producers
+            if producerError == nil { producerError = other.producerError }
+            readyCallbacks += other.readyCallbacks
+            stopHandler = stopHandler || other.stopHandler
+        }
     }
 
     /// What an attempt to read a chunk without waiting found.

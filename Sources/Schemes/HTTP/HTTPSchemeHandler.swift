@@ -78,7 +78,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             connection.abandon(exchange)
             return
         }
-        exchange.done.futureResult.whenComplete { [self] result in
+        connection.send(exchange, head: plan.head) { [self] result in
             // Dropped here: the exchange refers back to this handler.
             fastPath.withLock { $0 = .none }
             guard case .failure(let error) = result else { return }
@@ -93,7 +93,6 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 client.handler(self, didFailWith: mapped)
             }
         }
-        connection.send(exchange, head: plan.head)
     }
 
     /// An exchange for this handler's request on `connection`.

@@ -45,8 +45,9 @@ final class HTTPConnection: Sendable {
     /// server may answer before the body is all sent; then sending stops and the response stands.
     func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?) async throws {
         guard let body else {
-            send(exchange, head: head)
-            try await exchange.done.futureResult.get()
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                send(exchange, head: head) { done.resume(with: $0) }
+            }
             return
         }
         let forwarder = self.forwarder
@@ -93,12 +94,14 @@ final class HTTPConnection: Sendable {
     }
 
     /// Starts a bodiless request: makes `exchange` current and writes the head, in one trip to the event
-    /// loop (none if already on it: each hop between threads costs wake-ups). Its outcome arrives on
-    /// `exchange.done`.
-    func send(_ exchange: HTTPExchange, head: HTTPRequestHead) {
+    /// loop (none if already on it: each hop between threads costs wake-ups). `whenDone` gets the outcome
+    /// of `exchange.done`; it is registered in the same trip (registering on a future from another
+    /// thread would be a trip of its own).
+    func send(_ exchange: HTTPExchange, head: HTTPRequestHead, whenDone: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let forwarder = self.forwarder
         let channel = self.channel
         @Sendable func start() {
+            exchange.done.futureResult.whenComplete(whenDone)
             do {
                 try forwarder.value.start(exchange)
             } catch {

@@ -16,6 +16,12 @@ struct PendingBody {
         chunks.append(Data(buffer.readableBytesView))
     }
 
+    /// The chunks of the batch, in order, leaving it empty.
+    mutating func take() -> [Data] {
+        defer { chunks = [] }
+        return chunks
+    }
+
     /// Gives each chunk of the batch to `deliver`, in order, and empties the batch.
     mutating func drain(_ deliver: (Data) -> Void) {
         guard !chunks.isEmpty else { return }

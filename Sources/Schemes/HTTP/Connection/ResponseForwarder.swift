@@ -26,6 +26,10 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// Body bytes of the current read burst, handed on when the burst ends (or the response does): one
     /// wake-up of a waiting reader per burst of up to four socket reads, not one per read.
     private var pending = PendingBody()
+    /// A response head not handed on yet: it goes with the body and the end when they come in the same
+    /// read burst (a small response), so that a waiting reader wakes once, not once for the head and again
+    /// for the body.
+    private var pendingHead: LoadResponse?
     /// Called on the event loop when a response ends: whether the connection may carry another request.
     var onResponseEnd: ((Bool) -> Void)?
     /// Called on the event loop once the connection has closed.
@@ -76,14 +80,13 @@ final class ResponseForwarder: ChannelInboundHandler {
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
             state = .body(exchange, received: 0, expected: expected, keepAlive: head.isKeepAlive)
             exchange.markResponseStarted()
-            exchange.client.handler(exchange.handler, didReceive: response)
+            pendingHead = response
 
         case (.body(let buffer), .body(let exchange, let received, let expected, let keepAlive)):
             state = .body(exchange, received: received + Int64(buffer.readableBytes), expected: expected, keepAlive: keepAlive)
             pending.append(buffer)
 
         case (.end, .body(let exchange, let received, let expected, let keepAlive)):
-            deliverPending(to: exchange)
             state = .idle
             exchange.markResponseEnded()
             if let expected, received != expected {
@@ -92,10 +95,17 @@ final class ResponseForwarder: ChannelInboundHandler {
                 context.close(promise: nil)
                 return
             }
+            // The connection goes back to the pool first, so that the reader's next request can have it.
             onResponseEnd?(keepAlive && exchange.requestSent)
             // Finished from here, with the body, so the reader needs no second wake-up: the handler's
             // task, which resumes on `done` later, then has nothing left to report.
-            exchange.client.handlerDidFinishLoading(exchange.handler)
+            if let head = pendingHead {
+                pendingHead = nil
+                exchange.client.handler(exchange.handler, didReceive: head, body: pending.take(), finished: true)
+            } else {
+                deliverPending(to: exchange)
+                exchange.client.handlerDidFinishLoading(exchange.handler)
+            }
             exchange.done.succeed(())
 
         case (_, .idle):
@@ -171,7 +181,13 @@ final class ResponseForwarder: ChannelInboundHandler {
         exchange.done.fail(error)
     }
 
+    /// Hands on the head, if it is still here, and the body bytes of the burst.
     private func deliverPending(to exchange: HTTPExchange) {
-        pending.drain { exchange.client.handler(exchange.handler, didLoad: $0) }
+        if let head = pendingHead {
+            pendingHead = nil
+            exchange.client.handler(exchange.handler, didReceive: head, body: pending.take(), finished: false)
+        } else {
+            pending.drain { exchange.client.handler(exchange.handler, didLoad: $0) }
+        }
     }
 }
