@@ -108,6 +108,7 @@ let package = Package(
             dependencies: [
                 "HTTPScheme", "Loader", "TestSupport", "HandlerConformance", "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -10,6 +10,10 @@ import FoundationEssentials
 ///    nothing after it.
 /// 4. A redirect is reported, never followed by the handler: the session's middleware decides.
 ///
+/// ``handler(_:didReceive:body:finished:)`` is these events in one call: it is the one response (so it
+/// cannot follow another), and with `finished` also the terminal event; without it, more chunks and the
+/// end may follow.
+///
 /// Every method may be called from any thread; calls from one handler must not overlap (report events
 /// in order from one task or queue at a time).
 public protocol SchemeHandlerClient: AnyObject, Sendable {
@@ -24,7 +28,9 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
     /// The response head with the body chunks that came with it and, when `finished`, the end of the load:
     /// the same events as ``handler(_:didReceive:)``, ``handler(_:didLoad:)`` for each chunk and
     /// ``handlerDidFinishLoading(_:)``, but a waiting reader wakes once for all of them rather than once
-    /// per event — for a handler that has a small response whole in hand (one read from a socket).
+    /// per event — for a handler that has a small response whole in hand (one read from a socket). Empty
+    /// chunks are skipped; like ``handler(_:didLoad:)`` it does not wait for room in the reader's buffer.
+    /// A redirect has no such form: report it with ``handler(_:wasRedirectedTo:redirectResponse:)``.
     func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool)
 
     /// A chunk of the body, appended to what came before. Returns at once whatever the consumer's

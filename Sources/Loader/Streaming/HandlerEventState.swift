@@ -41,6 +41,8 @@ struct HandlerEventState {
 
         /// Adds the effects of a later event of the same batch (each waiter is in at most one of them).
         mutating func merge(_ other: Effects) {
+            assert(response == nil || other.response == nil, "two response waiters in one batch")
+            assert(consumer == nil || other.consumer == nil, "two chunk waiters in one batch")
             if response == nil { response = other.response }
             if consumer == nil { consumer = other.consumer }
             producers += other.producers

@@ -95,15 +95,21 @@ final class ResponseForwarder: ChannelInboundHandler {
                 context.close(promise: nil)
                 return
             }
-            // The connection goes back to the pool first, so that the reader's next request can have it.
+            // Taken out of the forwarder first: handing the connection back may start the next exchange on it
+            // at once, and a failure of that one (a write to a reset socket closes the channel within the
+            // call) must not find this response's head and body pending.
+            let head = pendingHead
+            pendingHead = nil
+            let body = pending.take()
+            // The connection goes back to the pool before the reader wakes, so that its next request can
+            // have it.
             onResponseEnd?(keepAlive && exchange.requestSent)
             // Finished from here, with the body, so the reader needs no second wake-up: the handler's
             // task, which resumes on `done` later, then has nothing left to report.
-            if let head = pendingHead {
-                pendingHead = nil
-                exchange.client.handler(exchange.handler, didReceive: head, body: pending.take(), finished: true)
+            if let head {
+                exchange.client.handler(exchange.handler, didReceive: head, body: body, finished: true)
             } else {
-                deliverPending(to: exchange)
+                for chunk in body { exchange.client.handler(exchange.handler, didLoad: chunk) }
                 exchange.client.handlerDidFinishLoading(exchange.handler)
             }
             exchange.done.succeed(())

@@ -1,0 +1,71 @@
+import Foundation
+@testable import HTTPScheme
+import Loader
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+/// A handler's events, as text.
+private final class EventLog: SchemeHandlerClient {
+    private let log = Locked<[String]>([])
+    var events: [String] { log.withLock { $0 } }
+    private func record(_ event: String) { log.withLock { $0.append(event) } }
+
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) { record("response \(response.status?.code ?? 0)") }
+    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) { record("redirect") }
+    func handler(_ handler: SchemeHandler, didLoad data: Data) { record("data " + String(decoding: data, as: UTF8.self)) }
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws { record("data " + String(decoding: data, as: UTF8.self)) }
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) {}
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
+    func handlerDidFinishLoading(_ handler: SchemeHandler) { record("finished") }
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { record("failed") }
+}
+
+/// The last handler of a connection's pipeline, driven directly on an embedded channel, where the order of
+/// events within one call can be scripted exactly.
+@Suite("http: the response forwarder (an embedded channel)")
+struct ResponseForwarderTests {
+    private func exchange(_ path: String, on channel: EmbeddedChannel, log: EventLog) -> HTTPExchange {
+        let request = LoadRequest(url: URL(string: "http://127.0.0.1\(path)")!)
+        let handler = HTTPSchemeHandler(request: request, cachedResponse: nil, client: log)
+        return HTTPExchange(url: request.url, isHead: false, handler: handler, done: channel.eventLoop.makePromise())
+    }
+
+    @Test("A small response arrives whole; the next exchange on the connection, failing during the hand-off, gets none of it")
+    func handOffFailure() throws {
+        let channel = EmbeddedChannel()
+        let forwarder = ResponseForwarder(handshake: nil)
+        try channel.pipeline.syncOperations.addHandler(forwarder)
+        let firstLog = EventLog(), secondLog = EventLog()
+        let first = exchange("/first", on: channel, log: firstLog)
+        let second = exchange("/second", on: channel, log: secondLog)
+        try forwarder.start(first)
+        forwarder.onResponseEnd = { _ in
+            // The pool hands the connection to a queued request at once; its write finds the connection
+            // reset, which closes the channel within the call.
+            try? forwarder.start(second)
+            channel.pipeline.syncOperations.fireChannelInactive()
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Length", value: "5")
+        // One read burst: head, body and end, then one read-complete (writeInbound would end a burst after each).
+        let pipeline = channel.pipeline.syncOperations
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "hello"))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.end(nil)))
+        pipeline.fireChannelReadComplete()
+
+        #expect(firstLog.events == ["response 200", "data hello", "finished"])
+        #expect(secondLog.events.isEmpty, "the next exchange was given the first one's events")
+        let outcomes = Locked<[String]>([])
+        first.done.futureResult.whenComplete { result in outcomes.withLock { $0.append("first \(result.isSuccess)") } }
+        second.done.futureResult.whenComplete { result in outcomes.withLock { $0.append("second \(result.isSuccess)") } }
+        channel.embeddedEventLoop.run()
+        #expect(outcomes.withLock { $0 }.sorted() == ["first true", "second false"])
+    }
+}
+
+private extension Result {
+    var isSuccess: Bool { if case .success = self { true } else { false } }
+}
