@@ -23,8 +23,8 @@ enum HTTPErrorMapping {
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
                 return LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(error.host)", underlying: error)
             }
-            let first = error.connectionErrors.first?.error
-            return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(first.map { ": \($0)" } ?? "")", underlying: error)
+            let cause = error.connectionErrors.first.map { ": " + describe($0.error) } ?? ""
+            return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)", underlying: error)
         case ChannelError.connectTimeout(let timeout):
             return LoadError(.timedOut, url: url, reason: "connecting took longer than \(timeout)", underlying: error)
         case let error as IOError:
@@ -38,6 +38,13 @@ enum HTTPErrorMapping {
         default:
             return LoadError(.unknown, url: url, underlying: error)
         }
+    }
+
+    /// A system call's failure as the C library words it ("Connection refused"), not as NIO's `IOError`
+    /// describes itself ("connection reset (error set): Connection refused (errno: 111)").
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? IOError else { return String(describing: error) }
+        return String(cString: strerror(error.errnoCode))
     }
 
     private static func tls(_ error: NIOSSLError, url: URL) -> LoadError {
