@@ -22,15 +22,22 @@ public struct LoadURL: AsyncParsableCommand {
         commandName: "loadurl",
         abstract: "Load URLs of any registered scheme (data:, file:, …) and write their bodies out.",
         discussion: """
-        Each URL's body goes to standard output in order, or to the file given by the -o or -O that pairs
-        with it (the first -o/-O with the first URL, and so on). A failed URL does not stop the others; the
+        Each URL's body goes to standard output in order, or to the file given by the -o or -O that pairs \
+        with it (the first -o/-O with the first URL, and so on). A failed URL does not stop the others; the \
         exit status is that of the last failure.
 
-        Exit status: 0 success; 1 unsupported scheme; 2 usage; 3 malformed URL; 6 host not found;
-        7 cannot connect; 22 HTTP error with -f; 23 cannot write output; 26 cannot read upload; 28 timed out;
-        35 TLS failure; 60 untrusted or mismatched certificate; 37 file missing, a directory or unreadable; 47 too many redirects; 56 connection lost
-        or bad response; 61 cannot decode body; 63 body too large; 67 login denied; 78 remote resource not
-        found; 130 cancelled; 99 other.
+        Exit status (curl's numbers):
+          0  success                            35  TLS failure
+          1  unsupported scheme                 37  file missing or unreadable
+          2  usage                              47  too many redirects
+          3  malformed URL                      56  connection lost or bad response
+          6  host not found                     60  untrusted or mismatched certificate
+          7  cannot connect                     61  cannot decode body
+         22  HTTP error with -f                 63  body too large
+         23  cannot write output                67  login denied
+         26  cannot read upload                 78  remote resource not found
+         28  timed out                         130  cancelled
+                                                99  other
         """
     )
 
