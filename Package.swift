@@ -50,7 +50,12 @@ let package = Package(
         ),
         // Scheme handlers: one target each, depending on Loader only.
         .target(name: "DataScheme", dependencies: ["Loader"], path: "Sources/Schemes/Data", swiftSettings: strict),
-        .target(name: "FileScheme", dependencies: ["Loader"], path: "Sources/Schemes/File", swiftSettings: strict),
+        .target(
+            name: "FileScheme",
+            dependencies: ["Loader", .product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/Schemes/File",
+            swiftSettings: strict
+        ),
         .target(
             name: "HTTPScheme",
             dependencies: [

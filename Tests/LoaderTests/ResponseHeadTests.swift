@@ -16,7 +16,7 @@ struct ResponseHeadTests {
     func suggestedFilename() {
         #expect(suggestedName(#"attachment; filename="report.pdf""#) == "report.pdf")
         #expect(suggestedName("attachment; filename=plain.txt") == "plain.txt")
-        #expect(suggestedName(#"attachment; FILENAME = "spaced name.txt" "#) == "spaced name.txt")
+        #expect(suggestedName(#"attachment; FILENAME="spaced name.txt" "#) == "spaced name.txt")
         #expect(suggestedName(#"attachment; filename="a \"quoted\" b.txt""#) == #"a "quoted" b.txt"#)
         #expect(suggestedName(#"attachment; filename="x;y.txt"; size=3"#) == "x;y.txt")
         #expect(suggestedName(#"attachment; name="field"; filename="second.txt""#) == "second.txt")
@@ -27,12 +27,12 @@ struct ResponseHeadTests {
         #expect(suggestedName(nil, url: "http://127.0.0.1/") == "index")
     }
 
-    @Test("Header parameters: order kept, names lowercased, a bare name or a stray quote does not stop the rest")
+    @Test("Header parameters by the MIME rules: order kept, names lowercased, the first of a name kept, a bare name or a stray quote does not stop the rest")
     func parameters() {
-        let parsed = HeaderParameters.parse(#"form-data; Name="a\\b"; flag; x = 1 ; y="unterminated"#)
+        let parsed = MIMETypeParser.parameters(of: #"form-data; Name="a\\b"; flag; x=1 ;x=2; y="unterminated"#)
         #expect(parsed.map(\.name) == ["name", "x", "y"])
         #expect(parsed.map(\.value) == [#"a\b"#, "1", "unterminated"])
-        #expect(HeaderParameters.parse("attachment").isEmpty)
+        #expect(MIMETypeParser.parameters(of: "attachment").isEmpty)
     }
 
     @Test("A file body's known length is the file's size; a missing file's is unknown")

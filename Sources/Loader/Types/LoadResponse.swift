@@ -73,7 +73,7 @@ public struct LoadResponse: Sendable {
     public var isSuccess: Bool { status.map { $0.kind == .successful } ?? true }
 
     private static func filename(fromDisposition value: String) -> String? {
-        guard let name = HeaderParameters.parse(value).first(where: { $0.name == "filename" })?.value else { return nil }
+        guard let name = MIMETypeParser.parameters(of: value).first(where: { $0.name == "filename" })?.value else { return nil }
         // Only the last component: a server must not choose the directory.
         let safe = String(name.lastPathComponent)
         return safe.isEmpty || safe == ".." || safe == "." ? nil : safe

@@ -124,7 +124,22 @@ struct MIMETypeParser {
         while let last = subtype.last, Self.isHTTPWhitespace(last) { subtype.removeLast() }
         guard !subtype.isEmpty, subtype.allSatisfy(Self.isTokenCodePoint) else { return nil }
         var result = MIMEType(type: Self.string(type).lowercased(), subtype: Self.string(subtype).lowercased())
+        result.parameters = parseParameters()
+        return result
+    }
 
+    /// The parameters after a header value's first `;` by the same rules (names lowercased, quoted strings
+    /// unescaped, the first of a name kept), for headers shaped like a MIME type without being one:
+    /// `Content-Disposition: attachment; filename="a.txt"`.
+    static func parameters(of value: String) -> [MIMEType.Parameter] {
+        var parser = MIMETypeParser(value)
+        _ = parser.collect { $0 == ";" }
+        return parser.parseParameters()
+    }
+
+    /// The `;`-separated parameters from the current position (at a `;` or the end) on.
+    private mutating func parseParameters() -> [MIMEType.Parameter] {
+        var parameters: [MIMEType.Parameter] = []
         while !atEnd {
             position += 1  // the ";"
             _ = collect { !Self.isHTTPWhitespace($0) }
@@ -144,11 +159,11 @@ struct MIMETypeParser {
             }
             if !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCodePoint),
                value.allSatisfy(Self.isQuotedStringCodePoint),
-               !result.parameters.contains(where: { $0.name == name }) {
-                result.parameters.append(MIMEType.Parameter(name: name, value: Self.string(value)))
+               !parameters.contains(where: { $0.name == name }) {
+                parameters.append(MIMEType.Parameter(name: name, value: Self.string(value)))
             }
         }
-        return result
+        return parameters
     }
 
     /// Collects an HTTP quoted string starting at a `"`, returning its unescaped value.

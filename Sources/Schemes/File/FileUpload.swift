@@ -1,17 +1,14 @@
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
-// Named, because the handler's own `write(_:to:temporaryPath:)` hides the C library's `write`.
-private let writeBytes = Glibc.write
 #elseif canImport(Musl)
 import Musl
-private let writeBytes = Musl.write
 #elseif canImport(Darwin)
 import Darwin
-private let writeBytes = Darwin.write
 #endif
 import HTTPTypes
 import Loader
+import SystemPackage
 
 /// A PUT to a `file:` URL: the body goes to a temporary file beside the target, which is flushed and
 /// renamed over the target only when every byte is written.
@@ -38,7 +35,7 @@ struct FileUpload {
             if let body = handler.request.body {
                 for try await chunk in body.chunks() {
                     try Task.checkCancellation()
-                    try write(chunk, to: fd, temporaryPath: temporary)
+                    try write(chunk, to: FileDescriptor(rawValue: fd))
                     total += Int64(chunk.count)
                     handler.client.handler(handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
                 }
@@ -56,17 +53,12 @@ struct FileUpload {
         handler.client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
     }
 
-    private func write(_ data: Data, to fd: Int32, temporaryPath: String) throws {
-        try data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = writeBytes(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw FileErrors.writing(errno, path: path, url: url)
-                }
-                offset += written
-            }
+    /// Writes all of `data` (swift-system retries short and interrupted writes).
+    private func write(_ data: Data, to descriptor: FileDescriptor) throws {
+        do {
+            _ = try data.withUnsafeBytes { try descriptor.writeAll($0) }
+        } catch let error as Errno {
+            throw FileErrors.writing(error.rawValue, path: path, url: url)
         }
     }
 }

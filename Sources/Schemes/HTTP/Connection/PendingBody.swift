@@ -21,11 +21,4 @@ struct PendingBody {
         defer { chunks = [] }
         return chunks
     }
-
-    /// Gives each chunk of the batch to `deliver`, in order, and empties the batch.
-    mutating func drain(_ deliver: (Data) -> Void) {
-        guard !chunks.isEmpty else { return }
-        for chunk in chunks { deliver(chunk) }
-        chunks.removeAll(keepingCapacity: true)
-    }
 }

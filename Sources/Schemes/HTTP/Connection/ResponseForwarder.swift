@@ -98,20 +98,13 @@ final class ResponseForwarder: ChannelInboundHandler {
             // Taken out of the forwarder first: handing the connection back may start the next exchange on it
             // at once, and a failure of that one (a write to a reset socket closes the channel within the
             // call) must not find this response's head and body pending.
-            let head = pendingHead
-            pendingHead = nil
-            let body = pending.take()
+            let (head, body) = takePending()
             // The connection goes back to the pool before the reader wakes, so that its next request can
             // have it.
             onResponseEnd?(keepAlive && exchange.requestSent)
             // Finished from here, with the body, so the reader needs no second wake-up: the handler's
             // task, which resumes on `done` later, then has nothing left to report.
-            if let head {
-                exchange.client.handler(exchange.handler, didReceive: head, body: body, finished: true)
-            } else {
-                for chunk in body { exchange.client.handler(exchange.handler, didLoad: chunk) }
-                exchange.client.handlerDidFinishLoading(exchange.handler)
-            }
+            deliver(head, body, finished: true, to: exchange)
             exchange.done.succeed(())
 
         case (_, .idle):
@@ -189,11 +182,25 @@ final class ResponseForwarder: ChannelInboundHandler {
 
     /// Hands on the head, if it is still here, and the body bytes of the burst.
     private func deliverPending(to exchange: HTTPExchange) {
-        if let head = pendingHead {
-            pendingHead = nil
-            exchange.client.handler(exchange.handler, didReceive: head, body: pending.take(), finished: false)
-        } else {
-            pending.drain { exchange.client.handler(exchange.handler, didLoad: $0) }
+        let (head, body) = takePending()
+        deliver(head, body, finished: false, to: exchange)
+    }
+
+    /// The head still held, if any, and the burst's body bytes, leaving neither here.
+    private func takePending() -> (LoadResponse?, [Data]) {
+        defer { pendingHead = nil }
+        return (pendingHead, pending.take())
+    }
+
+    /// The head (in one call with the body, so that a waiting reader wakes once), else the body alone;
+    /// then the end if `finished`.
+    private func deliver(_ head: LoadResponse?, _ body: [Data], finished: Bool, to exchange: HTTPExchange) {
+        let client = exchange.client
+        if let head {
+            client.handler(exchange.handler, didReceive: head, body: body, finished: finished)
+            return
         }
+        for chunk in body { client.handler(exchange.handler, didLoad: chunk) }
+        if finished { client.handlerDidFinishLoading(exchange.handler) }
     }
 }
