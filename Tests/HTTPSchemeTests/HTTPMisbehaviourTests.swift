@@ -74,6 +74,17 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .badURL)
     }
 
+    @Test("A host that decodes to a line break or a space is badURL, never a Host field on the wire")
+    func hostWithControlCharacters() async {
+        for text in ["http://a%0d%0aX-Injected%3a%201/", "http://a%20b/", "http://a%00b/"] {
+            let url = URL(string: text)!
+            let error = await loadError { _ = try await scriptedSession().data(from: url) }
+            #expect(error?.code == .badURL, "\(text)")
+            #expect(error?.url == url)
+            #expect(error?.description.contains("the host contains a space or a control character") == true, "\(String(describing: error))")
+        }
+    }
+
     /// Starts `/endless`, reads a chunk, cancels, and checks the load ends cancelled and the server sees
     /// the connection close (waiting at most 5 s). Returns the response head.
     private func cancelEndlessMidBody(_ session: LoaderSession) async throws -> LoadResponse {

@@ -186,7 +186,10 @@ final class HTTPEngine: Sendable {
 }
 
 /// What one request becomes on the wire, decided before any connection is taken.
-struct HTTPRequestPlan {
+///
+/// A class: the fast path's closures capture it, and copying its head and key into each of them cost
+/// dozens of retains per request.
+final class HTTPRequestPlan: Sendable {
     let key: ConnectionPool.Key
     let head: HTTPRequestHead
     let isIdempotent: Bool
@@ -209,6 +212,11 @@ struct HTTPRequestPlan {
             throw LoadError(.badURL, url: url, reason: "the URL has no host")
         }
         let host = rawHost.hasPrefix("[") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        // A percent-decoded host may hold a line break or a space; it goes into the Host field, which NIO
+        // no longer re-validates (every other field comes from `HTTPFields`, whose values are legal).
+        guard !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw LoadError(.badURL, url: url, reason: "the host contains a space or a control character")
+        }
         let defaultPort = scheme == "https" ? 443 : 80
         let port = url.port ?? defaultPort
         guard (1...65535).contains(port) else {
