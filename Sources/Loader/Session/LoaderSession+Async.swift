@@ -111,11 +111,21 @@ extension LoaderSession {
     /// Reads a body into memory, reporting each chunk to the task.
     static func collect(_ result: LoadResult, into task: LoadTask, keep: Bool = true) async throws -> Data {
         var data = Data()
-        if keep, let expected = result.response.expectedContentLength, expected > 0 {
-            data.reserveCapacity(Int(min(expected, 64 * 1024 * 1024)))
-        }
+        let expected = result.response.expectedContentLength.map { Int(min($0, 64 * 1024 * 1024)) } ?? 0
         for try await chunk in result.body {
-            if keep { data.append(chunk) }
+            if keep {
+                if data.isEmpty {
+                    // A body that comes in one chunk (most small ones) is kept as it came, not copied.
+                    if chunk.count >= expected {
+                        data = chunk
+                    } else {
+                        data.reserveCapacity(expected)
+                        data.append(chunk)
+                    }
+                } else {
+                    data.append(chunk)
+                }
+            }
             task.didReceive(chunk, notify: true)
             await task.waitWhileSuspended()
         }

@@ -98,26 +98,34 @@ final class HTTPConnection: Sendable {
     /// of `exchange.done`; it is registered in the same trip (registering on a future from another
     /// thread would be a trip of its own).
     func send(_ exchange: HTTPExchange, head: HTTPRequestHead, whenDone: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        let forwarder = self.forwarder
-        let channel = self.channel
-        @Sendable func start() {
-            exchange.done.futureResult.whenComplete(whenDone)
-            do {
-                try forwarder.value.start(exchange)
-            } catch {
-                exchange.done.fail(error)
-                return
-            }
-            let headWritten = channel.eventLoop.makePromise(of: Void.self)
-            headWritten.futureResult.whenSuccess { exchange.markRequestSent() }
-            channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
-            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        }
         if channel.eventLoop.inEventLoop {
-            start()
+            start(exchange, head: head, whenDone: whenDone)
         } else {
-            channel.eventLoop.execute { start() }
+            channel.eventLoop.execute { [self] in start(exchange, head: head, whenDone: whenDone) }
         }
+    }
+
+    /// What ``send(_:head:whenDone:)`` does on the event loop.
+    private func start(_ exchange: HTTPExchange, head: HTTPRequestHead, whenDone: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        exchange.done.futureResult.whenComplete(whenDone)
+        do {
+            try forwarder.value.start(exchange)
+        } catch {
+            exchange.done.fail(error)
+            return
+        }
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        // No write promise (two allocations per request): the request is all sent once the channel holds
+        // none of it, which the flush above usually achieved; if not, the forwarder looks again when the
+        // response ends (``HTTPExchange/isSent(buffered:)``).
+        exchange.markBodiless()
+        if Self.bufferedBytes(of: channel) == 0 { exchange.markRequestSent() }
+    }
+
+    /// Bytes written to `channel` but not yet to its socket (call on the event loop).
+    static func bufferedBytes(of channel: any Channel) -> Int {
+        (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? Int.max
     }
 
     func close() {

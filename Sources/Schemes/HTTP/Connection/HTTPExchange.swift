@@ -16,6 +16,7 @@ final class HTTPExchange: Sendable {
     private static let responseStartedFlag: UInt8 = 1
     private static let requestSentFlag: UInt8 = 2
     private static let responseEndedFlag: UInt8 = 4
+    private static let bodilessFlag: UInt8 = 8
 
     init(url: URL, isHead: Bool, handler: SchemeHandler, done: EventLoopPromise<Void>) {
         self.url = url
@@ -28,11 +29,18 @@ final class HTTPExchange: Sendable {
 
     /// Whether any of the response (its head) has arrived: after that a retry would repeat events.
     var responseStarted: Bool { flags.load(ordering: .acquiring) & Self.responseStartedFlag != 0 }
-    /// Whether the whole request (head, body, end) was written.
-    var requestSent: Bool { flags.load(ordering: .acquiring) & Self.requestSentFlag != 0 }
     /// Whether the response has ended (so a request body still being sent can stop).
     var responseEnded: Bool { flags.load(ordering: .acquiring) & Self.responseEndedFlag != 0 }
 
+    /// Whether the request is all sent, given the bytes the channel still holds: a bodiless request
+    /// (head and end written at once) is sent once the channel holds nothing.
+    func isSent(buffered: @autoclosure () -> Int) -> Bool {
+        let flags = flags.load(ordering: .acquiring)
+        if flags & Self.requestSentFlag != 0 { return true }
+        return flags & Self.bodilessFlag != 0 && buffered() == 0
+    }
+
+    func markBodiless() { flags.bitwiseOr(Self.bodilessFlag, ordering: .acquiringAndReleasing) }
     func markResponseStarted() { flags.bitwiseOr(Self.responseStartedFlag, ordering: .acquiringAndReleasing) }
     func markRequestSent() { flags.bitwiseOr(Self.requestSentFlag, ordering: .acquiringAndReleasing) }
     func markResponseEnded() { flags.bitwiseOr(Self.responseEndedFlag, ordering: .acquiringAndReleasing) }

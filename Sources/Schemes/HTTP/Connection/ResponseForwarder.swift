@@ -101,7 +101,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             let (head, body) = takePending()
             // The connection goes back to the pool before the reader wakes, so that its next request can
             // have it.
-            onResponseEnd?(keepAlive && exchange.requestSent)
+            onResponseEnd?(keepAlive && exchange.isSent(buffered: HTTPConnection.bufferedBytes(of: context.channel)))
             // Finished from here, with the body, so the reader needs no second wake-up: the handler's
             // task, which resumes on `done` later, then has nothing left to report.
             deliver(head, body, finished: true, to: exchange)
