@@ -10,6 +10,7 @@ let package = Package(
     dependencies: [
         .package(name: "swift-url-loader", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +20,9 @@ let package = Package(
                 .product(name: "StandardSchemes", package: "swift-url-loader"),
                 .product(name: "HTTPScheme", package: "swift-url-loader"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -118,6 +118,8 @@ try:
         ("seq", "%d sequential 1 KiB GETs over keep-alive" % small, "req/s", small, {
             "loader": lambda: bench("sequential", "loader", http + "/1k.bin", small),
             "loader-el": lambda: bench("sequential", "loader-el", http + "/1k.bin", small),
+            "nio-minimal": lambda: bench("sequential", "nio-minimal", http + "/1k.bin", small),
+            "nio-minimal-el": lambda: bench("sequential", "nio-minimal-el", http + "/1k.bin", small),
             "urlsession": lambda: bench("sequential", "urlsession", http + "/1k.bin", small),
             "asynchttpclient": lambda: bench("sequential", "asynchttpclient", http + "/1k.bin", small),
             "curl": lambda: rusage_child(["curl", "-s"] + curl_urls(small, "/1k.bin")),
@@ -126,6 +128,8 @@ try:
         ("conc32", "%d 1 KiB GETs, 32 in flight" % many, "req/s", many, {
             "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 32),
             "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 32),
+            "nio-minimal": lambda: bench("concurrent", "nio-minimal", http + "/1k.bin", many, 32),
+            "nio-minimal-el": lambda: bench("concurrent", "nio-minimal-el", http + "/1k.bin", many, 32),
             "urlsession": lambda: bench("concurrent", "urlsession", http + "/1k.bin", many, 32),
             "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32),
             "curl": lambda: rusage_child(["curl", "-s", "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin")),
@@ -216,6 +220,15 @@ try:
             ratio = table[ours]["value"] / table[peer]["value"]
             print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (label, table[ours]["value"], unit, peer,
                                                                  table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
+    # What our layers (session, task, middleware, registry, handler) cost: the loader against a minimal client
+    # written directly on NIO (MinimalNIOClient.swift), with the caller's tasks in the same place.
+    for key, count in (("seq", small), ("conc32", many)):
+        title, unit, table = results[key]
+        for ours, floor, where in (("loader", "nio-minimal", ""), ("loader-el", "nio-minimal-el", " (tasks on the event loop)")):
+            if ours in table and floor in table:
+                a, b = table[ours], table[floor]
+                print("| %s%s: the loader against a minimal NIO client | %.1f %s, %.1f us CPU/req | %s %.1f, %.1f us CPU/req | %.2fx | (measured, no goal) |" % (
+                    title, where, a["value"], unit, a["cpu"] * 1e6 / count, floor, b["value"], b["cpu"] * 1e6 / count, a["value"] / b["value"]))
     title, unit, table = results["download"]
     # The goal is judged on loadurl, a process with our loader alone; LoaderBench's figure is for reference:
     # it also maps what URLSession and AsyncHTTPClient need (Foundation, ICU, libcurl).

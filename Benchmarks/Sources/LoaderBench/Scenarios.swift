@@ -11,6 +11,8 @@ enum Scenarios {
         switch name {
         case "loader": return LoaderClient()
         case "loader-el": return LoaderClient(onEventLoop: true)
+        case "nio-minimal": return MinimalNIOClient(onEventLoop: false)
+        case "nio-minimal-el": return MinimalNIOClient(onEventLoop: true)
         case "urlsession": return URLSessionClient()
         case "asynchttpclient": return AsyncHTTPClientClient()
         default: throw BenchError.usage("unknown client \(name)")

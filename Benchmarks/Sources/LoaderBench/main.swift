@@ -5,7 +5,8 @@ import Foundation
 ///   stream CLIENT URL                  tofile CLIENT URL
 ///   data CLIENT MIB TIMES              noop loader HANDLERS COUNT
 ///   manystreams loader URL COUNT
-/// CLIENT is loader, loader-el (tasks on an HTTP event loop), urlsession or asynchttpclient (data: loader, foundation, urlsession).
+/// CLIENT is loader, loader-el (tasks on an HTTP event loop), urlsession or asynchttpclient (data: loader, foundation, urlsession);
+/// sequential and concurrent also take nio-minimal and nio-minimal-el, the floor (see MinimalNIOClient).
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 func run() async throws {
