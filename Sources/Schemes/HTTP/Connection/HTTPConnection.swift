@@ -135,7 +135,10 @@ final class HTTPConnection: Sendable {
     /// Gives up on `exchange` (cancelled or failed): closes the connection unless the response had already
     /// ended, in which case the connection went back to the pool and may now carry another request. The
     /// check runs on the event loop, where the end of a response is recorded, so it cannot race with it.
+    /// An end already seen needs no trip there: it is never undone (and every load that ends normally
+    /// stops its handler, which abandons the exchange, after its end).
     func abandon(_ exchange: HTTPExchange) {
+        guard !exchange.responseEnded else { return }
         channel.eventLoop.execute { [self] in
             guard !exchange.responseEnded else { return }
             close()
