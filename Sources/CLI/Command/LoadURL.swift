@@ -180,13 +180,24 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let session = LoaderSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
 
-        var lastFailure: Int32 = 0
-        for (index, text) in urls.enumerated() {
-            let status = await transfer(text, index: index, session: session)
-            if status != 0 { lastFailure = status }
+        // The transfers start on an HTTP event loop: an HTTP response then wakes this loop where it is, not
+        // a thread of the global executor (5,000 small GETs: 0.67–0.79 s → 0.53–0.68 s, a quarter less
+        // CPU). A large body is written out from the global executor (see `transfer`), so that the socket
+        // is read on one core while the output is written on the other. Handlers that block (file:, FTP)
+        // run off the loop anyway (see `SchemeHandler.startLoading()`).
+        return await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
+            var lastFailure: Int32 = 0
+            for (index, text) in urls.enumerated() {
+                let status = await transfer(text, index: index, session: session)
+                if status != 0 { lastFailure = status }
+            }
+            return lastFailure
         }
-        return lastFailure
     }
+
+    /// Bodies up to this size are written out on the event loop that read them; larger ones (or ones of
+    /// unknown size) from the global executor.
+    static let smallBody: Int64 = 256 * 1024
 
     /// Loads one URL to its output; returns its exit status.
     private func transfer(_ text: String, index: Int, session: LoaderSession) async -> Int32 {
@@ -217,10 +228,18 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url)
             defer { output.close() }
             if include || headOnly { try output.write(Data(response.printableHead.utf8)) }
-            for try await chunk in bytes.chunks {
-                try output.write(chunk)
-                summary.bytes += Int64(chunk.count)
-                meter.update(received: summary.bytes, expected: response.expectedContentLength)
+            func copyBody() async throws {
+                for try await chunk in bytes.chunks {
+                    try output.write(chunk)
+                    summary.bytes += Int64(chunk.count)
+                    meter.update(received: summary.bytes, expected: response.expectedContentLength)
+                }
+            }
+            if let length = response.expectedContentLength, length <= Self.smallBody {
+                try await copyBody()
+            } else {
+                // Measured on a 512 MiB body: 0.43–0.51 s to a file this way, 0.60–1.86 s on the loop.
+                try await withTaskExecutorPreference(globalConcurrentExecutor) { try await copyBody() }
             }
             try output.finish()
             return 0
