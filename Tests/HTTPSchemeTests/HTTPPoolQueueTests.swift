@@ -49,15 +49,21 @@ struct HTTPPoolQueueTests {
 
     @Test("An idle connection is closed after the idle timeout; reuse within it keeps the connection")
     func idleTimeout() async throws {
-        // A timeout long enough for a loaded machine to make the second request within it.
-        let session = session { $0.idleConnectionTimeout = 1 }
+        // A timeout long enough for a loaded machine to make the second request within it: under the thread
+        // sanitizer, with the other suites running alongside, 1 s once was not.
+        let session = session { $0.idleConnectionTimeout = 5 }
         let connection = HTTPField.Name("X-Connection")!
         let (_, first) = try await session.data(from: server.url("/ok"))
         let (_, second) = try await session.data(from: server.url("/ok"))
         #expect(first.headerFields[connection] == second.headerFields[connection], "reused within the timeout")
-        // The timer armed by the first response finds the connection reused and waits out the rest; four
-        // timeouts later the pool has closed it, and the next request opens another connection.
-        try await Task.sleep(for: .seconds(4))
+        // The timer armed by the first response finds the connection reused and waits out the rest; then the
+        // pool closes it, its origin leaves the pool's table, and the next request opens another connection.
+        // A bounded wait (20 s) rather than a fixed sleep.
+        let pool = HTTPEngine.shared.pool
+        for _ in 0..<400 where pool.originCount(session: session.identifier) > 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(pool.originCount(session: session.identifier) == 0, "the idle connection outlived its timeout")
         let (_, third) = try await session.data(from: server.url("/ok"))
         #expect(third.headerFields[connection] != second.headerFields[connection], "the idle connection outlived its timeout")
     }
