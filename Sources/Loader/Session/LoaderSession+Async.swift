@@ -113,18 +113,12 @@ extension LoaderSession {
         var data = Data()
         let expected = result.response.expectedContentLength.map { Int(min($0, 64 * 1024 * 1024)) } ?? 0
         for try await chunk in result.body {
-            if keep {
-                if data.isEmpty {
-                    // A body that comes in one chunk (most small ones) is kept as it came, not copied.
-                    if chunk.count >= expected {
-                        data = chunk
-                    } else {
-                        data.reserveCapacity(expected)
-                        data.append(chunk)
-                    }
-                } else {
-                    data.append(chunk)
-                }
+            if keep, data.isEmpty, chunk.count >= expected {
+                // A body that comes in one chunk (most small ones) is kept as it came, not copied.
+                data = chunk
+            } else if keep {
+                if data.isEmpty { data.reserveCapacity(expected) }
+                data.append(chunk)
             }
             task.didReceive(chunk, notify: true)
             await task.waitWhileSuspended()

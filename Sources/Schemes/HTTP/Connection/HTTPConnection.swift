@@ -116,14 +116,13 @@ final class HTTPConnection: Sendable {
         }
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        // No write promise (two allocations per request): the request is all sent once the channel holds
-        // none of it, which the flush above usually achieved; if not, the forwarder looks again when the
-        // response ends (``HTTPExchange/isSent(buffered:)``).
+        // No write promise (two allocations per request): a bodiless request is all sent once the channel
+        // holds none of it, which the forwarder checks when the response ends (``HTTPExchange/isSent(buffered:)``).
         exchange.markBodiless()
-        if Self.bufferedBytes(of: channel) == 0 { exchange.markRequestSent() }
     }
 
-    /// Bytes written to `channel` but not yet to its socket (call on the event loop).
+    /// Bytes written to `channel` but not yet to its socket (call on the event loop); `Int.max` if the
+    /// channel cannot tell.
     static func bufferedBytes(of channel: any Channel) -> Int {
         (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? Int.max
     }
