@@ -74,6 +74,18 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .badURL)
     }
 
+    @Test("A percent-encoded host is decoded: the load reaches it and its Host field carries the decoded name")
+    func percentEncodedHost() async throws {
+        // %31%32%37 is "127"; "localhost" is spelt half escaped to take the decoding path for a name too.
+        for (host, expected) in [("%31%32%37.0.0.1", "127.0.0.1"), ("%6c%6Fcalhost", "localhost")] {
+            let url = URL(string: "http://\(host):\(server.port)/echo-headers")!
+            let (data, response) = try await scriptedSession().data(from: url)
+            #expect(response.status == .ok, "\(host)")
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            #expect(lines.contains("host: \(expected):\(server.port)"), "\(host): \(lines)")
+        }
+    }
+
     @Test("A host that decodes to a line break or a space is badURL, never a Host field on the wire")
     func hostWithControlCharacters() async {
         for text in ["http://a%0d%0aX-Injected%3a%201/", "http://a%20b/", "http://a%00b/"] {

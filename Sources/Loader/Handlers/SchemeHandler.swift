@@ -93,7 +93,15 @@ open class SchemeHandler: @unchecked Sendable {
     public required init(request: LoadRequest, cachedResponse: CachedResponse?, client: any SchemeHandlerClient) {
         self.request = request
         self.cachedResponse = cachedResponse
-        self.client = TerminalTrackingClient(wrapping: client)
+        // The loader's own client knows when the load has ended; any other (a test's, the conformance
+        // suite's) is wrapped to learn it. Unwrapped, each load spares an allocation and an indirection.
+        self.client = client is HandlerDriver ? client : TerminalTrackingClient(wrapping: client)
+    }
+
+    /// Whether a terminal event has reached the client (or the load ended from the loader's side).
+    private var clientHasTerminated: Bool {
+        if let driver = client as? HandlerDriver { return driver.hasTerminated }
+        return (client as? TerminalTrackingClient)?.hasTerminated ?? false
     }
 
     /// Starts the load. The default runs ``load()`` in a new task. When the caller's task prefers no task
@@ -108,12 +116,11 @@ open class SchemeHandler: @unchecked Sendable {
     open func startLoading() {
         let executor = loadExecutor
         let operation: @concurrent @Sendable () async -> Void = { [self] in
-            let tracker = client as? TerminalTrackingClient
             do {
                 try await load()
-                if tracker?.hasTerminated == false, !isStopped { client.handlerDidFinishLoading(self) }
+                if !clientHasTerminated, !isStopped { client.handlerDidFinishLoading(self) }
             } catch {
-                if tracker?.hasTerminated == false, !isStopped {
+                if !clientHasTerminated, !isStopped {
                     client.handler(self, didFailWith: LoadError.wrapping(error, url: request.url))
                 }
             }
@@ -160,6 +167,7 @@ open class SchemeHandler: @unchecked Sendable {
 
 /// Forwards every event unchanged and remembers whether a terminal one was sent, so that the base
 /// class finishes a `load()` that returned without finishing, and never sends a second terminal event.
+/// Only clients other than the loader's own are wrapped: the loader's knows this already.
 final class TerminalTrackingClient: SchemeHandlerClient {
     let base: any SchemeHandlerClient
     private let terminated = Atomic<Bool>(false)

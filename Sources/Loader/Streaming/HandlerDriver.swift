@@ -4,11 +4,9 @@ import Synchronization
 /// Runs one handler instance: it is the handler's client, holds the body buffer, enforces the event
 /// contract, the timeouts and cancellation, and stops the handler exactly once.
 final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
-    private let state: Locked<HandlerEventState>
-    /// The handler and the task, kept until the handler has been stopped. Both refer back to this driver
-    /// (as client, as the task's driver), so the references are dropped then to break the cycles; strong
-    /// rather than weak, because weak references make every later retain and release of the object slower.
-    private let attached: Locked<Attached>
+    /// The event state machine, with the handler and task beside it under the same lock: the handler is
+    /// taken out in the same critical section that decides to stop it.
+    private let guarded: Locked<Guarded>
     let url: URL
     private let idleTimeout: TimeInterval
     private let resourceDeadline: UInt64
@@ -16,9 +14,20 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private let isWatched: Bool
     private let credentialStore: CredentialStore?
 
-    private struct Attached {
+    private struct Guarded {
+        var events: HandlerEventState
+        /// The handler and the task, kept until the handler has been stopped. Both refer back to this
+        /// driver (as client, as the task's driver), so the references are dropped then to break the
+        /// cycles; strong rather than weak, because weak references make every later retain and release of
+        /// the object slower.
         var handler: SchemeHandler?
         var task: LoadTask?
+
+        /// Takes the handler and the task out, for a stop: the handler to stop, if it was still here.
+        mutating func detach() -> SchemeHandler? {
+            defer { handler = nil; task = nil }
+            return handler
+        }
     }
 
     init(
@@ -30,44 +39,47 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         credentialStore: CredentialStore?
     ) {
         self.url = url
-        self.state = Locked(HandlerEventState(url: url, highWatermark: highWatermark))
+        self.guarded = Locked(Guarded(events: HandlerEventState(url: url, highWatermark: highWatermark), handler: nil, task: task))
         self.idleTimeout = idleTimeout
         self.resourceDeadline = Watchdog.now() &+ Self.nanoseconds(resourceTimeout)
         self.isWatched = min(idleTimeout, resourceTimeout) < Self.noTimeout
-        self.attached = Locked(Attached(handler: nil, task: task))
         self.credentialStore = credentialStore
     }
 
     /// Contract violations seen so far, for diagnostics and the conformance suite.
-    var violations: [String] { state.withLock { $0.violations } }
+    var violations: [String] { guarded.withLock { $0.events.violations } }
+
+    /// Whether the load has ended (a terminal event from the handler, or a failure from the loader's side).
+    var hasTerminated: Bool { guarded.withLock { $0.events.isTerminated } }
 
     // MARK: Starting and stopping
 
     /// Instantiates nothing: the registry made `handler` with this driver as its client. Starts it.
     func start(_ handler: SchemeHandler) {
-        attached.withLock { $0.handler = handler }
-        guard state.withLock({ $0.willStart() }) else {
-            attached.withLock { $0 = Attached() }
-            return
+        let starts = guarded.withLock { guarded -> Bool in
+            guard guarded.events.willStart() else {
+                guarded.task = nil
+                return false
+            }
+            guarded.handler = handler
+            return true
         }
+        guard starts else { return }
         if isWatched { Watchdog.shared.watch(self) }
         handler.startLoading()
-        if state.withLock({ $0.didStart() }) { stopHandler() }
+        let stopping = guarded.withLock { guarded in guarded.events.didStart() ? guarded.detach() : nil }
+        if let stopping { stop(stopping) }
     }
 
     /// Ends the load from the loader's side with `error` (cancellation, timeout, reader gone).
     func cancel(with error: LoadError) {
-        let effects = state.withLock { $0.cancel(with: error) }
-        perform(effects)
+        update { $0.cancel(with: error) }
     }
 
-    private func stopHandler() {
-        let handler = attached.withLock { attached -> SchemeHandler? in
-            defer { attached = Attached() }
-            return attached.handler
-        }
+    /// Stops `handler`, which ``Guarded/detach()`` took out: once per load.
+    private func stop(_ handler: SchemeHandler) {
         Watchdog.shared.unwatch(self)
-        handler?.stopLoading()
+        handler.stopLoading()
     }
 
     // MARK: Reading
@@ -80,7 +92,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { waiter in
-                perform(state.withLock { $0.awaitResponse(waiter) })
+                update { $0.awaitResponse(waiter) }
             }
         } onCancel: {
             self.cancel(with: LoadError(.cancelled, url: url))
@@ -90,8 +102,12 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     /// The next body chunk, or `nil` at the end of the body.
     func nextChunk() async throws -> Data? {
         var effects = HandlerEventState.Effects()
-        let polled = state.withLock { $0.poll(&effects) }
-        perform(effects)
+        let (polled, stopping) = guarded.withLock { guarded in
+            let polled = guarded.events.poll(&effects)
+            let stopping = effects.stopHandler ? guarded.detach() : nil
+            return (polled, stopping)
+        }
+        perform(effects, stopping: stopping)
         switch polled {
         case .chunk(let data): return data
         case .end: return nil
@@ -100,7 +116,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { waiter in
-                perform(state.withLock { $0.awaitChunk(waiter) })
+                update { $0.awaitChunk(waiter) }
             }
         } onCancel: {
             self.cancel(with: LoadError(.cancelled, url: url))
@@ -110,39 +126,39 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     // MARK: SchemeHandlerClient
 
     func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) {
-        perform(state.withLock { $0.receiveResponse(response, redirect: nil) })
+        update { $0.receiveResponse(response, redirect: nil) }
     }
 
     func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) {
-        perform(state.withLock { $0.receiveResponse(response, redirect: request) })
+        update { $0.receiveResponse(response, redirect: request) }
     }
 
     func handler(_ handler: SchemeHandler, didLoad data: Data) {
-        perform(state.withLock { $0.receiveData(data) })
+        update { $0.receiveData(data) }
     }
 
     func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
         // All under one lock, the waiting reader resumed after: it wakes once and finds everything there.
-        let effects = state.withLock { state in
+        update { state in
             var effects = state.receiveResponse(response, redirect: nil)
             for chunk in body where !chunk.isEmpty { effects.merge(state.receiveData(chunk)) }
             if finished { effects.merge(state.receiveFinish()) }
             return effects
         }
-        perform(effects)
     }
 
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
-        let (effects, full) = state.withLock { state -> (HandlerEventState.Effects, Bool) in
+        var full = false
+        update { state in
             let effects = state.receiveData(data)
-            return (effects, !state.hasRoom)
+            full = !state.hasRoom
+            return effects
         }
-        perform(effects)
         if let error = terminalError() { throw error }
         guard full else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-                perform(state.withLock { $0.awaitRoom(waiter) })
+                update { $0.awaitRoom(waiter) }
             }
         } onCancel: {
             self.cancel(with: LoadError(.cancelled, url: url))
@@ -150,19 +166,19 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) {
-        perform(state.withLock { $0.whenRoom(callback) })
+        if guarded.withLock({ $0.events.whenRoom(callback) }) { callback() }
     }
 
     func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
-        attached.withLock { $0.task }?.didSend(total: totalBytesSent, expected: totalBytesExpectedToSend)
+        guarded.withLock { $0.task }?.didSend(total: totalBytesSent, expected: totalBytesExpectedToSend)
     }
 
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
-        perform(state.withLock { $0.receiveFinish() })
+        update { $0.receiveFinish() }
     }
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
-        guard let task = attached.withLock({ $0.task }) else { return .cancelAuthenticationChallenge }
+        guard let task = guarded.withLock({ $0.task }) else { return .cancelAuthenticationChallenge }
         let answer = await task.didReceive(challenge)
         // Default handling of a handler's login question (FTP): the session's credential store, once.
         if case .performDefaultHandling = answer, challenge.serverTrust == nil, challenge.previousFailureCount == 0,
@@ -175,26 +191,38 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {
         var error = error
         if error.url == nil { error.url = url }
-        perform(state.withLock { $0.receiveFailure(error) })
+        update { $0.receiveFailure(error) }
     }
 
     // MARK: Effects
 
     private func terminalError() -> LoadError? {
-        state.withLock { state in
-            if case .failed(let error)? = state.terminal { return error }
+        guarded.withLock { guarded in
+            if case .failed(let error)? = guarded.events.terminal { return error }
             return nil
         }
     }
 
-    private func perform(_ effects: HandlerEventState.Effects) {
+    /// Applies `body` to the state machine and carries out its effects after the lock, taking the
+    /// handler out under the lock if they include stopping it.
+    private func update(_ body: (inout HandlerEventState) -> HandlerEventState.Effects) {
+        let (effects, stopping) = guarded.withLock { guarded in
+            let effects = body(&guarded.events)
+            // Decided first, so that the effects are moved into the result rather than copied.
+            let stopping = effects.stopHandler ? guarded.detach() : nil
+            return (effects, stopping)
+        }
+        perform(effects, stopping: stopping)
+    }
+
+    private func perform(_ effects: HandlerEventState.Effects, stopping: SchemeHandler?) {
         if let (waiter, result) = effects.response { waiter.resume(with: result.mapError { $0 as any Error }) }
         if let (waiter, result) = effects.consumer { waiter.resume(with: result.mapError { $0 as any Error }) }
         for waiter in effects.producers {
             if let error = effects.producerError { waiter.resume(throwing: error) } else { waiter.resume() }
         }
         for callback in effects.readyCallbacks { callback() }
-        if effects.stopHandler { stopHandler() }
+        if let stopping { stop(stopping) }
     }
 
     // MARK: Timeouts
@@ -202,21 +230,21 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     /// Checks the idle and resource timeouts; one timer per load, re-armed only when it fires.
     /// Fails the load if it went idle too long or passed its resource deadline; `false` once it has ended.
     func checkTimeouts(now: UInt64) -> Bool {
-        let error = state.withLock { state -> LoadError? in
-            guard !state.isTerminated else { return nil }
+        let error = guarded.withLock { guarded -> LoadError? in
+            guard !guarded.events.isTerminated else { return nil }
             if now >= resourceDeadline {
                 return LoadError(.timedOut, url: url, reason: "the resource timeout passed")
             }
             // A full buffer waits for the reader, not for the handler: that is not idleness.
             // Activity may be newer than `now` (recorded since it was read): then the load is not idle.
-            let idle = state.lastActivity >= now ? 0 : now - state.lastActivity
-            if Self.seconds(idle) >= idleTimeout, !state.isWaitingForConsumer {
+            let idle = guarded.events.lastActivity >= now ? 0 : now - guarded.events.lastActivity
+            if Self.seconds(idle) >= idleTimeout, !guarded.events.isWaitingForConsumer {
                 return LoadError(.timedOut, url: url, reason: "no progress for \(Self.format(idleTimeout)) s (the request timeout)")
             }
             return nil
         }
         if let error { cancel(with: error) }
-        return error == nil && !state.withLock { $0.isTerminated }
+        return error == nil && !hasTerminated
     }
 
     /// Timeouts this long (about 31 years) or longer mean none.

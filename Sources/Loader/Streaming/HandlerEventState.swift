@@ -261,15 +261,12 @@ struct HandlerEventState {
         return effects
     }
 
-    /// Registers a callback for when the buffer has room; returns it back if there is room now.
-    mutating func whenRoom(_ callback: @escaping @Sendable () -> Void) -> Effects {
-        var effects = Effects()
-        if terminal != nil || bufferedBytes <= highWatermark {
-            effects.readyCallbacks = [callback]
-        } else {
-            readyCallbacks.append(callback)
-        }
-        return effects
+    /// Registers a callback for when the buffer has room, unless there is room now: then it returns
+    /// `true` and the caller calls it (usually so, and without the array an effect would need).
+    mutating func whenRoom(_ callback: @escaping @Sendable () -> Void) -> Bool {
+        if terminal != nil || bufferedBytes <= highWatermark { return true }
+        readyCallbacks.append(callback)
+        return false
     }
 
     var hasRoom: Bool { bufferedBytes <= highWatermark }

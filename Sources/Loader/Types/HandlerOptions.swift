@@ -16,15 +16,26 @@ public protocol HandlerOptionKey {
 /// Typed options for handlers, set on a session's configuration (for all its requests) or on one request.
 /// A value set on a request wins over the session's.
 public struct HandlerOptions: Sendable {
-    private var values: [ObjectIdentifier: any Sendable] = [:]
+    /// Each value in a box of its key's value type. The subscript reads it back with an unchecked
+    /// downcast (a key's box always holds that key's `Value`): a dynamic cast from `any Sendable` cost
+    /// a conformance look-up on every HTTP request.
+    private var values: [ObjectIdentifier: any AnyObject & Sendable] = [:]
+
+    private final class Box<Value: Sendable>: Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
 
     /// No options set.
     public init() {}
 
     /// The value for `key`, or its default.
     public subscript<Key: HandlerOptionKey>(key: Key.Type) -> Key.Value {
-        get { values[ObjectIdentifier(key)] as? Key.Value ?? Key.defaultValue }
-        set { values[ObjectIdentifier(key)] = newValue }
+        get {
+            guard let box = values[ObjectIdentifier(key)] else { return Key.defaultValue }
+            return unsafeDowncast(box, to: Box<Key.Value>.self).value
+        }
+        set { values[ObjectIdentifier(key)] = Box(newValue) }
     }
 
     /// Whether a value was set for `key`.
@@ -34,6 +45,9 @@ public struct HandlerOptions: Sendable {
 
     /// These options with `other`'s values added where these have none.
     public func filling(from other: HandlerOptions) -> HandlerOptions {
+        // The usual cases (nothing set on the request, or nothing on the session) need no merged copy.
+        if other.values.isEmpty { return self }
+        if values.isEmpty { return other }
         var merged = self
         merged.values.merge(other.values) { mine, _ in mine }
         return merged

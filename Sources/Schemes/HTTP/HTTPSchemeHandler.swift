@@ -208,7 +208,10 @@ final class HTTPRequestPlan: Sendable {
         guard scheme == "http" || scheme == "https" else {
             throw LoadError(.unsupportedURL, url: url, reason: "not an http or https URL")
         }
-        guard let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else {
+        // Decoded only when it holds an escape: decoding looks at every byte, and most hosts have none.
+        let encodedHost = url.host(percentEncoded: true)
+        let decodedHost = encodedHost?.utf8.contains(UInt8(ascii: "%")) == true ? url.host(percentEncoded: false) : encodedHost
+        guard let rawHost = decodedHost, !rawHost.isEmpty else {
             throw LoadError(.badURL, url: url, reason: "the URL has no host")
         }
         let host = rawHost.hasPrefix("[") ? String(rawHost.dropFirst().dropLast()) : rawHost
@@ -232,7 +235,7 @@ final class HTTPRequestPlan: Sendable {
         if !headers.contains(name: "host") {
             // On the bytes: `String.contains(String)` goes through Foundation and is slow on this path.
             let hostField = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-            headers.replaceOrAdd(name: "host", value: port == defaultPort ? hostField : "\(hostField):\(port)")
+            headers.replaceOrAdd(name: "host", value: port == defaultPort ? hostField : hostField + ":" + String(port))
         }
         if !headers.contains(name: "user-agent") { headers.add(name: "user-agent", value: Self.userAgent) }
         if let body = request.body {

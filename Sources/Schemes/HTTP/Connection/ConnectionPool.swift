@@ -14,13 +14,43 @@ final class ConnectionPool: Sendable {
     typealias TrustQuestion = @Sendable (AuthenticationChallenge) async -> ChallengeDisposition
 
     /// What makes connections interchangeable: the origin and the settings they were opened with.
-    struct Key: Hashable, Sendable {
+    ///
+    /// A class: a key is handed through the pool, the connection and the fast path several times per
+    /// request, and copying its strings and options field by field cost about ten reference counts each time.
+    final class Key: Hashable, Sendable {
         /// The session whose connections these are (sessions share no connections).
-        var session: Int
-        var scheme: String
-        var host: String
-        var port: Int
-        var options: HTTPClientOptions
+        let session: Int
+        let scheme: String
+        let host: String
+        let port: Int
+        let options: HTTPClientOptions
+        /// The hash of all of the above, worked out once: every request looks its key up at least twice
+        /// (lease, release), and hashing the options field by field each time showed in profiles.
+        private let digest: Int
+
+        init(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) {
+            self.session = session
+            self.scheme = scheme
+            self.host = host
+            self.port = port
+            self.options = options
+            var hasher = Hasher()
+            hasher.combine(session)
+            hasher.combine(scheme)
+            hasher.combine(host)
+            hasher.combine(port)
+            hasher.combine(options)
+            digest = hasher.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(digest)
+        }
+
+        static func == (a: Key, b: Key) -> Bool {
+            a === b || (a.digest == b.digest && a.session == b.session && a.port == b.port && a.host == b.host
+                && a.scheme == b.scheme && a.options == b.options)
+        }
     }
 
     /// A connection handed to one request.

@@ -13,7 +13,9 @@ struct PendingBody {
     /// Copies the buffer's readable bytes into the batch.
     mutating func append(_ buffer: ByteBuffer) {
         guard buffer.readableBytes > 0 else { return }
-        chunks.append(Data(buffer.readableBytesView))
+        // From the raw bytes: `Data(buffer.readableBytesView)` goes through the generic sequence
+        // initializer, which looks up a protocol conformance at run time on every read.
+        chunks.append(buffer.withUnsafeReadableBytes { Data(bytes: $0.baseAddress!, count: $0.count) })
     }
 
     /// The chunks of the batch, in order, leaving it empty.

@@ -122,7 +122,10 @@ final class ResponseForwarder: ChannelInboundHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         if case .body(let exchange, _, _, _) = state { deliverPending(to: exchange) }
         switch state {
-        case .awaitingHead(let exchange), .body(let exchange, _, _, _):
+        case .awaitingHead:
+            // Nothing of this response is buffered yet, so there is room: read on without asking.
+            context.read()
+        case .body(let exchange, _, _, _):
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             let loop = context.eventLoop
             exchange.client.handler(exchange.handler, whenReadyForData: {
