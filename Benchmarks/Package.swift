@@ -7,12 +7,18 @@ import PackageDescription
 let package = Package(
     name: "swift-url-loader-benchmarks",
     platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "LoaderBench", targets: ["LoaderBench"]),
+        // Preloaded by run.py for the runs that count allocations; never linked into LoaderBench.
+        .library(name: "AllocationCounter", type: .dynamic, targets: ["AllocationCounter"]),
+    ],
     dependencies: [
         .package(name: "swift-url-loader", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
+        .target(name: "AllocationCounter"),
         .executableTarget(
             name: "LoaderBench",
             dependencies: [

@@ -58,7 +58,24 @@ def bench(scenario, client, *rest):
     out = child([bench_bin, scenario, client] + [str(r) for r in rest])
     line = next(l for l in out.splitlines() if l.startswith("RESULT "))
     fields = dict(pair.split("=", 1) for pair in line.split()[1:])
-    return {"seconds": float(fields["seconds"]), "rss_kib": int(fields["rss_kib"]), "cpu": float(fields["cpu"])}
+    return {"seconds": float(fields["seconds"]), "rss_kib": int(fields["rss_kib"]), "cpu": float(fields["cpu"]),
+            "allocations": int(fields["allocations"]), "requests": int(fields["requests"])}
+
+
+def allocations_per_request(scenario, client, *rest):
+    """One untimed LoaderBench run with the allocation counter preloaded: allocator calls per request."""
+    saved = os.environ.get("LD_PRELOAD")
+    os.environ["LD_PRELOAD"] = counter_lib
+    try:
+        result = bench(scenario, client, *rest)
+    finally:
+        if saved is None:
+            del os.environ["LD_PRELOAD"]
+        else:
+            os.environ["LD_PRELOAD"] = saved
+    if result["allocations"] < 0:
+        raise SystemExit("benchmark: LoaderBench did not find the preloaded allocation counter (%s)" % counter_lib)
+    return result["allocations"] / result["requests"]
 
 
 def wrk(url, connections, duration):
@@ -96,6 +113,7 @@ try:
             os.remove(os.path.join(package, ".build", plan))
     build(["swift", "build", "-c", config, "--package-path", package])
     bench_bin = os.path.join(sh(["swift", "build", "-c", config, "--package-path", package, "--show-bin-path"]).strip(), "LoaderBench")
+    counter_lib = os.path.join(os.path.dirname(bench_bin), "libAllocationCounter.so")
     # Our CLI, side by side with curl's: a process with our loader alone, so its peak RSS is the loader's
     # (LoaderBench also carries URLSession, Foundation, libcurl and AsyncHTTPClient).
     print("== building loadurl (%s)" % config, flush=True)
@@ -216,6 +234,19 @@ try:
             extra = "" if row["rss"] is None else "  peak RSS %6.1f MiB  CPU %.2f s" % (row["rss"] / 1024, row["cpu"])
             print("   %-16s %12.1f %s%s" % (client, row["value"], unit, extra), flush=True)
 
+    # Allocations per request, counted in runs of their own (untimed: counting costs an atomic add per call).
+    print("== allocations per request (libAllocationCounter.so preloaded)", flush=True)
+    allocations = {
+        ("noop1", "loader"): allocations_per_request("noop", "loader", 1, noop_count // 10),
+        ("noop100", "loader"): allocations_per_request("noop", "loader", 100, noop_count // 10),
+    }
+    for key, scenario, extra in (("seq", "sequential", ()), ("conc32", "concurrent", (32,))):
+        for client in ("loader", "loader-el", "nio-minimal", "nio-minimal-el"):
+            count = small if key == "seq" else many // 4
+            allocations[(key, client)] = allocations_per_request(scenario, client, http + "/1k.bin", count, *extra)
+    for (key, client), value in allocations.items():
+        print("   %-8s %-16s %8.1f allocations/req" % (key, client, value), flush=True)
+
     goals = [("seq", "curl", 1.2), ("seq", "wrk", 0.85), ("seq", "urlsession", 4.0),
              ("conc32", "curl", 2.0), ("conc32", "asynchttpclient", 1.5), ("conc32", "wrk", 0.85),
              ("download", "curl", 1.0), ("tofile", "curl", 1.5), ("data", "foundation", 0.5), ("file", "cat", 0.5),
@@ -241,8 +272,9 @@ try:
         for ours, floor, where in (("loader", "nio-minimal", ""), ("loader-el", "nio-minimal-el", " (tasks on the event loop)")):
             if ours in table and floor in table:
                 a, b = table[ours], table[floor]
-                print("| %s%s: the loader against a minimal NIO client | %.1f %s, %.1f us CPU/req | %s %.1f, %.1f us CPU/req | %.2fx | (measured, no goal) |" % (
-                    title, where, a["value"], unit, a["cpu"] * 1e6 / count, floor, b["value"], b["cpu"] * 1e6 / count, a["value"] / b["value"]))
+                print("| %s%s: the loader against a minimal NIO client | %.1f %s, %.1f us CPU/req, %.1f allocations/req | %s %.1f, %.1f us CPU/req, %.1f allocations/req | %.2fx | (measured, no goal) |" % (
+                    title, where, a["value"], unit, a["cpu"] * 1e6 / count, allocations[(key, ours)], floor, b["value"],
+                    b["cpu"] * 1e6 / count, allocations[(key, floor)], a["value"] / b["value"]))
     title, unit, table = results["download"]
     # The goal is judged on loadurl, a process with our loader alone; LoaderBench's figure is for reference:
     # it also maps what URLSession and AsyncHTTPClient need (Foundation, ICU, libcurl).
@@ -257,7 +289,8 @@ try:
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):
         title, unit, table = results[key]
-        print("| %s | %.2f us/req | | | <= 5 us %s |" % (title, table["loader"]["value"], "met" if table["loader"]["value"] <= 5 else "missed"))
+        print("| %s | %.2f us/req, %.1f allocations/req | | | <= 5 us %s |" % (
+            title, table["loader"]["value"], allocations[(key, "loader")], "met" if table["loader"]["value"] <= 5 else "missed"))
     print("\n%d round(s) in %.0f s; %s" % (rounds, time.time() - started, time.strftime("%Y-%m-%d")))
 finally:
     subprocess.run([os.path.join(root, "scripts/test-servers"), "stop"], check=False)

@@ -11,10 +11,12 @@ struct Measurement {
     var cpuSeconds: Double = 0
     /// Peak resident set of the process (VmHWM), in KiB.
     var peakRSSKiB: Int = 0
+    /// Allocator calls during the run, or -1 when the allocation counter is not preloaded.
+    var allocations: Int = -1
 
     var line: String {
         "RESULT client=\(client) scenario=\(scenario) seconds=\(String(format: "%.6f", seconds)) requests=\(requests) "
-            + "bytes=\(bytes) cpu=\(String(format: "%.4f", cpuSeconds)) rss_kib=\(peakRSSKiB)"
+            + "bytes=\(bytes) cpu=\(String(format: "%.4f", cpuSeconds)) rss_kib=\(peakRSSKiB) allocations=\(allocations)"
     }
 }
 
@@ -33,14 +35,25 @@ enum Probe {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
-    /// Runs `body`, timing it on the wall clock and in CPU time.
+    /// The allocation counter's total, when run.py preloaded `libAllocationCounter.so` (found by name, so that
+    /// LoaderBench never links it and the timed runs pay nothing for counting).
+    static let allocationCount: (@convention(c) () -> UInt)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "bench_allocation_count") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) () -> UInt).self)
+    }()
+
+    /// Runs `body`, timing it on the wall clock and in CPU time, counting allocations when it can.
     static func measure(client: String, scenario: String, _ body: () async throws -> (requests: Int, bytes: Int)) async throws -> Measurement {
+        let counter = allocationCount
+        let allocationsBefore = counter?()
         let cpu = cpuSeconds()
         let start = ContinuousClock.now
         let (requests, bytes) = try await body()
         let elapsed = ContinuousClock.now - start
+        let cpuAfter = cpuSeconds()
+        let allocations = counter.map { Int($0() - (allocationsBefore ?? 0)) } ?? -1
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Measurement(client: client, scenario: scenario, seconds: seconds, requests: requests, bytes: bytes,
-                           cpuSeconds: cpuSeconds() - cpu, peakRSSKiB: peakRSSKiB())
+                           cpuSeconds: cpuAfter - cpu, peakRSSKiB: peakRSSKiB(), allocations: allocations)
     }
 }

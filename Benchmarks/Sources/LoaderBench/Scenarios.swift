@@ -92,15 +92,24 @@ enum Scenarios {
         return (times, bytes)
     }
 
-    /// A session with `handlers` classes registered (a no-op one for `noop:`, the others for another
-    /// scheme), already warmed up: the first loads of a process pay one-time costs (type metadata, lazy
+    /// A session with `handlers` classes registered (a no-op one for `noop:`, the others each for a scheme
+    /// of its own), already warmed up: the first loads of a process pay one-time costs (type metadata, lazy
     /// globals, allocator growth; about 7 ms), which a per-request figure should not spread over its count.
     static func noopSession(handlers: Int) async throws -> LoaderSession {
         var configuration = LoaderSession.Configuration.ephemeral
-        configuration.handlerClasses = Array(repeating: DecoyHandler.self, count: max(0, handlers - 1)) + [NoopHandler.self]
+        configuration.handlerClasses = decoys(max(0, handlers - 1), DecoyRoot.self) + [NoopHandler.self]
         let session = LoaderSession(configuration: configuration)
+        guard session.registry.handlers.count == handlers else {
+            throw BenchError.usage("\(handlers) handlers asked for, \(session.registry.handlers.count) registered")
+        }
         _ = try await noop(session, count: 2_000)
         return session
+    }
+
+    /// `count` distinct handler classes, `DecoyHandler<Next<…<DecoyRoot>>>`: registering one class twice
+    /// only moves it, so a registry of 100 handlers needs 100 types, made here at run time.
+    private static func decoys<Depth: DecoyDepth>(_ count: Int, _ depth: Depth.Type) -> [SchemeHandler.Type] {
+        count == 0 ? [] : [DecoyHandler<Depth>.self] + decoys(count - 1, Next<Depth>.self)
     }
 
     /// `count` loads of `noop:x` through the registry and the default middleware.
@@ -120,9 +129,15 @@ final class NoopHandler: SchemeHandler, @unchecked Sendable {
     }
 }
 
-/// Registered many times to see whether handler lookup stays flat.
-final class DecoyHandler: SchemeHandler, @unchecked Sendable {
-    override class var supportedSchemes: Set<String> { ["decoy"] }
+/// A type-level counter that names each decoy handler's scheme.
+protocol DecoyDepth { static var depth: Int { get } }
+enum DecoyRoot: DecoyDepth { static var depth: Int { 0 } }
+enum Next<Previous: DecoyDepth>: DecoyDepth { static var depth: Int { Previous.depth + 1 } }
+
+/// One of many handlers registered to see whether choosing a handler stays flat: each serves a scheme of its
+/// own (`decoy0`, `decoy1`, …), so each is a separate entry in the registry.
+final class DecoyHandler<Depth: DecoyDepth>: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["decoy\(Depth.depth)"] }
 }
 
 enum BenchError: Error, CustomStringConvertible {

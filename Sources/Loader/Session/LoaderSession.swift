@@ -135,11 +135,13 @@ public final class LoaderSession: Sendable {
         registry: SchemeRegistry,
         configuration: Configuration
     ) async throws -> LoadResult {
-        guard let scheme = request.url.scheme, !scheme.isEmpty else {
+        // The request's scheme, lowercased once when its URL was set.
+        let scheme = request.scheme
+        guard !scheme.isEmpty else {
             throw LoadError(.badURL, url: request.url, reason: "the URL has no scheme")
         }
         guard let handlerClass = registry.handlerClass(for: request) else {
-            throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme.lowercased())'")
+            throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme)'")
         }
         let canonical = handlerClass.canonicalRequest(for: request)
         let task = context.task

@@ -12,6 +12,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private let resourceDeadline: UInt64
     /// Whether any timeout is short enough to need the watchdog.
     private let isWatched: Bool
+    /// Whether this load was handed to the watchdog (which is told when it stops).
+    private let isWatching = Atomic<Bool>(false)
     private let credentialStore: CredentialStore?
 
     private struct Guarded {
@@ -65,9 +67,17 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
             return true
         }
         guard starts else { return }
-        if isWatched { Watchdog.shared.watch(self) }
         handler.startLoading()
-        let stopping = guarded.withLock { guarded in guarded.events.didStart() ? guarded.detach() : nil }
+        let (stopping, ended) = guarded.withLock { guarded in
+            (guarded.events.didStart() ? guarded.detach() : nil, guarded.events.isTerminated)
+        }
+        // Watched only once started, and only if still running: a load that ended in its first step (data:,
+        // a no-op) spares the watchdog's process-wide lock twice. The deadlines date from init, so a late
+        // start of the watch loses nothing; a stop that slips in before it leaves an entry the next tick drops.
+        if isWatched, !ended {
+            isWatching.store(true, ordering: .releasing)
+            Watchdog.shared.watch(self)
+        }
         if let stopping { stop(stopping) }
     }
 
@@ -78,7 +88,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     /// Stops `handler`, which ``Guarded/detach()`` took out: once per load.
     private func stop(_ handler: SchemeHandler) {
-        Watchdog.shared.unwatch(self)
+        if isWatching.load(ordering: .acquiring) { Watchdog.shared.unwatch(self) }
         handler.stopLoading()
     }
 
@@ -90,7 +100,10 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     /// ``LoadTask`` too: a middleware may call `next` from a task of its own (a race, a background
     /// revalidation) and cancel that task.
     func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
-        try await withTaskCancellationHandler {
+        // A handler that answers in its first step (data:, a no-op, a cache) has the head here already: no
+        // cancellation handler and no continuation, which cost more than the rest of this read.
+        if let outcome = guarded.withLock({ $0.events.takeResponse() }) { return try outcome.get() }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { waiter in
                 update { $0.awaitResponse(waiter) }
             }

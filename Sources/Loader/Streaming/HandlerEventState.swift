@@ -198,20 +198,27 @@ struct HandlerEventState {
 
     mutating func awaitResponse(_ waiter: CheckedContinuation<(LoadResponse, LoadRequest?), any Error>) -> Effects {
         var effects = Effects()
+        if let outcome = takeResponse() {
+            effects.response = (waiter, outcome)
+        } else {
+            responseWaiter = waiter
+        }
+        return effects
+    }
+
+    /// The response head if it has come (it is then delivered), the load's error if it failed first, or
+    /// `nil` while neither has happened.
+    mutating func takeResponse() -> Result<(LoadResponse, LoadRequest?), LoadError>? {
         switch head {
         case .received(let response, let redirect):
             head = .delivered
-            effects.response = (waiter, .success((response, redirect)))
+            return .success((response, redirect))
         case .waiting:
-            if case .failed(let error) = terminal {
-                effects.response = (waiter, .failure(error))
-            } else {
-                responseWaiter = waiter
-            }
+            if case .failed(let error) = terminal { return .failure(error) }
+            return nil
         case .delivered:
-            effects.response = (waiter, .failure(LoadError(.unknown, url: url, reason: "the response was already taken")))
+            return .failure(LoadError(.unknown, url: url, reason: "the response was already taken"))
         }
-        return effects
     }
 
     mutating func poll(_ effects: inout Effects) -> Poll {

@@ -31,8 +31,11 @@ public struct Locked<Value>: @unchecked Sendable {
     let storage: Storage
 
     /// Guards `value`.
-    public init(_ value: Value) {
-        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
+    public init(_ value: consuming Value) {
+        // Moved into the buffer, not copied: a copy of a state with many references (a load's event state,
+        // a task's) costs a retain for each now and a release for each when the original goes.
+        var slot = Optional(value)
+        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in slot.take()! }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
             pthread_mutex_init(mutex, nil)

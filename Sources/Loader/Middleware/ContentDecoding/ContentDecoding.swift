@@ -1,4 +1,5 @@
 import FoundationEssentials
+import HTTPTypes
 
 /// How a session decodes compressed response bodies (`Content-Encoding: gzip` or `deflate`).
 ///
@@ -33,6 +34,8 @@ public struct ContentDecoding: Sendable, Hashable {
 
     /// The codings this session decodes, in the `Accept-Encoding` it sends.
     static let acceptEncoding = "gzip, deflate"
+    /// The field, made once: making one checks its value, on every load.
+    static let acceptEncodingField = HTTPField(name: .acceptEncoding, value: acceptEncoding)
 
     func format(of coding: Substring) -> Inflater.Format? {
         switch coding.trimmingSpaces().lowercased() {

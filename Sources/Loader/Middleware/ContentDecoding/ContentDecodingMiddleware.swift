@@ -11,7 +11,7 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil else { return try await next(request) }
         var request = request
         // Known absent: an append, cheaper than the subscript's search and replace.
-        request.headerFields.append(HTTPField(name: .acceptEncoding, value: ContentDecoding.acceptEncoding))
+        request.headerFields.append(ContentDecoding.acceptEncodingField)
         var result = try await next(request)
         guard let header = result.response.headerFields[.contentEncoding] else { return result }
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
