@@ -21,12 +21,22 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 
     /// Loads `request`, answering challenges.
     public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        let result = try await next(request)
+        // Most responses are no challenge. The rest of the work lives in a function of its own, so that its
+        // larger async frame (the challenge, the credential) is allocated only for a 401.
+        guard result.response.status == .unauthorized else { return result }
+        return try await answerChallenges(result, to: request, context: context, next: next)
+    }
+
+    /// Answers `first`'s challenge, and any that follow, while the delegate or the store has a credential.
+    @inline(never)
+    private func answerChallenges(_ first: LoadResult, to request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         var current = request
+        var result = first
         var failures = 0
         var proposed: Credential?
         var userInfoTried = false
         while true {
-            let result = try await next(current)
             guard result.response.status == .unauthorized,
                   let header = result.response.headerFields[.wwwAuthenticate],
                   let space = Self.basicSpace(header, url: current.url),
@@ -58,10 +68,10 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             failures += 1
             proposed = credential
             current.headerFields[.authorization] = "Basic " + Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
+            result = try await next(current)
         }
     }
 
-    /// The protection space of a `Basic` challenge, or `nil` for other schemes.
     static func basicSpace(_ header: String, url: URL) -> ProtectionSpace? {
         let trimmed = header.trimmingSpaces()
         guard trimmed.lowercased().hasPrefix("basic") else { return nil }

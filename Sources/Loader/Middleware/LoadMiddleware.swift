@@ -46,6 +46,8 @@ struct MiddlewareChain: Sendable {
     let layers: [any LoadMiddleware]
     let dispatch: @Sendable (LoadRequest, LoadContext) async throws -> LoadResult
 
+    // Out of line: inlined, it and the layer call it makes grew the async frame of every layer that calls it.
+    @inline(never)
     func run(_ request: LoadRequest, from index: Int, context: LoadContext) async throws -> LoadResult {
         try context.task.checkCancelled(request.url)
         guard index < layers.count else { return try await dispatch(request, context) }

@@ -20,13 +20,23 @@ public struct RedirectMiddleware: LoadMiddleware {
 
     /// Loads `request`, following redirects up to the limit.
     public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        let result = try await next(request)
+        // Most loads are not redirected: following lives in a function of its own, so that its larger async
+        // frame (the visited set, the delegate's answer) is allocated only when there is a redirect.
+        guard let proposed = Self.redirect(for: result, from: request) else { return result }
+        return try await follow(result, to: proposed, from: request, context: context, next: next)
+    }
+
+    /// Follows `first`'s redirect to `firstProposal`, and any after it.
+    @inline(never)
+    private func follow(_ first: LoadResult, to firstProposal: LoadRequest, from request: LoadRequest,
+                        context: LoadContext, next: LoadNext) async throws -> LoadResult {
         var current = request
-        // Filled only once a redirect happens: most loads never pay for it.
+        var result = first
+        var proposed = firstProposal
         var seen: Set<Visit> = []
         var hops = 0
         while true {
-            let result = try await next(current)
-            guard let proposed = Self.redirect(for: result, from: current) else { return result }
             guard hops < limit else {
                 result.body.discard()
                 throw LoadError(.httpTooManyRedirects, url: current.url, reason: "more than \(limit) redirects")
@@ -44,10 +54,14 @@ public struct RedirectMiddleware: LoadMiddleware {
             result.body.discard()
             hops += 1
             current = accepted
+            result = try await next(current)
+            guard let again = Self.redirect(for: result, from: current) else { return result }
+            proposed = again
         }
     }
 
     /// The request a result redirects to, or `nil` if it is not a redirect.
+    @inline(never)
     static func redirect(for result: LoadResult, from request: LoadRequest) -> LoadRequest? {
         if let proposed = result.redirectRequest { return proposed }
         guard let status = result.response.status,

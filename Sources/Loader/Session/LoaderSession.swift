@@ -115,17 +115,28 @@ public final class LoaderSession: Sendable {
     // MARK: Running a load
 
     /// Runs the task's request through the chain and returns the response head with its streaming body.
+    @inline(never)
     func open(_ task: LoadTask) async throws -> LoadResult {
-        let request = task.originalRequest
+        let result = try await chain.run(prepared(task.originalRequest), from: 0, context: LoadContext(session: self, task: task))
+        task.didReceive(result.response)
+        return result
+    }
+
+    // The async functions on every load's path leave their other work to plain functions like this one, kept
+    // out of line: an async frame holds everything its function and what it inlines keeps, and each load
+    // allocates its frames from its task (a new task's first kilobyte is free; beyond it, each frame that
+    // does not fit costs a malloc).
+
+    /// `request` with the session's additional header fields, handler options and identifier.
+    @inline(never)
+    private func prepared(_ request: LoadRequest) -> LoadRequest {
         var prepared = request
         for field in configuration.additionalHeaderFields where prepared.headerFields[field.name] == nil {
             prepared.headerFields.append(field)
         }
         prepared.options = prepared.options.filling(from: configuration.handlerOptions)
         prepared.sessionIdentifier = identifier
-        let result = try await chain.run(prepared, from: 0, context: LoadContext(session: self, task: task))
-        task.didReceive(result.response)
-        return result
+        return prepared
     }
 
     /// The innermost layer: chooses the handler, starts it, and waits for its response.
@@ -135,6 +146,19 @@ public final class LoaderSession: Sendable {
         registry: SchemeRegistry,
         configuration: Configuration
     ) async throws -> LoadResult {
+        let driver = try start(request, task: context.task, registry: registry, configuration: configuration)
+        let (response, redirect) = try await driver.awaitResponse()
+        return LoadResult(response: response, body: ResponseBody(driver: driver), redirectRequest: redirect)
+    }
+
+    /// Chooses the handler for `request`, makes it and its driver, and starts it.
+    @inline(never)
+    private static func start(
+        _ request: LoadRequest,
+        task: LoadTask,
+        registry: SchemeRegistry,
+        configuration: Configuration
+    ) throws -> HandlerDriver {
         // The request's scheme, lowercased once when its URL was set.
         let scheme = request.scheme
         guard !scheme.isEmpty else {
@@ -144,7 +168,6 @@ public final class LoaderSession: Sendable {
             throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme)'")
         }
         let canonical = handlerClass.canonicalRequest(for: request)
-        let task = context.task
         let driver = HandlerDriver(
             url: canonical.url,
             highWatermark: configuration.bodyBufferLimit,
@@ -156,8 +179,7 @@ public final class LoaderSession: Sendable {
         let handler = handlerClass.init(request: canonical, cachedResponse: nil, client: driver)
         try task.attach(driver, request: canonical)
         driver.start(handler)
-        let (response, redirect) = try await driver.awaitResponse()
-        return LoadResult(response: response, body: ResponseBody(driver: driver), redirectRequest: redirect)
+        return driver
     }
 
     /// Runs `task` to its end in the caller's task: opens it, lets `consume` read the body, completes it.
@@ -171,9 +193,15 @@ public final class LoaderSession: Sendable {
             if let error = task.complete(with: nil) { throw error }
             return value
         } catch {
-            let failure = LoadError.wrapping(error, url: task.currentRequest.url)
-            throw task.complete(with: failure) ?? failure
+            throw Self.fail(task, with: error)
         }
+    }
+
+    /// Completes `task` with `error` (named after its URL) and returns the error to throw.
+    @inline(never)
+    static func fail(_ task: LoadTask, with error: any Error) -> LoadError {
+        let failure = LoadError.wrapping(error, url: task.currentRequest.url)
+        return task.complete(with: failure) ?? failure
     }
 
     /// Makes a running task for an async call and runs it, forwarding Swift task cancellation to it.

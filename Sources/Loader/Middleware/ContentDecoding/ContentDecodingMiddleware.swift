@@ -9,10 +9,22 @@ struct ContentDecodingMiddleware: LoadMiddleware {
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         // A caller that chose its own Accept-Encoding wants the bytes as sent.
         guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil else { return try await next(request) }
+        // The work before and after the await is done in plain functions: this async frame, allocated for
+        // every load, then holds the request and the result only.
+        return decoded(try await next(Self.asking(request)))
+    }
+
+    @inline(never)
+    private static func asking(_ request: LoadRequest) -> LoadRequest {
         var request = request
         // Known absent: an append, cheaper than the subscript's search and replace.
         request.headerFields.append(ContentDecoding.acceptEncodingField)
-        var result = try await next(request)
+        return request
+    }
+
+    @inline(never)
+    private func decoded(_ result: LoadResult) -> LoadResult {
+        var result = result
         guard let header = result.response.headerFields[.contentEncoding] else { return result }
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
         let codings = header.split(separator: ",").filter { $0.trimmingSpaces().lowercased() != "identity" }
