@@ -55,8 +55,36 @@ private struct ChildDeadline: LoadMiddleware {
     }
 }
 
+/// Runs the rest of the chain in a task of its own that is cancelled before it calls next.
+private struct PreCancelledNext: LoadMiddleware {
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        let inner = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await next(request)
+        }
+        return try await inner.value
+    }
+}
+
 @Suite("Middleware: rewriting, answering, calling again, transforming")
 struct MiddlewareTests {
+    @Test("next called from a cancelled task cancels a load whose handler has answered, and stops the handler")
+    func nextFromCancelledTask() async throws {
+        // hang: sends its head and a first chunk in its first step, then waits until it is stopped; an hour
+        // of request timeout, so only the cancellation can end the load.
+        let (probeID, probe) = Probes.make()
+        let url = URL(string: "hang://\(probeID)/after-response")!
+        let session = testSession(middleware: [PreCancelledNext()]) { $0.timeoutIntervalForRequest = 3600 }
+        let load = Task { await loadError { _ = try await session.data(from: url) } }
+        let ended = await eventually { probe["stopped"] == 1 }
+        // Only if the load hangs (the failure this test looks for): end it, so the run cannot hang.
+        if !ended { load.cancel() }
+        let error = await load.value
+        #expect(ended, "the handler was not stopped")
+        #expect(error?.code == .cancelled)
+        #expect(error?.url == url)
+    }
+
     @Test("A middleware that calls next in a child task and cancels it stops the handler")
     func cancelledChildNext() async throws {
         let (probeID, probe) = Probes.make()

@@ -72,6 +72,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         }
     }
 
+    /// The protection space of a `Basic` challenge, or `nil` for other schemes.
     static func basicSpace(_ header: String, url: URL) -> ProtectionSpace? {
         let trimmed = header.trimmingSpaces()
         guard trimmed.lowercased().hasPrefix("basic") else { return nil }

@@ -126,8 +126,9 @@ open class SchemeHandler: @unchecked Sendable {
             }
         }
         let inline = executor != nil || Self.callerPrefersNoExecutor()
-        // Without a preference the call leaves the argument out: passing nil still records one in the new
-        // task, which costs locks when it starts and ends (about a quarter of an inline start).
+        // Without a preference the call leaves the argument out: an optional that is nil only at run time
+        // still takes the runtime's preference path (370 ns a task against 270 in a micro-benchmark); a nil
+        // known at compile time is compiled away.
         let task = switch (inline, executor) {
         case (true, nil): Task.immediate(operation: operation)
         case (true, let executor?): Task.immediate(executorPreference: executor, operation: operation)

@@ -72,8 +72,10 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
             (guarded.events.didStart() ? guarded.detach() : nil, guarded.events.isTerminated)
         }
         // Watched only once started, and only if still running: a load that ended in its first step (data:,
-        // a no-op) spares the watchdog's process-wide lock twice. The deadlines date from init, so a late
-        // start of the watch loses nothing; a stop that slips in before it leaves an entry the next tick drops.
+        // a no-op) spares the watchdog's process-wide lock twice. The deadlines date from init, so a load still
+        // running is judged as before; a stop that slips in before the watch leaves an entry the next tick
+        // drops. What is no longer timed is a first step that blocks its thread, which handlers must not do
+        // (SchemeHandler's threading contract): one that did and then finished is not failed for it.
         if isWatched, !ended {
             isWatching.store(true, ordering: .releasing)
             Watchdog.shared.watch(self)
@@ -101,8 +103,9 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     /// revalidation) and cancel that task.
     func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
         // A handler that answers in its first step (data:, a no-op, a cache) has the head here already: no
-        // cancellation handler and no continuation, which cost more than the rest of this read.
-        if let outcome = guarded.withLock({ $0.events.takeResponse() }) { return try outcome.get() }
+        // cancellation handler and no continuation, which cost more than the rest of this read. A task
+        // cancelled already takes the long way, whose handler cancels the load before the head is read.
+        if !Task.isCancelled, let outcome = guarded.withLock({ $0.events.takeResponse() }) { return try outcome.get() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { waiter in
                 update { $0.awaitResponse(waiter) }
