@@ -69,6 +69,7 @@ struct HTTPServerTrustTests {
         let trust = try #require(decider.trusts.first)
         #expect(trust.defaultEvaluationError?.code == .serverCertificateUntrusted)
         #expect(trust.certificates.first == (try serverDER), "the chain starts with the server's own certificate")
+        #expect(decider.trusts.count == 1, "one question per connection, not another once the delegate has trusted it")
     }
 
     @Test("The session's delegate answers when the task has none; default handling keeps the refusal")

@@ -243,9 +243,13 @@ final class ConnectionPool: Sendable {
     }
 
     private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> HTTPConnection {
+        // The delegate is asked about a server the default rules accepted: keep its certificate.
+        let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
+        let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
         let channel: any Channel
+        var delegateDecided = false
         do {
-            channel = try await dial(key, url: url, verification: .standard)
+            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf)
         } catch {
             let mapped = HTTPErrorMapping.map(error, url: url)
             guard mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
@@ -253,14 +257,16 @@ final class ConnectionPool: Sendable {
             // the delegate decide. It also tells an expired certificate from an untrusted one.
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
             do {
-                channel = try await dial(key, url: url, verification: .delegated(check))
+                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil)
+                delegateDecided = true
             } catch {
                 throw check.refusal ?? error
             }
         }
-        if key.scheme == "https", key.options.tls.verifiesCertificates, let ask {
+        // One question per connection, as URLSession asks: the delegated attempt has had its answer.
+        if !delegateDecided, let leaf, let ask {
             do {
-                try await ServerTrustCheck.confirm(channel, key: key, url: url, ask: ask)
+                try await ServerTrustCheck.confirm(leaf.withLock { $0 }, key: key, url: url, ask: ask)
             } catch {
                 channel.close(promise: nil)
                 throw error
@@ -282,8 +288,9 @@ final class ConnectionPool: Sendable {
         case delegated(ServerTrustCheck)
     }
 
-    /// Connects, and for `https` completes the TLS handshake.
-    private func dial(_ key: Key, url: URL, verification: Verification) async throws -> any Channel {
+    /// Connects, and for `https` completes the TLS handshake, keeping the server's certificate in `leaf`
+    /// when one is given.
+    private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?) async throws -> any Channel {
         let sslContext: NIOSSLContext?
         if key.scheme == "https" {
             var checksHostname = true
@@ -313,6 +320,7 @@ final class ConnectionPool: Sendable {
                         case .delegated(let check):
                             try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
                         }
+                        if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf)) }
                     }
                     // No outbound header validation: the request's fields come from `HTTPFields`, whose
                     // names are tokens and values legal, and the plan checks the host it adds (~4% of

@@ -50,16 +50,10 @@ final class ServerTrustCheck: Sendable {
         }
     }
 
-    /// Asks about a server the default rules accepted; throws if the delegate refuses it.
-    static func confirm(_ channel: any Channel, key: ConnectionPool.Key, url: URL, ask: ConnectionPool.TrustQuestion) async throws {
-        // The certificate is read on the event loop and handed over through a lock, which the thread
-        // sanitizer sees (it does not see the future's own hand-over).
-        let leaf = Locked<Data?>(nil)
-        try await channel.eventLoop.submit {
-            let certificate = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
-            leaf.withLock { $0 = certificate.flatMap(der) }
-        }.get()
-        let certificates = leaf.withLock { $0 }.map { [$0] } ?? []
+    /// Asks about a server the default rules accepted, given its leaf certificate as the handshake left
+    /// it; throws if the delegate refuses it.
+    static func confirm(_ leaf: NIOSSLCertificate?, key: ConnectionPool.Key, url: URL, ask: ConnectionPool.TrustQuestion) async throws {
+        let certificates = leaf.flatMap(der).map { [$0] } ?? []
         let trust = ServerTrust(host: key.host, port: key.port, certificates: certificates, defaultEvaluationError: nil)
         switch await ask(challenge(key, trust)) {
         case .cancelAuthenticationChallenge:

@@ -1,0 +1,29 @@
+import Loader
+import NIOCore
+import NIOSSL
+import NIOTLS
+
+/// Keeps the server's leaf certificate when the TLS handshake completes, for the delegate's server-trust
+/// question, so that the question is asked without another trip to the event loop.
+///
+/// Sits between the TLS handler and the HTTP codec. The certificate crosses threads through a lock: the
+/// thread sanitizer sees a lock, but not a future completed on the loop and awaited by a task that finds
+/// it already done.
+final class PeerCertificateKeeper: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let leaf: Locked<NIOSSLCertificate?>
+
+    init(into leaf: Locked<NIOSSLCertificate?>) {
+        self.leaf = leaf
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Before the event goes on: the forwarder behind completes the handshake promise on it.
+        if case TLSUserEvent.handshakeCompleted = event {
+            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
+            leaf.withLock { $0 = certificate ?? nil }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}
