@@ -77,6 +77,25 @@ struct HTTPNginxTests {
         #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
     }
 
+    @Test("A 32 MiB random body, its chunks all kept until the end, arrives byte for byte, over http and https")
+    func largeBodyKeptWhole() async throws {
+        // Chunks that fill most of a read buffer are handed on in it: keeping every one alive while the
+        // connection reads on checks that no buffer is reused or changed under a chunk still held.
+        try await MemoryGate.shared.exclusive {
+            let expected = try Data(contentsOf: URL(fileURLWithPath: try Nginx.require().root + "/32m.bin"))
+            for url in [try Nginx.http("/32m.bin"), try Nginx.https("/32m.bin")] {
+                let (bytes, response) = try await Nginx.session().bytes(from: url)
+                #expect(response.expectedContentLength == Int64(expected.count))
+                var chunks: [Data] = []
+                for try await chunk in bytes.chunks { chunks.append(chunk) }
+                var received = Data(capacity: expected.count)
+                for chunk in chunks { received.append(chunk) }
+                #expect(received.count == expected.count, "\(url)")
+                #expect(received == expected, "\(url): the body differs from the file")
+            }
+        }
+    }
+
     @Test("Turning verification off (curl's -k) accepts any certificate")
     func insecure() async throws {
         var configuration = LoaderSession.Configuration.ephemeral

@@ -24,7 +24,7 @@ final class ResponseForwarder: ChannelInboundHandler {
     private var state = State.idle
     private var context: ChannelHandlerContext?
     /// Body bytes of the current read burst, handed on when the burst ends (or the response does): one
-    /// wake-up of a waiting reader per burst of up to four socket reads, not one per read.
+    /// wake-up of a waiting reader per socket read, however many body parts (TLS records, chunks) it held.
     private var pending = PendingBody()
     /// A response head not handed on yet: it goes with the body and the end when they come in the same
     /// read burst (a small response), so that a waiting reader wakes once, not once for the head and again
