@@ -313,7 +313,9 @@ final class ConnectionPool: Sendable {
             // its default of four, a connection whose body chunks still held the last buffer kept up to
             // four (1,000 slow downloads: 320 MiB instead of 128 MiB).
             .channelOption(.maxMessagesPerRead, value: 1)
-            .channelOption(.recvAllocator, value: ReadBufferSizer())
+            // Large reads for cleartext only: over TLS, NIOSSL decrypts into a buffer of its own, kept per
+            // connection at twice the largest read, which the allowance does not count.
+            .channelOption(.recvAllocator, value: ReadBufferSizer(grant: sslContext == nil ? ReadBufferGrant() : nil))
             .channelInitializer { channel in
                 do {
                     let sync = channel.pipeline.syncOperations

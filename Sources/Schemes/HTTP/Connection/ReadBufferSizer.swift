@@ -14,10 +14,11 @@ struct ReadBufferSizer: RecvByteBufferAllocator {
 
     private var size = Self.initial
     private var shrinksNext = false
-    private let grant: ReadBufferGrant
+    private let grant: ReadBufferGrant?
 
-    /// Sizes reads starting at ``initial``, growing past ``ReadBufferGrant/base`` as far as `grant` allows.
-    init(grant: ReadBufferGrant = ReadBufferGrant()) {
+    /// Sizes reads starting at ``initial``, growing past ``ReadBufferGrant/base`` as far as `grant` allows,
+    /// and never without one.
+    init(grant: ReadBufferGrant?) {
         self.grant = grant
     }
 
@@ -32,7 +33,7 @@ struct ReadBufferSizer: RecvByteBufferAllocator {
             shrinksNext = false
             let doubled = size * 2
             guard doubled <= ReadBufferGrant.ceiling,
-                  doubled <= ReadBufferGrant.base || grant.raise(to: doubled) else { return false }
+                  doubled <= ReadBufferGrant.base || grant?.raise(to: doubled) == true else { return false }
             size = doubled
             return true
         }
