@@ -21,8 +21,9 @@ final class PeerCertificateKeeper: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // Before the event goes on: the forwarder behind completes the handshake promise on it.
         if case TLSUserEvent.handshakeCompleted = event {
+            // `try?` flattens: nil when the handler is missing or the server sent no certificate.
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
-            leaf.withLock { $0 = certificate ?? nil }
+            leaf.withLock { $0 = certificate }
         }
         context.fireUserInboundEventTriggered(event)
     }

@@ -4,6 +4,9 @@ import NIOCore
 /// halving after two reads in a row that would have fitted in half, as NIO's adaptive sizing does, but
 /// growing past ``ReadBufferGrant/base`` only as far as the connection's grant allows.
 ///
+/// Not a wrapper of NIO's `AdaptiveRecvByteBufferAllocator`: its size cannot be capped from outside, and a
+/// cap applied only to the size it reports makes it halve against reads it never allowed, then ask again.
+///
 /// A plain value, owned and changed by the channel on its event loop; the grant it holds is the only shared
 /// part.
 struct ReadBufferSizer: RecvByteBufferAllocator {
