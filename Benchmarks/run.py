@@ -275,6 +275,11 @@ try:
                 print("| %s%s: the loader against a minimal NIO client | %.1f %s, %.1f us CPU/req, %.1f allocations/req | %s %.1f, %.1f us CPU/req, %.1f allocations/req | %.2fx | (measured, no goal) |" % (
                     title, where, a["value"], unit, a["cpu"] * 1e6 / count, allocations[(key, ours)], floor, b["value"],
                     b["cpu"] * 1e6 / count, allocations[(key, floor)], a["value"] / b["value"]))
+    # How the cost grows with the requests in flight (the same 1 KiB GETs, with 1, 32 and 256 at once).
+    for ours, where in (("loader", ""), ("loader-el", " (tasks on the event loop)")):
+        steps = ["%d: %.0f req/s, %.1f us CPU/req" % (n, results[key][2][ours]["value"], results[key][2][ours]["cpu"] * 1e6 / many)
+                 for key, n in (("conc1", 1), ("conc32", 32), ("conc256", 256)) if ours in results[key][2]]
+        print("| %d 1 KiB GETs at 1, 32 and 256 in flight%s | %s | | | (measured, no goal) |" % (many, where, "; ".join(steps)))
     title, unit, table = results["download"]
     # The goal is judged on loadurl, a process with our loader alone; LoaderBench's figure is for reference:
     # it also maps what URLSession and AsyncHTTPClient need (Foundation, ICU, libcurl).
