@@ -12,7 +12,7 @@ import Musl
 /// libcurl call blocks Swift's cooperative pool and all of them happen on one thread (libcurl handles are
 /// not thread-safe). Other threads talk to it through an inbox and `curl_multi_wakeup`.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked: `multi` and `transfers` are used on the engine's thread only; `inbox` is locked.
+    // @unchecked: `multi`, `transfers` and `batches` are used on the engine's thread only; `inbox` is locked.
     /// The process's engine, started by the first FTP load; `nil` when libcurl could not be loaded.
     private static let shared: CurlEngine? = ccurl_load() == nil ? CurlEngine() : nil
 
@@ -35,6 +35,10 @@ final class CurlEngine: @unchecked Sendable {
     private let inbox = Locked<[Command]>([])
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var cancelledEarly: Set<ObjectIdentifier> = []
+    /// Transfers holding chunks for their readers (engine thread only).
+    private var batches: [CurlTransfer] = []
+    /// How many times in a row the engine reads again before handing chunks over, when more data is waiting.
+    private static let readsPerBatch = 8
 
     private init() {
         guard let multi = ccurl_multi_init() else { fatalError("libcurl could not make a multi handle") }
@@ -74,15 +78,36 @@ final class CurlEngine: @unchecked Sendable {
     private func run() {
         var running: Int32 = 0
         var numfds: Int32 = 0
+        var readsInARow = 0
         while true {
             for command in inbox.withLock({ inbox in defer { inbox.removeAll(keepingCapacity: true) }; return inbox }) {
                 apply(command)
             }
             ccurl_multi_perform(multi, &running)
             collectFinished()
+            if !batches.isEmpty {
+                // While more is waiting to be read, read it first: the readers are then woken once for a
+                // burst of chunks instead of once for each.
+                if readsInARow < Self.readsPerBatch {
+                    ccurl_multi_poll(multi, nil, 0, 0, &numfds)
+                    if numfds > 0 {
+                        readsInARow += 1
+                        continue
+                    }
+                }
+                readsInARow = 0
+                let ready = batches
+                batches.removeAll(keepingCapacity: true)
+                ready.forEach { $0.deliverBatch() }
+            }
             // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
             ccurl_multi_poll(multi, nil, 0, 1000, &numfds)
         }
+    }
+
+    /// Notes that `transfer` holds chunks to hand over once the engine has read what is waiting.
+    func noteBatch(_ transfer: CurlTransfer) {
+        batches.append(transfer)
     }
 
     private func apply(_ command: Command) {

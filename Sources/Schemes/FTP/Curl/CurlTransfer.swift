@@ -7,12 +7,20 @@ import Synchronization
 /// One FTP transfer: a libcurl easy handle, set up from the request, and the callbacks that report its
 /// events to the handler's client.
 ///
-/// Backpressure: each chunk libcurl hands over goes to the client at once; the next one is refused with
-/// `CURL_WRITEFUNC_PAUSE` until the reader has room again, so a slow reader stops the transfer (and, through
-/// TCP, the server) instead of growing memory.
+/// Chunks go to the client in batches: those libcurl hands over while more is waiting on the socket are held
+/// (up to ``largestBatch``) and handed over together when the engine has read what was there.
+///
+/// Backpressure: after each batch, a reader without room pauses the transfer (`curl_easy_pause`) until it
+/// has room again, so a slow reader stops the transfer (and, through TCP, the server) instead of growing
+/// memory.
 final class CurlTransfer: @unchecked Sendable {
-    // @unchecked: `easy`, `responseSent` and `hasEnded` are used on the engine's thread only (libcurl
-    // calls its callbacks there); the rest is atomic, locked or immutable.
+    // @unchecked: `easy`, `responseSent`, `pending` and `hasEnded` are used on the engine's thread only
+    // (libcurl calls its callbacks there); the rest is atomic, locked or immutable.
+
+    /// The most bytes held back for one hand-over (the reader's buffer, `bodyBufferLimit`, is 2 MiB by
+    /// default), so that a batch never waits for a fast server to stop sending.
+    static let largestBatch = 2 * 1024 * 1024
+
     let easy: UnsafeMutableRawPointer
     let url: URL
     private let engine: CurlEngine
@@ -23,6 +31,9 @@ final class CurlTransfer: @unchecked Sendable {
     private let upload: UploadBuffer?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var responseSent = false
+    /// Chunks received and not yet handed to the reader, and their size.
+    private var pending: [Data] = []
+    private var pendingBytes = 0
     private(set) var hasEnded = false
     private var isCleanedUp = false
     private var lastReportedUpload: Int64 = -1
@@ -138,6 +149,13 @@ final class CurlTransfer: @unchecked Sendable {
         hasEnded = true
         upload?.stop()
         if case .success = result, !responseSent { sendResponse() }
+        // What arrived goes to the reader before the end, as it would have one chunk at a time; a
+        // cancelled load has no reader left.
+        if case .failure(let error) = result, error.code == .cancelled {
+            pending.removeAll()
+        } else {
+            handOverPending()
+        }
         // On the engine's thread, like every other call on the handle (libcurl is not thread-safe).
         ccurl_easy_cleanup(easy)
         isCleanedUp = true
@@ -178,13 +196,35 @@ final class CurlTransfer: @unchecked Sendable {
         // For HEAD libcurl writes what it learnt ("Content-Length: …") as text; the response says it instead.
         if isHead { return count }
         if !responseSent { sendResponse() }
-        client.handler(handler, didLoad: Data(bytes: bytes, count: count))
+        // Held until the engine has no more to read at once (see `CurlEngine.run`): each hand-over wakes
+        // the reader's thread, and one wake for a burst of chunks costs less than one for each.
+        if pending.isEmpty { engine.noteBatch(self) }
+        pending.append(Data(bytes: bytes, count: count))
+        pendingBytes += count
+        if pendingBytes >= Self.largestBatch { deliverBatch() }
+        return count
+    }
+
+    /// Hands the held chunks to the reader; returns whether there were any.
+    @discardableResult
+    private func handOverPending() -> Bool {
+        guard !pending.isEmpty else { return false }
+        let chunks = pending
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
+        for chunk in chunks { client.handler(handler, didLoad: chunk) }
+        return true
+    }
+
+    /// Hands the held chunks to the reader, then stops receiving if the reader has no room left.
+    func deliverBatch() {
+        guard !hasEnded, handOverPending() else { return }
         hasRoom.store(false, ordering: .sequentiallyConsistent)
         client.handler(handler, whenReadyForData: { [weak self] in self?.roomAvailable() })
         if !hasRoom.load(ordering: .sequentiallyConsistent) {
-            // The reader is behind: stop receiving until it catches up. Pausing here, rather than refusing
-            // the chunk with CURL_WRITEFUNC_PAUSE, keeps libcurl from holding the chunk itself; transfers
-            // paused that way stalled other transfers of the multi handle here (libcurl 7.88).
+            // The reader is behind: stop receiving until it catches up. Pausing between callbacks, rather
+            // than refusing a chunk with CURL_WRITEFUNC_PAUSE, keeps libcurl from holding the chunk itself;
+            // transfers paused that way stalled other transfers of the multi handle here (libcurl 7.88).
             paused.store(true, ordering: .sequentiallyConsistent)
             ccurl_easy_pause(easy, 1)  // CURLPAUSE_RECV
             // Room may have come meanwhile, too early to see `paused`: then go on at once.
@@ -192,7 +232,6 @@ final class CurlTransfer: @unchecked Sendable {
                 ccurl_easy_pause(easy, 0)  // CURLPAUSE_CONT
             }
         }
-        return count
     }
 
     private func roomAvailable() {
