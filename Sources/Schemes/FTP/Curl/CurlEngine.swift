@@ -35,9 +35,9 @@ final class CurlEngine: @unchecked Sendable {
     private let inbox = Locked<[Command]>([])
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var cancelledEarly: Set<ObjectIdentifier> = []
-    /// Transfers holding chunks for their readers (engine thread only).
+    /// Transfers holding bytes for their readers.
     private var batches: [CurlTransfer] = []
-    /// How many times in a row the engine reads again before handing chunks over, when more data is waiting.
+    /// How many times in a row the engine runs libcurl again before handing batches over, while a socket is ready.
     private static let readsPerBatch = 8
 
     private init() {
@@ -86,8 +86,9 @@ final class CurlEngine: @unchecked Sendable {
             ccurl_multi_perform(multi, &running)
             collectFinished()
             if !batches.isEmpty {
-                // While more is waiting to be read, read it first: the readers are then woken once for a
-                // burst of chunks instead of once for each.
+                // While a socket is ready, run libcurl again first, so that a batch gathers what is already
+                // waiting and the reader is woken once for it. The count covers every socket libcurl
+                // watches (an upload's writable one too), hence the bound on rounds.
                 if readsInARow < Self.readsPerBatch {
                     ccurl_multi_poll(multi, nil, 0, 0, &numfds)
                     if numfds > 0 {
@@ -105,7 +106,7 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
-    /// Notes that `transfer` holds chunks to hand over once the engine has read what is waiting.
+    /// Notes that `transfer` holds bytes to hand over once the engine has read what is waiting.
     func noteBatch(_ transfer: CurlTransfer) {
         batches.append(transfer)
     }

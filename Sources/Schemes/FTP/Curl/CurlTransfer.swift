@@ -7,19 +7,21 @@ import Synchronization
 /// One FTP transfer: a libcurl easy handle, set up from the request, and the callbacks that report its
 /// events to the handler's client.
 ///
-/// Chunks go to the client in batches: those libcurl hands over while more is waiting on the socket are held
-/// (up to ``largestBatch``) and handed over together when the engine has read what was there.
+/// The body goes to the client in batches: libcurl passes it to the write callback in pieces of at most
+/// 16 KiB (`CURL_MAX_WRITE_SIZE`), which are gathered into one `Data` while the engine reads what is waiting
+/// (see `CurlEngine.run`), up to ``largestBatch``. Each hand-over takes the driver's lock and may wake the
+/// reader's thread; per 16 KiB piece that was most of the transfer's cost.
 ///
 /// Backpressure: after each batch, a reader without room pauses the transfer (`curl_easy_pause`) until it
 /// has room again, so a slow reader stops the transfer (and, through TCP, the server) instead of growing
-/// memory.
+/// memory. What libcurl still passes on after a pause (the rest of its current read) waits in the next batch.
 final class CurlTransfer: @unchecked Sendable {
-    // @unchecked: `easy`, `responseSent`, `pending` and `hasEnded` are used on the engine's thread only
+    // @unchecked: `easy`, `responseSent`, `pending`, `isNoted` and `hasEnded` are used on the engine's thread only
     // (libcurl calls its callbacks there); the rest is atomic, locked or immutable.
 
-    /// The most bytes held back for one hand-over (the reader's buffer, `bodyBufferLimit`, is 2 MiB by
-    /// default), so that a batch never waits for a fast server to stop sending.
-    static let largestBatch = 2 * 1024 * 1024
+    /// The most bytes gathered for one hand-over: small against the reader's buffer (`bodyBufferLimit`, 2 MiB
+    /// by default), which the reader's room is checked against once per batch.
+    static let largestBatch = 512 * 1024
 
     let easy: UnsafeMutableRawPointer
     let url: URL
@@ -31,9 +33,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let upload: UploadBuffer?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var responseSent = false
-    /// Chunks received and not yet handed to the reader, and their size.
-    private var pending: [Data] = []
-    private var pendingBytes = 0
+    /// Body bytes received and not yet handed to the reader.
+    private var pending = Data()
+    /// Whether the engine knows this transfer holds bytes for a hand-over.
+    private var isNoted = false
     private(set) var hasEnded = false
     private var isCleanedUp = false
     private var lastReportedUpload: Int64 = -1
@@ -79,8 +82,8 @@ final class CurlTransfer: @unchecked Sendable {
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         codes.append(ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWrite))
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
-        // libcurl's largest read (CURL_MAX_READ_SIZE), against its 16 KiB default: each chunk handed over
-        // costs a wake-up of the reader's thread, and a fast server fills a read of this size.
+        // Reads of 512 KiB against libcurl's 16 KiB default: fewer system calls and engine rounds, and a fast
+        // server fills them. (The write callback still gets the body in pieces of 16 KiB at most.)
         codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
         codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000)))
         if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, "-")) }
@@ -152,7 +155,7 @@ final class CurlTransfer: @unchecked Sendable {
         // What arrived goes to the reader before the end, as it would have one chunk at a time; a
         // cancelled load has no reader left.
         if case .failure(let error) = result, error.code == .cancelled {
-            pending.removeAll()
+            pending = Data()
         } else {
             handOverPending()
         }
@@ -196,34 +199,38 @@ final class CurlTransfer: @unchecked Sendable {
         // For HEAD libcurl writes what it learnt ("Content-Length: …") as text; the response says it instead.
         if isHead { return count }
         if !responseSent { sendResponse() }
-        // Held until the engine has no more to read at once (see `CurlEngine.run`): each hand-over wakes
-        // the reader's thread, and one wake for a burst of chunks costs less than one for each.
-        if pending.isEmpty { engine.noteBatch(self) }
-        pending.append(Data(bytes: bytes, count: count))
-        pendingBytes += count
-        if pendingBytes >= Self.largestBatch { deliverBatch() }
+        if !isNoted {
+            isNoted = true
+            engine.noteBatch(self)
+        }
+        if pending.isEmpty {
+            // A full piece means a fast body, likely followed by more: room for a whole batch at once.
+            pending = Data(capacity: count >= Int(CURL_MAX_WRITE_SIZE) ? Self.largestBatch : count)
+        }
+        pending.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: count)
+        if pending.count >= Self.largestBatch { deliverBatch() }
         return count
     }
 
-    /// Hands the held chunks to the reader; returns whether there were any.
+    /// Hands the gathered bytes to the reader; returns whether there were any.
     @discardableResult
     private func handOverPending() -> Bool {
         guard !pending.isEmpty else { return false }
-        let chunks = pending
-        pending.removeAll(keepingCapacity: true)
-        pendingBytes = 0
-        for chunk in chunks { client.handler(handler, didLoad: chunk) }
+        let batch = pending
+        pending = Data()
+        client.handler(handler, didLoad: batch)
         return true
     }
 
-    /// Hands the held chunks to the reader, then stops receiving if the reader has no room left.
+    /// Hands the gathered bytes to the reader, then stops receiving if the reader has no room left.
     func deliverBatch() {
+        isNoted = false
         guard !hasEnded, handOverPending() else { return }
         hasRoom.store(false, ordering: .sequentiallyConsistent)
         client.handler(handler, whenReadyForData: { [weak self] in self?.roomAvailable() })
         if !hasRoom.load(ordering: .sequentiallyConsistent) {
-            // The reader is behind: stop receiving until it catches up. Pausing between callbacks, rather
-            // than refusing a chunk with CURL_WRITEFUNC_PAUSE, keeps libcurl from holding the chunk itself;
+            // The reader is behind: stop receiving until it catches up. Pausing with curl_easy_pause, rather
+            // than refusing a piece with CURL_WRITEFUNC_PAUSE, keeps libcurl from holding the piece itself;
             // transfers paused that way stalled other transfers of the multi handle here (libcurl 7.88).
             paused.store(true, ordering: .sequentiallyConsistent)
             ccurl_easy_pause(easy, 1)  // CURLPAUSE_RECV
