@@ -8,15 +8,15 @@ import Synchronization
 /// events to the handler's client.
 ///
 /// The body goes to the client in batches: libcurl passes it to the write callback in pieces of at most
-/// 16 KiB (`CURL_MAX_WRITE_SIZE`), which are gathered into one `Data` while the engine reads what is waiting
-/// (see `CurlEngine.run`), up to ``largestBatch``. Each hand-over takes the driver's lock and may wake the
+/// 16 KiB (`CURL_MAX_WRITE_SIZE`), which are gathered into one buffer of ``largestBatch`` bytes (reused, see
+/// ``BatchBuffers``) while the engine reads what is waiting (see `CurlEngine.run`). Each hand-over takes the driver's lock and may wake the
 /// reader's thread; per 16 KiB piece that was most of the transfer's cost.
 ///
 /// Backpressure: after each batch, a reader without room pauses the transfer (`curl_easy_pause`) until it
 /// has room again, so a slow reader stops the transfer (and, through TCP, the server) instead of growing
 /// memory. What libcurl still passes on after a pause (the rest of its current read) waits in the next batch.
 final class CurlTransfer: @unchecked Sendable {
-    // @unchecked: `easy`, `responseSent`, `pending`, `isNoted` and `hasEnded` are used on the engine's thread only
+    // @unchecked: `easy`, `responseSent`, `batch`, `batchCount`, `isNoted` and `hasEnded` are used on the engine's thread only
     // (libcurl calls its callbacks there); the rest is atomic, locked or immutable.
 
     /// The most bytes gathered for one hand-over: small against the reader's buffer (`bodyBufferLimit`, 2 MiB
@@ -33,8 +33,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let upload: UploadBuffer?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var responseSent = false
-    /// Body bytes received and not yet handed to the reader.
-    private var pending = Data()
+    /// Where body bytes received and not yet handed to the reader are gathered, and how many there are.
+    private var batch: UnsafeMutableRawPointer?
+    private var batchCount = 0
+    private let buffers = BatchBuffers(size: CurlTransfer.largestBatch)
     /// Whether the engine knows this transfer holds bytes for a hand-over.
     private var isNoted = false
     private(set) var hasEnded = false
@@ -66,6 +68,7 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         // Normally freed by `end()` on the engine's thread; here only if it never ran.
         if !isCleanedUp { ccurl_easy_cleanup(easy) }
+        batch?.deallocate()
         errorBuffer.deallocate()
     }
 
@@ -155,10 +158,13 @@ final class CurlTransfer: @unchecked Sendable {
         // What arrived goes to the reader before the end, as it would have one chunk at a time; a
         // cancelled load has no reader left.
         if case .failure(let error) = result, error.code == .cancelled {
-            pending = Data()
+            batchCount = 0
         } else {
             handOverPending()
         }
+        buffers.close()
+        batch?.deallocate()
+        batch = nil
         // On the engine's thread, like every other call on the handle (libcurl is not thread-safe).
         ccurl_easy_cleanup(easy)
         isCleanedUp = true
@@ -203,22 +209,37 @@ final class CurlTransfer: @unchecked Sendable {
             isNoted = true
             engine.noteBatch(self)
         }
-        if pending.isEmpty {
-            // A full piece means a fast body, likely followed by more: room for a whole batch at once.
-            pending = Data(capacity: count >= Int(CURL_MAX_WRITE_SIZE) ? Self.largestBatch : count)
+        if batchCount + count > Self.largestBatch { deliverBatch() }
+        guard count <= Self.largestBatch else {
+            // Not expected (libcurl's pieces are 16 KiB at most), but kept whole if it comes.
+            client.handler(handler, didLoad: Data(bytes: bytes, count: count))
+            return count
         }
-        pending.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: count)
-        if pending.count >= Self.largestBatch { deliverBatch() }
+        let buffer = batch ?? buffers.take()
+        batch = buffer
+        (buffer + batchCount).copyMemory(from: bytes, byteCount: count)
+        batchCount += count
+        // Full when the next piece might not fit.
+        if batchCount + Int(CURL_MAX_WRITE_SIZE) > Self.largestBatch { deliverBatch() }
         return count
     }
 
     /// Hands the gathered bytes to the reader; returns whether there were any.
+    ///
+    /// A batch of an eighth of the buffer or more goes in the buffer itself; a smaller one (a listing, a
+    /// slow server's trickle) is copied, so that a few bytes never hold 512 KiB, and the buffer is kept.
     @discardableResult
     private func handOverPending() -> Bool {
-        guard !pending.isEmpty else { return false }
-        let batch = pending
-        pending = Data()
-        client.handler(handler, didLoad: batch)
+        guard let buffer = batch, batchCount > 0 else { return false }
+        let data: Data
+        if batchCount >= Self.largestBatch / 8 {
+            data = buffers.data(in: buffer, count: batchCount)
+            batch = nil
+        } else {
+            data = Data(bytes: buffer, count: batchCount)
+        }
+        batchCount = 0
+        client.handler(handler, didLoad: data)
         return true
     }
 

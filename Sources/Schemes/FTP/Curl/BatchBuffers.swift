@@ -1,0 +1,62 @@
+import FoundationEssentials
+import Loader
+
+/// The buffers a transfer gathers its batches in, reused once the reader lets go of them.
+///
+/// A fresh buffer of 512 KiB for every batch cost more than the copy into it: glibc gave each freed one back
+/// to the kernel, so every batch faulted its pages in and zeroed them again. A buffer that comes back here
+/// is kept for the next batch instead (a few at most). Once the transfer ends, ``close()`` frees the idle
+/// ones and every one given back later, so a reader that keeps chunks does not keep spares too.
+final class BatchBuffers: Sendable {
+    /// The size of each buffer.
+    let size: Int
+    /// How many idle buffers are kept at most.
+    private let idleLimit: Int
+    private let state = Locked(State())
+
+    private struct State {
+        var idle: [UnsafeMutableRawPointer] = []
+        var isClosed = false
+    }
+
+    /// Buffers of `size` bytes, keeping at most `idleLimit` of them idle.
+    init(size: Int, idleLimit: Int = 2) {
+        self.size = size
+        self.idleLimit = idleLimit
+    }
+
+    deinit {
+        state.withLock { $0.idle.forEach { $0.deallocate() } }
+    }
+
+    /// An idle buffer, or a new one.
+    func take() -> UnsafeMutableRawPointer {
+        state.withLock { $0.idle.popLast() } ?? UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+    }
+
+    /// The first `count` bytes of `buffer` (one of this pool's) as `Data`, which gives the buffer back when
+    /// the last copy of it goes.
+    func data(in buffer: UnsafeMutableRawPointer, count: Int) -> Data {
+        Data(bytesNoCopy: buffer, count: count, deallocator: .custom { [self] pointer, _ in giveBack(pointer) })
+    }
+
+    /// Keeps `buffer` for the next batch, or frees it when enough are idle or the transfer has ended.
+    func giveBack(_ buffer: UnsafeMutableRawPointer) {
+        let kept = state.withLock { state in
+            guard !state.isClosed, state.idle.count < idleLimit else { return false }
+            state.idle.append(buffer)
+            return true
+        }
+        if !kept { buffer.deallocate() }
+    }
+
+    /// Frees the idle buffers, and from now on every buffer given back.
+    func close() {
+        let idle = state.withLock { state in
+            state.isClosed = true
+            defer { state.idle = [] }
+            return state.idle
+        }
+        idle.forEach { $0.deallocate() }
+    }
+}
