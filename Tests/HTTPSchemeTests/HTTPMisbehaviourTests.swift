@@ -86,6 +86,33 @@ struct HTTPMisbehaviourTests {
         }
     }
 
+    @Test("The head carries Host and User-Agent unless the request sets its own; a bodiless POST says Content-Length: 0")
+    func headDefaults() async throws {
+        func fields(_ request: LoadRequest) async throws -> [Substring] {
+            let (data, _) = try await scriptedSession().data(for: request)
+            return String(decoding: data, as: UTF8.self).split(separator: "\n")
+        }
+        let url = server.url("/echo-headers")
+        let plain = try await fields(LoadRequest(url: url))
+        #expect(plain.filter { $0.hasPrefix("host: ") } == ["host: 127.0.0.1:\(server.port)"], "\(plain)")
+        #expect(plain.filter { $0.hasPrefix("user-agent: ") } == ["user-agent: swift-url-loader/0.1"], "\(plain)")
+
+        var own = LoadRequest(url: url)
+        own.headerFields[HTTPField.Name("Host")!] = "example.test"
+        own.headerFields[.userAgent] = "probe/1"
+        let kept = try await fields(own)
+        #expect(kept.filter { $0.hasPrefix("host: ") } == ["host: example.test"], "\(kept)")
+        #expect(kept.filter { $0.hasPrefix("user-agent: ") } == ["user-agent: probe/1"], "\(kept)")
+
+        for stale in [nil, "5"] {
+            var post = LoadRequest(url: url)
+            post.method = .post
+            post.headerFields[.contentLength] = stale
+            let sent = try await fields(post)
+            #expect(sent.filter { $0.hasPrefix("content-length: ") } == ["content-length: 0"], "\(String(describing: stale)): \(sent)")
+        }
+    }
+
     @Test("A host that decodes to a line break or a space is badURL, never a Host field on the wire")
     func hostWithControlCharacters() async {
         for text in ["http://a%0d%0aX-Injected%3a%201/", "http://a%20b/", "http://a%00b/"] {

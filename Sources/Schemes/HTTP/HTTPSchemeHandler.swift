@@ -231,15 +231,27 @@ final class HTTPRequestPlan: Sendable {
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
 
+        // One pass to learn which of the fields added below the request already has: looking each up in
+        // the NIO block (a case-insensitive scan per name) and replacing the host showed in profiles.
+        var has = (host: false, userAgent: false, contentLength: false, transferEncoding: false)
+        for field in request.headerFields {
+            switch field.name.canonicalName {
+            case "host": has.host = true
+            case "user-agent": has.userAgent = true
+            case "content-length": has.contentLength = true
+            case "transfer-encoding": has.transferEncoding = true
+            default: break
+            }
+        }
         var headers = HTTPHeaders(request.headerFields)
-        if !headers.contains(name: "host") {
+        if !has.host {
             // On the bytes: `String.contains(String)` goes through Foundation and is slow on this path.
             let hostField = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-            headers.replaceOrAdd(name: "host", value: port == defaultPort ? hostField : hostField + ":" + String(port))
+            headers.add(name: "host", value: port == defaultPort ? hostField : hostField + ":" + String(port))
         }
-        if !headers.contains(name: "user-agent") { headers.add(name: "user-agent", value: Self.userAgent) }
+        if !has.userAgent { headers.add(name: "user-agent", value: Self.userAgent) }
         if let body = request.body {
-            if !headers.contains(name: "content-length"), !headers.contains(name: "transfer-encoding") {
+            if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {
                     headers.add(name: "content-length", value: String(length))
                 } else {
@@ -247,7 +259,11 @@ final class HTTPRequestPlan: Sendable {
                 }
             }
         } else if request.method == .post || request.method == .put || request.method == .patch {
-            headers.replaceOrAdd(name: "content-length", value: "0")
+            if has.contentLength {
+                headers.replaceOrAdd(name: "content-length", value: "0")
+            } else {
+                headers.add(name: "content-length", value: "0")
+            }
         }
         let method = HTTPMethod(rawValue: request.method.rawValue)
         head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
