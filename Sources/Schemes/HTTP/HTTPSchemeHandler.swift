@@ -259,11 +259,7 @@ final class HTTPRequestPlan: Sendable {
                 }
             }
         } else if request.method == .post || request.method == .put || request.method == .patch {
-            if has.contentLength {
-                headers.replaceOrAdd(name: "content-length", value: "0")
-            } else {
-                headers.add(name: "content-length", value: "0")
-            }
+            headers.replaceOrAdd(name: "content-length", value: "0")
         }
         let method = HTTPMethod(rawValue: request.method.rawValue)
         head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)

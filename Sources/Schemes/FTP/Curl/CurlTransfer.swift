@@ -9,15 +9,15 @@ import Synchronization
 ///
 /// The body goes to the client in batches: libcurl passes it to the write callback in pieces of at most
 /// 16 KiB (`CURL_MAX_WRITE_SIZE`), which are gathered into one buffer of ``largestBatch`` bytes (reused, see
-/// ``BatchBuffers``) while the engine reads what is waiting (see `CurlEngine.run`). Each hand-over takes the driver's lock and may wake the
-/// reader's thread; per 16 KiB piece that was most of the transfer's cost.
+/// ``BatchBuffers``) while the engine reads what is waiting (see `CurlEngine.run`). Each hand-over takes
+/// the driver's lock and may wake the reader's thread; per 16 KiB piece that was most of the transfer's cost.
 ///
 /// Backpressure: after each batch, a reader without room pauses the transfer (`curl_easy_pause`) until it
 /// has room again, so a slow reader stops the transfer (and, through TCP, the server) instead of growing
 /// memory. What libcurl still passes on after a pause (the rest of its current read) waits in the next batch.
 final class CurlTransfer: @unchecked Sendable {
-    // @unchecked: `easy`, `responseSent`, `batch`, `batchCount`, `isNoted` and `hasEnded` are used on the engine's thread only
-    // (libcurl calls its callbacks there); the rest is atomic, locked or immutable.
+    // @unchecked: `easy`, `responseSent`, `batch`, `batchCount`, `isNoted` and `hasEnded` are used on the
+    // engine's thread only (libcurl calls its callbacks there); the rest is atomic, locked or immutable.
 
     /// The most bytes gathered for one hand-over: small against the reader's buffer (`bodyBufferLimit`, 2 MiB
     /// by default), which the reader's room is checked against once per batch.
@@ -209,7 +209,8 @@ final class CurlTransfer: @unchecked Sendable {
             isNoted = true
             engine.noteBatch(self)
         }
-        if batchCount + count > Self.largestBatch { deliverBatch() }
+        // A piece that does not fit ends the batch, which is then full (pieces are 16 KiB at most).
+        if batchCount + count > Self.largestBatch { handOverCheckingRoom() }
         guard count <= Self.largestBatch else {
             // Not expected (libcurl's pieces are 16 KiB at most), but kept whole if it comes.
             client.handler(handler, didLoad: Data(bytes: bytes, count: count))
@@ -219,8 +220,6 @@ final class CurlTransfer: @unchecked Sendable {
         batch = buffer
         (buffer + batchCount).copyMemory(from: bytes, byteCount: count)
         batchCount += count
-        // Full when the next piece might not fit.
-        if batchCount + Int(CURL_MAX_WRITE_SIZE) > Self.largestBatch { deliverBatch() }
         return count
     }
 
@@ -243,9 +242,14 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
-    /// Hands the gathered bytes to the reader, then stops receiving if the reader has no room left.
+    /// Hands the gathered bytes over once the engine has read what was waiting (see `CurlEngine.run`).
     func deliverBatch() {
         isNoted = false
+        handOverCheckingRoom()
+    }
+
+    /// Hands the gathered bytes to the reader, then stops receiving if the reader has no room left.
+    private func handOverCheckingRoom() {
         guard !hasEnded, handOverPending() else { return }
         hasRoom.store(false, ordering: .sequentiallyConsistent)
         client.handler(handler, whenReadyForData: { [weak self] in self?.roomAvailable() })
