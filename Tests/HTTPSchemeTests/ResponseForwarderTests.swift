@@ -26,10 +26,13 @@ private final class EventLog: SchemeHandlerClient {
 /// events within one call can be scripted exactly.
 @Suite("http: the response forwarder (an embedded channel)")
 struct ResponseForwarderTests {
-    private func exchange(_ path: String, on channel: EmbeddedChannel, log: EventLog) -> HTTPExchange {
-        let request = LoadRequest(url: URL(string: "http://127.0.0.1\(path)")!)
+    /// An exchange whose end is noted in `outcomes` as "NAME true" (the response ended) or "NAME false".
+    private func exchange(_ name: String, log: EventLog, outcomes: Locked<[String]>) -> HTTPExchange {
+        let request = LoadRequest(url: URL(string: "http://127.0.0.1/\(name)")!)
         let handler = HTTPSchemeHandler(request: request, cachedResponse: nil, client: log)
-        return HTTPExchange(url: request.url, isHead: false, handler: handler, done: channel.eventLoop.makePromise())
+        return HTTPExchange(url: request.url, isHead: false, handler: handler) { _, result in
+            outcomes.withLock { $0.append("\(name) \(result.isSuccess)") }
+        }
     }
 
     @Test("A small response arrives whole; the next exchange on the connection, failing during the hand-off, gets none of it")
@@ -38,8 +41,9 @@ struct ResponseForwarderTests {
         let forwarder = ResponseForwarder(handshake: nil)
         try channel.pipeline.syncOperations.addHandler(forwarder)
         let firstLog = EventLog(), secondLog = EventLog()
-        let first = exchange("/first", on: channel, log: firstLog)
-        let second = exchange("/second", on: channel, log: secondLog)
+        let outcomes = Locked<[String]>([])
+        let first = exchange("first", log: firstLog, outcomes: outcomes)
+        let second = exchange("second", log: secondLog, outcomes: outcomes)
         try forwarder.start(first)
         forwarder.onResponseEnd = { _ in
             // The pool hands the connection to a queued request at once; its write finds the connection
@@ -58,11 +62,21 @@ struct ResponseForwarderTests {
 
         #expect(firstLog.events == ["response 200", "data hello", "finished"])
         #expect(secondLog.events.isEmpty, "the next exchange was given the first one's events")
-        let outcomes = Locked<[String]>([])
-        first.done.futureResult.whenComplete { result in outcomes.withLock { $0.append("first \(result.isSuccess)") } }
-        second.done.futureResult.whenComplete { result in outcomes.withLock { $0.append("second \(result.isSuccess)") } }
         channel.embeddedEventLoop.run()
         #expect(outcomes.withLock { $0 }.sorted() == ["first true", "second false"])
+    }
+
+    @Test("An exchange reports its end once: a failure after the response ended (a late abandon) is not heard")
+    func endReportedOnce() {
+        let outcomes = Locked<[String]>([])
+        let ended = exchange("ended", log: EventLog(), outcomes: outcomes)
+        ended.succeed()
+        ended.fail(ChannelError.ioOnClosedChannel)
+        ended.succeed()
+        let failed = exchange("failed", log: EventLog(), outcomes: outcomes)
+        failed.fail(ChannelError.ioOnClosedChannel)
+        failed.succeed()
+        #expect(outcomes.withLock { $0 } == ["ended true", "failed false"])
     }
 }
 

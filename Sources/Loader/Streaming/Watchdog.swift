@@ -25,6 +25,9 @@ final class Watchdog: Sendable {
     private struct State {
         var entries: [ObjectIdentifier: any Subject] = [:]
         var timer: (any DispatchSourceTimer)?
+        /// Whether `timer` is set: testing the flag, unlike the optional existential, copies nothing
+        /// (that copy showed in profiles of every load).
+        var isTicking = false
     }
 
     private let interval: DispatchTimeInterval
@@ -39,12 +42,13 @@ final class Watchdog: Sendable {
     func watch(_ subject: any Subject) {
         state.withLock { state in
             state.entries[ObjectIdentifier(subject)] = subject
-            if state.timer == nil {
+            if !state.isTicking {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
                 timer.setEventHandler { [weak self] in self?.tick() }
                 timer.resume()
                 state.timer = timer
+                state.isTicking = true
             }
         }
     }
@@ -74,6 +78,7 @@ final class Watchdog: Sendable {
             if state.entries.isEmpty {
                 state.timer?.cancel()
                 state.timer = nil
+                state.isTicking = false
             }
         }
     }

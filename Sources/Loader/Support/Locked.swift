@@ -31,7 +31,10 @@ public struct Locked<Value>: @unchecked Sendable {
     let storage: Storage
 
     /// Guards `value`.
+    @inlinable
     public init(_ value: consuming Value) {
+        // Inlinable, so that callers in other modules specialise it: unspecialised, each lock made looked
+        // its storage class's generic metadata up at run time (a hashed search, seen in request profiles).
         // Moved into the buffer, not copied: a copy of a state with many references (a load's event state,
         // a task's) costs a retain for each now and a release for each when the original goes.
         var slot = Optional(value)

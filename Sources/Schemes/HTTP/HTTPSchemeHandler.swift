@@ -72,13 +72,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             HTTPEngine.shared.pool.release(connection, reusable: true)
             return
         }
-        let exchange = makeExchange(plan, on: connection)
-        fastPath.withLock { $0 = .sending(connection, exchange) }
-        if isStopped {
-            connection.abandon(exchange)
-            return
-        }
-        connection.send(exchange, head: plan.head) { [self] result in
+        let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self) { [self] exchange, result in
             // Dropped here: the exchange refers back to this handler.
             fastPath.withLock { $0 = .none }
             guard case .failure(let error) = result else { return }
@@ -93,11 +87,14 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 client.handler(self, didFailWith: mapped)
             }
         }
-    }
-
-    /// An exchange for this handler's request on `connection`.
-    private func makeExchange(_ plan: HTTPRequestPlan, on connection: HTTPConnection) -> HTTPExchange {
-        HTTPExchange(url: request.url, isHead: plan.head.method == .HEAD, handler: self, done: connection.channel.eventLoop.makePromise())
+        fastPath.withLock { $0 = .sending(connection, exchange) }
+        if isStopped {
+            // Never sent, so never ended by the connection: the state lets go of it here.
+            fastPath.withLock { $0 = .none }
+            connection.abandon(exchange)
+            return
+        }
+        connection.send(exchange, head: plan.head)
     }
 
     /// A bodiless load started from a task on one of the HTTP event loops (one that prefers
@@ -134,17 +131,21 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 await client.handler(self, didReceive: challenge)
             }
             let connection = lease.connection
-            let exchange = makeExchange(plan, on: connection)
+            let done = connection.channel.eventLoop.makePromise(of: Void.self)
+            let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self) { _, result in
+                done.completeWith(result)
+            }
             do {
                 try await withTaskCancellationHandler {
-                    try await connection.execute(exchange, head: plan.head, body: request.body)
+                    try await connection.execute(exchange, head: plan.head, body: request.body, done: done.futureResult)
                 } onCancel: {
                     connection.abandon(exchange)
                 }
                 return
             } catch {
                 connection.abandon(exchange)
-                exchange.done.fail(error)
+                // Ends the exchange (and so `done`) if nothing else did.
+                exchange.fail(error)
                 let mapped = HTTPErrorMapping.map(error, url: request.url)
                 if !retried, plan.mayRetry(after: mapped, on: lease, exchange: exchange), !Task.isCancelled {
                     retried = true
@@ -192,6 +193,7 @@ final class HTTPEngine: Sendable {
 final class HTTPRequestPlan: Sendable {
     let key: ConnectionPool.Key
     let head: HTTPRequestHead
+    let isHead: Bool
     let isIdempotent: Bool
 
     /// Whether a failure may be retried once on a new connection: an idempotent request on a reused
@@ -243,28 +245,36 @@ final class HTTPRequestPlan: Sendable {
             default: break
             }
         }
-        var headers = HTTPHeaders(request.headerFields)
+        // The block is built as an array and handed over whole: `HTTPHeaders.add` checks each name for
+        // non-ASCII bytes and for "connection", which the fields' names (valid tokens) never need.
+        var lines: [(String, String)] = []
+        lines.reserveCapacity(request.headerFields.count + 3)
+        for field in request.headerFields { lines.append((field.name.rawName, field.value)) }
         if !has.host {
             // On the bytes: `String.contains(String)` goes through Foundation and is slow on this path.
             let hostField = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-            headers.add(name: "host", value: port == defaultPort ? hostField : hostField + ":" + String(port))
+            lines.append(("host", port == defaultPort ? hostField : hostField + ":" + String(port)))
         }
-        if !has.userAgent { headers.add(name: "user-agent", value: Self.userAgent) }
+        if !has.userAgent { lines.append(("user-agent", Self.userAgent)) }
+        let method = request.method
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {
-                    headers.add(name: "content-length", value: String(length))
+                    lines.append(("content-length", String(length)))
                 } else {
-                    headers.add(name: "transfer-encoding", value: "chunked")
+                    lines.append(("transfer-encoding", "chunked"))
                 }
             }
-        } else if request.method == .post || request.method == .put || request.method == .patch {
-            headers.replaceOrAdd(name: "content-length", value: "0")
+        } else if method == .post || method == .put || method == .patch {
+            // Over any Content-Length the request set, which a bodiless request cannot honour.
+            if has.contentLength { lines.removeAll { $0.0.lowercased() == "content-length" } }
+            lines.append(("content-length", "0"))
         }
-        let method = HTTPMethod(rawValue: request.method.rawValue)
-        head = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
+        let nioMethod = method == .get ? HTTPMethod.GET : HTTPMethod(rawValue: method.rawValue)
+        isHead = method == .head
+        head = HTTPRequestHead(version: .http1_1, method: nioMethod, uri: target, headers: HTTPHeaders(lines))
         // RFC 9110 §9.2.2; every RequestBody can be sent again from its start, so a body is no obstacle.
-        switch request.method {
+        switch method {
         case .get, .head, .options, .trace, .put, .delete: isIdempotent = true
         default: isIdempotent = false
         }

@@ -43,11 +43,11 @@ final class HTTPConnection: Sendable {
     /// last body byte for a `Content-Length` body, the terminating chunk for a chunked one. That moment is
     /// recorded on the event loop as the write completes, before any later read of the response's end. A
     /// server may answer before the body is all sent; then sending stops and the response stands.
-    func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?) async throws {
+    /// `done` is the future the exchange's end completes.
+    func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?, done: EventLoopFuture<Void>) async throws {
         guard let body else {
-            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                send(exchange, head: head) { done.resume(with: $0) }
-            }
+            send(exchange, head: head)
+            try await done.get()
             return
         }
         let forwarder = self.forwarder
@@ -90,28 +90,25 @@ final class HTTPConnection: Sendable {
                 if !exchange.responseEnded { throw error }
             }
         }
-        try await exchange.done.futureResult.get()
+        try await done.get()
     }
 
     /// Starts a bodiless request: makes `exchange` current and writes the head, in one trip to the event
-    /// loop (none if already on it: each hop between threads costs wake-ups). `whenDone` gets the outcome
-    /// of `exchange.done`; it is registered in the same trip (registering on a future from another
-    /// thread would be a trip of its own).
-    func send(_ exchange: HTTPExchange, head: HTTPRequestHead, whenDone: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    /// loop (none if already on it: each hop between threads costs wake-ups). The exchange reports its end.
+    func send(_ exchange: HTTPExchange, head: HTTPRequestHead) {
         if channel.eventLoop.inEventLoop {
-            start(exchange, head: head, whenDone: whenDone)
+            start(exchange, head: head)
         } else {
-            channel.eventLoop.execute { [self] in start(exchange, head: head, whenDone: whenDone) }
+            channel.eventLoop.execute { [self] in start(exchange, head: head) }
         }
     }
 
-    /// What ``send(_:head:whenDone:)`` does on the event loop.
-    private func start(_ exchange: HTTPExchange, head: HTTPRequestHead, whenDone: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        exchange.done.futureResult.whenComplete(whenDone)
+    /// What ``send(_:head:)`` does on the event loop.
+    private func start(_ exchange: HTTPExchange, head: HTTPRequestHead) {
         do {
             try forwarder.value.start(exchange)
         } catch {
-            exchange.done.fail(error)
+            exchange.fail(error)
             return
         }
         channel.write(HTTPClientRequestPart.head(head), promise: nil)

@@ -6,23 +6,41 @@ import Synchronization
 /// One request and its response on a connection: what the event loop reports to, and how the handler
 /// learns the exchange has ended.
 final class HTTPExchange: Sendable {
+    /// How an exchange's end is reported: with itself and the outcome (success at the end of the response).
+    typealias EndHandler = @Sendable (HTTPExchange, Result<Void, any Error>) -> Void
+
     let url: URL
     let isHead: Bool
     let handler: SchemeHandler
-    /// Succeeds at the end of the response, fails with its error.
-    let done: EventLoopPromise<Void>
+    /// Called once, when the response ends or the exchange fails. A plain call rather than a promise: a
+    /// bodiless request on the fast path has no task to wake, and a promise with a callback on it cost
+    /// three allocations per request.
+    private let onEnd: EndHandler
     private let flags = Atomic<UInt8>(0)
 
     private static let responseStartedFlag: UInt8 = 1
     private static let requestSentFlag: UInt8 = 2
     private static let responseEndedFlag: UInt8 = 4
     private static let bodilessFlag: UInt8 = 8
+    private static let endReportedFlag: UInt8 = 16
 
-    init(url: URL, isHead: Bool, handler: SchemeHandler, done: EventLoopPromise<Void>) {
+    init(url: URL, isHead: Bool, handler: SchemeHandler, onEnd: @escaping EndHandler) {
         self.url = url
         self.isHead = isHead
         self.handler = handler
-        self.done = done
+        self.onEnd = onEnd
+    }
+
+    /// Reports the end of the response; nothing if the end was reported already.
+    func succeed() { end(.success(())) }
+
+    /// Reports a failure; nothing if the end was reported already.
+    func fail(_ error: any Error) { end(.failure(error)) }
+
+    private func end(_ result: Result<Void, any Error>) {
+        let before = flags.bitwiseOr(Self.endReportedFlag, ordering: .acquiringAndReleasing).oldValue
+        guard before & Self.endReportedFlag == 0 else { return }
+        onEnd(self, result)
     }
 
     var client: any SchemeHandlerClient { handler.client }

@@ -102,10 +102,10 @@ final class ResponseForwarder: ChannelInboundHandler {
             // The connection goes back to the pool before the reader wakes, so that its next request can
             // have it.
             onResponseEnd?(keepAlive && exchange.isSent(buffered: HTTPConnection.bufferedBytes(of: context.channel)))
-            // Finished from here, with the body, so the reader needs no second wake-up: the handler's
-            // task, which resumes on `done` later, then has nothing left to report.
+            // Finished from here, with the body, so the reader needs no second wake-up: whoever hears of the
+            // exchange's end after this (the handler's task, if it has one) has nothing left to report.
             deliver(head, body, finished: true, to: exchange)
-            exchange.done.succeed(())
+            exchange.succeed()
 
         case (_, .idle):
             // A server must not speak when nobody asked: this connection cannot be trusted again.
@@ -180,7 +180,7 @@ final class ResponseForwarder: ChannelInboundHandler {
         // Bytes that arrived before the failure go first, as they would have without batching.
         deliverPending(to: exchange)
         state = .closed
-        exchange.done.fail(error)
+        exchange.fail(error)
     }
 
     /// Hands on the head, if it is still here, and the body bytes of the burst.
