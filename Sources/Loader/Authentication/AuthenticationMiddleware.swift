@@ -21,16 +21,12 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 
     /// Loads `request`, answering challenges.
     public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        let result = try await next(request)
-        // Most responses are no challenge. The rest of the work lives in a function of its own, so that its
-        // larger async frame (the challenge, the credential) is allocated only for a 401.
-        guard result.response.status == .unauthorized else { return result }
-        return try await answerChallenges(result, to: request, context: context, next: next)
+        try await loadSplit(request, context: context, next: next)
     }
 
     /// Answers `first`'s challenge, and any that follow, while the delegate or the store has a credential.
     @inline(never)
-    private func answerChallenges(_ first: LoadResult, to request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+    fileprivate func answerChallenges(_ first: LoadResult, to request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         var current = request
         var result = first
         var failures = 0
@@ -89,5 +85,17 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         let scheme = url.scheme?.lowercased() ?? "http"
         return ProtectionSpace(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80),
                                scheme: scheme, realm: realm, authenticationMethod: "Basic")
+    }
+}
+
+// Most responses are no challenge. Answering is the further work, so that its larger async frame (the
+// challenge, the credential) is allocated only for a 401.
+extension AuthenticationMiddleware: BuiltInLayer {
+    func needsMore(_ result: LoadResult) -> Bool {
+        result.response.status == .unauthorized
+    }
+
+    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        try await answerChallenges(result, to: request, context: context, next: next)
     }
 }

@@ -45,13 +45,84 @@ public struct LoadNext: Sendable {
 struct MiddlewareChain: Sendable {
     let layers: [any LoadMiddleware]
     let dispatch: @Sendable (LoadRequest, LoadContext) async throws -> LoadResult
+    /// The built-in layers at the end of `layers` (all of them from ``firstBuiltIn`` on), run together.
+    private let builtIns: [any BuiltInLayer]
+    private let firstBuiltIn: Int
+
+    init(layers: [any LoadMiddleware], dispatch: @escaping @Sendable (LoadRequest, LoadContext) async throws -> LoadResult) {
+        self.layers = layers
+        self.dispatch = dispatch
+        // At most 64, one bit each in `passDown`'s mask (a session has three).
+        var first = layers.count
+        while first > 0, layers.count - first < 64, layers[first - 1] is any BuiltInLayer { first -= 1 }
+        firstBuiltIn = first
+        builtIns = layers[first...].map { $0 as! any BuiltInLayer }
+    }
 
     // Out of line: inlined, it and the layer call it makes grew the async frame of every layer that calls it.
     @inline(never)
     func run(_ request: LoadRequest, from index: Int, context: LoadContext) async throws -> LoadResult {
         try context.task.checkCancelled(request.url)
         guard index < layers.count else { return try await dispatch(request, context) }
+        if index == firstBuiltIn { return try await runBuiltIns(request, context: context) }
         let next = LoadNext(chain: self, index: index + 1, context: context)
         return try await layers[index].load(request, context: context, next: next)
+    }
+
+    /// The built-in layers and the handler, in one async frame: each layer's everyday parts in turn
+    /// (``BuiltInLayer``), and a layer's further work, with the ordinary chain below it, only when a
+    /// result needs it. What each layer sees and hands on is what its own `load` would.
+    // Out of line, and the rarer further work in a function of its own: this frame, allocated on every
+    // load, then holds little more than the request and the result.
+    @inline(never)
+    private func runBuiltIns(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
+        let (down, transforms) = passDown(request)
+        let (result, pending) = settle(try await dispatch(down, context), from: builtIns.count, transforms: transforms)
+        guard let pending else { return result }
+        return try await finish(result, at: pending, request: request, transforms: transforms, context: context)
+    }
+
+    /// Hands `result` up through the built-in layers below `offset`, innermost first, transforming it
+    /// where they asked to; stops at the first layer whose further work it needs, and gives its offset.
+    @inline(never)
+    private func settle(_ result: LoadResult, from offset: Int, transforms: UInt64) -> (LoadResult, Int?) {
+        var result = result
+        var offset = offset
+        while offset > 0 {
+            offset -= 1
+            if transforms & (1 << offset) != 0 { result = builtIns[offset].transformed(result) }
+            if builtIns[offset].needsMore(result) { return (result, offset) }
+        }
+        return (result, nil)
+    }
+
+    /// The further work of the built-in layer at `offset` on `result`, with the ordinary chain below it,
+    /// then the layers above it.
+    @inline(never)
+    private func finish(_ result: LoadResult, at offset: Int, request: LoadRequest, transforms: UInt64,
+                        context: LoadContext) async throws -> LoadResult {
+        var result = result
+        var pending: Int? = offset
+        while let offset = pending {
+            let next = LoadNext(chain: self, index: firstBuiltIn + offset + 1, context: context)
+            let received = passDown(request, through: offset).request
+            result = try await builtIns[offset].more(result, for: received, context: context, next: next)
+            (result, pending) = settle(result, from: offset, transforms: transforms)
+        }
+        return result
+    }
+
+    /// `request` as the built-in layer at `offset` receives it (all of them pass it down when `offset` is
+    /// their count), with a bit set for each layer on the way that transforms its result.
+    @inline(never)
+    private func passDown(_ request: LoadRequest, through offset: Int? = nil) -> (request: LoadRequest, transforms: UInt64) {
+        var request = request
+        var transforms: UInt64 = 0
+        for index in 0..<(offset ?? builtIns.count) {
+            let (passed, transforming) = builtIns[index].passingDown(request)
+            request = passed
+            if transforming { transforms |= 1 << index }
+        }
+        return (request, transforms)
     }
 }

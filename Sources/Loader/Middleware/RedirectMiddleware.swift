@@ -20,11 +20,7 @@ public struct RedirectMiddleware: LoadMiddleware {
 
     /// Loads `request`, following redirects up to the limit.
     public func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        let result = try await next(request)
-        // Most loads are not redirected: following lives in a function of its own, so that its larger async
-        // frame (the visited set, the delegate's answer) is allocated only when there is a redirect.
-        guard let proposed = Self.redirect(for: result, from: request) else { return result }
-        return try await follow(result, to: proposed, from: request, context: context, next: next)
+        try await loadSplit(request, context: context, next: next)
     }
 
     /// Follows `first`'s redirect to `firstProposal`, and any after it.
@@ -58,6 +54,13 @@ public struct RedirectMiddleware: LoadMiddleware {
             guard let again = Self.redirect(for: result, from: current) else { return result }
             proposed = again
         }
+    }
+
+    /// Whether `result` may be a redirect: proposed by the handler, or a redirect status with `Location`.
+    static func mayRedirect(_ result: LoadResult) -> Bool {
+        if result.redirectRequest != nil { return true }
+        guard let status = result.response.status, [301, 302, 303, 307, 308].contains(status.code) else { return false }
+        return result.response.headerFields.contains(.location)
     }
 
     /// The request a result redirects to, or `nil` if it is not a redirect.
@@ -99,5 +102,18 @@ public struct RedirectMiddleware: LoadMiddleware {
             method = request.method.rawValue
             url = request.url
         }
+    }
+}
+
+// Most loads are not redirected: following is the further work, so that its larger async frame (the
+// visited set, the delegate's answer) is allocated only when there is a redirect.
+extension RedirectMiddleware: BuiltInLayer {
+    func needsMore(_ result: LoadResult) -> Bool {
+        Self.mayRedirect(result)
+    }
+
+    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        guard let proposed = Self.redirect(for: result, from: request) else { return result }
+        return try await follow(result, to: proposed, from: request, context: context, next: next)
     }
 }

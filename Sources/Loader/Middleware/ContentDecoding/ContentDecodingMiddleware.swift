@@ -7,15 +7,11 @@ struct ContentDecodingMiddleware: LoadMiddleware {
     let settings: ContentDecoding
 
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        // A caller that chose its own Accept-Encoding wants the bytes as sent.
-        guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil else { return try await next(request) }
-        // The work before and after the await is done in plain functions: this async frame, allocated for
-        // every load, then holds the request and the result only.
-        return decoded(try await next(Self.asking(request)))
+        try await loadSplit(request, context: context, next: next)
     }
 
     @inline(never)
-    private static func asking(_ request: LoadRequest) -> LoadRequest {
+    fileprivate static func asking(_ request: LoadRequest) -> LoadRequest {
         var request = request
         // Known absent: an append, cheaper than the subscript's search and replace.
         request.headerFields.append(ContentDecoding.acceptEncodingField)
@@ -23,7 +19,7 @@ struct ContentDecodingMiddleware: LoadMiddleware {
     }
 
     @inline(never)
-    private func decoded(_ result: LoadResult) -> LoadResult {
+    fileprivate func decoded(_ result: LoadResult) -> LoadResult {
         var result = result
         guard let header = result.response.headerFields[.contentEncoding] else { return result }
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
@@ -39,5 +35,24 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         result.response.headerFields[.contentEncoding] = nil
         result.response.headerFields[.contentLength] = nil
         return result
+    }
+}
+
+// Everything is everyday work: asking before, decoding after.
+extension ContentDecodingMiddleware: BuiltInLayer {
+    func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
+        // A caller that chose its own Accept-Encoding wants the bytes as sent.
+        guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil else { return (request, false) }
+        return (Self.asking(request), true)
+    }
+
+    func transformed(_ result: LoadResult) -> LoadResult {
+        decoded(result)
+    }
+
+    func needsMore(_ result: LoadResult) -> Bool { false }
+
+    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        result
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+/// `layered://start/<id>` redirects to `layered://vault/<id>`, which challenges a request without
+/// credentials (401, Basic) and answers `u:p` with a gzip body; every request it sees is logged.
+final class LayeredHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["layered"] }
+    static let seen = Locked<[String: [String]]>([:])
+    static let body = Data((0..<5_000).map { "row \($0) of the vault\n" }.joined().utf8)
+
+    override func load() async throws {
+        let id = String(request.url.path.dropFirst())
+        let authorization = request.headerFields[.authorization] ?? "-"
+        let acceptEncoding = request.headerFields[.acceptEncoding] ?? "-"
+        Self.seen.withLock { $0[id, default: []].append("\(request.url.host ?? "") \(authorization) \(acceptEncoding)") }
+        var fields = HTTPFields()
+        switch (request.url.host, authorization) {
+        case ("start", _):
+            fields[.location] = "layered://vault/\(id)"
+            client.handler(self, didReceive: LoadResponse(url: request.url, status: .found, headerFields: fields))
+        case ("vault", "Basic dTpw"):
+            fields[.contentEncoding] = "gzip"
+            client.handler(self, didReceive: LoadResponse(url: request.url, status: .ok, headerFields: fields))
+            try await client.handler(self, deliver: Compression.compress(Self.body, .gzip))
+        default:
+            fields[.wwwAuthenticate] = "Basic realm=\"vault\""
+            client.handler(self, didReceive: LoadResponse(url: request.url, status: .unauthorized, headerFields: fields))
+            try await client.handler(self, deliver: Data("denied".utf8))
+        }
+    }
+}
+
+@Suite("The built-in layers together: redirects, then a challenge, then content decoding")
+struct BuiltInLayersTests {
+    private func session() -> LoaderSession {
+        let store = CredentialStore()
+        store.set(Credential(user: "u", password: "p"),
+                  for: ProtectionSpace(host: "vault", port: 80, scheme: "layered", realm: "vault", authenticationMethod: "Basic"))
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [LayeredHandler.self]
+        configuration.credentialStore = store
+        return LoaderSession(configuration: configuration)
+    }
+
+    @Test("A redirect to a challenged, compressed resource: followed, answered, decoded, each request asking for gzip")
+    func allLayers() async throws {
+        let id = "l" + UUID().uuidString.prefix(8).lowercased()
+        let (data, response) = try await session().data(from: URL(string: "layered://start/\(id)")!)
+        #expect(response.status == .ok)
+        #expect(response.url.absoluteString == "layered://vault/\(id)")
+        #expect(response.headerFields[.contentEncoding] == nil)
+        let same = data == LayeredHandler.body
+        #expect(same, "\(data.count) bytes, \(LayeredHandler.body.count) expected")
+        #expect(LayeredHandler.seen.withLock { $0[id] } == [
+            "start - gzip, deflate",
+            "vault - gzip, deflate",
+            "vault Basic dTpw gzip, deflate",
+        ])
+    }
+
+    @Test("A caller's own Accept-Encoding goes through every hop, and the bytes come as sent")
+    func ownAcceptEncoding() async throws {
+        let id = "l" + UUID().uuidString.prefix(8).lowercased()
+        var request = LoadRequest(url: URL(string: "layered://start/\(id)")!)
+        request.headerFields[.acceptEncoding] = "gzip"
+        let (data, response) = try await session().data(for: request)
+        #expect(response.headerFields[.contentEncoding] == "gzip")
+        let same = data == Compression.compress(LayeredHandler.body, .gzip)
+        #expect(same, "the compressed bytes, untouched")
+        #expect(LayeredHandler.seen.withLock { $0[id] } == ["start - gzip", "vault - gzip", "vault Basic dTpw gzip"])
+    }
+
+    @Test("With nobody to answer, the challenge's own body reaches the caller after the redirect")
+    func unanswered() async throws {
+        let id = "l" + UUID().uuidString.prefix(8).lowercased()
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [LayeredHandler.self]
+        let (data, response) = try await LoaderSession(configuration: configuration).data(from: URL(string: "layered://start/\(id)")!)
+        #expect(response.status == .unauthorized)
+        #expect(String(decoding: data, as: UTF8.self) == "denied")
+        #expect(LayeredHandler.seen.withLock { $0[id] }?.count == 2)
+    }
+}
