@@ -152,6 +152,13 @@ try:
             "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32),
             "curl": lambda: rusage_child(["curl", "-s", "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin")),
         }),
+        # The same, with every Swift client's pool allowed 32 connections per host, as curl (--parallel-max 32)
+        # and wrk (-c 32) have: the rows above give each client its default (8 for ours and AsyncHTTPClient).
+        ("conc32c", "%d 1 KiB GETs, 32 in flight, 32 connections per host for every client" % many, "req/s", many, {
+            "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 32, 32),
+            "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 32, 32),
+            "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32, 32),
+        }),
         ("conc1", "%d 1 KiB GETs, 1 in flight (scaling)" % many, "req/s", many, {
             "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 1),
             "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 1)}),
@@ -265,6 +272,14 @@ try:
             ratio = table[ours]["value"] / table[peer]["value"]
             print("| %s | %.1f %s | %s %.1f | %.2fx | >= %.2fx %s |" % (label, table[ours]["value"], unit, peer,
                                                                  table[peer]["value"], ratio, goal, "met" if ratio >= goal else "missed"))
+    # With equal connections: against AsyncHTTPClient in the same runs, and against curl and wrk (which
+    # used 32 connections in the rows above).
+    title, unit, table = results["conc32c"]
+    for ours, where in (("loader", ""), ("loader-el", " (tasks on the event loop)")):
+        for peer, peers in (("asynchttpclient", table), ("curl", results["conc32"][2]), ("wrk", results["conc32"][2])):
+            if ours in table and peer in peers:
+                print("| %s%s | %.1f %s | %s %.1f | %.2fx | (measured, no goal) |" % (
+                    title, where, table[ours]["value"], unit, peer, peers[peer]["value"], table[ours]["value"] / peers[peer]["value"]))
     # What our layers (session, task, middleware, registry, handler) cost: the loader against a minimal client
     # written directly on NIO (MinimalNIOClient.swift), with the caller's tasks in the same place.
     for key, count in (("seq", small), ("conc32", many)):

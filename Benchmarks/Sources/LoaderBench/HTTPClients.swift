@@ -7,6 +7,7 @@ import HTTPScheme
 import Loader
 import NIOCore
 import StandardSchemes
+import Synchronization
 
 /// The HTTP operations each client is measured on, written as its users would write them.
 protocol BenchClient: Sendable {
@@ -63,7 +64,14 @@ struct LoaderClient: BenchClient {
 /// FoundationNetworking's URLSession (libcurl underneath on Linux).
 struct URLSessionClient: BenchClient {
     let name = "urlsession"
-    let session = URLSession(configuration: .default)
+    let session: URLSession
+
+    /// - Parameter connectionsPerHost: `httpMaximumConnectionsPerHost` (URLSession's default when `nil`).
+    init(connectionsPerHost: Int? = nil) {
+        let configuration = URLSessionConfiguration.default
+        if let connectionsPerHost { configuration.httpMaximumConnectionsPerHost = connectionsPerHost }
+        session = URLSession(configuration: configuration)
+    }
 
     func get(_ url: URL) async throws -> Int { try await session.data(from: url).0.count }
 
@@ -77,11 +85,31 @@ struct URLSessionClient: BenchClient {
     }
 }
 
+/// AsyncHTTPClient clients made with a connection limit, kept for the life of the process as the shared one
+/// is: a client must not be deinitialised before it is shut down.
+private let configuredClients = Mutex<[Int: HTTPClient]>([:])
+
 /// AsyncHTTPClient, what a Swift server developer would pick for HTTP.
 struct AsyncHTTPClientClient: BenchClient {
     let name = "asynchttpclient"
-    // The shared client: made once per process, never shut down (as AsyncHTTPClient recommends for that use).
-    let client = HTTPClient.shared
+    let client: HTTPClient
+
+    /// - Parameter connectionsPerHost: The pool's soft limit per host (AsyncHTTPClient's default when `nil`).
+    init(connectionsPerHost: Int? = nil) {
+        guard let connectionsPerHost else {
+            // The shared client: made once per process, never shut down (as AsyncHTTPClient recommends for that use).
+            client = HTTPClient.shared
+            return
+        }
+        client = configuredClients.withLock { clients in
+            if let client = clients[connectionsPerHost] { return client }
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            clients[connectionsPerHost] = client
+            return client
+        }
+    }
 
     func get(_ url: URL) async throws -> Int {
         let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))

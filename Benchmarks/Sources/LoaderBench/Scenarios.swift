@@ -7,14 +7,15 @@ import StandardSchemes
 
 /// The scenarios: each returns how many requests it made and how many body bytes it read.
 enum Scenarios {
-    static func client(_ name: String) throws -> any BenchClient {
+    /// The client called `name`; `connectionsPerHost` sets its pool's limit per origin (its default when `nil`).
+    static func client(_ name: String, connectionsPerHost: Int? = nil) throws -> any BenchClient {
         switch name {
-        case "loader": return LoaderClient()
-        case "loader-el": return LoaderClient(onEventLoop: true)
+        case "loader": return LoaderClient(connectionsPerHost: connectionsPerHost)
+        case "loader-el": return LoaderClient(connectionsPerHost: connectionsPerHost, onEventLoop: true)
         case "nio-minimal": return MinimalNIOClient(onEventLoop: false)
         case "nio-minimal-el": return MinimalNIOClient(onEventLoop: true)
-        case "urlsession": return URLSessionClient()
-        case "asynchttpclient": return AsyncHTTPClientClient()
+        case "urlsession": return URLSessionClient(connectionsPerHost: connectionsPerHost)
+        case "asynchttpclient": return AsyncHTTPClientClient(connectionsPerHost: connectionsPerHost)
         default: throw BenchError.usage("unknown client \(name)")
         }
     }

@@ -1,12 +1,14 @@
 import Foundation
 
 /// `LoaderBench SCENARIO CLIENT ARGS…` runs one scenario once and prints one RESULT line:
-///   sequential CLIENT URL COUNT        concurrent CLIENT URL COUNT IN_FLIGHT
+///   sequential CLIENT URL COUNT        concurrent CLIENT URL COUNT IN_FLIGHT [CONNECTIONS_PER_HOST]
 ///   stream CLIENT URL                  tofile CLIENT URL
 ///   data CLIENT MIB TIMES              noop loader HANDLERS COUNT
 ///   manystreams loader URL COUNT
 /// CLIENT is loader, loader-el (tasks on an HTTP event loop), urlsession or asynchttpclient (data: loader, foundation, urlsession);
 /// sequential and concurrent also take nio-minimal and nio-minimal-el, the floor (see MinimalNIOClient).
+/// CONNECTIONS_PER_HOST sets the pool limit of the loader, URLSession and AsyncHTTPClient (each its own
+/// default when absent); the minimal client opens one connection per request in flight.
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 func run() async throws {
@@ -24,7 +26,7 @@ func run() async throws {
         let count = try int(3)
         measurement = try await Probe.measure(client: clientName, scenario: scenario) { try await Scenarios.sequential(client, url!, count: count) }
     case "concurrent":
-        let client = try Scenarios.client(clientName)
+        let client = try Scenarios.client(clientName, connectionsPerHost: arguments.count > 5 ? try int(5) : nil)
         let (count, inFlight) = (try int(3), try int(4))
         measurement = try await Probe.measure(client: clientName, scenario: scenario) {
             try await Scenarios.concurrent(client, url!, count: count, inFlight: inFlight)
