@@ -231,9 +231,20 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         perform(effects, stopping: stopping)
     }
 
-    private func perform(_ effects: HandlerEventState.Effects, stopping: SchemeHandler?) {
-        if let (waiter, result) = effects.response { waiter.resume(with: result.mapError { $0 as any Error }) }
-        if let (waiter, result) = effects.consumer { waiter.resume(with: result.mapError { $0 as any Error }) }
+    private func perform(_ effects: consuming HandlerEventState.Effects, stopping: SchemeHandler?) {
+        // Taken out and switched on, not mapped: `mapError` copied the response (a dozen fields) on every load.
+        if let (waiter, result) = effects.response.take() {
+            switch consume result {
+            case .success(let value): waiter.resume(returning: value)
+            case .failure(let error): waiter.resume(throwing: error)
+            }
+        }
+        if let (waiter, result) = effects.consumer.take() {
+            switch consume result {
+            case .success(let value): waiter.resume(returning: value)
+            case .failure(let error): waiter.resume(throwing: error)
+            }
+        }
         for waiter in effects.producers {
             if let error = effects.producerError { waiter.resume(throwing: error) } else { waiter.resume() }
         }
