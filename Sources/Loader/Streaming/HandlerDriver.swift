@@ -107,7 +107,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         // cancelled already takes the long way, whose handler cancels the load before the head is read.
         if !Task.isCancelled, let outcome = guarded.withLock({ $0.events.takeResponse() }) { return try outcome.get() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { waiter in
+            try await withUnsafeThrowingContinuation { waiter in
                 update { $0.awaitResponse(waiter) }
             }
         } onCancel: {
@@ -131,7 +131,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         case .empty: break
         }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { waiter in
+            try await withUnsafeThrowingContinuation { waiter in
                 update { $0.awaitChunk(waiter) }
             }
         } onCancel: {
@@ -173,7 +173,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         if let error = terminalError() { throw error }
         guard full else { return }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            try await withUnsafeThrowingContinuation { (waiter: UnsafeContinuation<Void, any Error>) in
                 update { $0.awaitRoom(waiter) }
             }
         } onCancel: {
