@@ -5,7 +5,8 @@ import TestSupport
 import Testing
 
 /// `layered://start/<id>` redirects to `layered://vault/<id>`, which challenges a request without
-/// credentials (401, Basic) and answers `u:p` with a gzip body; every request it sees is logged.
+/// credentials (401, Basic) and answers `u:p` with a gzip body. `layered://gate/<id>` challenges too, and
+/// answers `u:p` with a redirect to the vault. Every request is logged.
 final class LayeredHandler: SchemeHandler, @unchecked Sendable {
     override class var supportedSchemes: Set<String> { ["layered"] }
     static let seen = Locked<[String: [String]]>([:])
@@ -21,12 +22,15 @@ final class LayeredHandler: SchemeHandler, @unchecked Sendable {
         case ("start", _):
             fields[.location] = "layered://vault/\(id)"
             client.handler(self, didReceive: LoadResponse(url: request.url, status: .found, headerFields: fields))
+        case ("gate", "Basic dTpw"):
+            fields[.location] = "layered://vault/\(id)"
+            client.handler(self, didReceive: LoadResponse(url: request.url, status: .found, headerFields: fields))
         case ("vault", "Basic dTpw"):
             fields[.contentEncoding] = "gzip"
             client.handler(self, didReceive: LoadResponse(url: request.url, status: .ok, headerFields: fields))
             try await client.handler(self, deliver: Compression.compress(Self.body, .gzip))
         default:
-            fields[.wwwAuthenticate] = "Basic realm=\"vault\""
+            fields[.wwwAuthenticate] = "Basic realm=\"\(request.url.host ?? "")\""
             client.handler(self, didReceive: LoadResponse(url: request.url, status: .unauthorized, headerFields: fields))
             try await client.handler(self, deliver: Data("denied".utf8))
         }
@@ -37,8 +41,10 @@ final class LayeredHandler: SchemeHandler, @unchecked Sendable {
 struct BuiltInLayersTests {
     private func session() -> LoaderSession {
         let store = CredentialStore()
-        store.set(Credential(user: "u", password: "p"),
-                  for: ProtectionSpace(host: "vault", port: 80, scheme: "layered", realm: "vault", authenticationMethod: "Basic"))
+        for host in ["gate", "vault"] {
+            store.set(Credential(user: "u", password: "p"),
+                      for: ProtectionSpace(host: host, port: 80, scheme: "layered", realm: host, authenticationMethod: "Basic"))
+        }
         var configuration = LoaderSession.Configuration.ephemeral
         configuration.handlerClasses = [LayeredHandler.self]
         configuration.credentialStore = store
@@ -55,6 +61,22 @@ struct BuiltInLayersTests {
         #expect(Bytes.difference(data, LayeredHandler.body) == nil)
         #expect(LayeredHandler.seen.withLock { $0[id] } == [
             "start - gzip, deflate",
+            "vault - gzip, deflate",
+            "vault Basic dTpw gzip, deflate",
+        ])
+    }
+
+    @Test("A challenge answered with a redirect: the redirect layer follows what the authentication layer got")
+    func redirectAfterChallenge() async throws {
+        let id = "l" + UUID().uuidString.prefix(8).lowercased()
+        let (data, response) = try await session().data(from: URL(string: "layered://gate/\(id)")!)
+        #expect(response.status == .ok)
+        #expect(response.url.absoluteString == "layered://vault/\(id)")
+        #expect(Bytes.difference(data, LayeredHandler.body) == nil)
+        // The credential is dropped on the way to another host, then asked for and given again.
+        #expect(LayeredHandler.seen.withLock { $0[id] } == [
+            "gate - gzip, deflate",
+            "gate Basic dTpw gzip, deflate",
             "vault - gzip, deflate",
             "vault Basic dTpw gzip, deflate",
         ])

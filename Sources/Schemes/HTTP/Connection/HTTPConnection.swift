@@ -46,8 +46,11 @@ final class HTTPConnection: Sendable {
     /// `done` is the future the exchange's end completes.
     func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?, done: EventLoopFuture<Void>) async throws {
         guard let body else {
-            send(exchange, head: head)
-            try await done.get()
+            // Waits on `done` from a callback registered on the loop, in the trip that sends: registering
+            // on the future from another thread would be a trip of its own.
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+                send(exchange, head: head) { done.whenComplete { waiter.resume(with: $0) } }
+            }
             return
         }
         let forwarder = self.forwarder
@@ -95,16 +98,18 @@ final class HTTPConnection: Sendable {
 
     /// Starts a bodiless request: makes `exchange` current and writes the head, in one trip to the event
     /// loop (none if already on it: each hop between threads costs wake-ups). The exchange reports its end.
-    func send(_ exchange: HTTPExchange, head: HTTPRequestHead) {
+    /// `onLoop` runs on the loop first, in the same trip.
+    func send(_ exchange: HTTPExchange, head: HTTPRequestHead, onLoop: (@Sendable () -> Void)? = nil) {
         if channel.eventLoop.inEventLoop {
-            start(exchange, head: head)
+            start(exchange, head: head, onLoop: onLoop)
         } else {
-            channel.eventLoop.execute { [self] in start(exchange, head: head) }
+            channel.eventLoop.execute { [self] in start(exchange, head: head, onLoop: onLoop) }
         }
     }
 
-    /// What ``send(_:head:)`` does on the event loop.
-    private func start(_ exchange: HTTPExchange, head: HTTPRequestHead) {
+    /// What ``send(_:head:onLoop:)`` does on the event loop.
+    private func start(_ exchange: HTTPExchange, head: HTTPRequestHead, onLoop: (@Sendable () -> Void)?) {
+        onLoop?()
         do {
             try forwarder.value.start(exchange)
         } catch {
