@@ -117,7 +117,7 @@ public final class LoaderSession: Sendable {
     /// Runs the task's request through the chain and returns the response head with its streaming body.
     @inline(never)
     func open(_ task: LoadTask) async throws -> LoadResult {
-        let result = try await chain.run(prepared(task.originalRequest), from: 0, context: LoadContext(session: self, task: task))
+        let result = try await chain.start(prepared(task.originalRequest), context: LoadContext(session: self, task: task))
         task.didReceive(result.response)
         return result
     }
