@@ -47,14 +47,14 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let pool = HTTPEngine.shared.pool
         // Under the lock, so that a delivery racing with this finds the queued state recorded.
         let outcome = fastPath.withLock { state -> ConnectionPool.QueueOutcome in
-            let outcome = pool.leaseOrQueue(plan.key) { [self] lease in
+            let outcome = pool.leaseOrQueue(plan.key, deliver: { [self] lease in
                 fastPath.withLock { $0 = .none }
                 if let lease {
                     send(plan, on: lease)
                 } else if !isStopped {
                     startTask()
                 }
-            }
+            })
             if case .queued(let id) = outcome { state = .queued(plan.key, id: id) }
             return outcome
         }

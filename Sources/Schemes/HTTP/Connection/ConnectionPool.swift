@@ -385,17 +385,19 @@ final class ConnectionPool: Sendable {
     }
 
     /// An idle connection now, else a place in the queue for one, else leave to open a new connection.
-    /// `deliver` runs on the event loop of the connection given back (or wherever a slot came free).
-    func leaseOrQueue(_ key: Key, deliver: @escaping Delivery) -> QueueOutcome {
-        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, deliver: deliver)
+    /// `deliver` runs on the event loop of the connection given back (or wherever a slot came free). It is
+    /// made only if the request is queued (under the pool's lock): a closure made for every request, though
+    /// most find a connection idle, cost an allocation each.
+    func leaseOrQueue(_ key: Key, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
+        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, deliver: deliver())
     }
 
-    private func leaseOrQueue(_ key: Key, id: Int, deliver: @escaping Delivery) -> QueueOutcome {
+    private func leaseOrQueue(_ key: Key, id: Int, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
         state.withLock { state in
             state.host(key) { host -> QueueOutcome in
                 if let lease = host.takeIdle() { return .leased(lease) }
                 if host.hasRoom(under: key.options.maximumConnectionsPerHost) { return .mayConnect }
-                host.waiters.append(Waiter(id: id, deliver: deliver))
+                host.waiters.append(Waiter(id: id, deliver: deliver()))
                 return .queued(id: id)
             }
         }
