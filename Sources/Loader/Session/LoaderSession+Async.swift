@@ -105,7 +105,10 @@ extension LoaderSession {
     }
 
     func request(for url: URL) -> LoadRequest {
-        LoadRequest(url: url, cachePolicy: configuration.requestCachePolicy)
+        var request = LoadRequest(url: url, cachePolicy: configuration.requestCachePolicy)
+        // Set while the storage is this request's alone: preparing the request for the chain then copies nothing.
+        request.sessionIdentifier = identifier
+        return request
     }
 
     /// Reads a body into memory, reporting each chunk to the task.

@@ -134,8 +134,11 @@ public final class LoaderSession: Sendable {
         for field in configuration.additionalHeaderFields where prepared.headerFields[field.name] == nil {
             prepared.headerFields.append(field)
         }
-        prepared.options = prepared.options.filling(from: configuration.handlerOptions)
-        prepared.sessionIdentifier = identifier
+        // Only what differs is set: each change copies the request's storage, which the task shares.
+        if !configuration.handlerOptions.isEmpty {
+            prepared.options = prepared.options.filling(from: configuration.handlerOptions)
+        }
+        if prepared.sessionIdentifier != identifier { prepared.sessionIdentifier = identifier }
         return prepared
     }
 
