@@ -56,10 +56,13 @@ public struct RedirectMiddleware: LoadMiddleware {
         }
     }
 
+    /// The statuses followed when the response has a `Location`.
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
     /// Whether `result` may be a redirect: proposed by the handler, or a redirect status with `Location`.
     static func mayRedirect(_ result: LoadResult) -> Bool {
         if result.redirectRequest != nil { return true }
-        guard let status = result.response.status, [301, 302, 303, 307, 308].contains(status.code) else { return false }
+        guard let status = result.response.status, redirectStatuses.contains(status.code) else { return false }
         return result.response.headerFields.contains(.location)
     }
 
@@ -68,7 +71,7 @@ public struct RedirectMiddleware: LoadMiddleware {
     static func redirect(for result: LoadResult, from request: LoadRequest) -> LoadRequest? {
         if let proposed = result.redirectRequest { return proposed }
         guard let status = result.response.status,
-              [301, 302, 303, 307, 308].contains(status.code),
+              redirectStatuses.contains(status.code),
               let location = result.response.headerFields[.location],
               let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }

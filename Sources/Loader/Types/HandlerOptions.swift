@@ -43,10 +43,10 @@ public struct HandlerOptions: Sendable {
         values[ObjectIdentifier(key)] != nil
     }
 
-    /// These options with `other`'s values added where these have none.
     /// Whether no option is set.
     var isEmpty: Bool { values.isEmpty }
 
+    /// These options with `other`'s values added where these have none.
     public func filling(from other: HandlerOptions) -> HandlerOptions {
         // The usual cases (nothing set on the request, or nothing on the session) need no merged copy.
         if other.values.isEmpty { return self }

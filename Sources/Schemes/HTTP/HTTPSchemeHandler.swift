@@ -233,30 +233,34 @@ final class HTTPRequestPlan: Sendable {
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
 
-        // One pass to learn which of the fields added below the request already has: looking each up in
-        // the NIO block (a case-insensitive scan per name) and replacing the host showed in profiles.
+        let method = request.method
+        // A bodiless POST, PUT or PATCH says Content-Length: 0, over any length the request set.
+        let sendsZeroLength = request.body == nil && (method == .post || method == .put || method == .patch)
+        // One pass copies the fields and learns which of those added below the request has: looking each
+        // up in the NIO block (a case-insensitive scan per name) showed in profiles. The block is built as
+        // an array and handed over whole: `HTTPHeaders.add` checks each name for non-ASCII bytes and for
+        // "connection", which the fields' names (valid tokens) never need.
         var has = (host: false, userAgent: false, contentLength: false, transferEncoding: false)
+        var lines: [(String, String)] = []
+        lines.reserveCapacity(request.headerFields.count + 3)
         for field in request.headerFields {
             switch field.name.canonicalName {
             case "host": has.host = true
             case "user-agent": has.userAgent = true
-            case "content-length": has.contentLength = true
+            case "content-length":
+                has.contentLength = true
+                if sendsZeroLength { continue }
             case "transfer-encoding": has.transferEncoding = true
             default: break
             }
+            lines.append((field.name.rawName, field.value))
         }
-        // The block is built as an array and handed over whole: `HTTPHeaders.add` checks each name for
-        // non-ASCII bytes and for "connection", which the fields' names (valid tokens) never need.
-        var lines: [(String, String)] = []
-        lines.reserveCapacity(request.headerFields.count + 3)
-        for field in request.headerFields { lines.append((field.name.rawName, field.value)) }
         if !has.host {
             // On the bytes: `String.contains(String)` goes through Foundation and is slow on this path.
             let hostField = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             lines.append(("host", port == defaultPort ? hostField : hostField + ":" + String(port)))
         }
         if !has.userAgent { lines.append(("user-agent", Self.userAgent)) }
-        let method = request.method
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {
@@ -265,9 +269,7 @@ final class HTTPRequestPlan: Sendable {
                     lines.append(("transfer-encoding", "chunked"))
                 }
             }
-        } else if method == .post || method == .put || method == .patch {
-            // Over any Content-Length the request set, which a bodiless request cannot honour.
-            if has.contentLength { lines.removeAll { $0.0.lowercased() == "content-length" } }
+        } else if sendsZeroLength {
             lines.append(("content-length", "0"))
         }
         let nioMethod = method == .get ? HTTPMethod.GET : HTTPMethod(rawValue: method.rawValue)
