@@ -1,4 +1,3 @@
-import DequeModule
 import FoundationEssentials
 
 /// The handler event contract and the body buffer, as a plain value.
@@ -72,7 +71,7 @@ struct HandlerEventState {
     private(set) var bufferedBytes = 0
     /// When an event or a read last happened, for the idle timeout.
     private(set) var lastActivity: UInt64 = Watchdog.now()
-    private var chunks = Deque<Data>()
+    private var chunks = ChunkQueue()
     private var responseWaiter: UnsafeContinuation<(LoadResponse, LoadRequest?), any Error>?
     private var consumerWaiter: UnsafeContinuation<Data?, any Error>?
     private var producerWaiters: [UnsafeContinuation<Void, any Error>] = []

@@ -9,13 +9,21 @@ final class HTTPExchange: Sendable {
     /// How an exchange's end is reported: with itself and the outcome (success at the end of the response).
     typealias EndHandler = @Sendable (HTTPExchange, Result<Void, any Error>) -> Void
 
+    /// Who hears of the end, once, when the response ends or the exchange fails. A plain call rather than a
+    /// promise: a bodiless request on the fast path has no task to wake, and a promise with a callback on it
+    /// cost three allocations per request.
+    private enum Ending: Sendable {
+        /// The fast path's handler, with the connection it leased: told directly, with no closure to
+        /// allocate on every request.
+        case fastPath(HTTPSchemeHandler, ConnectionPool.Lease)
+        /// Anything else: a task's promise, a test.
+        case call(EndHandler)
+    }
+
     let url: URL
     let isHead: Bool
     let handler: SchemeHandler
-    /// Called once, when the response ends or the exchange fails. A plain call rather than a promise: a
-    /// bodiless request on the fast path has no task to wake, and a promise with a callback on it cost
-    /// three allocations per request.
-    private let onEnd: EndHandler
+    private let ending: Ending
     private let flags = Atomic<UInt8>(0)
 
     private static let responseStartedFlag: UInt8 = 1
@@ -28,7 +36,15 @@ final class HTTPExchange: Sendable {
         self.url = url
         self.isHead = isHead
         self.handler = handler
-        self.onEnd = onEnd
+        ending = .call(onEnd)
+    }
+
+    /// An exchange of the fast path: its end goes to `handler`'s ``HTTPSchemeHandler/exchange(_:endedWith:on:)``.
+    init(url: URL, isHead: Bool, fastPath handler: HTTPSchemeHandler, lease: ConnectionPool.Lease) {
+        self.url = url
+        self.isHead = isHead
+        self.handler = handler
+        ending = .fastPath(handler, lease)
     }
 
     /// Reports the end of the response; nothing if the end was reported already.
@@ -40,7 +56,10 @@ final class HTTPExchange: Sendable {
     private func end(_ result: Result<Void, any Error>) {
         let before = flags.bitwiseOr(Self.endReportedFlag, ordering: .acquiringAndReleasing).oldValue
         guard before & Self.endReportedFlag == 0 else { return }
-        onEnd(self, result)
+        switch ending {
+        case .fastPath(let handler, let lease): handler.exchange(self, endedWith: result, on: lease)
+        case .call(let onEnd): onEnd(self, result)
+        }
     }
 
     var client: any SchemeHandlerClient { handler.client }
