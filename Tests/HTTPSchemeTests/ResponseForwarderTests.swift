@@ -66,6 +66,28 @@ struct ResponseForwarderTests {
         #expect(outcomes.withLock { $0 }.sorted() == ["first true", "second false"])
     }
 
+    @Test("Body parts that come with the head are handed on as one chunk; later parts one by one, in order")
+    func burstsOfParts() throws {
+        let channel = EmbeddedChannel()
+        let forwarder = ResponseForwarder(handshake: nil)
+        try channel.pipeline.syncOperations.addHandler(forwarder)
+        let log = EventLog()
+        let outcomes = Locked<[String]>([])
+        try forwarder.start(exchange("parts", log: log, outcomes: outcomes))
+        let pipeline = channel.pipeline.syncOperations
+        // A chunked response: the head and two parts in the first burst, two parts and the end in the second.
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "hel"))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "lo "))))
+        pipeline.fireChannelReadComplete()
+        #expect(log.events == ["response 200", "data hello "])
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "wor"))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "ld"))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.end(nil)))
+        #expect(log.events == ["response 200", "data hello ", "data wor", "data ld", "finished"])
+        #expect(outcomes.withLock { $0 } == ["parts true"])
+    }
+
     @Test("An exchange reports its end once: a failure after the response ended (a late abandon) is not heard")
     func endReportedOnce() {
         let outcomes = Locked<[String]>([])

@@ -130,11 +130,13 @@ struct LifecycleTests {
         #expect(error?.code == .handlerContractViolation)
     }
 
-    @Test("A whole response in one call: head, chunks in order (empty ones skipped) and the end")
+    @Test("A whole response in one call: head, body and the end; an empty body is no chunk")
     func batchedResponse() async throws {
         let (whole, response) = try await testSession().data(from: URL(string: "bad://x/batch-whole")!)
         #expect(String(decoding: whole, as: UTF8.self) == "Hello")
         #expect(response.mimeType == "text/plain")
+        let (empty, _) = try await testSession().data(from: URL(string: "bad://x/batch-empty")!)
+        #expect(empty.isEmpty)
         let (partial, _) = try await testSession().data(from: URL(string: "bad://x/batch-then-more")!)
         #expect(String(decoding: partial, as: UTF8.self) == "abc")
         let error = await loadError { _ = try await testSession().data(from: URL(string: "bad://x/batch-after-response")!) }

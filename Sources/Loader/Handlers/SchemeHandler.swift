@@ -205,7 +205,7 @@ final class TerminalTrackingClient: SchemeHandlerClient {
         base.handler(handler, didLoad: data)
     }
 
-    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
         if finished { terminated.store(true, ordering: .releasing) }
         base.handler(handler, didReceive: response, body: body, finished: finished)
     }

@@ -25,13 +25,13 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
     /// may follow). Whether the redirect is followed is the session's decision.
     func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse)
 
-    /// The response head with the body chunks that came with it and, when `finished`, the end of the load:
-    /// the same events as ``handler(_:didReceive:)``, ``handler(_:didLoad:)`` for each chunk and
+    /// The response head with the body bytes that came with it and, when `finished`, the end of the load:
+    /// the same events as ``handler(_:didReceive:)``, ``handler(_:didLoad:)`` with `body` and
     /// ``handlerDidFinishLoading(_:)``, but a waiting reader wakes once for all of them rather than once
-    /// per event — for a handler that has a small response whole in hand (one read from a socket). Empty
-    /// chunks are skipped; like ``handler(_:didLoad:)`` it does not wait for room in the reader's buffer.
-    /// A redirect has no such form: report it with ``handler(_:wasRedirectedTo:redirectResponse:)``.
-    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool)
+    /// per event — for a handler that has a small response whole in hand (one read from a socket). An
+    /// empty `body` is no chunk; like ``handler(_:didLoad:)`` it does not wait for room in the reader's
+    /// buffer. A redirect has no such form: report it with ``handler(_:wasRedirectedTo:redirectResponse:)``.
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool)
 
     /// A chunk of the body, appended to what came before. Returns at once whatever the consumer's
     /// pace: use ``handler(_:deliver:)`` or ``handler(_:whenReadyForData:)`` to honour backpressure.
@@ -62,10 +62,10 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
 }
 
 extension SchemeHandlerClient {
-    /// The events one by one: the response, each chunk, then the end if `finished`.
-    public func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+    /// The events one by one: the response, the body if any, then the end if `finished`.
+    public func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
         self.handler(handler, didReceive: response)
-        for chunk in body where !chunk.isEmpty { self.handler(handler, didLoad: chunk) }
+        if !body.isEmpty { self.handler(handler, didLoad: body) }
         if finished { handlerDidFinishLoading(handler) }
     }
 

@@ -153,11 +153,11 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         update { $0.receiveData(data) }
     }
 
-    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
         // All under one lock, the waiting reader resumed after: it wakes once and finds everything there.
         update { state in
             var effects = state.receiveResponse(response, redirect: nil)
-            for chunk in body where !chunk.isEmpty { effects.merge(state.receiveData(chunk)) }
+            if !body.isEmpty { effects.merge(state.receiveData(body)) }
             if finished { effects.merge(state.receiveFinish()) }
             return effects
         }

@@ -154,11 +154,13 @@ final class ContractBreakingHandler: SchemeHandler, @unchecked Sendable {
             client.handlerDidFinishLoading(self)
         case "batch-after-response":
             client.handler(self, didReceive: response)
-            client.handler(self, didReceive: response, body: [Data("x".utf8)], finished: true)
+            client.handler(self, didReceive: response, body: Data("x".utf8), finished: true)
         case "batch-whole":
-            client.handler(self, didReceive: response, body: [Data("Hel".utf8), Data(), Data("lo".utf8)], finished: true)
+            client.handler(self, didReceive: response, body: Data("Hello".utf8), finished: true)
+        case "batch-empty":
+            client.handler(self, didReceive: response, body: Data(), finished: true)
         case "batch-then-more":
-            client.handler(self, didReceive: response, body: [Data("a".utf8)], finished: false)
+            client.handler(self, didReceive: response, body: Data("a".utf8), finished: false)
             try await client.handler(self, deliver: Data("bc".utf8))
         default:
             throw LoadError(.badURL, url: request.url, reason: "unknown case")

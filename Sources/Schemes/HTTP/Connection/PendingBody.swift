@@ -14,28 +14,54 @@ struct PendingBody {
     /// sharing two (the `Data`'s storage and its deallocator's context).
     static let smallestShared = 16 * 1024
 
-    private var chunks: [Data] = []
+    /// The first chunk, kept apart: most bursts hold one, and then no array is allocated.
+    private var first: Data?
+    private var rest: [Data] = []
+
+    var isEmpty: Bool { first == nil }
 
     /// Adds the buffer's readable bytes to the batch, sharing or copying them.
     mutating func append(_ buffer: ByteBuffer) {
         let count = buffer.readableBytes
         guard count > 0 else { return }
+        let chunk: Data
         if count >= Self.smallestShared, count * 2 >= buffer.storageCapacity {
             // The deallocator keeps the buffer's storage alive for as long as the `Data` needs it.
-            chunks.append(buffer.withUnsafeReadableBytes { bytes in
+            chunk = buffer.withUnsafeReadableBytes { bytes in
                 Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count,
                      deallocator: .custom { _, _ in withExtendedLifetime(buffer) {} })
-            })
+            }
         } else {
             // From the raw bytes: `Data(buffer.readableBytesView)` goes through the generic sequence
             // initializer, which looks up a protocol conformance at run time on every read.
-            chunks.append(buffer.withUnsafeReadableBytes { Data(bytes: $0.baseAddress!, count: $0.count) })
+            chunk = buffer.withUnsafeReadableBytes { Data(bytes: $0.baseAddress!, count: $0.count) }
+        }
+        if first == nil {
+            first = chunk
+        } else {
+            rest.append(chunk)
         }
     }
 
-    /// The chunks of the batch, in order, leaving it empty.
-    mutating func take() -> [Data] {
-        defer { chunks = [] }
-        return chunks
+    /// The batch, leaving this one empty.
+    mutating func take() -> PendingBody {
+        defer { self = PendingBody() }
+        return self
+    }
+
+    /// The chunks in one, joined only if there are several (the body that comes with a response head).
+    var joined: Data {
+        guard var whole = first else { return Data() }
+        if rest.isEmpty { return whole }
+        whole.reserveCapacity(rest.reduce(whole.count) { $0 + $1.count })
+        for chunk in rest { whole.append(chunk) }
+        return whole
+    }
+
+    /// Calls `body` with each chunk, in order.
+    func forEach(_ body: (Data) -> Void) {
+        guard let first else { return }
+        body(first)
+        for chunk in rest { body(chunk) }
     }
 }

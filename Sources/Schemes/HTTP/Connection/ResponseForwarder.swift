@@ -190,20 +190,20 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     /// The head still held, if any, and the burst's body bytes, leaving neither here.
-    private func takePending() -> (LoadResponse?, [Data]) {
+    private func takePending() -> (LoadResponse?, PendingBody) {
         defer { pendingHead = nil }
         return (pendingHead, pending.take())
     }
 
     /// The head (in one call with the body, so that a waiting reader wakes once), else the body alone;
     /// then the end if `finished`.
-    private func deliver(_ head: LoadResponse?, _ body: [Data], finished: Bool, to exchange: HTTPExchange) {
+    private func deliver(_ head: LoadResponse?, _ body: PendingBody, finished: Bool, to exchange: HTTPExchange) {
         let client = exchange.client
         if let head {
-            client.handler(exchange.handler, didReceive: head, body: body, finished: finished)
+            client.handler(exchange.handler, didReceive: head, body: body.joined, finished: finished)
             return
         }
-        for chunk in body { client.handler(exchange.handler, didLoad: chunk) }
+        body.forEach { client.handler(exchange.handler, didLoad: $0) }
         if finished { client.handlerDidFinishLoading(exchange.handler) }
     }
 }
