@@ -31,6 +31,19 @@ struct DataSchemeHandlerTests {
         #expect(response.headerFields[.contentType] == "text/plain;charset=US-ASCII")
     }
 
+    @Test("A base64 body up to 16 MiB arrives in one piece, its last partial group included")
+    func wholeBody() async throws {
+        // 1 MiB + 2 bytes: the last group of the encoding is partial (two bytes, one `=`).
+        let raw = Data((0..<(1 << 20) + 2).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+        let url = URL(string: "data:application/octet-stream;base64," + raw.base64EncodedString())!
+        let (bytes, response) = try await session.bytes(from: url)
+        var chunks: [Data] = []
+        for try await chunk in bytes.chunks { chunks.append(chunk) }
+        #expect(chunks.count == 1)
+        #expect(Bytes.difference(chunks.first ?? Data(), raw) == nil)
+        #expect(response.expectedContentLength == Int64(raw.count))
+    }
+
     @Test("Invalid base64 fails with badURL naming the URL and the cause, before any response")
     func invalidBase64() async {
         let url = URL(string: "data:;base64,SGVsbG8===")!

@@ -148,7 +148,9 @@ public struct DataURL: Sendable {
 
     /// The body, decoded in chunks of about `maxChunkBytes`.
     public func decodedChunks(maxChunkBytes: Int = 256 * 1024) -> Chunks {
-        Chunks(url: self, chunkBytes: max(4, maxChunkBytes))
+        // At most the whole encoded body: index arithmetic with a larger step could overflow.
+        let encoded = serialized.utf8.distance(from: body.lowerBound, to: body.upperBound)
+        return Chunks(url: self, chunkBytes: max(4, min(maxChunkBytes, encoded)))
     }
 
     /// The whole body, decoded.
@@ -175,15 +177,20 @@ public struct DataURL: Sendable {
 
         /// The next decoded chunk, or `nil` at the end.
         public mutating func next() throws(DataURLError) -> [UInt8]? {
+            try nextData().map { [UInt8]($0) }
+        }
+
+        /// The next decoded chunk, or `nil` at the end, decoded straight into the memory the `Data` keeps:
+        /// a large body is written once, not copied from an array.
+        public mutating func nextData() throws(DataURLError) -> Data? {
             guard !finished else { return nil }
             let utf8 = url.serialized.utf8
             let bodyEnd = url.body.upperBound
             guard position < bodyEnd else {
+                // An empty body: base64 still has its rules to check (an empty one is valid).
                 finished = true
-                guard url.isBase64 else { return nil }
-                var tail: [UInt8] = []
-                guard base64.finish(into: &tail) else { throw .invalidBase64 }
-                return tail.isEmpty ? nil : tail
+                if url.isBase64 { _ = try decodeBase64(UnsafeBufferPointer(start: nil, count: 0), last: true).get() }
+                return nil
             }
             // A window of the encoded body that does not split a `%XX` escape.
             var end = utf8.index(position, offsetBy: chunkBytes, limitedBy: bodyEnd) ?? bodyEnd
@@ -197,23 +204,43 @@ public struct DataURL: Sendable {
             }
             let window = utf8[position..<end]
             position = end
-            var output: [UInt8] = []
+            let last = end == bodyEnd
+            if last { finished = true }
             // Without a `%` in the window (the usual base64 body) the bytes go to the decoder as they are.
-            let direct: Bool? = url.isBase64 ? window.withContiguousStorageIfAvailable { buffer -> Bool in
-                guard let base = buffer.baseAddress, !url.hasEscapes || memchr(base, 0x25, buffer.count) == nil else { return false }
-                output.reserveCapacity(buffer.count / 4 * 3 + 3)
-                return true
-            } : false
-            if direct == true {
-                guard base64.feed(window, into: &output) else { throw .invalidBase64 }
-                return output
+            let isBase64 = url.isBase64, hasEscapes = url.hasEscapes
+            var direct: Result<Data, DataURLError>?
+            if isBase64 {
+                _ = window.withContiguousStorageIfAvailable { buffer in
+                    guard let base = buffer.baseAddress, !hasEscapes || memchr(base, 0x25, buffer.count) == nil else { return }
+                    direct = decodeBase64(buffer, last: last)
+                }
             }
+            if let direct { return try direct.get() }
             let decoded = window.withContiguousStorageIfAvailable(Self.percentDecode)
                 ?? Array(window).withUnsafeBufferPointer(Self.percentDecode)
-            guard url.isBase64 else { return decoded }
-            output.reserveCapacity(decoded.count / 4 * 3 + 3)
-            guard base64.feed(decoded, into: &output) else { throw .invalidBase64 }
-            return output
+            guard isBase64 else { return Data(decoded) }
+            return try decoded.withUnsafeBufferPointer { decodeBase64($0, last: last) }.get()
+        }
+
+        /// `buffer` base64-decoded into new memory that the returned `Data` takes over, with the last partial
+        /// group when it is the end of the body.
+        private mutating func decodeBase64(_ buffer: UnsafeBufferPointer<UInt8>, last: Bool) -> Result<Data, DataURLError> {
+            let memory = UnsafeMutablePointer<UInt8>.allocate(capacity: base64.capacity(for: buffer.count))
+            var count = base64.decode(buffer, into: memory)
+            if last, let decoded = count {
+                count = base64.finish(into: memory + decoded).map { decoded + $0 }
+            }
+            guard let count else {
+                memory.deallocate()
+                return .failure(.invalidBase64)
+            }
+            guard count > 0 else {
+                memory.deallocate()
+                return .success(Data())
+            }
+            return .success(Data(bytesNoCopy: memory, count: count, deallocator: .custom { pointer, _ in
+                pointer.assumingMemoryBound(to: UInt8.self).deallocate()
+            }))
         }
 
         /// The URL standard's percent-decode on bytes: `%XX` becomes a byte, anything else stays.

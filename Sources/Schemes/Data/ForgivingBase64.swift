@@ -101,74 +101,107 @@ public enum ForgivingBase64 {
         }
 
         private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) -> Bool {
+            var ok = true
+            let decoded = [UInt8](unsafeUninitializedCapacity: capacity(for: buffer.count)) { destination, written in
+                guard let target = destination.baseAddress, let count = decode(buffer, into: target) else {
+                    ok = false
+                    written = 0
+                    return
+                }
+                written = count
+            }
+            if output.isEmpty { output = decoded } else { output += decoded }
+            return ok
+        }
+
+        /// How many bytes ``decode(_:into:)`` may store for `count` more characters, with the two bytes of
+        /// slack its fast path needs and the two that ``finish(into:)-(UnsafeMutablePointer<UInt8>)`` may add.
+        func capacity(for count: Int) -> Int {
+            (sextets % 4 + count) / 4 * 3 + 4
+        }
+
+        /// Decodes `buffer` into `destination`, which has room for ``capacity(for:)`` bytes: how many bytes it
+        /// stored, or `nil` once the input is invalid.
+        mutating func decode(_ buffer: UnsafeBufferPointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>) -> Int? {
+            if failed { return nil }
             // Plain locals in the loop: in unoptimized builds, touching `self` per byte costs an
             // exclusivity check each time.
             var bits = self.bits, sextets = self.sextets, padding = self.padding
-            // Two bytes of slack: the fast path stores eight bytes for every six it decodes.
-            let capacity = (sextets % 4 + buffer.count) / 4 * 3 + 2
             var ok = true
-            let decoded = [UInt8](unsafeUninitializedCapacity: capacity) { destination, written in
-                var out = 0
-                ForgivingBase64.table.withUnsafeBufferPointer { table in
-                    var start = 0
-                    // Fast path: eight alphabet characters at a time, six bytes stored at once, with no
-                    // decision per character; anything else (whitespace, padding, an error) ends it.
-                    if padding == 0, sextets & 3 == 0, let base = buffer.baseAddress, let target = destination.baseAddress {
-                        (start, out) = ForgivingBase64.decodeBlocks(base, count: buffer.count, into: UnsafeMutableRawPointer(target))
-                        sextets += start
-                    }
-                    for byte in UnsafeBufferPointer(rebasing: buffer[start...]) {
-                        let value = table[Int(byte)]
-                        if value < 64 {
-                            if padding > 0 { ok = false; break }
-                            bits = bits << 6 | UInt32(value)
-                            sextets += 1
-                            if sextets & 3 == 0 {
-                                destination[out] = UInt8(truncatingIfNeeded: bits >> 16)
-                                destination[out + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                                destination[out + 2] = UInt8(truncatingIfNeeded: bits)
-                                out += 3
-                                bits = 0
-                            }
-                        } else if value == ForgivingBase64.pad {
-                            padding += 1
-                        } else if value != ForgivingBase64.whitespace {
-                            ok = false
-                            break
+            var out = 0
+            ForgivingBase64.table.withUnsafeBufferPointer { table in
+                var start = 0
+                // Fast path: eight alphabet characters at a time, six bytes stored at once, with no
+                // decision per character; anything else (whitespace, padding, an error) ends it.
+                if padding == 0, sextets & 3 == 0, let base = buffer.baseAddress {
+                    (start, out) = ForgivingBase64.decodeBlocks(base, count: buffer.count, into: UnsafeMutableRawPointer(destination))
+                    sextets += start
+                }
+                for byte in UnsafeBufferPointer(rebasing: buffer[start...]) {
+                    let value = table[Int(byte)]
+                    if value < 64 {
+                        if padding > 0 { ok = false; break }
+                        bits = bits << 6 | UInt32(value)
+                        sextets += 1
+                        if sextets & 3 == 0 {
+                            destination[out] = UInt8(truncatingIfNeeded: bits >> 16)
+                            destination[out + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                            destination[out + 2] = UInt8(truncatingIfNeeded: bits)
+                            out += 3
+                            bits = 0
                         }
+                    } else if value == ForgivingBase64.pad {
+                        padding += 1
+                    } else if value != ForgivingBase64.whitespace {
+                        ok = false
+                        break
                     }
                 }
-                written = out
             }
             self.bits = bits
             self.sextets = sextets
             self.padding = padding
-            if output.isEmpty { output = decoded } else { output += decoded }
-            if !ok { failed = true }
-            return ok
+            guard ok else {
+                failed = true
+                return nil
+            }
+            return out
         }
 
         /// Checks the padding and length rules and appends the last partial group. Returns `false` if the
         /// input as a whole is invalid.
         public mutating func finish(into output: inout [UInt8]) -> Bool {
-            if failed { return false }
+            var tail: (UInt8, UInt8) = (0, 0)
+            guard let count = withUnsafeMutableBytes(of: &tail, { finish(into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }) else {
+                return false
+            }
+            if count > 0 { output.append(tail.0) }
+            if count > 1 { output.append(tail.1) }
+            return true
+        }
+
+        /// Checks the padding and length rules and stores the last partial group (up to two bytes) at
+        /// `destination`: how many bytes it stored, or `nil` if the input as a whole is invalid.
+        mutating func finish(into destination: UnsafeMutablePointer<UInt8>) -> Int? {
+            if failed { return nil }
             if padding > 0 {
                 // Padding is removed only when the padded length is a multiple of four, one or two `=`.
-                guard padding <= 2, (sextets + padding) % 4 == 0 else { failed = true; return false }
+                guard padding <= 2, (sextets + padding) % 4 == 0 else { failed = true; return nil }
             }
             switch sextets % 4 {
             case 1:
                 failed = true
-                return false
+                return nil
             case 2:
-                output.append(UInt8(truncatingIfNeeded: bits >> 4))
+                destination[0] = UInt8(truncatingIfNeeded: bits >> 4)
+                return 1
             case 3:
-                output.append(UInt8(truncatingIfNeeded: bits >> 10))
-                output.append(UInt8(truncatingIfNeeded: bits >> 2))
+                destination[0] = UInt8(truncatingIfNeeded: bits >> 10)
+                destination[1] = UInt8(truncatingIfNeeded: bits >> 2)
+                return 2
             default:
-                break
+                return 0
             }
-            return true
         }
     }
 }
