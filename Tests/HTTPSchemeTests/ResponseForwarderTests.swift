@@ -86,6 +86,16 @@ struct ResponseForwarderTests {
         pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.end(nil)))
         #expect(log.events == ["response 200", "data hello ", "data wor", "data ld", "finished"])
         #expect(outcomes.withLock { $0 } == ["parts true"])
+
+        // A burst with the head alone hands on the head alone: no empty chunk.
+        let headOnly = EventLog()
+        let second = EmbeddedChannel()
+        let secondForwarder = ResponseForwarder(handshake: nil)
+        try second.pipeline.syncOperations.addHandler(secondForwarder)
+        try secondForwarder.start(exchange("head", log: headOnly, outcomes: outcomes))
+        second.pipeline.syncOperations.fireChannelRead(NIOAny(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok))))
+        second.pipeline.syncOperations.fireChannelReadComplete()
+        #expect(headOnly.events == ["response 200"])
     }
 
     @Test("An exchange reports its end once: a failure after the response ended (a late abandon) is not heard")

@@ -69,6 +69,12 @@ extension SchemeHandlerClient {
         if finished { handlerDidFinishLoading(handler) }
     }
 
+    /// The events one by one, the chunks joined: the form this method had before it took one `Data`.
+    @available(*, deprecated, message: "pass the body as one Data")
+    public func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
+        self.handler(handler, didReceive: response, body: body.reduce(into: Data()) { $0.append($1) }, finished: finished)
+    }
+
     /// Nobody to ask: ``ChallengeDisposition/performDefaultHandling``.
     public func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         .performDefaultHandling

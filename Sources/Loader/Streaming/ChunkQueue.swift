@@ -1,18 +1,24 @@
 import DequeModule
 import FoundationEssentials
 
-/// The body chunks a load holds for its reader, first in, first out.
+/// Body chunks held in order, first in, first out: a load's buffer for its reader, and the HTTP handler's
+/// batch of one socket read.
 ///
 /// The first chunk is kept inline and only a second one spills into a `Deque`: a small body (one chunk) and
 /// a stream whose reader keeps up (one chunk at a time) never allocate the deque's storage, which was one
 /// allocation on every load.
-struct ChunkQueue {
+package struct ChunkQueue: Sendable {
     private var first: Data?
     private var rest = Deque<Data>()
 
-    var isEmpty: Bool { first == nil }
+    /// An empty queue.
+    package init() {}
 
-    mutating func append(_ chunk: Data) {
+    /// Whether no chunk is held.
+    package var isEmpty: Bool { first == nil }
+
+    /// Adds `chunk` after the others.
+    package mutating func append(_ chunk: Data) {
         if first == nil {
             first = chunk
         } else {
@@ -20,14 +26,32 @@ struct ChunkQueue {
         }
     }
 
-    mutating func popFirst() -> Data? {
+    /// Takes out the oldest chunk, if any.
+    package mutating func popFirst() -> Data? {
         guard let chunk = first.take() else { return nil }
         first = rest.popFirst()
         return chunk
     }
 
-    mutating func removeAll() {
+    /// Drops every chunk.
+    package mutating func removeAll() {
         first = nil
         rest.removeAll()
+    }
+
+    /// Calls `body` with each chunk, oldest first.
+    package func forEach(_ body: (Data) -> Void) {
+        guard let first else { return }
+        body(first)
+        for chunk in rest { body(chunk) }
+    }
+
+    /// The chunks as one: the only one as it is, several joined into a copy.
+    package var joined: Data {
+        guard var whole = first else { return Data() }
+        if rest.isEmpty { return whole }
+        whole.reserveCapacity(rest.reduce(whole.count) { $0 + $1.count })
+        for chunk in rest { whole.append(chunk) }
+        return whole
     }
 }

@@ -2,7 +2,8 @@ import FoundationEssentials
 import HTTPTypes
 import Loader
 
-/// The `data:` handler: the WHATWG Fetch data: URL processor, decoded in chunks as the reader takes them.
+/// The `data:` handler: the WHATWG Fetch data: URL processor. A body up to 16 MiB is decoded in one piece; a
+/// larger one in chunks as the reader takes them.
 ///
 /// The response carries `Content-Type` (the URL's MIME type, serialized) and `Content-Length` (counted in
 /// a pass over the encoded text, without decoding it into memory). A malformed URL (no comma, invalid base64) fails with

@@ -187,9 +187,10 @@ public struct DataURL: Sendable {
             let utf8 = url.serialized.utf8
             let bodyEnd = url.body.upperBound
             guard position < bodyEnd else {
-                // An empty body: base64 still has its rules to check (an empty one is valid).
+                // The last window checked the base64 rules (an empty body breaks none); one that failed
+                // fails again rather than look like the end.
                 finished = true
-                if url.isBase64 { _ = try decodeBase64(UnsafeBufferPointer(start: nil, count: 0), last: true).get() }
+                if url.isBase64, base64.failed { throw .invalidBase64 }
                 return nil
             }
             // A window of the encoded body that does not split a `%XX` escape.
@@ -205,7 +206,6 @@ public struct DataURL: Sendable {
             let window = utf8[position..<end]
             position = end
             let last = end == bodyEnd
-            if last { finished = true }
             // Without a `%` in the window (the usual base64 body) the bytes go to the decoder as they are.
             let isBase64 = url.isBase64, hasEscapes = url.hasEscapes
             var direct: Result<Data, DataURLError>?

@@ -82,7 +82,8 @@ public enum ForgivingBase64 {
     static let whitespace: UInt8 = 0xFE
     static let pad: UInt8 = 0xFD
 
-    /// Decodes forgiving base64 fed in pieces of any size; padding and length are checked at ``finish(into:)``.
+    /// Decodes forgiving base64 fed in pieces of any size; padding and length are checked at the end, by
+    /// `finish`. After invalid input, nothing more is decoded.
     public struct Decoder: Sendable {
         private var bits: UInt32 = 0
         private var sextets = 0        // significant characters so far (not whitespace or padding)
@@ -115,7 +116,8 @@ public enum ForgivingBase64 {
         }
 
         /// How many bytes ``decode(_:into:)`` may store for `count` more characters, with the two bytes of
-        /// slack its fast path needs and the two that ``finish(into:)-(UnsafeMutablePointer<UInt8>)`` may add.
+        /// slack its fast path needs and the two that the final `finish` may add. Ask before decoding: the
+        /// answer depends on the characters decoded so far.
         func capacity(for count: Int) -> Int {
             (sextets % 4 + count) / 4 * 3 + 4
         }

@@ -205,8 +205,8 @@ final class HTTPEngine: Sendable {
 
 /// What one request becomes on the wire, decided before any connection is taken.
 ///
-/// Cheap to copy: the key is a class and the head keeps its fields in storage of its own, so a copy is two
-/// reference counts.
+/// Cheap to copy: the key is a class, and the head keeps its fields in storage of its own beside the
+/// header block's array, so a copy is three reference counts.
 struct HTTPRequestPlan: Sendable {
     let key: ConnectionPool.Key
     let head: HTTPRequestHead

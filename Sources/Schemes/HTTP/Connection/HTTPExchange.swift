@@ -32,19 +32,21 @@ final class HTTPExchange: Sendable {
     private static let bodilessFlag: UInt8 = 8
     private static let endReportedFlag: UInt8 = 16
 
-    init(url: URL, isHead: Bool, handler: SchemeHandler, onEnd: @escaping EndHandler) {
-        self.url = url
-        self.isHead = isHead
-        self.handler = handler
-        ending = .call(onEnd)
+    /// An exchange whose end, success or failure, is passed to `onEnd` (a task's promise, a test).
+    convenience init(url: URL, isHead: Bool, handler: SchemeHandler, onEnd: @escaping EndHandler) {
+        self.init(url: url, isHead: isHead, handler: handler, ending: .call(onEnd))
     }
 
     /// An exchange of the fast path: its end goes to `handler`'s ``HTTPSchemeHandler/exchange(_:endedWith:on:)``.
-    init(url: URL, isHead: Bool, fastPath handler: HTTPSchemeHandler, lease: ConnectionPool.Lease) {
+    convenience init(url: URL, isHead: Bool, fastPath handler: HTTPSchemeHandler, lease: ConnectionPool.Lease) {
+        self.init(url: url, isHead: isHead, handler: handler, ending: .fastPath(handler, lease))
+    }
+
+    private init(url: URL, isHead: Bool, handler: SchemeHandler, ending: Ending) {
         self.url = url
         self.isHead = isHead
         self.handler = handler
-        ending = .fastPath(handler, lease)
+        self.ending = ending
     }
 
     /// Reports the end of the response; nothing if the end was reported already.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Loader
 import NIOCore
 
 /// The body bytes of one read burst, handed on together when the burst ends.
@@ -8,17 +9,16 @@ import NIOCore
 /// a few bytes never keep a large buffer alive while they wait to be read (at most twice the bytes the body
 /// buffer counts), and so that the connection's kept read buffer is free again for the next read. Handing
 /// the chunks on back to back, rather than each as it arrives, wakes a waiting reader once per burst
-/// instead of once per body part (a socket read can hold many: TLS records, chunks).
+/// instead of once per body part (a socket read can hold many: TLS records, chunks). The parts that come in
+/// the same burst as a response head go with it as one chunk: joined into a copy when there are several,
+/// which happens at most once per response.
 struct PendingBody {
     /// Chunks smaller than this are copied even when they fill their buffer: a copy costs one allocation,
     /// sharing two (the `Data`'s storage and its deallocator's context).
     static let smallestShared = 16 * 1024
 
-    /// The first chunk, kept apart: most bursts hold one, and then no array is allocated.
-    private var first: Data?
-    private var rest: [Data] = []
-
-    var isEmpty: Bool { first == nil }
+    /// Most bursts hold one chunk; a queue keeps it without allocating.
+    private var chunks = ChunkQueue()
 
     /// Adds the buffer's readable bytes to the batch, sharing or copying them.
     mutating func append(_ buffer: ByteBuffer) {
@@ -36,11 +36,7 @@ struct PendingBody {
             // initializer, which looks up a protocol conformance at run time on every read.
             chunk = buffer.withUnsafeReadableBytes { Data(bytes: $0.baseAddress!, count: $0.count) }
         }
-        if first == nil {
-            first = chunk
-        } else {
-            rest.append(chunk)
-        }
+        chunks.append(chunk)
     }
 
     /// The batch, leaving this one empty.
@@ -49,19 +45,11 @@ struct PendingBody {
         return self
     }
 
-    /// The chunks in one, joined only if there are several (the body that comes with a response head).
-    var joined: Data {
-        guard var whole = first else { return Data() }
-        if rest.isEmpty { return whole }
-        whole.reserveCapacity(rest.reduce(whole.count) { $0 + $1.count })
-        for chunk in rest { whole.append(chunk) }
-        return whole
-    }
+    /// The chunks in one (the body that comes with a response head): a copy only when there are several.
+    var joined: Data { chunks.joined }
 
     /// Calls `body` with each chunk, in order.
     func forEach(_ body: (Data) -> Void) {
-        guard let first else { return }
-        body(first)
-        for chunk in rest { body(chunk) }
+        chunks.forEach(body)
     }
 }
