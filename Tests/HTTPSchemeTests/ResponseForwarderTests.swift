@@ -30,7 +30,7 @@ struct ResponseForwarderTests {
     private func exchange(_ name: String, log: EventLog, outcomes: Locked<[String]>) -> HTTPExchange {
         let request = LoadRequest(url: URL(string: "http://127.0.0.1/\(name)")!)
         let handler = HTTPSchemeHandler(request: request, cachedResponse: nil, client: log)
-        return HTTPExchange(url: request.url, isHead: false, handler: handler) { _, result in
+        return HTTPExchange(url: request.url, isHead: false, handler: handler) { result in
             outcomes.withLock { $0.append("\(name) \(result.isSuccess)") }
         }
     }

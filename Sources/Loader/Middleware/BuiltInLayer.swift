@@ -28,6 +28,12 @@ extension BuiltInLayer {
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) { (request, false) }
     /// The result unchanged.
     func transformed(_ result: LoadResult) -> LoadResult { result }
+    /// No further work: for a layer whose work is all everyday.
+    func needsMore(_ result: LoadResult) -> Bool { false }
+    /// Never called when ``needsMore(_:)`` is always `false`: the result as it is.
+    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        result
+    }
 
     /// The split parts, run as one layer of an ordinary chain.
     func loadSplit(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {

@@ -70,8 +70,7 @@ public struct RedirectMiddleware: LoadMiddleware {
     @inline(never)
     static func redirect(for result: LoadResult, from request: LoadRequest) -> LoadRequest? {
         if let proposed = result.redirectRequest { return proposed }
-        guard let status = result.response.status,
-              redirectStatuses.contains(status.code),
+        guard mayRedirect(result), let status = result.response.status,
               let location = result.response.headerFields[.location],
               let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }

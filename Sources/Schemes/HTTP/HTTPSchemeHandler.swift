@@ -149,7 +149,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             }
             let connection = lease.connection
             let done = connection.channel.eventLoop.makePromise(of: Void.self)
-            let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self) { _, result in
+            let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self) { result in
                 done.completeWith(result)
             }
             do {
@@ -210,8 +210,10 @@ final class HTTPEngine: Sendable {
 struct HTTPRequestPlan: Sendable {
     let key: ConnectionPool.Key
     let head: HTTPRequestHead
-    let isHead: Bool
     let isIdempotent: Bool
+
+    /// Whether the request is a HEAD, whose response has no body whatever its length says.
+    var isHead: Bool { head.method == .HEAD }
 
     /// Whether a failure may be retried once on a new connection: an idempotent request on a reused
     /// connection that was lost before any response byte (the server closed it while idle).
@@ -290,7 +292,6 @@ struct HTTPRequestPlan: Sendable {
             lines.append(("content-length", "0"))
         }
         let nioMethod = method == .get ? HTTPMethod.GET : HTTPMethod(rawValue: method.rawValue)
-        isHead = method == .head
         head = HTTPRequestHead(version: .http1_1, method: nioMethod, uri: target, headers: HTTPHeaders(lines))
         // RFC 9110 §9.2.2; every RequestBody can be sent again from its start, so a body is no obstacle.
         switch method {

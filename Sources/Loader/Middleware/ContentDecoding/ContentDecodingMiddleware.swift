@@ -49,10 +49,4 @@ extension ContentDecodingMiddleware: BuiltInLayer {
     func transformed(_ result: LoadResult) -> LoadResult {
         decoded(result)
     }
-
-    func needsMore(_ result: LoadResult) -> Bool { false }
-
-    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        result
-    }
 }

@@ -6,8 +6,8 @@ import Synchronization
 /// One request and its response on a connection: what the event loop reports to, and how the handler
 /// learns the exchange has ended.
 final class HTTPExchange: Sendable {
-    /// How an exchange's end is reported: with itself and the outcome (success at the end of the response).
-    typealias EndHandler = @Sendable (HTTPExchange, Result<Void, any Error>) -> Void
+    /// How an exchange's end is reported: the outcome, success at the end of the response.
+    typealias EndHandler = @Sendable (Result<Void, any Error>) -> Void
 
     /// Who hears of the end, once, when the response ends or the exchange fails. A plain call rather than a
     /// promise: a bodiless request on the fast path has no task to wake, and a promise with a callback on it
@@ -60,7 +60,7 @@ final class HTTPExchange: Sendable {
         guard before & Self.endReportedFlag == 0 else { return }
         switch ending {
         case .fastPath(let handler, let lease): handler.exchange(self, endedWith: result, on: lease)
-        case .call(let onEnd): onEnd(self, result)
+        case .call(let onEnd): onEnd(result)
         }
     }
 
