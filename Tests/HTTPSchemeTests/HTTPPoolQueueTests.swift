@@ -1,7 +1,7 @@
 import Foundation
 @testable import HTTPScheme
 import HTTPTypes
-import Loader
+@testable import Loader
 import TestSupport
 import Testing
 
@@ -89,5 +89,32 @@ struct HTTPPoolQueueTests {
         let (data, _) = try await session.data(from: server.url("/ok"))
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         #expect(try await originsLeft() == 0, "an origin still in the pool's table after its idle connection closed")
+    }
+
+    @Test("A request to a recent origin with the same settings reuses its pool key; any difference makes another")
+    func recentKeys() throws {
+        func key(_ url: String, session: Int = 7, _ options: (inout HTTPClientOptions) -> Void = { _ in }) throws -> ConnectionPool.Key {
+            var request = LoadRequest(url: URL(string: url)!)
+            request.sessionIdentifier = session
+            options(&request.options[HTTPClientOptions.self])
+            return try HTTPRequestPlan(request).key
+        }
+        let first = try key("http://Example.test:8080/a")
+        #expect(first.host == "example.test", "the host is lowercased")
+        #expect(try key("http://example.test:8080/b?q") === first, "the same origin and settings")
+        let others = [
+            try key("https://example.test:8080/a"),
+            try key("http://example.test:8081/a"),
+            try key("http://example.test:8080/a", session: 8),
+            try key("http://example.test:8080/a") { $0.maximumConnectionsPerHost = 2 },
+            try key("http://ÉXAMPLE.test:8080/a"),
+        ]
+        for (index, other) in others.enumerated() {
+            #expect(other !== first && other != first, "difference \(index) kept apart")
+        }
+        #expect(others[4].host == others[4].host.lowercased(), "a host with a capital beyond ASCII is lowercased too")
+        // Five origins since `first`: it was let go, and an equal key made again still finds its connections.
+        let again = try key("http://example.test:8080/c")
+        #expect(again == first && again.hashValue == first.hashValue)
     }
 }

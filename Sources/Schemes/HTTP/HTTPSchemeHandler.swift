@@ -246,7 +246,11 @@ struct HTTPRequestPlan: Sendable {
         guard (1...65535).contains(port) else {
             throw LoadError(.badURL, url: url, reason: "the port \(port) is out of range")
         }
-        key = ConnectionPool.Key(session: request.sessionIdentifier ?? 0, scheme: scheme, host: host.lowercased(), port: port, options: request.options[HTTPClientOptions.self])
+        // Lowercased only when it may have a capital (an ASCII one, or any non-ASCII letter): most hosts are
+        // written in lowercase already.
+        let lowercaseHost = host.utf8.contains(where: { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || $0 >= 0x80 }) ? host.lowercased() : host
+        key = ConnectionPool.Key.recent(session: request.sessionIdentifier ?? 0, scheme: scheme, host: lowercaseHost,
+                                        port: port, options: request.options[HTTPClientOptions.self])
 
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }

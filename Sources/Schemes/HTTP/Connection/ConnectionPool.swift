@@ -43,6 +43,36 @@ final class ConnectionPool: Sendable {
             digest = hasher.finalize()
         }
 
+        /// The key for these values: one of the last few made, when it has them, or a new one. Requests
+        /// mostly go to the origins of the requests before them, and making a key is an allocation and a
+        /// hash of every setting, where comparing with a recent one is a few comparisons.
+        static func recent(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Key {
+            recentKeys.withLock { recent in
+                if let key = recent.keys.first(where: { $0.port == port && $0.session == session && $0.host == host
+                    && $0.scheme == scheme && $0.options == options }) {
+                    return key
+                }
+                let key = Key(session: session, scheme: scheme, host: host, port: port, options: options)
+                if recent.keys.count < RecentKeys.capacity {
+                    recent.keys.append(key)
+                } else {
+                    recent.keys[recent.oldest] = key
+                    recent.oldest = (recent.oldest + 1) % RecentKeys.capacity
+                }
+                return key
+            }
+        }
+
+        private struct RecentKeys {
+            static let capacity = 4
+            var keys: [Key] = []
+            /// Where the next new key goes once all places are taken.
+            var oldest = 0
+        }
+
+        // A pthread lock (``Locked``), not `Mutex`, like the rest of the pool: the thread sanitizer sees it.
+        private static let recentKeys = Locked(RecentKeys())
+
         func hash(into hasher: inout Hasher) {
             hasher.combine(digest)
         }
