@@ -10,6 +10,8 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 parser = argparse.ArgumentParser()
 parser.add_argument("--smoke", action="store_true")
 parser.add_argument("--rounds", type=int, default=3)
+parser.add_argument("--only", action="append", metavar="SCENARIO",
+                    help="run this scenario (seq, conc32, tofile, ...; repeatable) and print its medians, not the table")
 args = parser.parse_args()
 rounds = 1 if args.smoke else args.rounds
 
@@ -220,6 +222,11 @@ try:
 
     results = {}
     started = time.time()
+    if args.only:
+        unknown = set(args.only) - {s[0] for s in scenarios}
+        if unknown:
+            raise SystemExit("benchmark: no scenario %s (there are %s)" % (", ".join(sorted(unknown)), ", ".join(s[0] for s in scenarios)))
+        scenarios = [s for s in scenarios if s[0] in args.only]
     for key, title, unit, amount, clients in scenarios:
         print("== %s: %s" % (key, title), flush=True)
         samples = {c: [] for c in clients}
@@ -243,7 +250,13 @@ try:
         results[key] = (title, unit, table)
         for client, row in table.items():
             extra = "" if row["rss"] is None else "  peak RSS %6.1f MiB  CPU %.2f s" % (row["rss"] / 1024, row["cpu"])
-            print("   %-16s %12.1f %s%s" % (client, row["value"], unit, extra), flush=True)
+            rounds_seen = "" if not args.only or "seconds" not in samples[client][0] else "  rounds: " + " ".join(
+                "%.3fs/%.2fcpu" % (r["seconds"], r["cpu"]) for r in samples[client])
+            print("   %-16s %12.1f %s%s%s" % (client, row["value"], unit, extra, rounds_seen), flush=True)
+
+    if args.only:
+        # The table needs every scenario; the medians above are what was asked for.
+        sys.exit(0)
 
     # Allocations per request, counted in runs of their own (untimed: counting costs an atomic add per call).
     print("== allocations per request (libAllocationCounter.so preloaded)", flush=True)
