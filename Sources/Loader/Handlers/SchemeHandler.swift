@@ -34,7 +34,7 @@ import Synchronization
 ///   same way (``Locked``), which is why subclasses are declared `@unchecked Sendable`.
 /// - Never block a Swift concurrency thread: use `async` I/O or a thread of your own for blocking calls.
 open class SchemeHandler: @unchecked Sendable {
-    // @unchecked: `request`, `cachedResponse` and `client` are immutable; `running` is behind a lock.
+    // @unchecked: `request`, `cachedResponse` and `client` are immutable; `running` is atomic.
 
     /// The schemes this handler serves, lowercased. The default ``canInit(with:)`` accepts a request
     /// exactly when its scheme is in this set, and the registry asks a handler only about requests of
@@ -78,11 +78,17 @@ open class SchemeHandler: @unchecked Sendable {
     /// Where the handler reports its events.
     public let client: any SchemeHandlerClient
 
-    private let running = Locked<RunningLoad>(RunningLoad())
+    /// The task running ``load()`` and whether the load was stopped, in one atomic word: 0 at first,
+    /// ``stoppedMark`` once stopped, otherwise the address of a retained ``TaskBox``. A word rather than a
+    /// lock: a lock is an allocation of its own on every load, and most loads (the HTTP fast path,
+    /// `data:`) never make a task.
+    private let running = Atomic<UInt>(0)
+    private static let stoppedMark: UInt = 1
 
-    private struct RunningLoad {
-        var task: Task<Void, Never>?
-        var stopped = false
+    /// The task of a handler that runs ``load()``, kept to be cancelled by ``stopLoading()``.
+    private final class TaskBox: Sendable {
+        let task: Task<Void, Never>
+        init(_ task: Task<Void, Never>) { self.task = task }
     }
 
     /// Makes a handler for one load. The loader calls this; a subclass that overrides it must call it.
@@ -135,11 +141,32 @@ open class SchemeHandler: @unchecked Sendable {
         case (false, nil): Task(operation: operation)
         case (false, let executor?): Task(executorPreference: executor, operation: operation)
         }
-        let cancelNow = running.withLock { state -> Bool in
-            state.task = task
-            return state.stopped
+        let box = UInt(bitPattern: Unmanaged.passRetained(TaskBox(task)).toOpaque())
+        var current = running.load(ordering: .acquiring)
+        while current != Self.stoppedMark {
+            let (exchanged, found) = running.compareExchange(expected: current, desired: box, ordering: .acquiringAndReleasing)
+            guard exchanged else {
+                current = found
+                continue
+            }
+            // A second start (a contract breach) leaves the first task running, untracked, as it always did.
+            if current != 0 { Self.releaseBox(current) }
+            return
         }
-        if cancelNow { task.cancel() }
+        // Stopped before the task was recorded: nobody else will cancel it.
+        Self.releaseBox(box)
+        task.cancel()
+    }
+
+    /// Lets go of the ``TaskBox`` whose address is `bits`, returning its task.
+    @discardableResult
+    private static func releaseBox(_ bits: UInt) -> Task<Void, Never> {
+        Unmanaged<TaskBox>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeRetainedValue().task
+    }
+
+    deinit {
+        let bits = running.load(ordering: .acquiring)
+        if bits != 0, bits != Self.stoppedMark { Self.releaseBox(bits) }
     }
 
     /// Whether the caller runs in a task with no task-executor preference. Unwrapped with `guard let`: comparing
@@ -160,15 +187,12 @@ open class SchemeHandler: @unchecked Sendable {
     /// Stops the load and releases what it holds. The default cancels the task running ``load()``.
     /// Safe to call more than once and at any point.
     open func stopLoading() {
-        let task = running.withLock { state -> Task<Void, Never>? in
-            state.stopped = true
-            return state.task
-        }
-        task?.cancel()
+        let previous = running.exchange(Self.stoppedMark, ordering: .acquiringAndReleasing)
+        if previous != 0, previous != Self.stoppedMark { Self.releaseBox(previous).cancel() }
     }
 
     /// Whether ``stopLoading()`` has been called.
-    public var isStopped: Bool { running.withLock { $0.stopped } }
+    public var isStopped: Bool { running.load(ordering: .acquiring) == Self.stoppedMark }
 
     /// The load, for handlers written as one `async` method: report the response and body through
     /// ``client`` and return. The default fails with ``LoadError/Code/unsupportedURL``.
