@@ -91,30 +91,44 @@ struct HTTPPoolQueueTests {
         #expect(try await originsLeft() == 0, "an origin still in the pool's table after its idle connection closed")
     }
 
-    @Test("A request to a recent origin with the same settings reuses its pool key; any difference makes another")
-    func recentKeys() throws {
-        func key(_ url: String, session: Int = 7, _ options: (inout HTTPClientOptions) -> Void = { _ in }) throws -> ConnectionPool.Key {
-            var request = LoadRequest(url: URL(string: url)!)
-            request.sessionIdentifier = session
-            options(&request.options[HTTPClientOptions.self])
-            return try HTTPRequestPlan(request).key
+    @Test("A recent key is reused for equal values, any difference makes another, and the oldest of five goes")
+    func recentKeys() {
+        // An instance of its own: the process-wide one is shared with every other suite running meanwhile.
+        var recent = ConnectionPool.Key.RecentKeys()
+        func key(port: Int = 8080, session: Int = 7, scheme: String = "http", host: String = "example.test",
+                 _ options: (inout HTTPClientOptions) -> Void = { _ in }) -> ConnectionPool.Key {
+            var settings = HTTPClientOptions()
+            options(&settings)
+            return recent.key(session: session, scheme: scheme, host: host, port: port, options: settings)
         }
-        let first = try key("http://Example.test:8080/a")
-        #expect(first.host == "example.test", "the host is lowercased")
-        #expect(try key("http://example.test:8080/b?q") === first, "the same origin and settings")
-        let others = [
-            try key("https://example.test:8080/a"),
-            try key("http://example.test:8081/a"),
-            try key("http://example.test:8080/a", session: 8),
-            try key("http://example.test:8080/a") { $0.maximumConnectionsPerHost = 2 },
-            try key("http://ÉXAMPLE.test:8080/a"),
-        ]
+        let first = key()
+        #expect(key() === first, "equal values, the same key")
+        let others = [key(scheme: "https"), key(port: 8081), key(session: 8), key { $0.maximumConnectionsPerHost = 2 }]
         for (index, other) in others.enumerated() {
-            #expect(other !== first && other != first, "difference \(index) kept apart")
+            #expect(other != first, "difference \(index) kept apart")
         }
-        #expect(others[4].host == others[4].host.lowercased(), "a host with a capital beyond ASCII is lowercased too")
-        // Five origins since `first`: it was let go, and an equal key made again still finds its connections.
-        let again = try key("http://example.test:8080/c")
-        #expect(again == first && again.hashValue == first.hashValue)
+        // Five keys made: `first` was the oldest and is gone; the four after it are kept.
+        #expect(recent.keys.count == ConnectionPool.Key.RecentKeys.capacity)
+        for (index, other) in others.enumerated() {
+            #expect(key(port: other.port, session: other.session, scheme: other.scheme, host: other.host,
+                        { $0 = other.options }) === other, "key \(index) still kept")
+        }
+        let again = key()
+        #expect(again !== first, "the oldest was let go")
+        #expect(again == first && again.hashValue == first.hashValue, "an equal key made again finds its connections")
+    }
+
+    @Test("The pool key's host is lowercased, a percent-encoded capital beyond ASCII too")
+    func keyHostLowercased() throws {
+        func host(_ url: String) throws -> String {
+            var request = LoadRequest(url: URL(string: url)!)
+            request.sessionIdentifier = 7
+            return try HTTPRequestPlan(request).key.host
+        }
+        #expect(try host("http://Example.TEST:8080/a") == "example.test")
+        #expect(try host("http://example.test/") == "example.test")
+        #expect(try host("http://%C3%89XAMPLE.test/") == "éxample.test")
+        // The only capital beyond ASCII: lowercased all the same.
+        #expect(try host("http://%C3%89xample.test/") == "éxample.test")
     }
 }

@@ -30,7 +30,7 @@ import Synchronization
 /// - The client may be called from any thread. A handler reports its events in order (from one task or
 ///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
 /// - The class is `Sendable` because the loader hands instances between threads. Its own stored
-///   properties are immutable or guarded by a lock; a subclass that adds mutable state must guard it the
+///   properties are immutable or atomic; a subclass that adds mutable state must guard it the
 ///   same way (``Locked``), which is why subclasses are declared `@unchecked Sendable`.
 /// - Never block a Swift concurrency thread: use `async` I/O or a thread of your own for blocking calls.
 open class SchemeHandler: @unchecked Sendable {
@@ -80,8 +80,8 @@ open class SchemeHandler: @unchecked Sendable {
 
     /// The task running ``load()`` and whether the load was stopped, in one atomic word: 0 at first,
     /// ``stoppedMark`` once stopped, otherwise the address of a retained ``TaskBox``. A word rather than a
-    /// lock: a lock is an allocation of its own on every load, and most loads (the HTTP fast path,
-    /// `data:`) never make a task.
+    /// lock: a lock is an allocation of its own on every load, and a load that makes no task (the HTTP
+    /// fast path) needs nothing more.
     private let running = Atomic<UInt>(0)
     private static let stoppedMark: UInt = 1
 

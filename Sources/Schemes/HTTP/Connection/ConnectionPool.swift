@@ -45,29 +45,35 @@ final class ConnectionPool: Sendable {
 
         /// The key for these values: one of the last few made, when it has them, or a new one. Requests
         /// mostly go to the origins of the requests before them, and making a key is an allocation and a
-        /// hash of every setting, where comparing with a recent one is a few comparisons.
+        /// hash of every setting, where comparing with a recent one is a few comparisons. An app that
+        /// rotates among more than ``RecentKeys/capacity`` origins (or sessions, or settings) makes a key
+        /// for each request, as before, after a look through the recent ones.
         static func recent(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Key {
-            recentKeys.withLock { recent in
-                if let key = recent.keys.first(where: { $0.port == port && $0.session == session && $0.host == host
+            recentKeys.withLock { $0.key(session: session, scheme: scheme, host: host, port: port, options: options) }
+        }
+
+        /// The last few keys made, newest replacing oldest.
+        struct RecentKeys {
+            static let capacity = 4
+            private(set) var keys: [Key] = []
+            /// Where the next new key goes once all places are taken.
+            private var oldest = 0
+
+            /// A kept key equal to these values, or a new one, kept in place of the oldest.
+            mutating func key(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Key {
+                if let key = keys.first(where: { $0.port == port && $0.session == session && $0.host == host
                     && $0.scheme == scheme && $0.options == options }) {
                     return key
                 }
                 let key = Key(session: session, scheme: scheme, host: host, port: port, options: options)
-                if recent.keys.count < RecentKeys.capacity {
-                    recent.keys.append(key)
+                if keys.count < Self.capacity {
+                    keys.append(key)
                 } else {
-                    recent.keys[recent.oldest] = key
-                    recent.oldest = (recent.oldest + 1) % RecentKeys.capacity
+                    keys[oldest] = key
+                    oldest = (oldest + 1) % Self.capacity
                 }
                 return key
             }
-        }
-
-        private struct RecentKeys {
-            static let capacity = 4
-            var keys: [Key] = []
-            /// Where the next new key goes once all places are taken.
-            var oldest = 0
         }
 
         // A pthread lock (``Locked``), not `Mutex`, like the rest of the pool: the thread sanitizer sees it.
