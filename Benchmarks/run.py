@@ -140,6 +140,7 @@ try:
             "loader-el": lambda: bench("sequential", "loader-el", http + "/1k.bin", small),
             "nio-minimal": lambda: bench("sequential", "nio-minimal", http + "/1k.bin", small),
             "nio-minimal-el": lambda: bench("sequential", "nio-minimal-el", http + "/1k.bin", small),
+            "handler-el": lambda: bench("sequential", "handler-el", http + "/1k.bin", small),
             "urlsession": lambda: bench("sequential", "urlsession", http + "/1k.bin", small),
             "asynchttpclient": lambda: bench("sequential", "asynchttpclient", http + "/1k.bin", small),
             "curl": lambda: rusage_child(["curl", "-s"] + curl_urls(small, "/1k.bin")),
@@ -150,6 +151,7 @@ try:
             "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 32),
             "nio-minimal": lambda: bench("concurrent", "nio-minimal", http + "/1k.bin", many, 32),
             "nio-minimal-el": lambda: bench("concurrent", "nio-minimal-el", http + "/1k.bin", many, 32),
+            "handler-el": lambda: bench("concurrent", "handler-el", http + "/1k.bin", many, 32),
             "urlsession": lambda: bench("concurrent", "urlsession", http + "/1k.bin", many, 32),
             "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32),
             "curl": lambda: rusage_child(["curl", "-s", "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin")),
@@ -265,7 +267,7 @@ try:
         ("noop100", "loader"): allocations_per_request("noop", "loader", 100, noop_count // 10),
     }
     for key, scenario, extra in (("seq", "sequential", ()), ("conc32", "concurrent", (32,))):
-        for client in ("loader", "loader-el", "nio-minimal", "nio-minimal-el"):
+        for client in ("loader", "loader-el", "nio-minimal", "nio-minimal-el", "handler-el"):
             count = small if key == "seq" else many // 4
             allocations[(key, client)] = allocations_per_request(scenario, client, http + "/1k.bin", count, *extra)
     for (key, client), value in allocations.items():
@@ -301,11 +303,14 @@ try:
     # written directly on NIO (MinimalNIOClient.swift), with the caller's tasks in the same place.
     for key, count in (("seq", small), ("conc32", many)):
         title, unit, table = results[key]
-        for ours, floor, where in (("loader", "nio-minimal", ""), ("loader-el", "nio-minimal-el", " (tasks on the event loop)")):
+        # The middle row splits that: our HTTP handler driven without the loader (HandlerDirectClient.swift).
+        for ours, floor, where, what in (("loader", "nio-minimal", "", "the loader"),
+                                         ("loader-el", "nio-minimal-el", " (tasks on the event loop)", "the loader"),
+                                         ("handler-el", "nio-minimal-el", " (tasks on the event loop)", "the HTTP handler alone")):
             if ours in table and floor in table:
                 a, b = table[ours], table[floor]
-                print("| %s%s: the loader against a minimal NIO client | %.1f %s, %.1f us CPU/req, %.1f allocations/req | %s %.1f, %.1f us CPU/req, %.1f allocations/req | %.2fx | (measured, no goal) |" % (
-                    title, where, a["value"], unit, a["cpu"] * 1e6 / count, allocations[(key, ours)], floor, b["value"],
+                print("| %s%s: %s against a minimal NIO client | %.1f %s, %.1f us CPU/req, %.1f allocations/req | %s %.1f, %.1f us CPU/req, %.1f allocations/req | %.2fx | (measured, no goal) |" % (
+                    title, where, what, a["value"], unit, a["cpu"] * 1e6 / count, allocations[(key, ours)], floor, b["value"],
                     b["cpu"] * 1e6 / count, allocations[(key, floor)], a["value"] / b["value"]))
     # How the cost grows with the requests in flight (the same 1 KiB GETs, with 1, 32 and 256 at once).
     for ours, where in (("loader", ""), ("loader-el", " (tasks on the event loop)")):

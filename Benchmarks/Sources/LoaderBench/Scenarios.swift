@@ -14,6 +14,8 @@ enum Scenarios {
         case "loader-el": return LoaderClient(connectionsPerHost: connectionsPerHost, onEventLoop: true)
         case "nio-minimal": return MinimalNIOClient(onEventLoop: false)
         case "nio-minimal-el": return MinimalNIOClient(onEventLoop: true)
+        case "handler": return HandlerDirectClient(onEventLoop: false)
+        case "handler-el": return HandlerDirectClient(onEventLoop: true)
         case "urlsession": return URLSessionClient(connectionsPerHost: connectionsPerHost)
         case "asynchttpclient": return AsyncHTTPClientClient(connectionsPerHost: connectionsPerHost)
         default: throw BenchError.usage("unknown client \(name)")

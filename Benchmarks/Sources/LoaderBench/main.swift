@@ -6,7 +6,8 @@ import Foundation
 ///   data CLIENT MIB TIMES              noop loader HANDLERS COUNT
 ///   manystreams loader URL COUNT
 /// CLIENT is loader, loader-el (tasks on an HTTP event loop), urlsession or asynchttpclient (data: loader, foundation, urlsession);
-/// sequential and concurrent also take nio-minimal and nio-minimal-el, the floor (see MinimalNIOClient).
+/// sequential and concurrent also take nio-minimal and nio-minimal-el, the floor (see MinimalNIOClient), and
+/// handler and handler-el, our HTTP handler without the loader around it (see HandlerDirectClient).
 /// CONNECTIONS_PER_HOST sets the pool limit of the loader, URLSession and AsyncHTTPClient (each its own
 /// default when absent); the minimal client opens one connection per request in flight.
 let arguments = Array(CommandLine.arguments.dropFirst())
