@@ -30,8 +30,8 @@ import Synchronization
 /// - The client may be called from any thread. A handler reports its events in order (from one task or
 ///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
 /// - The class is `Sendable` because the loader hands instances between threads. Its own stored
-///   properties are immutable or atomic; a subclass that adds mutable state must guard it the
-///   same way (``Locked``), which is why subclasses are declared `@unchecked Sendable`.
+///   properties are immutable or atomic; a subclass that adds mutable state must guard it too
+///   (``Locked``, or an atomic), which is why subclasses are declared `@unchecked Sendable`.
 /// - Never block a Swift concurrency thread: use `async` I/O or a thread of your own for blocking calls.
 open class SchemeHandler: @unchecked Sendable {
     // @unchecked: `request`, `cachedResponse` and `client` are immutable; `running` is atomic.

@@ -31,7 +31,7 @@ public final class DataSchemeHandler: SchemeHandler, @unchecked Sendable {
         let length = Int64(dataURL.expectedLength)
         client.handler(self, didReceive: LoadResponse(url: url, mimeType: dataURL.mimeType.description, expectedContentLength: length))
         guard request.method != .head else { return }
-        var chunks = dataURL.decodedChunks(maxChunkBytes: dataURL.expectedLength <= Self.wholeBodyLimit ? .max : 256 * 1024)
+        var chunks = dataURL.expectedLength <= Self.wholeBodyLimit ? dataURL.decodedChunks(maxChunkBytes: .max) : dataURL.decodedChunks()
         while let chunk = try chunks.nextData() {
             try Task.checkCancellation()
             if !chunk.isEmpty { try await client.handler(self, deliver: chunk) }

@@ -61,8 +61,7 @@ final class ConnectionPool: Sendable {
 
             /// A kept key equal to these values, or a new one, kept in place of the oldest.
             mutating func key(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Key {
-                if let key = keys.first(where: { $0.port == port && $0.session == session && $0.host == host
-                    && $0.scheme == scheme && $0.options == options }) {
+                if let key = keys.first(where: { $0.holds(session: session, scheme: scheme, host: host, port: port, options: options) }) {
                     return key
                 }
                 let key = Key(session: session, scheme: scheme, host: host, port: port, options: options)
@@ -84,8 +83,12 @@ final class ConnectionPool: Sendable {
         }
 
         static func == (a: Key, b: Key) -> Bool {
-            a === b || (a.digest == b.digest && a.session == b.session && a.port == b.port && a.host == b.host
-                && a.scheme == b.scheme && a.options == b.options)
+            a === b || (a.digest == b.digest && a.holds(session: b.session, scheme: b.scheme, host: b.host, port: b.port, options: b.options))
+        }
+
+        /// Whether this key is the one for these values (the cheap comparisons first).
+        private func holds(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Bool {
+            self.port == port && self.session == session && self.host == host && self.scheme == scheme && self.options == options
         }
     }
 
