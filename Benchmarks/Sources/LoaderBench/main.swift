@@ -2,7 +2,7 @@ import Foundation
 
 /// `LoaderBench SCENARIO CLIENT ARGS…` runs one scenario once and prints one RESULT line:
 ///   sequential CLIENT URL COUNT        concurrent CLIENT URL COUNT IN_FLIGHT [CONNECTIONS_PER_HOST]
-///   stream CLIENT URL                  tofile CLIENT URL
+///   stream CLIENT URL [TIMES]          tofile CLIENT URL
 ///   data CLIENT MIB TIMES              noop loader HANDLERS COUNT
 ///   manystreams loader URL COUNT
 /// CLIENT is loader, loader-el (tasks on an HTTP event loop), urlsession or asynchttpclient (data: loader, foundation, urlsession);
@@ -34,7 +34,13 @@ func run() async throws {
         }
     case "stream":
         let client = try Scenarios.client(clientName)
-        measurement = try await Probe.measure(client: clientName, scenario: scenario) { (1, try await client.stream(url!)) }
+        // TIMES streams one after the other in one run: a transfer of a few tens of milliseconds is mostly noise.
+        let times = arguments.count > 3 ? try int(3) : 1
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) {
+            var bytes = 0
+            for _ in 0..<times { bytes += try await client.stream(url!) }
+            return (times, bytes)
+        }
     case "tofile":
         let client = try Scenarios.client(clientName)
         measurement = try await Probe.measure(client: clientName, scenario: scenario) { (1, try await client.downloadToFile(url!)) }
