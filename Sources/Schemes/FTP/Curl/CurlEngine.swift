@@ -1,6 +1,7 @@
 import CCurl
 import FoundationEssentials
 import Loader
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -37,6 +38,9 @@ final class CurlEngine: @unchecked Sendable {
     private var cancelledEarly: Set<ObjectIdentifier> = []
     /// Transfers holding bytes for their readers.
     private var batches: [CurlTransfer] = []
+    /// The longest the engine sleeps with nothing to do, in milliseconds: only a cap, since `submit` wakes it.
+    /// Tests lengthen it, so that a lost wake-up shows as a hang rather than as a second's delay.
+    static let idleWait = Atomic<Int32>(1000)
     /// How many times in a row the engine runs libcurl again before handing batches over, while a socket is ready.
     private static let readsPerBatch = 8
 
@@ -101,8 +105,13 @@ final class CurlEngine: @unchecked Sendable {
                 batches.removeAll(keepingCapacity: true)
                 ready.forEach { $0.deliverBatch() }
             }
+            // A command submitted since the inbox was read may have had its wake-up taken by the zero-timeout
+            // poll above (libcurl drains its wake-up pipe in any poll): sleeping now would leave the command
+            // waiting for the next socket event or the timeout. That left a new transfer waiting a whole second
+            // when the previous one had just ended (one in three runs of four downloads in a row).
+            if inbox.withLock({ !$0.isEmpty }) { continue }
             // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
-            ccurl_multi_poll(multi, nil, 0, 1000, &numfds)
+            ccurl_multi_poll(multi, nil, 0, Self.idleWait.load(ordering: .relaxed), &numfds)
         }
     }
 
