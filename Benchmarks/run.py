@@ -240,6 +240,11 @@ try:
             for client, run in clients.items():
                 warm(warm_files.get(key, []))
                 if key == "tofile":
+                    # No client's time includes removing a file: curl and loadurl would truncate their output
+                    # of the round before as they open it (LoaderBench removes its file once timed).
+                    for name in ("curl.out", "loadurl.out"):
+                        if os.path.exists(os.path.join(tmp, name)):
+                            os.remove(os.path.join(tmp, name))
                     # The previous client's 512 MiB file may still be in dirty pages: written back now,
                     # untimed, rather than during the next client's writes.
                     os.sync()

@@ -16,8 +16,10 @@ protocol BenchClient: Sendable {
     func get(_ url: URL) async throws -> Int
     /// Streams `url` and drops each chunk; returns the size.
     func stream(_ url: URL) async throws -> Int
-    /// Downloads `url` into a file and returns the file's size (the file is removed).
-    func downloadToFile(_ url: URL) async throws -> Int
+    /// Downloads `url` into a file and returns the file's size and the file, which the caller removes once the
+    /// time is taken: removing 512 MiB just written (dirty, or being written back) cost up to a second of
+    /// system time here, which curl's own run never pays.
+    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL)
     /// Where the scenario's tasks should run (`withTaskExecutorPreference`), if the client offers a place.
     var preferredExecutor: (any TaskExecutor)? { get }
 }
@@ -54,10 +56,9 @@ struct LoaderClient: BenchClient {
         return count
     }
 
-    func downloadToFile(_ url: URL) async throws -> Int {
+    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
         let (file, _) = try await session.download(from: url)
-        defer { try? FileManager.default.removeItem(at: file) }
-        return Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
+        return (try fileSize(file), file)
     }
 }
 
@@ -78,10 +79,9 @@ struct URLSessionClient: BenchClient {
     /// URLSession on Linux has no `bytes(from:)`: the whole body is collected, which is how its users read it.
     func stream(_ url: URL) async throws -> Int { try await get(url) }
 
-    func downloadToFile(_ url: URL) async throws -> Int {
+    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
         let (file, _) = try await session.download(from: url)
-        defer { try? FileManager.default.removeItem(at: file) }
-        return Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
+        return (try fileSize(file), file)
     }
 }
 
@@ -123,11 +123,15 @@ struct AsyncHTTPClientClient: BenchClient {
         return count
     }
 
-    func downloadToFile(_ url: URL) async throws -> Int {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ahc-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let delegate = try FileDownloadDelegate(path: path)
+    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ahc-\(UUID().uuidString)")
+        let delegate = try FileDownloadDelegate(path: file.path)
         let progress = try await client.execute(request: try HTTPClient.Request(url: url.absoluteString), delegate: delegate).get()
-        return progress.receivedBytes
+        return (progress.receivedBytes, file)
     }
+}
+
+/// The size of the file at `file`, as the file system reports it.
+func fileSize(_ file: URL) throws -> Int {
+    Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
 }

@@ -43,7 +43,14 @@ func run() async throws {
         }
     case "tofile":
         let client = try Scenarios.client(clientName)
-        measurement = try await Probe.measure(client: clientName, scenario: scenario) { (1, try await client.downloadToFile(url!)) }
+        var file: URL?
+        measurement = try await Probe.measure(client: clientName, scenario: scenario) {
+            let (size, written) = try await client.downloadToFile(url!)
+            file = written
+            return (1, size)
+        }
+        // Removed once timed, as curl's output is (run.py removes it before curl's next run).
+        if let file { try? FileManager.default.removeItem(at: file) }
     case "data":
         let (mebibytes, times) = (try int(2), try int(3))
         let (dataURL, base64) = Scenarios.dataURL(mebibytes: mebibytes)
