@@ -345,3 +345,6 @@ try:
     print("\n%d round(s) in %.0f s; %s" % (rounds, time.time() - started, time.strftime("%Y-%m-%d")))
 finally:
     subprocess.run([os.path.join(root, "scripts/test-servers"), "stop"], check=False)
+    # curl's and loadurl's 512 MiB outputs.
+    if "tmp" in globals():
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -20,6 +20,7 @@ static struct {
     CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
     CURLMcode (*multi_perform)(CURLM *, int *);
     CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMcode (*multi_wait)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wakeup)(CURLM *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
 } curl;
@@ -61,6 +62,7 @@ static void load(void) {
     *(void **)&curl.multi_remove_handle = symbol(library, "curl_multi_remove_handle");
     *(void **)&curl.multi_perform = symbol(library, "curl_multi_perform");
     *(void **)&curl.multi_poll = symbol(library, "curl_multi_poll");
+    *(void **)&curl.multi_wait = symbol(library, "curl_multi_wait");
     *(void **)&curl.multi_wakeup = symbol(library, "curl_multi_wakeup");
     *(void **)&curl.multi_info_read = symbol(library, "curl_multi_info_read");
     if (failure != NULL) return;
@@ -91,6 +93,9 @@ CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy) { return curl.mult
 CURLMcode ccurl_multi_perform(CURLM *multi, int *running) { return curl.multi_perform(multi, running); }
 CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds) {
     return curl.multi_poll(multi, extra, count, timeout_ms, numfds);
+}
+CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds) {
+    return curl.multi_wait(multi, extra, count, timeout_ms, numfds);
 }
 CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }

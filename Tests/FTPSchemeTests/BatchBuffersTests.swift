@@ -9,8 +9,7 @@ struct BatchBuffersTests {
         let buffers = BatchBuffers(size: 4096)
         let first = buffers.take()
         first.storeBytes(of: 7, as: UInt8.self)
-        do {
-            let data = buffers.data(in: first, count: 4096)
+        withExtendedLifetime(buffers.data(in: first, count: 4096)) { data in
             #expect(data.first == 7)
             #expect(buffers.idleCount == 0)
         }

@@ -8,9 +8,10 @@ extension FTPServerTests {
 struct FTPEngineWakeupTests {
     /// The engine sleeps in libcurl's poll until a socket is ready or `submit` wakes it; a wake-up taken by an
     /// earlier zero-timeout poll once left a load started just as the previous one ended waiting for the
-    /// sleep's cap (a second then; in two of every hundred back-to-back downloads here). With the cap raised
-    /// to ten minutes, such a lost wake-up hangs this test until its time limit instead.
-    @Test("A hundred downloads back to back each arrive whole, with the engine's idle sleep capped at ten minutes",
+    /// sleep's cap (a second then; about two in every hundred back-to-back downloads here, so three hundred
+    /// downloads met it all but certainly). With the cap raised to ten minutes, a lost wake-up hangs this test
+    /// until its time limit instead.
+    @Test("Three hundred downloads back to back each arrive whole, with the engine's idle sleep capped at ten minutes",
           .timeLimit(.minutes(2)))
     func backToBack() async throws {
         let url = try FTPServers.url("/300k.bin")
@@ -18,7 +19,7 @@ struct FTPEngineWakeupTests {
         let before = CurlEngine.idleWait.exchange(600_000, ordering: .relaxed)
         defer { CurlEngine.idleWait.store(before, ordering: .relaxed) }
         let session = FTPServers.session()
-        for _ in 0..<100 {
+        for _ in 0..<300 {
             let (data, _) = try await session.data(from: url)
             #expect(data == expected)
         }

@@ -125,13 +125,24 @@ struct AsyncHTTPClientClient: BenchClient {
 
     func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ahc-\(UUID().uuidString)")
-        let delegate = try FileDownloadDelegate(path: file.path)
-        let progress = try await client.execute(request: try HTTPClient.Request(url: url.absoluteString), delegate: delegate).get()
-        return (progress.receivedBytes, file)
+        do {
+            let delegate = try FileDownloadDelegate(path: file.path)
+            let progress = try await client.execute(request: try HTTPClient.Request(url: url.absoluteString), delegate: delegate).get()
+            return (progress.receivedBytes, file)
+        } catch {
+            // A failed download leaves its partial file behind (the loader and URLSession remove theirs).
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
     }
 }
 
-/// The size of the file at `file`, as the file system reports it.
+/// The size of the file at `file`, as the file system reports it; the file is removed if that fails.
 func fileSize(_ file: URL) throws -> Int {
-    Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
+    do {
+        return Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
+    } catch {
+        try? FileManager.default.removeItem(at: file)
+        throw error
+    }
 }

@@ -27,6 +27,7 @@ CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *easy);
 CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *easy);
 CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
 CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
+CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wakeup(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
 

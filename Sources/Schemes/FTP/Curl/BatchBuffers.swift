@@ -8,11 +8,12 @@ import Loader
 /// is kept for the next batch instead. Once the transfer ends, ``close()`` frees the idle ones and every one
 /// given back later, so a reader that keeps chunks does not keep spares too.
 ///
-/// Up to 12 are kept idle: a reader that falls behind holds its body buffer's worth (2 MiB, four batches) and
-/// more while the transfer pauses, and up to eleven were out at once in a 256 MiB download here. Keeping only
-/// two, the rest were freed whenever the reader caught up and made anew when it fell behind again: 46 fresh
-/// buffers per download and 25,000-40,000 page faults per four downloads, against 7,000-10,000 now. Idle
-/// buffers never outnumber those that were out at once, so this holds no more than the transfer already did.
+/// Up to 12 are kept idle: a reader that falls behind holds its body buffer's worth (2 MiB of bytes, in batches
+/// of about 370 KiB each in 512 KiB buffers) and more while the transfer pauses, and up to eleven were out at
+/// once in a 256 MiB download here. Keeping only two, the rest were freed whenever the reader caught up and
+/// made anew when it fell behind again: 46 fresh buffers per download and 25,000-40,000 page faults per four
+/// downloads, against 4,000-8,000 now. Idle buffers never outnumber those that were out at once, so a
+/// transfer holds no more than its peak, but it keeps that until it ends.
 final class BatchBuffers: Sendable {
     /// The size of each buffer.
     let size: Int
