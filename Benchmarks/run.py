@@ -93,6 +93,8 @@ env = dict(l.split("=", 1) for l in open(os.path.join(root, ".build/test-servers
 http = "http://127.0.0.1:%s" % env["HTTP_PORT"]
 ftp = "ftp://127.0.0.1:%s" % env["FTP_PORT"]
 www = env["ROOT"]
+# Where curl and loadurl write their downloads to a file; removed at the end.
+tmp = tempfile.mkdtemp()
 try:
     if shutil.which("wrk") is None:
         print("== installing wrk (Debian)", flush=True)
@@ -131,7 +133,6 @@ try:
     data_mib, data_times = (1, 2) if args.smoke else (8, 20)
     noop_count = 200 if args.smoke else 100000
     slow_count = 20 if args.smoke else 1000
-    tmp = tempfile.mkdtemp()
 
     # scenario name -> (unit description, {client: callable returning a result dict})
     curl_urls = lambda n, path: sum([[http + path, "-o", "/dev/null"] for _ in range(n)], [])
@@ -345,6 +346,4 @@ try:
     print("\n%d round(s) in %.0f s; %s" % (rounds, time.time() - started, time.strftime("%Y-%m-%d")))
 finally:
     subprocess.run([os.path.join(root, "scripts/test-servers"), "stop"], check=False)
-    # curl's and loadurl's 512 MiB outputs.
-    if "tmp" in globals():
-        shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)

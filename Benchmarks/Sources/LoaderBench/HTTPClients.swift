@@ -16,10 +16,10 @@ protocol BenchClient: Sendable {
     func get(_ url: URL) async throws -> Int
     /// Streams `url` and drops each chunk; returns the size.
     func stream(_ url: URL) async throws -> Int
-    /// Downloads `url` into a file and returns the file's size and the file, which the caller removes once the
-    /// time is taken: removing 512 MiB just written (dirty, or being written back) cost up to a second of
-    /// system time here, which curl's own run never pays.
-    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL)
+    /// Downloads `url` into a new file and returns it; the caller removes it once the time is taken: removing
+    /// 512 MiB just written (dirty, or being written back) cost up to a second of system time here, which
+    /// curl's own run never pays.
+    func downloadToFile(_ url: URL) async throws -> URL
     /// Where the scenario's tasks should run (`withTaskExecutorPreference`), if the client offers a place.
     var preferredExecutor: (any TaskExecutor)? { get }
 }
@@ -56,10 +56,7 @@ struct LoaderClient: BenchClient {
         return count
     }
 
-    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
-        let (file, _) = try await session.download(from: url)
-        return (try fileSize(file), file)
-    }
+    func downloadToFile(_ url: URL) async throws -> URL { try await session.download(from: url).0 }
 }
 
 /// FoundationNetworking's URLSession (libcurl underneath on Linux).
@@ -79,10 +76,7 @@ struct URLSessionClient: BenchClient {
     /// URLSession on Linux has no `bytes(from:)`: the whole body is collected, which is how its users read it.
     func stream(_ url: URL) async throws -> Int { try await get(url) }
 
-    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
-        let (file, _) = try await session.download(from: url)
-        return (try fileSize(file), file)
-    }
+    func downloadToFile(_ url: URL) async throws -> URL { try await session.download(from: url).0 }
 }
 
 /// AsyncHTTPClient clients made with a connection limit, kept for the life of the process as the shared one
@@ -123,26 +117,16 @@ struct AsyncHTTPClientClient: BenchClient {
         return count
     }
 
-    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) {
+    func downloadToFile(_ url: URL) async throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ahc-\(UUID().uuidString)")
         do {
             let delegate = try FileDownloadDelegate(path: file.path)
-            let progress = try await client.execute(request: try HTTPClient.Request(url: url.absoluteString), delegate: delegate).get()
-            return (progress.receivedBytes, file)
+            _ = try await client.execute(request: try HTTPClient.Request(url: url.absoluteString), delegate: delegate).get()
+            return file
         } catch {
             // A failed download leaves its partial file behind (the loader and URLSession remove theirs).
             try? FileManager.default.removeItem(at: file)
             throw error
         }
-    }
-}
-
-/// The size of the file at `file`, as the file system reports it; the file is removed if that fails.
-func fileSize(_ file: URL) throws -> Int {
-    do {
-        return Int((try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0)
-    } catch {
-        try? FileManager.default.removeItem(at: file)
-        throw error
     }
 }

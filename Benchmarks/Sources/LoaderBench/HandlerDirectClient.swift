@@ -27,7 +27,7 @@ struct HandlerDirectClient: BenchClient {
     }
 
     func stream(_ url: URL) async throws -> Int { throw BenchError.usage("\(name) runs the sequential and concurrent scenarios only") }
-    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) { throw BenchError.usage("\(name) runs the sequential and concurrent scenarios only") }
+    func downloadToFile(_ url: URL) async throws -> URL { throw BenchError.usage("\(name) runs the sequential and concurrent scenarios only") }
 }
 
 /// Counts a response's body bytes and resumes its waiter at the end, with the count or the failure. The

@@ -46,7 +46,7 @@ final class MinimalNIOClient: BenchClient {
     }
 
     func stream(_ url: URL) async throws -> Int { throw BenchError.usage("nio-minimal measures whole GETs only") }
-    func downloadToFile(_ url: URL) async throws -> (size: Int, file: URL) { throw BenchError.usage("nio-minimal measures whole GETs only") }
+    func downloadToFile(_ url: URL) async throws -> URL { throw BenchError.usage("nio-minimal measures whole GETs only") }
 
     /// The most recently used idle connection (one on the caller's event loop first), or a new one.
     private func lease(host: String, port: Int) async throws -> Connection {

@@ -43,14 +43,15 @@ func run() async throws {
         }
     case "tofile":
         let client = try Scenarios.client(clientName)
+        // Removed once timed, failed or not, as curl's output is (run.py removes it before curl's next run).
         var file: URL?
+        defer { if let file { try? FileManager.default.removeItem(at: file) } }
         measurement = try await Probe.measure(client: clientName, scenario: scenario) {
-            let (size, written) = try await client.downloadToFile(url!)
+            let written = try await client.downloadToFile(url!)
             file = written
-            return (1, size)
+            let size = try FileManager.default.attributesOfItem(atPath: written.path)[.size] as? NSNumber
+            return (1, size?.intValue ?? 0)
         }
-        // Removed once timed, as curl's output is (run.py removes it before curl's next run).
-        if let file { try? FileManager.default.removeItem(at: file) }
     case "data":
         let (mebibytes, times) = (try int(2), try int(3))
         let (dataURL, base64) = Scenarios.dataURL(mebibytes: mebibytes)

@@ -93,8 +93,9 @@ final class CurlEngine: @unchecked Sendable {
                 // While a socket is ready, run libcurl again first, so that a batch gathers what is already
                 // waiting and the reader is woken once for it. The count covers every socket libcurl
                 // watches (an upload's writable one too), hence the bound on rounds. `curl_multi_wait`, not
-                // `curl_multi_poll`: the latter empties libcurl's wake-up pipe, and would take the wake-up of
-                // a command submitted meanwhile.
+                // `curl_multi_poll`: the latter empties libcurl's wake-up pipe, so a command submitted meanwhile
+                // lost its wake-up and waited in the inbox for the whole sleep below (a new transfer started as
+                // the previous one ended, in 4 of 10 runs of four downloads in a row).
                 if readsInARow < Self.readsPerBatch {
                     ccurl_multi_wait(multi, nil, 0, 0, &numfds)
                     if numfds > 0 {
@@ -107,11 +108,6 @@ final class CurlEngine: @unchecked Sendable {
                 batches.removeAll(keepingCapacity: true)
                 ready.forEach { $0.deliverBatch() }
             }
-            // A command already in the inbox is taken now rather than after the sleep. With the look-ahead
-            // above a `curl_multi_poll`, which took wake-ups, a new transfer waited the whole cap when the
-            // previous one had just ended (in 4 of 10 runs of four downloads in a row); this check alone
-            // mended that, and stays as a second guard.
-            if inbox.withLock({ !$0.isEmpty }) { continue }
             // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
             ccurl_multi_poll(multi, nil, 0, Self.idleWait.load(ordering: .relaxed), &numfds)
         }
