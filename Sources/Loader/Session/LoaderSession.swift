@@ -150,8 +150,7 @@ public final class LoaderSession: Sendable {
         configuration: Configuration
     ) async throws -> LoadResult {
         let driver = try start(request, task: context.task, registry: registry, configuration: configuration)
-        let (response, redirect) = try await driver.awaitResponse()
-        return LoadResult(response: response, body: ResponseBody(driver: driver), redirectRequest: redirect)
+        return try await driver.awaitResult()
     }
 
     /// Chooses the handler for `request`, makes it and its driver, and starts it.

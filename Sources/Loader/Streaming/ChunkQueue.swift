@@ -17,6 +17,9 @@ package struct ChunkQueue: Sendable {
     /// Whether no chunk is held.
     package var isEmpty: Bool { first == nil }
 
+    /// Whether at most one chunk is held.
+    package var holdsOneAtMost: Bool { rest.isEmpty }
+
     /// Adds `chunk` after the others.
     package mutating func append(_ chunk: Data) {
         if first == nil {

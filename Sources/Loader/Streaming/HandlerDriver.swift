@@ -96,23 +96,38 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     // MARK: Reading
 
-    /// Waits for the response head; throws the load's error if it fails first.
+    /// Waits for the response head and returns it with its body; throws the load's error if it fails first.
+    ///
+    /// A load that has finished by then with its body in one chunk (most small responses: the handler
+    /// reports head, body and end at once) hands the body over as plain data, so that reading it needs
+    /// neither this driver nor a guard against a body dropped unread.
     ///
     /// Its own cancellation handler, although the session's entry points forward cancellation to the
     /// ``LoadTask`` too: a middleware may call `next` from a task of its own (a race, a background
     /// revalidation) and cancel that task.
-    func awaitResponse() async throws -> (LoadResponse, LoadRequest?) {
+    func awaitResult() async throws -> LoadResult {
         // A handler that answers in its first step (data:, a no-op, a cache) has the head here already: no
         // cancellation handler and no continuation, which cost more than the rest of this read. A task
         // cancelled already takes the long way, whose handler cancels the load before the head is read.
-        if !Task.isCancelled, let outcome = guarded.withLock({ $0.events.takeResponse() }) { return try outcome.get() }
-        return try await withTaskCancellationHandler {
+        if !Task.isCancelled, let (outcome, whole) = guarded.withLock({ guarded in
+            guarded.events.takeResponse().map { ($0, guarded.events.takeWholeBody()) }
+        }) {
+            let (response, redirect) = try outcome.get()
+            return result(response, redirect: redirect, whole: whole)
+        }
+        let (response, redirect) = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { waiter in
                 update { $0.awaitResponse(waiter) }
             }
         } onCancel: {
             self.cancel(with: LoadError(.cancelled, url: url))
         }
+        return result(response, redirect: redirect, whole: guarded.withLock { $0.events.takeWholeBody() })
+    }
+
+    private func result(_ response: LoadResponse, redirect: LoadRequest?, whole: Data?) -> LoadResult {
+        let body = whole.map { ResponseBody(data: $0) } ?? ResponseBody(driver: self)
+        return LoadResult(response: response, body: body, redirectRequest: redirect)
     }
 
     /// The next body chunk, or `nil` at the end of the body.

@@ -222,6 +222,15 @@ struct HandlerEventState {
         }
     }
 
+    /// The whole body, once the handler has finished and the buffer holds it in one chunk or none: the
+    /// reader then needs nothing more from the load. `nil` while more may come, after a failure (the
+    /// reader sees the buffered chunks before the error), or with several chunks held (joining copies).
+    mutating func takeWholeBody() -> Data? {
+        guard case .finished? = terminal, chunks.holdsOneAtMost else { return nil }
+        bufferedBytes = 0
+        return chunks.popFirst() ?? Data()
+    }
+
     mutating func poll(_ effects: inout Effects) -> Poll {
         touch()
         if let chunk = chunks.popFirst() {

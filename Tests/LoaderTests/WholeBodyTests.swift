@@ -1,0 +1,145 @@
+import Foundation
+@testable import Loader
+import Synchronization
+import Testing
+
+/// Reports a whole load in its first step, or a moment later from a task of its own, as the URL's path says:
+/// `/one` head, body and end in one event; `/two` the body in two chunks; `/fail` a chunk, then a failure;
+/// `/later-one` and `/later-two` the same as the first two, after the reader has started waiting.
+private final class BurstHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["burst"] }
+
+    static let stops = Atomic<Int>(0)
+    static let first = Data("first chunk;".utf8)
+    static let second = Data("second chunk".utf8)
+
+    override func startLoading() {
+        let path = request.url.path
+        guard path.hasPrefix("/later-") else { return report(path) }
+        Task { [self] in
+            try? await Task.sleep(for: .milliseconds(20))
+            report("/" + path.dropFirst("/later-".count))
+        }
+    }
+
+    private func report(_ path: String) {
+        let response = LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: nil)
+        switch path {
+        case "/one":
+            client.handler(self, didReceive: response, body: Self.first, finished: true)
+        case "/two":
+            client.handler(self, didReceive: response)
+            client.handler(self, didLoad: Self.first)
+            client.handler(self, didLoad: Self.second)
+            client.handlerDidFinishLoading(self)
+        default:
+            client.handler(self, didReceive: response)
+            client.handler(self, didLoad: Self.first)
+            client.handler(self, didFailWith: LoadError(.networkConnectionLost, url: request.url, reason: "cut by the test"))
+        }
+    }
+
+    override func stopLoading() {
+        Self.stops.add(1, ordering: .relaxed)
+        super.stopLoading()
+    }
+}
+
+/// A load whose handler has finished before its body is read hands the body over whole, without the driver;
+/// what the reader gets must not change with it.
+@Suite("A finished load's body", .serialized)
+struct WholeBodyTests {
+    private func session() -> LoaderSession {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [BurstHandler.self]
+        return LoaderSession(configuration: configuration)
+    }
+
+    @Test("The event state hands the body over whole only once the load has finished with one chunk or none")
+    func stateMachine() {
+        let url = URL(string: "burst://x/one")!
+        let response = LoadResponse(url: url, mimeType: nil, expectedContentLength: nil)
+
+        var running = HandlerEventState(url: url, highWatermark: 1 << 20)
+        _ = running.receiveResponse(response, redirect: nil)
+        _ = running.receiveData(BurstHandler.first)
+        #expect(running.takeWholeBody() == nil, "more may come: the body stays with the driver")
+
+        var one = running
+        _ = one.receiveFinish()
+        #expect(one.takeWholeBody() == BurstHandler.first)
+        #expect(one.bufferedBytes == 0)
+
+        var empty = HandlerEventState(url: url, highWatermark: 1 << 20)
+        _ = empty.receiveResponse(response, redirect: nil)
+        _ = empty.receiveFinish()
+        #expect(empty.takeWholeBody() == Data())
+
+        var two = running
+        _ = two.receiveData(BurstHandler.second)
+        _ = two.receiveFinish()
+        #expect(two.takeWholeBody() == nil, "two chunks would have to be joined into a copy")
+        #expect(two.bufferedBytes == BurstHandler.first.count + BurstHandler.second.count)
+
+        var failed = running
+        _ = failed.receiveFailure(LoadError(.networkConnectionLost, url: url))
+        #expect(failed.takeWholeBody() == nil, "the reader must see the chunk, then the error")
+    }
+
+    @Test("Bodies reported before or after the reader waits arrive whole and in order, and each handler is stopped once",
+          arguments: ["one", "two", "later-one", "later-two"])
+    func bodies(path: String) async throws {
+        let session = session()
+        let stopsBefore = BurstHandler.stops.load(ordering: .relaxed)
+        let expected = path.hasSuffix("one") ? BurstHandler.first : BurstHandler.first + BurstHandler.second
+
+        let (data, response) = try await session.data(from: URL(string: "burst://x/\(path)")!)
+        #expect(data == expected)
+        #expect(response.mimeType == "text/plain")
+
+        var streamed = Data()
+        let (bytes, _) = try await session.bytes(from: URL(string: "burst://x/\(path)")!)
+        for try await chunk in bytes.chunks { streamed.append(chunk) }
+        #expect(streamed == expected)
+        #expect(bytes.task.state == .completed)
+        #expect(bytes.task.error == nil)
+
+        #expect(BurstHandler.stops.load(ordering: .relaxed) - stopsBefore == 2)
+        #expect(session.allTasks.isEmpty)
+    }
+
+    @Test("A chunk followed by a failure: the reader gets the chunk, then the handler's error, not a short body",
+          arguments: ["fail", "later-fail"])
+    func failureAfterChunk(path: String) async throws {
+        let session = session()
+        let url = URL(string: "burst://x/\(path)")!
+        let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url) }
+        #expect(error?.code == .networkConnectionLost)
+        #expect(error?.url == url)
+
+        let (bytes, _) = try await session.bytes(from: url)
+        var received = Data()
+        var failure: LoadError?
+        do {
+            for try await chunk in bytes.chunks { received.append(chunk) }
+        } catch let error as LoadError {
+            failure = error
+        }
+        #expect(received == BurstHandler.first)
+        #expect(failure?.code == .networkConnectionLost)
+        #expect(bytes.task.error?.code == .networkConnectionLost)
+    }
+
+    @Test("A finished body dropped unread completes its task as cancelled and leaves no task behind")
+    func droppedUnread() async throws {
+        let session = session()
+        let task: LoadTask
+        do {
+            let (bytes, _) = try await session.bytes(from: URL(string: "burst://x/one")!)
+            task = bytes.task
+        }
+        #expect(task.state == .completed)
+        #expect(task.error?.code == .cancelled)
+        #expect(session.allTasks.isEmpty)
+    }
+}
