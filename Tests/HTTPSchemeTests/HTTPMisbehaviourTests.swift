@@ -86,7 +86,7 @@ struct HTTPMisbehaviourTests {
         }
     }
 
-    @Test("The head carries Host and User-Agent unless the request sets its own; a bodiless POST says Content-Length: 0")
+    @Test("The head carries Host (lowercased) and User-Agent unless the request sets its own; a bodiless POST says Content-Length: 0")
     func headDefaults() async throws {
         func fields(_ request: LoadRequest) async throws -> [Substring] {
             let (data, _) = try await scriptedSession().data(for: request)
@@ -96,6 +96,9 @@ struct HTTPMisbehaviourTests {
         let plain = try await fields(LoadRequest(url: url))
         #expect(plain.filter { $0.hasPrefix("host: ") } == ["host: 127.0.0.1:\(server.port)"], "\(plain)")
         #expect(plain.filter { $0.hasPrefix("user-agent: ") } == ["user-agent: swift-url-loader/0.1"], "\(plain)")
+        // Host names are case-insensitive; the field carries the form the connection pool keys on.
+        let capitals = try await fields(LoadRequest(url: URL(string: "http://LocalHost:\(server.port)/echo-headers")!))
+        #expect(capitals.filter { $0.hasPrefix("host: ") } == ["host: localhost:\(server.port)"], "\(capitals)")
 
         var own = LoadRequest(url: url)
         own.headerFields[HTTPField.Name("Host")!] = "example.test"

@@ -278,11 +278,7 @@ struct HTTPRequestPlan: Sendable {
             }
             lines.append((field.name.rawName, field.value))
         }
-        if !has.host {
-            // On the bytes: `String.contains(String)` goes through Foundation and is slow on this path.
-            let hostField = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-            lines.append(("host", port == defaultPort ? hostField : hostField + ":" + String(port)))
-        }
+        if !has.host { lines.append(("host", key.hostField)) }
         if !has.userAgent { lines.append(("user-agent", Self.userAgent)) }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {

@@ -24,6 +24,9 @@ final class ConnectionPool: Sendable {
         let host: String
         let port: Int
         let options: HTTPClientOptions
+        /// The value of a request's `Host` field for this origin: the host (an IPv6 address in brackets),
+        /// with the port unless it is the scheme's default. Made once per key rather than per request.
+        let hostField: String
         /// The hash of all of the above, worked out once: every request looks its key up at least twice
         /// (lease, release), and hashing the options field by field each time showed in profiles.
         private let digest: Int
@@ -34,6 +37,9 @@ final class ConnectionPool: Sendable {
             self.host = host
             self.port = port
             self.options = options
+            // On the bytes: `String.contains(String)` goes through Foundation.
+            let bareHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+            hostField = port == (scheme == "https" ? 443 : 80) ? bareHost : bareHost + ":" + String(port)
             var hasher = Hasher()
             hasher.combine(session)
             hasher.combine(scheme)
