@@ -41,17 +41,15 @@ public struct LoadNext: Sendable {
     }
 }
 
-/// A session's layers, outermost first, ending in the handler dispatch.
+/// A session's layers, outermost first, ending in the handler dispatch (``LoaderSession/dispatch(_:context:)``).
 struct MiddlewareChain: Sendable {
     let layers: [any LoadMiddleware]
-    let dispatch: @Sendable (LoadRequest, LoadContext) async throws -> LoadResult
     /// The built-in layers at the end of `layers` (all of them from ``firstBuiltIn`` on), run together.
     private let builtIns: [any BuiltInLayer]
     private let firstBuiltIn: Int
 
-    init(layers: [any LoadMiddleware], dispatch: @escaping @Sendable (LoadRequest, LoadContext) async throws -> LoadResult) {
+    init(layers: [any LoadMiddleware]) {
         self.layers = layers
-        self.dispatch = dispatch
         // At most 64, one bit each in `passDown`'s mask (a session has three).
         var first = layers.count
         while first > 0, layers.count - first < 64, layers[first - 1] is any BuiltInLayer { first -= 1 }
@@ -72,7 +70,7 @@ struct MiddlewareChain: Sendable {
     @inline(never)
     func run(_ request: LoadRequest, from index: Int, context: LoadContext) async throws -> LoadResult {
         try context.task.checkCancelled(request.url)
-        guard index < layers.count else { return try await dispatch(request, context) }
+        guard index < layers.count else { return try await LoaderSession.dispatch(request, context: context) }
         if index == firstBuiltIn { return try await runBuiltIns(request, context: context) }
         let next = LoadNext(chain: self, index: index + 1, context: context)
         return try await layers[index].load(request, context: context, next: next)
@@ -86,7 +84,7 @@ struct MiddlewareChain: Sendable {
     @inline(never)
     private func runBuiltIns(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
         let (down, transforms) = passDown(request)
-        let (result, pending) = settle(try await dispatch(down, context), from: builtIns.count, transforms: transforms)
+        let (result, pending) = settle(try await LoaderSession.dispatch(down, context: context), from: builtIns.count, transforms: transforms)
         guard let pending else { return result }
         return try await finish(result, at: pending, request: request, transforms: transforms, context: context)
     }

@@ -72,10 +72,27 @@ extension LoaderSession {
 
     // The public methods above hop off the caller's actor once; these run where they are called.
 
-    /// What ``data(for:delegate:)`` does.
+    /// What ``data(for:delegate:)`` does: ``perform(_:delegate:consume:)`` for a whole body, without the
+    /// closure, whose frames (two, 672 bytes) were allocated on every load.
     func loadData(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?) async throws -> (Data, LoadResponse) {
-        try await perform(request, delegate: delegate) { task, result in
-            (try await Self.collect(result, into: task), result.response)
+        let task = makeTask(request, delegate: delegate, starter: nil)
+        return try await withTaskCancellationHandler {
+            try await runData(task)
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// ``run(_:consume:)`` for a whole body.
+    @inline(never)
+    private func runData(_ task: LoadTask) async throws -> (Data, LoadResponse) {
+        do {
+            let result = try await open(task)
+            let data = try await Self.collect(result, into: task)
+            if let error = task.complete(with: nil) { throw error }
+            return (data, result.response)
+        } catch {
+            throw Self.fail(task, with: error)
         }
     }
 

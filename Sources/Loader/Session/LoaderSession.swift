@@ -45,15 +45,12 @@ public final class LoaderSession: Sendable {
         self.identifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         let registry = SchemeRegistry(handlers: configuration.handlerClasses, parent: .default)
         self.registry = registry
-        let dispatch: @Sendable (LoadRequest, LoadContext) async throws -> LoadResult = { request, context in
-            try await LoaderSession.dispatch(request, context: context, registry: registry, configuration: configuration)
-        }
         // The app's middleware first, then the built-in policies in the documented order.
         var layers = configuration.middleware
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit)) }
         layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
         if configuration.contentDecoding.isEnabled { layers.append(ContentDecodingMiddleware(settings: configuration.contentDecoding)) }
-        self.chain = MiddlewareChain(layers: layers, dispatch: dispatch)
+        self.chain = MiddlewareChain(layers: layers)
     }
 
     // MARK: Tasks
@@ -143,40 +140,33 @@ public final class LoaderSession: Sendable {
     }
 
     /// The innermost layer: chooses the handler, starts it, and waits for its response.
-    private static func dispatch(
-        _ request: LoadRequest,
-        context: LoadContext,
-        registry: SchemeRegistry,
-        configuration: Configuration
-    ) async throws -> LoadResult {
-        let driver = try start(request, task: context.task, registry: registry, configuration: configuration)
+    ///
+    /// Called by the chain directly, not through a closure the session made: such a closure held the
+    /// configuration, and its frame, allocated on every load, a copy of it.
+    static func dispatch(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
+        let driver = try start(request, task: context.task, session: context.session)
         return try await driver.awaitResult()
     }
 
     /// Chooses the handler for `request`, makes it and its driver, and starts it.
     @inline(never)
-    private static func start(
-        _ request: LoadRequest,
-        task: LoadTask,
-        registry: SchemeRegistry,
-        configuration: Configuration
-    ) throws -> HandlerDriver {
+    private static func start(_ request: LoadRequest, task: LoadTask, session: LoaderSession) throws -> HandlerDriver {
         // The request's scheme, lowercased once when its URL was set.
         let scheme = request.scheme
         guard !scheme.isEmpty else {
             throw LoadError(.badURL, url: request.url, reason: "the URL has no scheme")
         }
-        guard let handlerClass = registry.handlerClass(for: request) else {
+        guard let handlerClass = session.registry.handlerClass(for: request) else {
             throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme)'")
         }
         let canonical = handlerClass.canonicalRequest(for: request)
         let driver = HandlerDriver(
             url: canonical.url,
-            highWatermark: configuration.bodyBufferLimit,
-            idleTimeout: canonical.timeoutInterval ?? configuration.timeoutIntervalForRequest,
-            resourceTimeout: configuration.timeoutIntervalForResource,
+            highWatermark: session.configuration.bodyBufferLimit,
+            idleTimeout: canonical.timeoutInterval ?? session.configuration.timeoutIntervalForRequest,
+            resourceTimeout: session.configuration.timeoutIntervalForResource,
             task: task,
-            credentialStore: configuration.credentialStore
+            credentialStore: session.configuration.credentialStore
         )
         let handler = handlerClass.init(request: canonical, cachedResponse: nil, client: driver)
         try task.attach(driver, request: canonical)
