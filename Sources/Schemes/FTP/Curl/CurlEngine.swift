@@ -43,6 +43,8 @@ final class CurlEngine: @unchecked Sendable {
     static let idleWait = Atomic<Int32>(1000)
     /// How many times in a row the engine runs libcurl again before handing batches over, while a socket is ready.
     private static let readsPerBatch = 8
+    /// Below this many bytes (half a batch buffer) a batch waits a little for more before it is handed over.
+    private static let smallBatch = 256 * 1024
 
     private init() {
         guard let multi = ccurl_multi_init() else { fatalError("libcurl could not make a multi handle") }
@@ -96,8 +98,12 @@ final class CurlEngine: @unchecked Sendable {
                 // `curl_multi_poll`: the latter empties libcurl's wake-up pipe, so a command submitted meanwhile
                 // lost its wake-up and waited in the inbox for the whole sleep below (a new transfer started as
                 // the previous one ended, in 4 of 10 runs of four downloads in a row).
+                // While every batch is still small, each round waits up to a millisecond for more bytes, so
+                // that a reader is woken about half as often (pyftpdlib's sends come some 100 KB at a time);
+                // a trickle is held at most `readsPerBatch` milliseconds, and a command at most as long.
                 if readsInARow < Self.readsPerBatch {
-                    ccurl_multi_wait(multi, nil, 0, 0, &numfds)
+                    let small = batches.allSatisfy { $0.pendingBytes < Self.smallBatch }
+                    ccurl_multi_wait(multi, nil, 0, small ? 1 : 0, &numfds)
                     if numfds > 0 {
                         readsInARow += 1
                         continue

@@ -242,6 +242,9 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
+    /// How many bytes the batch being gathered holds.
+    var pendingBytes: Int { batchCount }
+
     /// Hands the gathered bytes over once the engine has read what was waiting (see `CurlEngine.run`).
     func deliverBatch() {
         isNoted = false
