@@ -45,14 +45,53 @@ private final class BurstHandler: SchemeHandler, @unchecked Sendable {
     }
 }
 
+/// Notes how each result's body is held: `data` (handed over whole) or `driver` (read through the load's driver).
+private struct BodyKindProbe: LoadMiddleware {
+    let kinds = Locked<[String]>([])
+
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        let result = try await next(request)
+        let kind: String
+        switch result.body.source {
+        case .empty, .data: kind = "data"
+        case .driver: kind = "driver"
+        case .sequence: kind = "sequence"
+        }
+        kinds.withLock { $0.append(kind) }
+        return result
+    }
+}
+
+/// Cancels its task as soon as the response head arrives, as a delegate rejecting a response does, and
+/// records any data event that still comes.
+private final class RejectingDelegate: LoadTaskDelegate {
+    let dataEvents = Atomic<Int>(0)
+    func loadTask(_ task: LoadTask, didReceive response: LoadResponse) { task.cancel() }
+    func loadTask(_ task: LoadTask, didReceive data: Data) { dataEvents.add(1, ordering: .relaxed) }
+    func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
+        dataEvents.add(1, ordering: .relaxed)
+    }
+}
+
 /// A load whose handler has finished before its body is read hands the body over whole, without the driver;
 /// what the reader gets must not change with it.
 @Suite("A finished load's body", .serialized)
 struct WholeBodyTests {
-    private func session() -> LoaderSession {
+    private func session(middleware: [any LoadMiddleware] = []) -> LoaderSession {
         var configuration = LoaderSession.Configuration.ephemeral
         configuration.handlerClasses = [BurstHandler.self]
+        configuration.middleware = middleware
         return LoaderSession(configuration: configuration)
+    }
+
+    /// Waits (at most two seconds) for the handlers' stops to reach `count`: a handler is stopped just after
+    /// its reader is resumed, so the reader may get there first.
+    private func stops(reach count: Int, from start: Int) async throws -> Bool {
+        for _ in 0..<200 {
+            if BurstHandler.stops.load(ordering: .relaxed) - start >= count { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return BurstHandler.stops.load(ordering: .relaxed) - start == count
     }
 
     @Test("The event state hands the body over whole only once the load has finished with one chunk or none")
@@ -104,8 +143,47 @@ struct WholeBodyTests {
         #expect(bytes.task.state == .completed)
         #expect(bytes.task.error == nil)
 
-        #expect(BurstHandler.stops.load(ordering: .relaxed) - stopsBefore == 2)
+        #expect(try await stops(reach: 2, from: stopsBefore))
         #expect(session.allTasks.isEmpty)
+    }
+
+    @Test("A load that has ended with one chunk or none hands its body over as data; two chunks are read through the driver")
+    func bodyKinds() async throws {
+        let probe = BodyKindProbe()
+        let session = session(middleware: [probe])
+        for path in ["one", "later-one", "two", "later-two"] {
+            _ = try await session.data(from: URL(string: "burst://x/\(path)")!)
+        }
+        #expect(probe.kinds.withLock { $0 } == ["data", "data", "driver", "driver"])
+    }
+
+    @Test("A task cancelled when its response arrives reports no data and counts no bytes, whole body or not",
+          arguments: ["one", "two"])
+    func cancelledAtResponse(path: String) async throws {
+        let session = session()
+        let url = URL(string: "burst://x/\(path)")!
+
+        let delegate = RejectingDelegate()
+        let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url, delegate: delegate) }
+        #expect(error?.code == .cancelled)
+
+        let streaming = RejectingDelegate()
+        let (bytes, _) = try await session.bytes(from: url, delegate: streaming)
+        var received = Data()
+        let streamError = await #expect(throws: LoadError.self) {
+            for try await chunk in bytes.chunks { received.append(chunk) }
+        }
+        #expect(streamError?.code == .cancelled)
+        #expect(received.isEmpty)
+        #expect(bytes.task.progress.countOfBytesReceived == 0)
+
+        let toFile = RejectingDelegate()
+        let fileError = await #expect(throws: LoadError.self) { _ = try await session.download(from: url, delegate: toFile) }
+        #expect(fileError?.code == .cancelled)
+
+        #expect(delegate.dataEvents.load(ordering: .relaxed) == 0)
+        #expect(streaming.dataEvents.load(ordering: .relaxed) == 0)
+        #expect(toFile.dataEvents.load(ordering: .relaxed) == 0)
     }
 
     @Test("A chunk followed by a failure: the reader gets the chunk, then the handler's error, not a short body",

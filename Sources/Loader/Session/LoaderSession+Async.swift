@@ -133,6 +133,7 @@ extension LoaderSession {
         var data = Data()
         let expected = result.response.expectedContentLength.map { Int(min($0, 64 * 1024 * 1024)) } ?? 0
         for try await chunk in result.body {
+            try task.throwIfCancelled()
             if keep, data.isEmpty, chunk.count >= expected {
                 // A body that comes in one chunk (most small ones) is kept as it came, not copied.
                 data = chunk
@@ -173,6 +174,7 @@ extension LoaderSession {
                 batch.removeAll(keepingCapacity: true)
             }
             for try await chunk in result.body {
+                try task.throwIfCancelled()
                 if batch.isEmpty && chunk.count >= 128 * 1024 {
                     batch = chunk
                 } else {

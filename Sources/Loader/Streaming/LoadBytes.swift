@@ -91,6 +91,7 @@ public struct LoadBytes: AsyncSequence, Sendable {
                         if let error = completion.finish(nil) { throw error }
                         return nil
                     }
+                    try task.throwIfCancelled()
                     task.didReceive(chunk, notify: true)
                     return chunk
                 } catch {

@@ -146,6 +146,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         if isCancelled { throw LoadError(.cancelled, url: url) }
     }
 
+    /// Throws ``LoadError/Code/cancelled`` once ``cancel()`` was called. Readers check it before they report
+    /// each body chunk, so that no data event follows a cancel, even for a body that had arrived whole.
+    func throwIfCancelled() throws {
+        guard isCancelled else { return }
+        throw LoadError(.cancelled, url: currentRequest.url)
+    }
+
     /// Makes `driver` the one that ``cancel()`` reaches, and records the request it loads.
     func attach(_ driver: HandlerDriver, request: LoadRequest) throws {
         let cancelled = mutable.withLock { m -> Bool in

@@ -100,7 +100,8 @@ final class CurlEngine: @unchecked Sendable {
                 // the previous one ended, in 4 of 10 runs of four downloads in a row).
                 // While every batch is still small, each round waits up to a millisecond for more bytes, so
                 // that a reader is woken about half as often (pyftpdlib's sends come some 100 KB at a time);
-                // a trickle is held at most `readsPerBatch` milliseconds, and a command at most as long.
+                // a trickle is held at most `readsPerBatch` milliseconds. A command waits about one: each
+                // round goes back to the inbox first.
                 if readsInARow < Self.readsPerBatch {
                     let small = batches.allSatisfy { $0.pendingBytes < Self.smallBatch }
                     ccurl_multi_wait(multi, nil, 0, small ? 1 : 0, &numfds)
