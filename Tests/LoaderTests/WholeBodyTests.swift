@@ -62,6 +62,18 @@ private struct BodyKindProbe: LoadMiddleware {
     }
 }
 
+/// Passes the request on from a task of its own that is cancelled before it starts, as a middleware racing
+/// two loads might, and returns that load's result.
+private struct CancelledInnerTask: LoadMiddleware {
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        let inner = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await next(request)
+        }
+        return try await inner.value
+    }
+}
+
 /// Cancels its task as soon as the response head arrives, as a delegate rejecting a response does, and
 /// records any data event that still comes.
 private final class RejectingDelegate: LoadTaskDelegate {
@@ -123,6 +135,31 @@ struct WholeBodyTests {
         var failed = running
         _ = failed.receiveFailure(LoadError(.networkConnectionLost, url: url))
         #expect(failed.takeWholeBody() == nil, "the reader must see the chunk, then the error")
+
+        var cancelled = running
+        _ = cancelled.receiveFinish()
+        _ = cancelled.cancel(with: LoadError(.cancelled, url: url))
+        #expect(cancelled.takeWholeBody() == nil, "a cancel that drops unread bytes is not the body's end")
+        var effects = HandlerEventState.Effects()
+        guard case .failure(let error) = cancelled.poll(&effects) else {
+            Issue.record("the reader of a finished body cancelled before its end must get the cancellation")
+            return
+        }
+        #expect(error.code == .cancelled)
+
+        var read = empty
+        _ = read.cancel(with: LoadError(.cancelled, url: url))
+        #expect(read.takeWholeBody() == Data(), "nothing was left unread: the body's end stands")
+    }
+
+    @Test("A load whose own task is cancelled after its handler finished fails with cancelled, never an empty success",
+          arguments: ["one", "two"])
+    func cancelledAfterFinish(path: String) async throws {
+        let session = session(middleware: [CancelledInnerTask()])
+        let url = URL(string: "burst://x/\(path)")!
+        let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url) }
+        #expect(error?.code == .cancelled)
+        #expect(error?.url == url)
     }
 
     @Test("Bodies reported before or after the reader waits arrive whole and in order, and each handler is stopped once",

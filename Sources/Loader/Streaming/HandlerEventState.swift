@@ -184,12 +184,15 @@ struct HandlerEventState {
 
     /// Ends the load from the loader's side (cancellation, timeout, a consumer that went away).
     /// Cancellation discards what is buffered; a timeout keeps it so the reader sees every byte before the error.
+    /// A load that had finished with bytes still unread then ends with the cancellation instead: its reader
+    /// must not take the rest of the body for its end.
     mutating func cancel(with error: LoadError) -> Effects {
         if terminal != nil {
             var effects = Effects()
-            if error.code == .cancelled {
+            if error.code == .cancelled, !chunks.isEmpty {
                 chunks.removeAll()
                 bufferedBytes = 0
+                if case .finished? = terminal { terminal = .failed(error) }
             }
             requestStop(&effects)
             return effects
