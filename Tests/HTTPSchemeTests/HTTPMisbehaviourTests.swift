@@ -191,6 +191,41 @@ struct HTTPMisbehaviourTests {
         #expect(streamedResponse.headerFields[HTTPField.Name("X-Method")!] == "PUT")
     }
 
+    @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
+    func slowUploadIsNotIdle() async throws {
+        // Twelve parts 150 ms apart: about 1.8 s of sending against a request (idle) timeout of 0.5 s.
+        let session = scriptedSession { $0.timeoutIntervalForRequest = 0.5 }
+        var request = LoadRequest(url: server.url("/echo"), method: .post)
+        request.body = .stream(length: nil) {
+            AsyncThrowingStream { continuation in
+                let feeder = Task {
+                    for index in 0..<12 {
+                        try? await Task.sleep(for: .milliseconds(150))
+                        continuation.yield(Data("part\(index);".utf8))
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in feeder.cancel() }
+            }
+        }
+        let (echo, response) = try await session.data(for: request)
+        #expect(response.status == .ok)
+        #expect(String(decoding: echo, as: UTF8.self) == (0..<12).map { "part\($0);" }.joined())
+    }
+
+    @Test("A followed redirect's decoded body is given up: its connection is free for the next hop (one per host)")
+    func redirectWithEncodedBody() async throws {
+        // One connection per host: while the 302's endless body kept its connection, the next hop would queue
+        // behind it until the request timeout.
+        let session = scriptedSession {
+            $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
+            $0.timeoutIntervalForRequest = 3
+        }
+        let (data, response) = try await session.data(from: server.url("/redirect-gzip-endless"))
+        #expect(response.status == .ok)
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+    }
+
     @Test("Redirect chains are followed; 303 turns POST into GET, 307 keeps POST and its body")
     func redirectRules() async throws {
         let session = scriptedSession()
@@ -206,6 +241,17 @@ struct HTTPMisbehaviourTests {
         let (kept, temporary) = try await session.data(for: keep)
         #expect(temporary.headerFields[HTTPField.Name("X-Method")!] == "POST")
         #expect(String(decoding: kept, as: UTF8.self) == "form")
+    }
+
+    @Test("The resource timeout counts for the whole chain of redirects, not for each hop")
+    func resourceTimeoutSpansRedirects() async throws {
+        // Five hops of 300 ms each: every hop is well inside 0.8 s, the chain is not.
+        let session = scriptedSession { $0.timeoutIntervalForResource = 0.8 }
+        let url = server.url("/slow-redirect/4")
+        let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url) }
+        #expect(error?.code == .timedOut)
+        let (data, _) = try await scriptedSession().data(from: server.url("/slow-redirect/1"))
+        #expect(String(decoding: data, as: UTF8.self) == "arrived")
     }
 
     @Test("More redirects than the limit fail with httpTooManyRedirects")

@@ -27,9 +27,10 @@ extension LoaderSession {
         public var additionalHeaderFields: HTTPFields = [:]
         /// The cache policy of requests made from a URL alone.
         public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy
-        /// Seconds a load may go without progress (a request's own `timeoutInterval` overrides it).
+        /// Seconds a load may go without progress, a response or request body byte (a request's own
+        /// `timeoutInterval` overrides it).
         public var timeoutIntervalForRequest: TimeInterval = 60
-        /// Seconds a whole load may take.
+        /// Seconds a whole load may take, from its first handler's start, redirects and retries included.
         public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 3600
         /// Bytes of body buffered between a handler and a slow reader before the handler is held back.
         public var bodyBufferLimit: Int = 2 * 1024 * 1024

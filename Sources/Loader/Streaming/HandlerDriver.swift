@@ -43,7 +43,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         self.url = url
         self.guarded = Locked(Guarded(events: HandlerEventState(url: url, highWatermark: highWatermark), handler: nil, task: task))
         self.idleTimeout = idleTimeout
-        self.resourceDeadline = Watchdog.now() &+ Self.nanoseconds(resourceTimeout)
+        // From the task's first handler, not this one's: a redirect or a retry does not restart the clock.
+        self.resourceDeadline = (task?.resourceClockStart() ?? Watchdog.now()) &+ Self.nanoseconds(resourceTimeout)
         self.isWatched = min(idleTimeout, resourceTimeout) < Self.noTimeout
         self.credentialStore = credentialStore
     }
@@ -201,7 +202,12 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
-        guarded.withLock { $0.task }?.didSend(total: totalBytesSent, expected: totalBytesExpectedToSend)
+        // Sending is progress: a long upload is not idle while its bytes go out (the request timeout is an idle one).
+        let task = guarded.withLock { guarded in
+            guarded.events.noteUploadProgress()
+            return guarded.task
+        }
+        task?.didSend(total: totalBytesSent, expected: totalBytesExpectedToSend)
     }
 
     func handlerDidFinishLoading(_ handler: SchemeHandler) {

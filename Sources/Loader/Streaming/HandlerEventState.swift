@@ -291,6 +291,11 @@ struct HandlerEventState {
 
     var hasRoom: Bool { bufferedBytes <= highWatermark }
 
+    /// Request body bytes went out: the load is not idle, whatever its response is doing.
+    mutating func noteUploadProgress() {
+        touch()
+    }
+
     // MARK: Helpers
 
     private mutating func touch() {

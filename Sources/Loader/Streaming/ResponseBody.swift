@@ -19,7 +19,8 @@ public struct ResponseBody: AsyncSequence, Sendable {
         case empty
         case data(Data)
         case driver(HandlerDriver, BodyLifetime)
-        case sequence(@Sendable () -> AnyChunkIterator)
+        /// Chunks from a sequence, and how to give up the body they are made from (if any).
+        case sequence(@Sendable () -> AnyChunkIterator, discard: (@Sendable () -> Void)?)
     }
 
     let source: Source
@@ -33,9 +34,21 @@ public struct ResponseBody: AsyncSequence, Sendable {
         self.source = data.isEmpty ? .empty : .data(data)
     }
 
-    /// A body read from any asynchronous sequence of chunks, such as a decoder wrapped around another body.
+    /// A body read from any asynchronous sequence of chunks.
     public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) where Chunks.Element == Data {
-        self.source = .sequence {
+        self.source = .sequence(Self.iterating(chunks), discard: nil)
+    }
+
+    /// A body read from chunks made out of `inner` (a decoder or a counter wrapped around it): discarding this
+    /// body discards `inner`, so that a layer which gives the body up (a redirect that is followed) stops the
+    /// load underneath instead of leaving it to fill its buffer.
+    public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, wrapping inner: ResponseBody) where Chunks.Element == Data {
+        self.source = .sequence(Self.iterating(chunks), discard: { inner.discard() })
+    }
+
+    private static func iterating<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) -> @Sendable () -> AnyChunkIterator
+    where Chunks.Element == Data {
+        {
             var iterator = chunks.makeAsyncIterator()
             return AnyChunkIterator { try await iterator.next(isolation: #isolation) }
         }
@@ -51,7 +64,9 @@ public struct ResponseBody: AsyncSequence, Sendable {
         for try await chunk in self {
             guard data.count + chunk.count <= limit else {
                 discard()
-                throw LoadError(.dataLengthExceedsMaximum, url: nil, reason: "the body is larger than \(limit) bytes")
+                // The URL when the body knows it (read from its load); a caller's own wrapping names it otherwise.
+                let url: URL? = if case .driver(let driver, _) = source { driver.url } else { nil }
+                throw LoadError(.dataLengthExceedsMaximum, url: url, reason: "the body is larger than \(limit) bytes")
             }
             data.append(chunk)
         }
@@ -61,7 +76,11 @@ public struct ResponseBody: AsyncSequence, Sendable {
     /// Gives the body up: the load is cancelled and its handler stopped. For a middleware that will not
     /// pass this body on (a redirect that is followed, a cache hit that replaces it).
     public func discard() {
-        if case .driver(let driver, _) = source { driver.cancel(with: LoadError(.cancelled, url: driver.url)) }
+        switch source {
+        case .driver(let driver, _): driver.cancel(with: LoadError(.cancelled, url: driver.url))
+        case .sequence(_, let discard?): discard()
+        case .empty, .data, .sequence: break
+        }
     }
 
     /// Starts reading. A body is read once.
@@ -70,7 +89,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         case .empty: return Iterator(state: .done)
         case .data(let data): return Iterator(state: .data(data))
         case .driver(let driver, let lifetime): return Iterator(state: .driver(driver, lifetime))
-        case .sequence(let make): return Iterator(state: .sequence(make()))
+        case .sequence(let make, _): return Iterator(state: .sequence(make()))
         }
     }
 

@@ -72,9 +72,13 @@ final class Watchdog: Sendable {
     private func tick() {
         let subjects = state.withLock { state in Array(state.entries.values) }
         let now = Self.now()
-        let done = subjects.filter { !$0.checkTimeouts(now: now) }.map { ObjectIdentifier($0) }
+        // The subjects themselves, held until they are removed: an identifier alone could, once its subject
+        // was freed, name a new one made at the same address and watched meanwhile, which would go unwatched.
+        let done = subjects.filter { !$0.checkTimeouts(now: now) }
         state.withLock { state in
-            for id in done { state.entries[id] = nil }
+            for subject in done where state.entries[ObjectIdentifier(subject)] === subject {
+                state.entries[ObjectIdentifier(subject)] = nil
+            }
             if state.entries.isEmpty {
                 state.timer?.cancel()
                 state.timer = nil

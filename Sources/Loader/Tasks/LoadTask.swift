@@ -41,6 +41,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var swiftTask: Task<Void, Never>?
         var driver: HandlerDriver?
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// When the first handler started (the watchdog's clock), for the resource timeout.
+        var resourceClockStart: UInt64?
     }
 
     /// The default priority, 0.5.
@@ -151,6 +153,17 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     func throwIfCancelled() throws {
         guard isCancelled else { return }
         throw LoadError(.cancelled, url: currentRequest.url)
+    }
+
+    /// When the task's first handler started, on the watchdog's clock: the resource timeout counts from there
+    /// across every hop (redirects, authentication retries), as URLSession's counts for the whole task.
+    func resourceClockStart() -> UInt64 {
+        mutable.withLock { m in
+            if let start = m.resourceClockStart { return start }
+            let now = Watchdog.now()
+            m.resourceClockStart = now
+            return now
+        }
     }
 
     /// Makes `driver` the one that ``cancel()`` reaches, and records the request it loads.

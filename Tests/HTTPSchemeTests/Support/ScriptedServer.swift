@@ -186,6 +186,10 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/endless":
             Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Connection: \(connectionID)\r\n\r\n")
             Self.streamForever(bound, loop: loop)
+        case "/redirect-gzip-endless":
+            // A redirect whose (claimed) gzip body never ends: a client that follows it must give the body up.
+            Self.send(context, "HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+            Self.streamForever(bound, loop: loop)
         case "/close":
             Self.respond(context, headers: ["Connection: close", "X-Connection: \(connectionID)"], body: "bye")
             context.close(promise: nil)
@@ -203,6 +207,15 @@ private final class ScriptHandler: ChannelInboundHandler {
                     Self.respond(context, body: "arrived")
                 } else {
                     Self.respond(context, status: "302 Found", headers: ["Location: /redirect/\(hops - 1)"], body: "")
+                }
+            } else if path.hasPrefix("/slow-redirect/"), let hops = Int(path.dropFirst("/slow-redirect/".count)) {
+                // Each hop answers after 300 ms: quick enough for a request timeout, not for a chain's resource one.
+                loop.scheduleTask(in: .milliseconds(300)) {
+                    if hops == 0 {
+                        Self.respond(bound.value, body: "arrived")
+                    } else {
+                        Self.respond(bound.value, status: "302 Found", headers: ["Location: /slow-redirect/\(hops - 1)"], body: "")
+                    }
                 }
             } else if path.hasPrefix("/to-other-origin/") {
                 // Redirect to the same server under another host name: a different origin.

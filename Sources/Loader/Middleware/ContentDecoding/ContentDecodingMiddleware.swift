@@ -29,7 +29,7 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         guard formats.count == codings.count, !formats.isEmpty else { return result }
         var body = result.body
         for format in formats.reversed() {
-            body = ResponseBody(DecodedBody(encoded: body, format: format, url: result.response.url, settings: settings))
+            body = ResponseBody(DecodedBody(encoded: body, format: format, url: result.response.url, settings: settings), wrapping: body)
         }
         result.body = body
         result.response.headerFields[.contentEncoding] = nil
