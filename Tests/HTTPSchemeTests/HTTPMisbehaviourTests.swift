@@ -193,14 +193,15 @@ struct HTTPMisbehaviourTests {
 
     @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
     func slowUploadIsNotIdle() async throws {
-        // Twelve parts 150 ms apart: about 1.8 s of sending against a request (idle) timeout of 0.5 s.
-        let session = scriptedSession { $0.timeoutIntervalForRequest = 0.5 }
+        // Ten parts 400 ms apart: about 4 s of sending against a request (idle) timeout of 1.5 s, with room to
+        // spare for a slow machine (the thread sanitizer) between parts.
+        let session = scriptedSession { $0.timeoutIntervalForRequest = 1.5 }
         var request = LoadRequest(url: server.url("/echo"), method: .post)
         request.body = .stream(length: nil) {
             AsyncThrowingStream { continuation in
                 let feeder = Task {
-                    for index in 0..<12 {
-                        try? await Task.sleep(for: .milliseconds(150))
+                    for index in 0..<10 {
+                        try? await Task.sleep(for: .milliseconds(400))
                         continuation.yield(Data("part\(index);".utf8))
                     }
                     continuation.finish()
@@ -210,7 +211,7 @@ struct HTTPMisbehaviourTests {
         }
         let (echo, response) = try await session.data(for: request)
         #expect(response.status == .ok)
-        #expect(String(decoding: echo, as: UTF8.self) == (0..<12).map { "part\($0);" }.joined())
+        #expect(String(decoding: echo, as: UTF8.self) == (0..<10).map { "part\($0);" }.joined())
     }
 
     @Test("A followed redirect's decoded body is given up: its connection is free for the next hop (one per host)")
