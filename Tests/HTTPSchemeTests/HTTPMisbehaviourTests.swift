@@ -193,34 +193,35 @@ struct HTTPMisbehaviourTests {
 
     @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
     func slowUploadIsNotIdle() async throws {
-        // Ten parts 400 ms apart: about 4 s of sending against a request (idle) timeout of 1.5 s, with room to
-        // spare for a slow machine (the thread sanitizer) between parts.
-        let session = scriptedSession { $0.timeoutIntervalForRequest = 1.5 }
+        // Twenty-four parts 250 ms apart: 6 s of sending against a request (idle) timeout of 5 s. The gap leaves
+        // over 4 s to spare: in a run of every suite, tests that compute for seconds keep Swift's two pool
+        // threads busy (a 2.5 s timeout failed there). The parts come from a dispatch timer, not that pool.
+        let session = scriptedSession { $0.timeoutIntervalForRequest = 5 }
         var request = LoadRequest(url: server.url("/echo"), method: .post)
         request.body = .stream(length: nil) {
             AsyncThrowingStream { continuation in
-                let feeder = Task {
-                    for index in 0..<10 {
-                        try? await Task.sleep(for: .milliseconds(400))
+                let queue = DispatchQueue(label: "slow-upload")
+                for index in 0..<24 {
+                    queue.asyncAfter(deadline: .now() + .milliseconds(250 * (index + 1))) {
                         continuation.yield(Data("part\(index);".utf8))
+                        if index == 23 { continuation.finish() }
                     }
-                    continuation.finish()
                 }
-                continuation.onTermination = { _ in feeder.cancel() }
             }
         }
         let (echo, response) = try await session.data(for: request)
         #expect(response.status == .ok)
-        #expect(String(decoding: echo, as: UTF8.self) == (0..<10).map { "part\($0);" }.joined())
+        #expect(String(decoding: echo, as: UTF8.self) == (0..<24).map { "part\($0);" }.joined())
     }
 
     @Test("A followed redirect's decoded body is given up: its connection is free for the next hop (one per host)")
     func redirectWithEncodedBody() async throws {
         // One connection per host: while the 302's endless body kept its connection, the next hop would queue
-        // behind it until the request timeout.
+        // behind it until the request timeout (10 s: the success path must not fail while other suites keep
+        // the machine busy).
         let session = scriptedSession {
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
-            $0.timeoutIntervalForRequest = 3
+            $0.timeoutIntervalForRequest = 10
         }
         let (data, response) = try await session.data(from: server.url("/redirect-gzip-endless"))
         #expect(response.status == .ok)
@@ -253,6 +254,70 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .timedOut)
         let (data, _) = try await scriptedSession().data(from: server.url("/slow-redirect/1"))
         #expect(String(decoding: data, as: UTF8.self) == "arrived")
+    }
+
+    @Test("A bodiless request sends no length or chunking it set itself (a POST says Content-Length: 0)")
+    func bodilessFraming() async throws {
+        func fields(_ request: LoadRequest) async throws -> [Substring] {
+            let (data, _) = try await scriptedSession().data(for: request)
+            return String(decoding: data, as: UTF8.self).split(separator: "\n")
+        }
+        var get = LoadRequest(url: server.url("/echo-headers"))
+        get.headerFields[.contentLength] = "5"
+        get.headerFields[HTTPField.Name("Transfer-Encoding")!] = "chunked"
+        let sent = try await fields(get)
+        #expect(!sent.contains { $0.hasPrefix("content-length:") || $0.hasPrefix("transfer-encoding:") }, "\(sent)")
+
+        var post = LoadRequest(url: server.url("/echo-headers"), method: .post)
+        post.headerFields[HTTPField.Name("Transfer-Encoding")!] = "chunked"
+        let posted = try await fields(post)
+        #expect(posted.filter { $0.hasPrefix("content-length:") } == ["content-length: 0"], "\(posted)")
+        #expect(!posted.contains { $0.hasPrefix("transfer-encoding:") }, "\(posted)")
+    }
+
+    @Test("Settings out of range neither crash nor stall: infinite timeouts, a connection limit of 0")
+    func outOfRangeOptions() async throws {
+        let session = scriptedSession {
+            $0.handlerOptions[HTTPClientOptions.self].connectTimeout = .infinity
+            $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = .infinity
+            $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 0
+            $0.timeoutIntervalForRequest = 5
+        }
+        for _ in 0..<2 {
+            let (data, _) = try await session.data(from: server.url("/ok"))
+            #expect(String(decoding: data, as: UTF8.self) == "ok")
+        }
+    }
+
+    @Test("A retry after a dropped idle connection goes on a new one, not on another idle one dropped alike")
+    func retryOnNewConnection() async throws {
+        let session = scriptedSession()
+        // Two at once: each opens a connection; the server then drops each on its second request.
+        async let first = session.data(from: server.url("/once-slowly"))
+        async let second = session.data(from: server.url("/once-slowly"))
+        let (a, b) = try await (first, second)
+        let connection = HTTPField.Name("X-Connection")!
+        #expect(a.1.headerFields[connection] != b.1.headerFields[connection], "two connections, both now idle")
+        let (data, response) = try await session.data(from: server.url("/once-slowly"))
+        #expect(String(decoding: data, as: UTF8.self) == "fresh")
+        #expect(response.headerFields[connection] != a.1.headerFields[connection])
+        #expect(response.headerFields[connection] != b.1.headerFields[connection])
+    }
+
+    @Test("A body that gives more than its announced length fails with requestBodyStreamExhausted, naming the URL")
+    func bodyLongerThanAnnounced() async throws {
+        // The server answers 300 ms after the announced bytes, so the extra ones come while no answer has.
+        var request = LoadRequest(url: server.url("/echo-slowly"), method: .post)
+        request.body = .stream(length: 4) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(Data("four".utf8))
+                continuation.yield(Data("more".utf8))
+                continuation.finish()
+            }
+        }
+        let error = await #expect(throws: LoadError.self) { _ = try await scriptedSession().data(for: request) }
+        #expect(error?.code == .requestBodyStreamExhausted)
+        #expect(error?.url == server.url("/echo-slowly"))
     }
 
     @Test("More redirects than the limit fail with httpTooManyRedirects")

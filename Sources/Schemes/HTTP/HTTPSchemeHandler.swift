@@ -144,7 +144,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let pool = HTTPEngine.shared.pool
         var retried = alreadyRetried.load(ordering: .acquiring)
         while true {
-            let lease = try await pool.acquire(plan.key, url: request.url) { [self] challenge in
+            let lease = try await pool.acquire(plan.key, url: request.url, fresh: retried) { [self] challenge in
                 await client.handler(self, didReceive: challenge)
             }
             let connection = lease.connection
@@ -257,7 +257,9 @@ struct HTTPRequestPlan: Sendable {
         if let query = url.query(percentEncoded: true) { target += "?" + query }
 
         let method = request.method
-        // A bodiless POST, PUT or PATCH says Content-Length: 0, over any length the request set.
+        // A bodiless POST, PUT or PATCH says Content-Length: 0, over any length the request set; any other
+        // bodiless request sends no length and no Transfer-Encoding, whatever the request set (a server would
+        // wait for a body that never comes, or read the next request as one).
         let sendsZeroLength = request.body == nil && (method == .post || method == .put || method == .patch)
         // One pass copies the fields and learns which of those added below the request has: looking each
         // up in the NIO block (a case-insensitive scan per name) showed in profiles. The block is built as
@@ -272,8 +274,10 @@ struct HTTPRequestPlan: Sendable {
             case "user-agent": has.userAgent = true
             case "content-length":
                 has.contentLength = true
-                if sendsZeroLength { continue }
-            case "transfer-encoding": has.transferEncoding = true
+                if request.body == nil { continue }
+            case "transfer-encoding":
+                has.transferEncoding = true
+                if request.body == nil { continue }
             default: break
             }
             lines.append((field.name.rawName, field.value))

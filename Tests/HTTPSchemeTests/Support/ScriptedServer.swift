@@ -149,11 +149,26 @@ private final class ScriptHandler: ChannelInboundHandler {
             } else {
                 context.close(promise: nil)
             }
+        case "/once-slowly":
+            // Like /one-per-connection, but the first answer takes 200 ms, so that requests sent together
+            // each open a connection of their own.
+            if served == 1 {
+                let id = connectionID
+                loop.scheduleTask(in: .milliseconds(200)) {
+                    Self.respond(bound.value, headers: ["X-Connection: \(id)"], body: "fresh")
+                }
+            } else {
+                context.close(promise: nil)
+            }
         case "/ok":
             Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "ok")
         case "/echo":
             let body = String(decoding: request.body, as: UTF8.self)
             Self.respond(context, headers: ["X-Method: \(request.method)", "X-Chunked: \(request.header("transfer-encoding") != nil)"], body: body)
+        case "/echo-slowly":
+            // /echo, 300 ms after the body: a client still sending meanwhile has no answer yet.
+            let body = String(decoding: request.body, as: UTF8.self)
+            loop.scheduleTask(in: .milliseconds(300)) { Self.respond(bound.value, body: body) }
         case "/echo-headers":
             Self.respond(context, body: request.headers.map { "\($0.0.lowercased()): \($0.1)" }.joined(separator: "\n"))
         case "/truncated":

@@ -116,7 +116,8 @@ final class ConnectionPool: Sendable {
 
         /// Whether a new connection may be opened without passing the per-host limit.
         func hasRoom(under limit: Int) -> Bool {
-            leased.count + connecting < limit
+            // A limit below one would let nothing through, and every request would wait out its timeout.
+            leased.count + connecting < max(1, limit)
         }
 
         /// The most recently used live idle connection, preferring one on the caller's event loop (a task
@@ -154,7 +155,7 @@ final class ConnectionPool: Sendable {
         case leased(Lease)
         /// The request waits; `deliver` will be called (the id withdraws it: ``withdraw(_:id:)``).
         case queued(id: Int)
-        /// There is room for a new connection: the caller should open one (``acquire(_:url:ask:)``).
+        /// There is room for a new connection: the caller should open one (``acquire(_:url:fresh:ask:)``).
         case mayConnect
     }
 
@@ -199,12 +200,16 @@ final class ConnectionPool: Sendable {
     /// A connection for `key`: an idle one, a new one, or the next to come free.
     /// - Parameter ask: Puts a server-trust question to the delegates of the load that opens a new
     ///   connection. A connection, once trusted, serves later loads of the same session too.
-    func acquire(_ key: Key, url: URL, ask: TrustQuestion? = nil) async throws -> Lease {
+    ///
+    /// - Parameter fresh: Skips idle connections, for the retry of a request whose idle connection the server
+    ///   had closed: the others left idle as long may be closed too. One handed over by a finished response
+    ///   is still taken.
+    func acquire(_ key: Key, url: URL, fresh: Bool = false, ask: TrustQuestion? = nil) async throws -> Lease {
         while true {
             enum Step { case lease(Lease), connect, wait }
             let step = state.withLock { state in
                 state.host(key) { host -> Step in
-                    if let lease = host.takeIdle() { return .lease(lease) }
+                    if !fresh, let lease = host.takeIdle() { return .lease(lease) }
                     if host.hasRoom(under: key.options.maximumConnectionsPerHost) {
                         host.connecting += 1
                         return .connect
@@ -351,7 +356,7 @@ final class ConnectionPool: Sendable {
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
         let bootstrap = ClientBootstrap(group: loops)
-            .connectTimeout(.milliseconds(Int64(key.options.connectTimeout * 1000)))
+            .connectTimeout(Self.timeAmount(key.options.connectTimeout))
             .channelOption(.autoRead, value: false)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
@@ -400,6 +405,13 @@ final class ConnectionPool: Sendable {
             }
         }
         return channel
+    }
+
+    /// `seconds` as a NIO time amount, clamped to 0…10 years: an infinite or huge setting (no timeout, in
+    /// effect) must not overflow the conversion to nanoseconds.
+    static func timeAmount(_ seconds: TimeInterval) -> TimeAmount {
+        let bounded = seconds.isNaN ? 0 : min(max(0, seconds), 10 * 365 * 24 * 3600)
+        return .nanoseconds(Int64(bounded * 1e9))
     }
 
     // MARK: Waiting
@@ -468,7 +480,7 @@ final class ConnectionPool: Sendable {
 
     private func armIdleTimer(_ connection: HTTPConnection, after seconds: TimeInterval) {
         guard !connection.idleTimerArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        connection.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, seconds) * 1e9))) { [self] in
+        connection.channel.eventLoop.scheduleTask(in: Self.timeAmount(seconds)) { [self] in
             connection.idleTimerArmed.store(false, ordering: .releasing)
             let timeout = connection.key.options.idleConnectionTimeout
             let now = NIODeadline.now().uptimeNanoseconds

@@ -65,6 +65,15 @@ final class HTTPConnection: Sendable {
         let expected = body.knownLength
         var sent: Int64 = 0
         for try await chunk in body.chunks() {
+            // Never past the announced length: the extra bytes would reach the server as the start of another
+            // request (a file that grew since its size was read, a stream that gave more than it said). If the
+            // server has answered already, it had the request as announced: sending simply stops.
+            if let contentLength, sent + Int64(chunk.count) > contentLength {
+                if exchange.responseEnded { break }
+                close()
+                throw LoadError(.requestBodyStreamExhausted, url: exchange.url,
+                                reason: "the request body gave more than its announced \(contentLength) bytes")
+            }
             sent += Int64(chunk.count)
             let written = loop.makePromise(of: Void.self)
             if let contentLength, sent == contentLength { written.futureResult.whenSuccess { exchange.markRequestSent() } }
@@ -79,9 +88,9 @@ final class HTTPConnection: Sendable {
             exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
             if exchange.responseEnded { break }
         }
-        if let expected, sent != expected, !exchange.responseEnded {
+        if let announced = contentLength ?? expected, sent != announced, !exchange.responseEnded {
             close()
-            throw LoadError(.requestBodyStreamExhausted, url: exchange.url, reason: "the request body gave \(sent) of its announced \(expected) bytes")
+            throw LoadError(.requestBodyStreamExhausted, url: exchange.url, reason: "the request body gave \(sent) of its announced \(announced) bytes")
         }
         if !exchange.responseEnded {
             let ended = loop.makePromise(of: Void.self)
