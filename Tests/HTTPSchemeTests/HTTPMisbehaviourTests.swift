@@ -2,6 +2,9 @@ import Foundation
 import HTTPScheme
 import HTTPTypes
 import Loader
+import NIOCore
+import NIOPosix
+import NIOTLS
 import TestSupport
 import Testing
 
@@ -318,6 +321,31 @@ struct HTTPMisbehaviourTests {
         let error = await #expect(throws: LoadError.self) { _ = try await scriptedSession().data(for: request) }
         #expect(error?.code == .requestBodyStreamExhausted)
         #expect(error?.url == server.url("/echo-slowly"))
+    }
+
+    @Test("With certificate checks off, the TLS hello still names the host (SNI), as curl -k does")
+    func serverNameWithoutVerification() async throws {
+        // A server that reads the client's hello, notes the name it asks for, and hangs up.
+        let names = Locked<[String]>([])
+        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(SNIHandler { result in
+                        names.withLock { $0.append(result == .fallback ? "(none)" : "\(result)") }
+                        return channel.close()
+                    }))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { listener.close(promise: nil) }
+        let port = listener.localAddress!.port!
+        let session = scriptedSession {
+            $0.handlerOptions[HTTPClientOptions.self].tls.verifiesCertificates = false
+            $0.handlerOptions[HTTPClientOptions.self].resolve["localhost:\(port)"] = "127.0.0.1"
+        }
+        let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: URL(string: "https://localhost:\(port)/")!) }
+        #expect(error != nil)
+        #expect(names.withLock { $0 } == ["hostname(\"localhost\")"])
     }
 
     @Test("More redirects than the limit fail with httpTooManyRedirects")

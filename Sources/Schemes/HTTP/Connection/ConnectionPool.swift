@@ -372,8 +372,10 @@ final class ConnectionPool: Sendable {
                     if let sslContext {
                         switch verification {
                         case .standard:
-                            let verifies = key.options.tls.verifiesCertificates
-                            try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: verifies ? serverName : nil))
+                            // The name goes out (SNI) whether or not certificates are checked, as with curl -k:
+                            // a server behind a shared address picks its site by it. With checks off, the
+                            // context verifies nothing, the name included.
+                            try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
                         case .delegated(let check):
                             try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
                         }
