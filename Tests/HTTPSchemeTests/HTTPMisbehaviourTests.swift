@@ -348,6 +348,24 @@ struct HTTPMisbehaviourTests {
         #expect(names.withLock { $0 } == ["hostname(\"localhost\")"])
     }
 
+    @Test("A TLS handshake the server never answers ends at the connect timeout, and frees its place in the pool")
+    func silentHandshake() async throws {
+        // The scripted server speaks plain HTTP: it takes the TLS hello for the start of a request head and
+        // waits for the rest, answering nothing.
+        let session = scriptedSession {
+            $0.handlerOptions[HTTPClientOptions.self].connectTimeout = 0.5
+            $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
+            $0.timeoutIntervalForRequest = 30
+        }
+        let url = URL(string: "https://127.0.0.1:\(server.port)/ok")!
+        for _ in 0..<2 {
+            // The second load needs the place the first one held.
+            let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url) }
+            #expect(error?.code == .timedOut)
+            #expect(error?.reason?.contains("TLS handshake") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("More redirects than the limit fail with httpTooManyRedirects")
     func redirectLimit() async {
         let session = scriptedSession { $0.redirectLimit = 3 }

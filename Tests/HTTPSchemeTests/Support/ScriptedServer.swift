@@ -203,8 +203,10 @@ private final class ScriptHandler: ChannelInboundHandler {
             Self.streamForever(bound, loop: loop)
         case "/redirect-gzip-endless":
             // A redirect whose (claimed) gzip body never ends: a client that follows it must give the body up.
+            // A trickle (100 kB/s), not a flood: a client slowed down (the thread sanitizer) must not make this
+            // server pile up writes that every other test then waits behind.
             Self.send(context, "HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
-            Self.streamForever(bound, loop: loop)
+            Self.streamForever(bound, loop: loop, chunk: 1024, every: .milliseconds(10))
         case "/close":
             Self.respond(context, headers: ["Connection: close", "X-Connection: \(connectionID)"], body: "bye")
             context.close(promise: nil)
@@ -242,11 +244,12 @@ private final class ScriptHandler: ChannelInboundHandler {
         }
     }
 
-    private static func streamForever(_ bound: NIOLoopBound<ChannelHandlerContext>, loop: any EventLoop) {
+    private static func streamForever(_ bound: NIOLoopBound<ChannelHandlerContext>, loop: any EventLoop,
+                                      chunk size: Int = 16 * 1024, every interval: TimeAmount = .milliseconds(1)) {
         let context = bound.value
         guard context.channel.isActive else { return }
-        let chunk = String(repeating: "e", count: 16 * 1024)
+        let chunk = String(repeating: "e", count: size)
         Self.send(context, String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n")
-        loop.scheduleTask(in: .milliseconds(1)) { Self.streamForever(bound, loop: loop) }
+        loop.scheduleTask(in: interval) { Self.streamForever(bound, loop: loop, chunk: size, every: interval) }
     }
 }

@@ -399,8 +399,21 @@ final class ConnectionPool: Sendable {
             throw error
         }
         if let handshake {
+            // The connect timeout covers the handshake too, and a cancelled load stops waiting for it: a server
+            // that accepts and never answers the hello would otherwise hold a place in the pool for as long as
+            // it kept the connection open. (A promise already completed ignores a later failure.)
+            let seconds = key.options.connectTimeout
+            let timer = channel.eventLoop.scheduleTask(in: Self.timeAmount(seconds)) {
+                handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s (the connect timeout)"))
+                channel.close(promise: nil)
+            }
+            defer { timer.cancel() }
             do {
-                try await handshake.futureResult.get()
+                try await withTaskCancellationHandler {
+                    try await handshake.futureResult.get()
+                } onCancel: {
+                    channel.close(promise: nil)
+                }
             } catch {
                 channel.close(promise: nil)
                 throw error
