@@ -55,17 +55,6 @@ private struct ChildDeadline: LoadMiddleware {
     }
 }
 
-/// Runs the rest of the chain in a task of its own that is cancelled before it calls next.
-private struct PreCancelledNext: LoadMiddleware {
-    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        let inner = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await next(request)
-        }
-        return try await inner.value
-    }
-}
-
 @Suite("Middleware: rewriting, answering, calling again, transforming")
 struct MiddlewareTests {
     @Test("next called from a cancelled task cancels a load whose handler has answered, and stops the handler")

@@ -62,18 +62,6 @@ private struct BodyKindProbe: LoadMiddleware {
     }
 }
 
-/// Passes the request on from a task of its own that is cancelled before it starts, as a middleware racing
-/// two loads might, and returns that load's result.
-private struct CancelledInnerTask: LoadMiddleware {
-    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        let inner = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await next(request)
-        }
-        return try await inner.value
-    }
-}
-
 /// Cancels its task as soon as the response head arrives, as a delegate rejecting a response does, and
 /// records any data event that still comes.
 private final class RejectingDelegate: LoadTaskDelegate {
@@ -155,7 +143,7 @@ struct WholeBodyTests {
     @Test("A load whose own task is cancelled after its handler finished fails with cancelled, never an empty success",
           arguments: ["one", "two"])
     func cancelledAfterFinish(path: String) async throws {
-        let session = session(middleware: [CancelledInnerTask()])
+        let session = session(middleware: [PreCancelledNext()])
         let url = URL(string: "burst://x/\(path)")!
         let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url) }
         #expect(error?.code == .cancelled)

@@ -133,7 +133,7 @@ extension LoaderSession {
         var data = Data()
         let expected = result.response.expectedContentLength.map { Int(min($0, 64 * 1024 * 1024)) } ?? 0
         for try await chunk in result.body {
-            try task.throwIfCancelled()
+            try task.checkCancelled()
             if keep, data.isEmpty, chunk.count >= expected {
                 // A body that comes in one chunk (most small ones) is kept as it came, not copied.
                 data = chunk
@@ -174,7 +174,7 @@ extension LoaderSession {
                 batch.removeAll(keepingCapacity: true)
             }
             for try await chunk in result.body {
-                try task.throwIfCancelled()
+                try task.checkCancelled(url)
                 if batch.isEmpty && chunk.count >= 128 * 1024 {
                     batch = chunk
                 } else {

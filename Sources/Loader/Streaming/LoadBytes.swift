@@ -91,7 +91,7 @@ public struct LoadBytes: AsyncSequence, Sendable {
                         if let error = completion.finish(nil) { throw error }
                         return nil
                     }
-                    try task.throwIfCancelled()
+                    try task.checkCancelled()
                     task.didReceive(chunk, notify: true)
                     return chunk
                 } catch {

@@ -144,15 +144,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         if cancelNow { task.cancel() }
     }
 
-    func checkCancelled(_ url: URL) throws {
-        if isCancelled { throw LoadError(.cancelled, url: url) }
-    }
-
-    /// Throws ``LoadError/Code/cancelled`` once ``cancel()`` was called. Readers check it before they report
-    /// each body chunk, so that no data event follows a cancel, even for a body that had arrived whole.
-    func throwIfCancelled() throws {
+    /// Throws ``LoadError/Code/cancelled``, naming `url` (else the current request's), once ``cancel()`` was
+    /// called. The chain checks it before each layer; readers before they report each body chunk, so that no
+    /// data event follows a cancel, even for a body that had arrived whole.
+    func checkCancelled(_ url: URL? = nil) throws {
         guard isCancelled else { return }
-        throw LoadError(.cancelled, url: currentRequest.url)
+        throw LoadError(.cancelled, url: url ?? currentRequest.url)
     }
 
     /// When the task's first handler started, on the watchdog's clock: the resource timeout counts from there

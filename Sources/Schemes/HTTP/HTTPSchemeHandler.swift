@@ -241,8 +241,7 @@ struct HTTPRequestPlan: Sendable {
         guard !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw LoadError(.badURL, url: url, reason: "the host contains a space or a control character")
         }
-        let defaultPort = scheme == "https" ? 443 : 80
-        let port = url.port ?? defaultPort
+        let port = url.port ?? ConnectionPool.Key.defaultPort(for: scheme)
         guard (1...65535).contains(port) else {
             throw LoadError(.badURL, url: url, reason: "the port \(port) is out of range")
         }

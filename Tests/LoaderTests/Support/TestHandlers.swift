@@ -245,3 +245,13 @@ func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> B
     return condition()
 }
 
+/// Runs the rest of the chain in a task of its own that is cancelled before it calls next.
+struct PreCancelledNext: LoadMiddleware {
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        let inner = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await next(request)
+        }
+        return try await inner.value
+    }
+}

@@ -39,7 +39,7 @@ final class ConnectionPool: Sendable {
             self.options = options
             // On the bytes: `String.contains(String)` goes through Foundation.
             let bareHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-            hostField = port == (scheme == "https" ? 443 : 80) ? bareHost : bareHost + ":" + String(port)
+            hostField = port == Self.defaultPort(for: scheme) ? bareHost : bareHost + ":" + String(port)
             var hasher = Hasher()
             hasher.combine(session)
             hasher.combine(scheme)
@@ -47,6 +47,11 @@ final class ConnectionPool: Sendable {
             hasher.combine(port)
             hasher.combine(options)
             digest = hasher.finalize()
+        }
+
+        /// The port an `http` or `https` URL without one goes to.
+        static func defaultPort(for scheme: String) -> Int {
+            scheme == "https" ? 443 : 80
         }
 
         /// The key for these values: one of the last few made, when it has them, or a new one. Requests
