@@ -66,6 +66,31 @@ struct ResponseForwarderTests {
         #expect(outcomes.withLock { $0 }.sorted() == ["first true", "second false"])
     }
 
+    @Test("A response followed in its burst by more parts: it stands whole, and its connection is not reused")
+    func partsAfterTheEnd() throws {
+        let channel = EmbeddedChannel()
+        let forwarder = ResponseForwarder(handshake: nil)
+        try channel.pipeline.syncOperations.addHandler(forwarder)
+        let log = EventLog()
+        let outcomes = Locked<[String]>([])
+        let reusable = Locked<[Bool]>([])
+        forwarder.onResponseEnd = { value in reusable.withLock { $0.append(value) } }
+        try forwarder.start(exchange("first", log: log, outcomes: outcomes))
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Length", value: "5")
+        let head = HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))
+        let pipeline = channel.pipeline.syncOperations
+        pipeline.fireChannelRead(NIOAny(head))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "first"))))
+        pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.end(nil)))
+        // The start of a second response nobody asked for, in the same burst.
+        pipeline.fireChannelRead(NIOAny(head))
+        pipeline.fireChannelReadComplete()
+        #expect(log.events == ["response 200", "data first", "finished"])
+        #expect(reusable.withLock { $0 } == [false], "a connection that spoke unasked was handed back as reusable")
+        #expect(outcomes.withLock { $0 } == ["first true"])
+    }
+
     @Test("Body parts that come with the head are handed on as one chunk; later parts one by one, in order")
     func burstsOfParts() throws {
         let channel = EmbeddedChannel()
@@ -84,6 +109,9 @@ struct ResponseForwarderTests {
         pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "wor"))))
         pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.body(ByteBuffer(string: "ld"))))
         pipeline.fireChannelRead(NIOAny(HTTPClientResponsePart.end(nil)))
+        // The end waits for the end of its burst, where anything after it would have been seen.
+        #expect(log.events == ["response 200", "data hello "])
+        pipeline.fireChannelReadComplete()
         #expect(log.events == ["response 200", "data hello ", "data wor", "data ld", "finished"])
         #expect(outcomes.withLock { $0 } == ["parts true"])
 

@@ -108,13 +108,15 @@ struct SessionTests {
         #expect(String(decoding: data, as: UTF8.self) == "123457")
     }
 
-    @Test("An upload file that does not exist fails with requestBodyStreamExhausted naming it")
+    @Test("An upload file that does not exist fails with requestBodyStreamExhausted: the load's URL, the file in the reason")
     func uploadMissingFile() async {
         let file = URL(fileURLWithPath: "/nonexistent/upload-\(UUID())")
+        let url = URL(string: "upload://x")!
         let error = await loadError {
-            _ = try await testSession().upload(for: LoadRequest(url: URL(string: "upload://x")!, method: .put), fromFile: file)
+            _ = try await testSession().upload(for: LoadRequest(url: url, method: .put), fromFile: file)
         }
         #expect(error?.code == .requestBodyStreamExhausted)
+        #expect(error?.url == url)
         #expect(error?.description.contains(file.path) == true)
     }
 

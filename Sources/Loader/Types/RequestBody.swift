@@ -33,7 +33,9 @@ public enum RequestBody: Sendable {
     /// The body as chunks of at most `chunkSize` bytes, read lazily.
     ///
     /// A file that cannot be opened or read fails the sequence with
-    /// ``LoadError/Code/requestBodyStreamExhausted`` naming the file.
+    /// ``LoadError/Code/requestBodyStreamExhausted``, whose reason names the file. The error carries no URL:
+    /// the load that sends the body fills in its own (``LoadError/wrapping(_:url:)``), so that the failure is
+    /// reported against the request, not the file.
     public func chunks(chunkSize: Int = 256 * 1024) -> RequestBodyChunks {
         RequestBodyChunks(body: self, chunkSize: max(1, chunkSize))
     }
@@ -90,7 +92,7 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
                     return chunk
                 } catch {
                     source = .done
-                    throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read the upload file", underlying: error)
+                    throw LoadError(.requestBodyStreamExhausted, reason: "cannot read the upload file \(url.path)", underlying: error)
                 }
             case .stream(var iterator):
                 let chunk = try await iterator.next(isolation: #isolation)

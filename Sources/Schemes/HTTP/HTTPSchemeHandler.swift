@@ -64,7 +64,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 fastPath.withLock { $0 = .none }
                 if let lease {
                     send(plan, on: lease)
-                } else if !isStopped {
+                } else if isStopped {
+                    // Stopped as a slot came free for it: the next waiter may have the slot.
+                    pool.passOnSlot(plan.key)
+                } else {
                     startTask()
                 }
             })

@@ -207,6 +207,15 @@ private final class ScriptHandler: ChannelInboundHandler {
             // server pile up writes that every other test then waits behind.
             Self.send(context, "HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
             Self.streamForever(bound, loop: loop, chunk: 1024, every: .milliseconds(10))
+        case "/extra-response":
+            // After 200 ms, a response followed in the same write by a second one nobody asked for: a client
+            // that hands the connection on at the first response's end would give the second to the next request.
+            loop.scheduleTask(in: .milliseconds(200)) {
+                Self.send(bound.value, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nbogus")
+            }
+        case "/switching":
+            // A switch of protocol the client never asked for: after it the connection no longer speaks HTTP.
+            Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: unasked\r\nConnection: upgrade\r\n\r\n")
         case "/close":
             Self.respond(context, headers: ["Connection: close", "X-Connection: \(connectionID)"], body: "bye")
             context.close(promise: nil)

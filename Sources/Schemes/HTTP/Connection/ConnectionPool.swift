@@ -454,8 +454,13 @@ final class ConnectionPool: Sendable {
             if let waiter = withdraw(key, id: id) { waiter(nil) }
         }
         if Task.isCancelled {
-            // Withdrawn (nothing to give back), or a connection reached it first: that one goes back.
-            if let result { release(result.connection, reusable: true) }
+            // Withdrawn, or something reached it first: a connection, which goes back, or a free slot, which
+            // goes to the next waiter (withdrawn alike, that finds no room or no waiter: nothing happens).
+            if let result {
+                release(result.connection, reusable: true)
+            } else {
+                passOnSlot(key)
+            }
             throw LoadError(.cancelled, url: url)
         }
         return result
@@ -478,6 +483,19 @@ final class ConnectionPool: Sendable {
                 return .queued(id: id)
             }
         }
+    }
+
+    /// For a waiter told of a free slot (a `nil` delivery) that no longer wants it: tells the next waiter
+    /// instead, if there is room for a connection. Without this, the others would wait for a connection
+    /// that nobody is opening.
+    func passOnSlot(_ key: Key) {
+        let waiter = state.withLock { state in
+            state.host(key) { host -> Delivery? in
+                guard host.hasRoom(under: key.options.maximumConnectionsPerHost) else { return nil }
+                return host.waiters.popFirst()?.deliver
+            }
+        }
+        waiter?(nil)
     }
 
     /// Takes a waiting request out of the queue; its delivery, or `nil` if it was already delivered.

@@ -18,6 +18,10 @@ final class ResponseForwarder: ChannelInboundHandler {
         case idle
         case awaitingHead(HTTPExchange)
         case body(HTTPExchange, received: Int64, expected: Int64?, keepAlive: Bool)
+        /// The response is complete; it is handed on, and the connection back to the pool, when the read
+        /// burst ends: bytes after the end in the same burst (a response nobody asked for) must be seen
+        /// before the connection can carry another request, or that request would be given them.
+        case ended(HTTPExchange, reusable: Bool)
         case closed
     }
 
@@ -66,7 +70,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             context?.read()
         case .closed:
             throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
-        case .awaitingHead, .body:
+        case .awaitingHead, .body, .ended:
             throw LoadError(.unknown, url: exchange.url, reason: "internal: a connection was given two requests at once")
         }
     }
@@ -78,7 +82,9 @@ final class ResponseForwarder: ChannelInboundHandler {
             let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers))
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
-            state = .body(exchange, received: 0, expected: expected, keepAlive: head.isKeepAlive)
+            // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.
+            let keepAlive = head.isKeepAlive && head.status != .switchingProtocols
+            state = .body(exchange, received: 0, expected: expected, keepAlive: keepAlive)
             exchange.markResponseStarted()
             pendingHead = response
 
@@ -87,7 +93,6 @@ final class ResponseForwarder: ChannelInboundHandler {
             pending.append(buffer)
 
         case (.end, .body(let exchange, let received, let expected, let keepAlive)):
-            state = .idle
             exchange.markResponseEnded()
             if let expected, received != expected {
                 // The parser enforces Content-Length; this guards against a body that ends early anyway.
@@ -95,17 +100,11 @@ final class ResponseForwarder: ChannelInboundHandler {
                 context.close(promise: nil)
                 return
             }
-            // Taken out of the forwarder first: handing the connection back may start the next exchange on it
-            // at once, and a failure of that one (a write to a reset socket closes the channel within the
-            // call) must not find this response's head and body pending.
-            let (head, body) = takePending()
-            // The connection goes back to the pool before the reader wakes, so that its next request can
-            // have it.
-            onResponseEnd?(keepAlive && exchange.isSent(buffered: HTTPConnection.bufferedBytes(of: context.channel)))
-            // Finished from here, with the body, so the reader needs no second wake-up: whoever hears of the
-            // exchange's end after this (the handler's task, if it has one) has nothing left to report.
-            deliver(head, body, finished: true, to: exchange)
-            exchange.succeed()
+            state = .ended(exchange, reusable: keepAlive && exchange.isSent(buffered: HTTPConnection.bufferedBytes(of: context.channel)))
+
+        case (_, .ended(let exchange, _)):
+            // More after the end, unasked: the response stands, the connection is not trusted again.
+            state = .ended(exchange, reusable: false)
 
         case (_, .idle):
             // A server must not speak when nobody asked: this connection cannot be trusted again.
@@ -120,7 +119,11 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if case .body(let exchange, _, _, _) = state { deliverPending(to: exchange) }
+        switch state {
+        case .body(let exchange, _, _, _): deliverPending(to: exchange)
+        case .ended(let exchange, let reusable): finish(exchange, reusable: reusable)
+        default: break
+        }
         switch state {
         case .awaitingHead:
             // Nothing of this response is buffered yet, so there is room: read on without asking.
@@ -139,9 +142,24 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .idle:
             // Keep one read pending while idle so that a server closing the connection is noticed at once.
             context.read()
-        case .closed:
+        case .ended, .closed:
             break
         }
+    }
+
+    /// Hands on a response that has ended, its connection first: back to the pool before the reader wakes,
+    /// so that the reader's next request can have it.
+    private func finish(_ exchange: HTTPExchange, reusable: Bool) {
+        state = .idle
+        // Taken out of the forwarder first: handing the connection back may start the next exchange on it
+        // at once, and a failure of that one (a write to a reset socket closes the channel within the call)
+        // must not find this response's head and body pending.
+        let (head, body) = takePending()
+        onResponseEnd?(reusable)
+        // Finished from here, with the body, so the reader needs no second wake-up: whoever hears of the
+        // exchange's end after this (the handler's task, if it has one) has nothing left to report.
+        deliver(head, body, finished: true, to: exchange)
+        exchange.succeed()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -151,6 +169,9 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .body(let exchange, let received, let expected, _):
             let of = expected.map { " of \($0)" } ?? ""
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes"))
+        case .ended(let exchange, _):
+            // Closed in the burst that completed the response (the server's choice, or an error after the end).
+            finish(exchange, reusable: false)
         case .idle, .closed:
             break
         }
@@ -170,6 +191,9 @@ final class ResponseForwarder: ChannelInboundHandler {
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes", underlying: error))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
             fail(exchange, HTTPErrorMapping.map(error, url: exchange.url))
+        case .ended(let exchange, _):
+            // After a complete response (a response nobody asked for): it stands; the connection closes below.
+            state = .ended(exchange, reusable: false)
         case .idle, .closed:
             handshake?.fail(error)
         }

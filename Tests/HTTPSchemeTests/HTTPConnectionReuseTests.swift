@@ -1,0 +1,72 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+@Suite("http: when a connection may carry the next request (an in-process NIO server)")
+struct HTTPConnectionReuseTests {
+    let server = ScriptedServer.shared
+
+    /// A session with one connection per host, so that every request after the first waits for it.
+    private func oneConnectionSession(timeout: TimeInterval = 10) -> LoaderSession {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
+        configuration.timeoutIntervalForRequest = timeout
+        return LoaderSession(configuration: configuration)
+    }
+
+    @Test("Bytes after a response's end are the server's error: the waiting request gets its own response, never them")
+    func extraResponseNotHandedOn() async throws {
+        let session = oneConnectionSession()
+        let first = Task { try await session.data(from: server.url("/extra-response")) }
+        // The second waits for the only connection, which the first holds until its answer comes (200 ms).
+        try await Task.sleep(for: .milliseconds(50))
+        let second = Task { try await session.data(from: server.url("/ok")) }
+        let (firstData, _) = try await first.value
+        let (secondData, secondResponse) = try await second.value
+        #expect(String(decoding: firstData, as: UTF8.self) == "first")
+        #expect(String(decoding: secondData, as: UTF8.self) == "ok", "the waiting request was given the unasked-for response")
+        #expect(secondResponse.headerFields[HTTPField.Name("X-Connection")!] != nil)
+    }
+
+    @Test("A connection that switched protocols (101) is not reused: the next request opens another")
+    func switchedConnectionNotReused() async throws {
+        let session = oneConnectionSession(timeout: 5)
+        let (_, switched) = try await session.data(from: server.url("/switching"))
+        #expect(switched.status?.code == 101)
+        // On the switched connection NIO's parser reads nothing more: reused, this load would wait out its timeout.
+        let (data, response) = try await session.data(from: server.url("/ok"))
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+        #expect(response.status == .ok)
+    }
+
+    @Test("Waiters cancelled as connections come free never strand the others waiting for one")
+    func cancelledWaitersPassSlotsOn() async throws {
+        // Every response closes its connection, so each end frees a slot for the first waiter to open
+        // another; a waiter cancelled just then must hand that slot on. Rounds make the race likely.
+        let session = oneConnectionSession()
+        for round in 0..<20 {
+            let loads = (0..<8).map { _ in Task { try await session.data(from: server.url("/close")) } }
+            // Cancel every other load at staggered moments while the others are served in turn.
+            for (index, load) in loads.enumerated() where index % 2 == 1 {
+                try await Task.sleep(for: .microseconds(150 * (index + round % 3)))
+                load.cancel()
+            }
+            var served = 0
+            for (index, load) in loads.enumerated() {
+                do {
+                    let (data, _) = try await load.value
+                    #expect(String(decoding: data, as: UTF8.self) == "bye")
+                    served += 1
+                } catch let error as LoadError {
+                    // Only a cancelled load may fail, and only as cancelled (a stranded one would time out).
+                    #expect(index % 2 == 1 && error.code == .cancelled, "round \(round), load \(index): \(error)")
+                }
+            }
+            #expect(served >= 4, "round \(round): the loads never cancelled were all served")
+        }
+    }
+}
