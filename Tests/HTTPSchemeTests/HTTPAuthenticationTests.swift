@@ -74,3 +74,21 @@ struct HTTPAuthenticationTests {
         #expect(response.status == .ok)
     }
 }
+
+@Suite("http: challenges a scripted server lists (an in-process NIO server)")
+struct HTTPChallengeListTests {
+    @Test("A Basic challenge after another scheme, in a field of its own, is answered; its quoted realm is read whole")
+    func basicAmongOthers() async throws {
+        let answerer = ChallengeAnswerer([.useCredential(Credential(user: "u", password: "p"))])
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        let session = LoaderSession(configuration: configuration)
+        let (data, response) = try await session.data(from: ScriptedServer.shared.url("/401-multi"), delegate: answerer)
+        #expect(response.status == .ok)
+        #expect(String(decoding: data, as: UTF8.self) == "welcome Basic dTpw")
+        let seen = answerer.seen.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.protectionSpace.realm == #"multi, "quoted""#)
+        #expect(seen.first?.protectionSpace.authenticationMethod == "Basic")
+    }
+}

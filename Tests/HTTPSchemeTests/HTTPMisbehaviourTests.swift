@@ -365,6 +365,44 @@ struct HTTPMisbehaviourTests {
         }
     }
 
+    @Test("A server's redirect to file: is not followed (unsupportedURL naming the URL); allowed, it would be")
+    func redirectToFileRefused() async throws {
+        let started = Locked<[String]>([])
+        /// Stands in for the file: handler, recording what it was asked to load.
+        final class RecordingFileHandler: SchemeHandler, @unchecked Sendable {
+            nonisolated(unsafe) static var started: Locked<[String]>?
+            override class var supportedSchemes: Set<String> { ["file"] }
+            override func load() async throws {
+                Self.started?.withLock { $0.append("\(request.method.rawValue) \(request.url.path)") }
+                client.handler(self, didReceive: LoadResponse(url: request.url, mimeType: nil, expectedContentLength: 0))
+            }
+        }
+        RecordingFileHandler.started = started
+        let url = server.url("/to-file")
+        var put = LoadRequest(url: url, method: .put)
+        put.body = .bytes(Data("ssh-ed25519 AAAA attacker".utf8))
+        let refusing = scriptedSession { $0.handlerClasses.append(RecordingFileHandler.self) }
+        let error = await loadError { _ = try await refusing.data(for: put) }
+        #expect(error?.code == .unsupportedURL)
+        #expect(error?.url == url)
+        #expect(error?.reason?.contains("file:///tmp/redirected-here") == true, "\(String(describing: error))")
+        #expect(started.withLock { $0 }.isEmpty, "the file handler was started")
+        // With file: allowed, the same redirect reaches the handler: the refusal above is the rule's doing.
+        let allowing = scriptedSession {
+            $0.handlerClasses.append(RecordingFileHandler.self)
+            $0.redirectSchemes.insert("file")
+        }
+        _ = try await allowing.data(for: put)
+        #expect(started.withLock { $0 } == ["PUT /tmp/redirected-here"])
+    }
+
+    @Test("A redirect back to the URL just loaded is followed like any other, within the limit")
+    func redirectToSameURL() async throws {
+        let (data, response) = try await scriptedSession().data(from: server.url("/same-until-third"))
+        #expect(String(decoding: data, as: UTF8.self) == "ready")
+        #expect(response.status == .ok)
+    }
+
     @Test("More redirects than the limit fail with httpTooManyRedirects")
     func redirectLimit() async {
         let session = scriptedSession { $0.redirectLimit = 3 }

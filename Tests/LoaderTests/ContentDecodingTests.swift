@@ -77,16 +77,54 @@ struct ContentDecodingTests {
         #expect(Bytes.difference(data, sampleText) == nil)
     }
 
-    @Test("A request with its own Accept-Encoding gets the bytes as sent, header and all")
-    func callersOwnAcceptEncoding() async throws {
+    @Test("A stack of codings is weighed against the bytes received: layers each under the ratio, together over it, fail")
+    func stackedBomb() async throws {
+        let zeros = Data(count: 16 << 20)
+        let once = Compression.compress(zeros, .gzip, level: 9)
+        let twice = Compression.compress(once, .gzip, level: 9)
+        // Each layer alone stays under the limit below; the whole expands far past it.
+        try #require(zeros.count / once.count < 2000 && once.count / twice.count < 2000)
+        try #require(zeros.count / twice.count > 2000)
+        let url = ZippedHandler.register(Payload(body: twice, contentEncoding: "gzip, gzip"))
+        let session = zippedSession {
+            $0.contentDecoding.maximumRatio = 2000
+            $0.contentDecoding.ratioFloor = 0
+        }
+        let error = await loadError { _ = try await session.data(from: url) }
+        #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
+        #expect(error?.url == url)
+    }
+
+    @Test("More than five stacked codings are not undone: the caller gets the bytes as sent, header and all")
+    func stackTooDeep() async throws {
+        var six = sampleText
+        for _ in 0..<6 { six = Compression.compress(six, .gzip) }
+        let coding = Array(repeating: "gzip", count: 6).joined(separator: ", ")
+        let url = ZippedHandler.register(Payload(body: six, contentEncoding: coding))
+        let (data, response) = try await zippedSession().data(from: url)
+        #expect(Bytes.difference(data, six) == nil)
+        #expect(response.headerFields[.contentEncoding] == coding)
+        // Five are still undone.
+        var five = sampleText
+        for _ in 0..<5 { five = Compression.compress(five, .gzip) }
+        let fiveURL = ZippedHandler.register(Payload(body: five, contentEncoding: Array(repeating: "gzip", count: 5).joined(separator: ", ")))
+        let (decoded, _) = try await zippedSession().data(from: fiveURL)
+        #expect(Bytes.difference(decoded, sampleText) == nil)
+    }
+
+    @Test("A request with its own Accept-Encoding, or for a range (a slice of a compressed body cannot be decoded), gets the bytes as sent, header and all",
+          arguments: [("Accept-Encoding", "gzip"), ("Range", "bytes=0-")])
+    func bytesAsSent(field: String, value: String) async throws {
         let encoded = Compression.compress(sampleText, .gzip)
         let url = ZippedHandler.register(Payload(body: encoded, contentEncoding: "gzip"))
         var request = LoadRequest(url: url)
-        request.headerFields[.acceptEncoding] = "gzip"
+        request.headerFields[HTTPField.Name(field)!] = value
         let (data, response) = try await zippedSession().data(for: request)
         #expect(Bytes.difference(data, encoded) == nil)
         #expect(response.headerFields[.contentEncoding] == "gzip")
         #expect(response.expectedContentLength == Int64(encoded.count))
+        // Only the caller's own Accept-Encoding is sent: a request for a range asks for no coding, as OkHttp's.
+        #expect(ZippedHandler.acceptEncoding.withLock { $0[url.host!] } == (field == "Range" ? "(none)" : value))
     }
 
     @Test("A coding we cannot undo reaches the caller untouched")

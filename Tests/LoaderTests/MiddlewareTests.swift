@@ -155,6 +155,17 @@ struct MiddlewareTests {
         #expect(error?.url?.absoluteString == "hop://loop/x")
     }
 
+    @Test("A handler's proposed redirect to another origin loses Authorization; one to the same origin keeps it")
+    func proposedRedirectDropsCredentials() async throws {
+        var request = LoadRequest(url: URL(string: "hop://carry/target")!)
+        request.headerFields[.authorization] = "Basic dTpw"
+        request.headerFields[HTTPField.Name("X-Echo")!] = "kept"
+        let (_, response) = try await testSession().data(for: request)
+        #expect(response.url.absoluteString == "echo:/target")
+        #expect(response.headerFields[HTTPField.Name("X-Echo")!] == "kept", "the proposed request's other fields go with it")
+        #expect(response.headerFields[HTTPField.Name("X-Authorization")!] == nil, "Authorization went to another origin")
+    }
+
     @Test("A delegate can refuse a redirect")
     func delegateRefusesRedirect() async throws {
         final class Refuser: LoadTaskDelegate {

@@ -68,20 +68,11 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         }
     }
 
-    /// The protection space of a `Basic` challenge, or `nil` for other schemes.
+    /// The protection space of the `Basic` challenge among those `header` lists, or `nil` if none is `Basic`
+    /// (a server may offer `Negotiate` or `Bearer` first, in the same field or in another).
     static func basicSpace(_ header: String, url: URL) -> ProtectionSpace? {
-        let trimmed = header.trimmingSpaces()
-        guard trimmed.lowercased().hasPrefix("basic") else { return nil }
-        var realm: String?
-        if let range = trimmed.firstRange(ofIgnoringCase: "realm=") {
-            var value = trimmed[range.upperBound...]
-            if value.hasPrefix("\"") {
-                value = value.dropFirst()
-                realm = String(value.prefix { $0 != "\"" })
-            } else {
-                realm = String(value.prefix { $0 != "," && $0 != " " })
-            }
-        }
+        guard let basic = AuthenticationChallengeList(header).first(scheme: "basic") else { return nil }
+        let realm = basic.parameters["realm"]
         let scheme = url.scheme?.lowercased() ?? "http"
         return ProtectionSpace(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80),
                                scheme: scheme, realm: realm, authenticationMethod: "Basic")

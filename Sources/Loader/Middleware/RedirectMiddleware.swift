@@ -6,16 +6,30 @@ import HTTPTypes
 /// The session puts it below the app's own middleware (see ``LoaderSession/Configuration/redirectLimit``).
 /// Method and body follow RFC 9110 §15.4: 303 turns any method but `HEAD` into a body-less `GET`; 301
 /// and 302 turn `POST` into `GET` (as every browser and URLSession do); 307 and 308 keep both. When the
-/// origin changes, `Authorization`, `Cookie` and `Proxy-Authorization` are removed. The task's delegates
-/// may change or refuse each redirect; a refused redirect returns the redirect response itself.
+/// origin changes, `Authorization`, `Cookie` and `Proxy-Authorization` are removed (from a handler's proposed
+/// request too). A server's `Location` is followed only within the request's own scheme or to the schemes
+/// in ``allowedSchemes``, as curl's are: a server must not send a load to `file:` (reading a local file, or
+/// with a kept `PUT` body writing one). The task's delegates may change or refuse each redirect; a refused redirect returns the redirect
+/// response itself. A chain that comes back to a URL it visited is followed like any other, up to the limit
+/// (a server may redirect to the same URL while it prepares a resource).
 public struct RedirectMiddleware: LoadMiddleware {
     /// The most redirects one load follows before failing with ``LoadError/Code/httpTooManyRedirects``.
     public var limit: Int
+    /// The schemes (lowercase) a server's `Location` may lead to besides the request's own; a redirect
+    /// elsewhere fails with ``LoadError/Code/unsupportedURL``. A handler's proposed redirect is the app's own choice and is not
+    /// restricted.
+    public var allowedSchemes: Set<String>
+
+    /// The schemes curl follows by default: `http`, `https` and `ftp`.
+    public static let defaultAllowedSchemes: Set<String> = ["http", "https", "ftp"]
 
     /// Makes the middleware.
-    /// - Parameter limit: The most redirects one load follows.
-    public init(limit: Int = 16) {
+    /// - Parameters:
+    ///   - limit: The most redirects one load follows.
+    ///   - allowedSchemes: The schemes a server's `Location` may lead to.
+    public init(limit: Int = 16, allowedSchemes: Set<String> = Self.defaultAllowedSchemes) {
         self.limit = limit
+        self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
     }
 
     /// Loads `request`, following redirects up to the limit.
@@ -30,7 +44,6 @@ public struct RedirectMiddleware: LoadMiddleware {
         var current = request
         var result = first
         var proposed = firstProposal
-        var seen: Set<Visit> = []
         var hops = 0
         while true {
             guard hops < limit else {
@@ -40,18 +53,11 @@ public struct RedirectMiddleware: LoadMiddleware {
             guard let accepted = await context.task.willRedirect(result.response, to: proposed) else {
                 return result
             }
-            if seen.isEmpty { seen.insert(Visit(current)) }
-            let key = Visit(accepted)
-            guard !seen.contains(key) else {
-                result.body.discard()
-                throw LoadError(.httpTooManyRedirects, url: current.url, reason: "the redirects loop back to \(accepted.url.absoluteString)")
-            }
-            seen.insert(key)
             result.body.discard()
             hops += 1
             current = accepted
             result = try await next(current)
-            guard let again = Self.redirect(for: result, from: current) else { return result }
+            guard let again = try redirect(for: result, from: current) else { return result }
             proposed = again
         }
     }
@@ -66,14 +72,24 @@ public struct RedirectMiddleware: LoadMiddleware {
         return result.response.headerFields.contains(.location)
     }
 
-    /// The request a result redirects to, or `nil` if it is not a redirect.
+    /// The request a result redirects to, or `nil` if it is not a redirect. Throws, having discarded the
+    /// result's body, if a server's `Location` leads to a scheme not allowed.
     @inline(never)
-    static func redirect(for result: LoadResult, from request: LoadRequest) -> LoadRequest? {
-        if let proposed = result.redirectRequest { return proposed }
-        guard mayRedirect(result), let status = result.response.status,
+    func redirect(for result: LoadResult, from request: LoadRequest) throws(LoadError) -> LoadRequest? {
+        if var proposed = result.redirectRequest {
+            if !Self.sameOrigin(request.url, proposed.url) { Self.dropCredentials(from: &proposed) }
+            return proposed
+        }
+        guard Self.mayRedirect(result), let status = result.response.status,
               let location = result.response.headerFields[.location],
               let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }
+        guard let scheme = target.scheme?.lowercased(), scheme == request.scheme || allowedSchemes.contains(scheme) else {
+            result.body.discard()
+            let allowed = allowedSchemes.sorted().joined(separator: ", ")
+            throw LoadError(.unsupportedURL, url: request.url,
+                            reason: "the redirect to \(target.absoluteString) is not followed: a server may redirect only within \(request.scheme): or to \(allowed)")
+        }
         var next = request
         next.url = target
         let keepsMethod = status.code == 307 || status.code == 308
@@ -84,38 +100,31 @@ public struct RedirectMiddleware: LoadMiddleware {
             next.headerFields[.contentLength] = nil
             next.headerFields[.transferEncoding] = nil
         }
-        if !sameOrigin(request.url, target) {
-            next.headerFields[.authorization] = nil
-            next.headerFields[.cookie] = nil
-            next.headerFields[.proxyAuthorization] = nil
-        }
+        if !Self.sameOrigin(request.url, target) { Self.dropCredentials(from: &next) }
         return next
+    }
+
+    /// Removes what must not reach another origin.
+    private static func dropCredentials(from request: inout LoadRequest) {
+        request.headerFields[.authorization] = nil
+        request.headerFields[.cookie] = nil
+        request.headerFields[.proxyAuthorization] = nil
     }
 
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
     }
-
-    /// A method and URL already loaded in this chain, to detect loops.
-    private struct Visit: Hashable {
-        let method: String
-        let url: URL
-        init(_ request: LoadRequest) {
-            method = request.method.rawValue
-            url = request.url
-        }
-    }
 }
 
 // Most loads are not redirected: following is the further work, so that its larger async frame (the
-// visited set, the delegate's answer) is allocated only when there is a redirect.
+// delegate's answer, the hop count) is allocated only when there is a redirect.
 extension RedirectMiddleware: BuiltInLayer {
     func needsMore(_ result: LoadResult) -> Bool {
         Self.mayRedirect(result)
     }
 
     func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        guard let proposed = Self.redirect(for: result, from: request) else { return result }
+        guard let proposed = try redirect(for: result, from: request) else { return result }
         return try await follow(result, to: proposed, from: request, context: context, next: next)
     }
 }

@@ -18,6 +18,9 @@ extension LoaderSession {
         /// The most redirects one load follows (handler-proposed and HTTP 3xx); 0 turns following off,
         /// so redirect responses reach the caller.
         public var redirectLimit: Int = 16
+        /// The schemes a server's redirect may lead to (``RedirectMiddleware/allowedSchemes``): `http`, `https`
+        /// and `ftp`, as curl's default. Adding `file` lets any server that is asked for a URL read local files.
+        public var redirectSchemes: Set<String> = RedirectMiddleware.defaultAllowedSchemes
         /// Where default handling of authentication challenges finds credentials: ``CredentialStore/shared``
         /// by default, a store of the session's own for ephemeral sessions, `nil` for none.
         public var credentialStore: CredentialStore?

@@ -47,7 +47,7 @@ public final class LoaderSession: Sendable {
         self.registry = registry
         // The app's middleware first, then the built-in policies in the documented order.
         var layers = configuration.middleware
-        if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit)) }
+        if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)) }
         layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
         if configuration.contentDecoding.isEnabled { layers.append(ContentDecodingMiddleware(settings: configuration.contentDecoding)) }
         self.chain = MiddlewareChain(layers: layers)

@@ -216,11 +216,30 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/switching":
             // A switch of protocol the client never asked for: after it the connection no longer speaks HTTP.
             Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: unasked\r\nConnection: upgrade\r\n\r\n")
+        case "/to-file":
+            // A server that sends its client to a local file, keeping the method and body (307).
+            Self.respond(context, status: "307 Temporary Redirect", headers: ["Location: file:///tmp/redirected-here"], body: "")
+        case "/same-until-third":
+            // Redirects to itself until the connection's third request: a resource being prepared.
+            if served < 3 {
+                Self.respond(context, status: "302 Found", headers: ["Location: /same-until-third"], body: "")
+            } else {
+                Self.respond(context, body: "ready")
+            }
         case "/close":
             Self.respond(context, headers: ["Connection: close", "X-Connection: \(connectionID)"], body: "bye")
             context.close(promise: nil)
         case "/401":
             Self.respond(context, status: "401 Unauthorized", headers: ["WWW-Authenticate: Basic realm=\"tests\""], body: "who are you?")
+        case "/401-multi":
+            // Two challenges in two fields, Basic second, with a realm holding a comma and an escaped quote.
+            if let authorization = request.header("authorization") {
+                Self.respond(context, body: "welcome \(authorization)")
+            } else {
+                Self.respond(context, status: "401 Unauthorized",
+                             headers: ["WWW-Authenticate: Negotiate", "WWW-Authenticate: Basic realm=\"multi, \\\"quoted\\\"\", charset=\"UTF-8\""],
+                             body: "who are you?")
+            }
         case "/loop":
             Self.respond(context, status: "302 Found", headers: ["Location: /loop"], body: "")
         case "/post-303":

@@ -4,7 +4,8 @@ import Loader
 import Synchronization
 import TestSupport
 
-/// `echo:` answers with its own URL as the body, and echoes the request's `X-Echo` header back.
+/// `echo:` answers with its own URL as the body, and echoes the request's `X-Echo` and `Authorization`
+/// fields back (the latter as `X-Authorization`).
 final class EchoHandler: SchemeHandler, @unchecked Sendable {
     override class var supportedSchemes: Set<String> { ["echo"] }
 
@@ -13,6 +14,9 @@ final class EchoHandler: SchemeHandler, @unchecked Sendable {
         var response = LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: Int64(body.count))
         if let echo = request.headerFields[HTTPField.Name("X-Echo")!] {
             response.headerFields[HTTPField.Name("X-Echo")!] = echo
+        }
+        if let authorization = request.headerFields[.authorization] {
+            response.headerFields[HTTPField.Name("X-Authorization")!] = authorization
         }
         response.headerFields[HTTPField.Name("X-Handler")!] = "echo"
         client.handler(self, didReceive: response)
@@ -188,13 +192,23 @@ final class UploadCountingHandler: SchemeHandler, @unchecked Sendable {
     }
 }
 
-/// `hop://a/...` redirects to `echo:` (a handler-proposed redirect), `hop://loop/…` to itself.
+/// `hop://a/...` redirects to `echo:` (a handler-proposed redirect), `hop://loop/…` to itself;
+/// `hop://carry/...` to `echo:` with a copy of its own request, header fields and all, as a ported
+/// URLProtocol that only changes the URL would.
 final class HopHandler: SchemeHandler, @unchecked Sendable {
     override class var supportedSchemes: Set<String> { ["hop"] }
 
     override func load() async throws {
-        let target = request.url.host == "loop" ? request.url : URL(string: "echo:" + request.url.path)!
-        client.handler(self, wasRedirectedTo: LoadRequest(url: target), redirectResponse: LoadResponse(url: request.url, mimeType: nil, expectedContentLength: 0))
+        var next = LoadRequest(url: request.url)
+        switch request.url.host {
+        case "loop": break
+        case "carry":
+            next = request
+            next.url = URL(string: "echo:" + request.url.path)!
+        default:
+            next.url = URL(string: "echo:" + request.url.path)!
+        }
+        client.handler(self, wasRedirectedTo: next, redirectResponse: LoadResponse(url: request.url, mimeType: nil, expectedContentLength: 0))
     }
 }
 

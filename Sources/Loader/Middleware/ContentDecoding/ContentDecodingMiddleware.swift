@@ -18,6 +18,9 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         return request
     }
 
+    /// The most codings one body may stack and still be decoded.
+    static let deepestStack = 5
+
     @inline(never)
     fileprivate func decoded(_ result: LoadResult) -> LoadResult {
         var result = result
@@ -25,11 +28,17 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
         let codings = header.split(separator: ",").filter { $0.trimmingSpaces().lowercased() != "identity" }
         let formats = codings.compactMap(settings.format(of:))
-        // Anything we cannot undo (br, zstd, a typo) goes to the caller untouched, header and all.
-        guard formats.count == codings.count, !formats.isEmpty else { return result }
+        // Anything we cannot undo (br, zstd, a typo) goes to the caller untouched, header and all; so does a
+        // stack deeper than any server sends (curl stops at 5), each layer of which multiplies the expansion.
+        guard formats.count == codings.count, !formats.isEmpty, formats.count <= Self.deepestStack else { return result }
         var body = result.body
-        for format in formats.reversed() {
-            body = ResponseBody(DecodedBody(encoded: body, format: format, url: result.response.url, settings: settings), wrapping: body)
+        // Every layer weighs its output against the bytes that came in, not against the layer below it: a
+        // stack of layers each just under the ratio must not expand by the ratio raised to their number.
+        let received = ReceivedBytes()
+        for (index, format) in formats.reversed().enumerated() {
+            let decoded = DecodedBody(encoded: body, format: format, url: result.response.url, settings: settings,
+                                      received: received, countsReceived: index == 0)
+            body = ResponseBody(decoded, wrapping: body)
         }
         result.body = body
         result.response.headerFields[.contentEncoding] = nil
@@ -41,8 +50,12 @@ struct ContentDecodingMiddleware: LoadMiddleware {
 // Everything is everyday work: asking before, decoding after.
 extension ContentDecodingMiddleware: BuiltInLayer {
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
-        // A caller that chose its own Accept-Encoding wants the bytes as sent.
-        guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil else { return (request, false) }
+        // A caller that chose its own Accept-Encoding wants the bytes as sent. A range is of the bytes as sent
+        // too (a 206 of a compressed representation is a slice no decoder can start in the middle of), so a
+        // request with one asks for no coding, as OkHttp's do, and nothing is decoded.
+        guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil, request.headerFields[.range] == nil else {
+            return (request, false)
+        }
         return (Self.asking(request), true)
     }
 

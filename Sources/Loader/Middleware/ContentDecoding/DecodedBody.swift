@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// A compressed body, decoded as it is read: one piece of at most 64 KiB per step, so memory stays
 /// bounded however far the data expands.
@@ -9,9 +10,14 @@ struct DecodedBody: AsyncSequence, Sendable {
     let format: Inflater.Format
     let url: URL
     let settings: ContentDecoding
+    /// The body's bytes as they came in, which every layer of a stack weighs its output against.
+    let received: ReceivedBytes
+    /// Whether this layer reads the body as it came in (the innermost one), and so counts it.
+    let countsReceived: Bool
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(source: encoded.makeAsyncIterator(), inflater: Inflater(format: format), url: url, settings: settings)
+        Iterator(source: encoded.makeAsyncIterator(), inflater: Inflater(format: format), url: url, settings: settings,
+                 received: received, countsReceived: countsReceived)
     }
 
     struct Iterator: AsyncIteratorProtocol {
@@ -19,6 +25,8 @@ struct DecodedBody: AsyncSequence, Sendable {
         let inflater: Inflater
         let url: URL
         let settings: ContentDecoding
+        let received: ReceivedBytes
+        let countsReceived: Bool
         var sourceEnded = false
 
         mutating func next() async throws -> Data? {
@@ -26,6 +34,7 @@ struct DecodedBody: AsyncSequence, Sendable {
                 if let piece = try decodeNext() { return piece }
                 if sourceEnded { return nil }
                 if let chunk = try await source.next() {
+                    if countsReceived { received.add(chunk.count) }
                     inflater.feed(chunk)
                 } else {
                     sourceEnded = true
@@ -48,11 +57,14 @@ struct DecodedBody: AsyncSequence, Sendable {
             if let maximum = settings.maximumDecodedSize, decoded > maximum {
                 throw LoadError(.dataLengthExceedsMaximum, url: url, reason: "the decoded body passed the limit of \(maximum) bytes")
             }
-            if let ratio = settings.maximumRatio, decoded > settings.ratioFloor, decoded / Swift.max(inflater.totalIn, 1) > ratio {
-                throw LoadError(
-                    .dataLengthExceedsMaximum, url: url,
-                    reason: "\(inflater.totalIn) compressed bytes expanded to over \(decoded): more than \(ratio)× (a decompression bomb?)"
-                )
+            if let ratio = settings.maximumRatio, decoded > settings.ratioFloor {
+                let compressed = received.count
+                if decoded / Swift.max(compressed, 1) > ratio {
+                    throw LoadError(
+                        .dataLengthExceedsMaximum, url: url,
+                        reason: "\(compressed) compressed bytes expanded to over \(decoded): more than \(ratio)× (a decompression bomb?)"
+                    )
+                }
             }
         }
 
@@ -64,5 +76,17 @@ struct DecodedBody: AsyncSequence, Sendable {
                 return LoadError(.cannotDecodeContentData, url: url, reason: "the compressed body ended before its compressed stream did")
             }
         }
+    }
+}
+
+/// A count of a body's bytes as they came in, shared by the layers that decode it (read in turn by one
+/// reader, so relaxed atomics are enough; atomic so that the layers may be `Sendable`).
+final class ReceivedBytes: Sendable {
+    private let total = Atomic<Int>(0)
+
+    var count: Int { total.load(ordering: .relaxed) }
+
+    func add(_ bytes: Int) {
+        total.wrappingAdd(bytes, ordering: .relaxed)
     }
 }
