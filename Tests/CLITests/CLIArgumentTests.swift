@@ -4,9 +4,12 @@ import Testing
 
 @Suite("loadurl: reading long command lines")
 struct CLIArgumentTests {
-    /// The parts of a parsed command these tests compare.
+    /// The parts of a parsed command these tests compare; the quick reader's `-O` places count as `-O` flags
+    /// (ArgumentParser keeps no order between `-o` and `-O`).
     private func summary(_ command: LoadURL) -> String {
-        "\(command.urls) \(command.outputs) \(command.remoteNames) \(command.headers) \(command.silent) "
+        let names = command.outputs.filter { $0 != LoadURL.remoteNameSlot }
+        let remoteNames = command.remoteNames + command.outputs.count - names.count
+        return "\(command.urls) \(names) \(remoteNames) \(command.headers) \(command.silent) "
             + "\(command.showError) \(command.method ?? "-") \(command.writeOut ?? "-") \(command.followRedirects)"
     }
 

@@ -78,6 +78,31 @@ struct CLIProcessTests {
         #expect(try String(contentsOf: directory.appendingPathComponent("remote-name.txt"), encoding: .utf8) == "payload")
     }
 
+    @Test("-o and -O pair with the URLs in the order given, as curl's do")
+    func outputOrder() throws {
+        let first = try TempFile("first body", name: "first-remote.txt")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try LoadURLProcess.run([
+            "--create-dirs", "--output-dir", directory.path, "-O", first.url.absoluteString, "-o", "second.txt", "data:,second",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try String(contentsOf: directory.appendingPathComponent("first-remote.txt"), encoding: .utf8) == "first body")
+        #expect(try String(contentsOf: directory.appendingPathComponent("second.txt"), encoding: .utf8) == "second")
+    }
+
+    @Test("-O takes the remote name as written: an encoded slash or dot-dot cannot lead the file out of --output-dir")
+    func remoteNameStaysInside() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        let directory = base.appendingPathComponent("a/b")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let run = try LoadURLProcess.run(["--create-dirs", "--output-dir", directory.path, "-O", "data:,x/..%2F..%2Fescape.txt"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: base.appendingPathComponent("escape.txt").path), "the file left --output-dir")
+        let written = directory.appendingPathComponent("..%2F..%2Fescape.txt")
+        #expect(try String(contentsOf: written, encoding: .utf8) == "x/../../escape.txt")
+    }
+
     @Test("A failed load creates no output file")
     func noFileOnFailure() throws {
         let target = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID()).out")

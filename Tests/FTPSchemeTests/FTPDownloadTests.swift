@@ -100,6 +100,15 @@ struct FTPDownloadTests {
         #expect(error?.url == url)
     }
 
+    @Test("A connect timeout out of range (infinite, NaN) neither crashes nor stalls a download")
+    func connectTimeoutOutOfRange() async throws {
+        for timeout in [TimeInterval.infinity, .nan, 1e300] {
+            let session = FTPServers.session { $0.handlerOptions[FTPOptions.self].connectTimeout = timeout }
+            let (text, _) = try await session.data(from: try FTPServers.url("/hello.txt"))
+            #expect(String(decoding: text, as: UTF8.self) == "Hello from FTP\n", "connect timeout \(timeout)")
+        }
+    }
+
     @Test("A refused connection is cannotConnectToHost")
     func refused() async throws {
         // A port nobody listens on: bind one, note it, close it.

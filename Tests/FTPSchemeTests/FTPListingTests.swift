@@ -24,6 +24,14 @@ struct FTPListingTests {
         #expect(entries[3].size == 5_368_709_120)
     }
 
+    @Test("An owner or group named like a month, and a name holding a date, do not shift the fields")
+    func monthLikeNames() {
+        let line = "-rw-r--r--   1 jan      may          1234 Nov 22 10:15 minutes of dec 1 2020.txt"
+        #expect(FTPListing.parse(line) == [
+            FTPListingEntry(name: "minutes of dec 1 2020.txt", kind: .file, size: 1234, dateText: "Nov 22 10:15", linkTarget: nil),
+        ])
+    }
+
     @Test("MS-DOS (IIS) lines: folders and files")
     func dos() {
         let text = """

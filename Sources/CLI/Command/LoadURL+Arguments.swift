@@ -42,15 +42,20 @@ extension LoadURL {
         }
     }
 
+    /// Stands in ``outputs`` for a `-O` read by ``parseQuickly(_:)``, keeping its place among the `-o` names,
+    /// as curl pairs them with the URLs in the order given (a file name cannot hold a NUL).
+    public static let remoteNameSlot = "\u{0}remote-name"
+
     /// Parses `arguments` as ``parse(_:)`` does, in time proportional to their number.
     ///
     /// ArgumentParser takes time quadratic in the number of arguments, which a command line of
     /// thousands of URLs (each with its `-o`) makes seconds long. So the URLs, the `-o` files and the
     /// `-O` flags, which are most of such a line, are picked out here and only the other options go
-    /// through ArgumentParser. A line this cannot read plainly (short flags run together with `o` or
+    /// through ArgumentParser. Each `-O` takes its place among the `-o` names (``remoteNameSlot``), so that
+    /// URLs are paired with them in order, as curl pairs them. A line this cannot read plainly (short flags run together with `o` or
     /// `O` among them) goes to ArgumentParser whole.
     public static func parseQuickly(_ arguments: [String]) throws -> LoadURL {
-        var rest: [String] = [], urls: [String] = [], outputs: [String] = [], remoteNames = 0
+        var rest: [String] = [], urls: [String] = [], outputs: [String] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -70,7 +75,7 @@ extension LoadURL {
             } else if argument.hasPrefix("--output=") {
                 outputs.append(String(argument.dropFirst("--output=".count)))
             } else if argument == "-O" || argument == "--remote-name" {
-                remoteNames += 1
+                outputs.append(remoteNameSlot)
             } else if optionsWithValues.contains(argument) {
                 rest.append(argument)
                 if index < arguments.count {
@@ -88,7 +93,6 @@ extension LoadURL {
         var command = try parse(rest)
         command.urls = urls
         command.outputs = outputs
-        command.remoteNames += remoteNames
         return command
     }
 }

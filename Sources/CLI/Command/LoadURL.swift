@@ -49,7 +49,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("o"), .customLong("output")], help: "Write the next URL's body to FILE ('-' for stdout).")
     public var outputs: [String] = []
 
-    /// How many URLs (in order, after those given -o) are saved under their remote names.
+    /// How many URLs (in order, after those given -o) are saved under their remote names, when ArgumentParser
+    /// read the line whole; ``parseQuickly(_:)`` puts each `-O` in its place in ``outputs`` instead.
     @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Save the next URL's body under its remote file name.")
     public var remoteNames: Int
 
@@ -252,6 +253,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             let status = LoadURLExit.status(for: failure)
             summary.exitCode = status
             summary.error = failure
+            // The meter's line is cleared first, so that the message does not land at the end of it.
+            meter.finish()
             report(failure.description, status: status)
             return status
         }
@@ -344,16 +347,26 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     private func outputPath(for url: URL, index: Int) -> String? {
         var name: String?
         if index < outputs.count {
-            name = outputs[index] == "-" ? nil : outputs[index]
+            switch outputs[index] {
+            case "-": name = nil
+            case Self.remoteNameSlot: name = Self.remoteName(of: url)
+            default: name = outputs[index]
+            }
         } else if remoteNameAll || index - outputs.count < remoteNames {
-            let remote = url.lastPathComponent
-            name = remote.isEmpty || remote == "/" ? "index" : remote
+            name = Self.remoteName(of: url)
         }
         guard let name else { return nil }
         if let outputDirectory, !outputDirectory.isEmpty, !name.hasPrefix("/") {
             return outputDirectory.hasSuffix("/") ? outputDirectory + name : outputDirectory + "/" + name
         }
         return name
+    }
+
+    /// The name `-O` saves `url` under: the last segment of its path as written, not percent-decoded (as curl's),
+    /// so that an encoded slash or a dot-dot cannot lead the file out of the folder; `index` when there is none.
+    static func remoteName(of url: URL) -> String {
+        let last = url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        return last.isEmpty || last == "." || last == ".." ? "index" : String(last)
     }
 
     private func showsProgress(toStdout: Bool) -> Bool {

@@ -25,11 +25,20 @@ final class OutputFile {
         }
     }
 
-    /// Creates an empty file for an empty body, as curl does.
+    /// Ends a body that arrived whole: creates an empty file for an empty body, as curl does, and closes
+    /// the file, reporting a failure to close (a network file system or a quota may tell only then).
     func finish() throws {
-        _ = try open()
+        let descriptor = try open()
+        guard let path else { return }
+        self.descriptor = nil
+        do {
+            try descriptor.close()
+        } catch {
+            throw LoadError(.cannotWriteToFile, url: url, reason: "cannot finish writing \(path): \(error)", underlying: error)
+        }
     }
 
+    /// Closes the file, if still open, after a failure (whose error is the one reported).
     func close() {
         if path != nil { try? descriptor?.close() }
     }

@@ -37,8 +37,10 @@ struct ProgressMeter {
         StandardStreams.error("\r\u{1B}[K" + line)
     }
 
+    /// Clears the meter's line (once: an error message may follow on it).
     mutating func finish() {
         guard enabled, drew else { return }
+        drew = false
         StandardStreams.error("\r\u{1B}[K")
     }
 

@@ -52,7 +52,8 @@ public enum FTPListing {
         guard fields.count >= 6, let mode = fields.first, mode.count >= 10,
               "-dlcbps".contains(mode.first!) else { return nil }
         // The date is three fields (month, day, time-or-year) right before the name; the size precedes it.
-        guard let monthIndex = fields.indices.dropFirst(2).first(where: { months.contains(fields[$0].lowercased()) && $0 + 2 < fields.count }),
+        // All four are checked, so that an owner or group named like a month (`jan`) is not taken for one.
+        guard let monthIndex = fields.indices.dropFirst(2).first(where: { isDate(fields, at: $0) }),
               let size = Int64(fields[monthIndex - 1])
         else { return nil }
         let date = fields[monthIndex...(monthIndex + 2)].joined(separator: " ")
@@ -89,6 +90,15 @@ public enum FTPListing {
         }
         guard let size = Int64(fields[2]) else { return nil }
         return FTPListingEntry(name: name, kind: .file, size: size, dateText: date, linkTarget: nil)
+    }
+
+    /// Whether `fields[index]` starts a date: a month after a size, then a day of one or two digits, then a
+    /// time (`10:15`) or a year (`2025`).
+    private static func isDate(_ fields: [Substring], at index: Int) -> Bool {
+        guard index + 2 < fields.count, months.contains(fields[index].lowercased()), Int64(fields[index - 1]) != nil else { return false }
+        let day = fields[index + 1], last = fields[index + 2]
+        guard (1...2).contains(day.count), day.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return last.contains(":") || (last.count == 4 && last.allSatisfy { $0.isASCII && $0.isNumber })
     }
 
     private static let months: Set<String> = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

@@ -21,6 +21,14 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// Whether to verify the FTPS server's certificate and host name.
     public var verifiesCertificates = true
 
+    /// ``connectTimeout`` as libcurl takes it: milliseconds, at least 1 and at most `Int32.max` (about 24
+    /// days), so that an infinite, huge or undefined (NaN) setting means no timeout in effect rather than
+    /// overflowing the conversion, and 0 does not become libcurl's default of 300 s.
+    var connectTimeoutMilliseconds: Int {
+        guard !connectTimeout.isNaN else { return Int(Int32.max) }
+        return Int(min(max(1, (connectTimeout * 1000).rounded(.up)), Double(Int32.max)))
+    }
+
     /// Makes the default settings: plain FTP, passive mode, verified certificates.
     public init() {}
 

@@ -22,6 +22,10 @@ import Loader
 /// - **PUT** writes the request body atomically: into a temporary file beside the target, flushed to disk,
 ///   then renamed over it. On any failure the temporary file is removed and the old target is untouched.
 ///
+/// - **A pipe, a device, or a file of /proc or /sys** (whose size says nothing of its contents) is read to
+///   its end with no `Content-Length`. A FIFO with no writer yet is waited for, in steps that notice
+///   cancellation and timeouts.
+///
 /// Errors name the URL and the path: ``LoadError/Code/fileDoesNotExist``,
 /// ``LoadError/Code/noPermissionsToReadFile``, ``LoadError/Code/fileIsDirectory`` (PUT onto a folder),
 /// ``LoadError/Code/cannotCreateFile`` and ``LoadError/Code/cannotWriteToFile``. A file that shrinks while
@@ -43,8 +47,7 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         if let host = url.host(percentEncoded: false), !host.isEmpty, host.lowercased() != "localhost" {
             throw LoadError(.unsupportedURL, url: url, reason: "file: URLs on another host (\(host)) are not supported")
         }
-        let path = url.path(percentEncoded: false)
-        guard !path.isEmpty else { throw LoadError(.badURL, url: url, reason: "the URL has no path") }
+        let path = try Self.localPath(of: url)
         switch request.method {
         case .get, .head:
             try await read(path: path, url: url)
@@ -55,8 +58,42 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
+    /// The URL's path, percent-decoded; a NUL (which would cut the path short at the system call) or bytes
+    /// that are not UTF-8 are a bad URL rather than another file or an empty path.
+    static func localPath(of url: URL) throws(LoadError) -> String {
+        let encoded = url.path(percentEncoded: true)
+        guard !encoded.isEmpty else { throw LoadError(.badURL, url: url, reason: "the URL has no path") }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encoded.utf8.count)
+        var rest = encoded.utf8[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2,
+               let high = hexValue(rest[rest.startIndex]), let low = hexValue(rest[rest.index(after: rest.startIndex)]) {
+                bytes.append(high << 4 | low)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        guard !bytes.contains(0) else { throw LoadError(.badURL, url: url, reason: "the path holds a NUL byte (%00)") }
+        guard let path = String(validating: bytes, as: UTF8.self) else {
+            throw LoadError(.badURL, url: url, reason: "the path's escapes do not decode to UTF-8 (\(encoded))")
+        }
+        return path
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
     private func read(path: String, url: URL) async throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so that opening a FIFO with no writer does not wait where nothing can stop it.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileErrors.reading(errno, path: path, url: url) }
         defer { close(fd) }
         var info = stat()
@@ -71,7 +108,8 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(info.st_mtim.tv_sec))
         fields[.acceptRanges] = "bytes"
         var span: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil
-        let isRegular = info.st_mode & S_IFMT == S_IFREG
+        // A file of /proc or /sys has a size (0 or a page) unrelated to what it holds: read it as a stream.
+        let isRegular = info.st_mode & S_IFMT == S_IFREG && !Self.isPseudoFile(path)
         if isRegular, let header = request.headerFields[.range], let range = ByteRange(header: header) {
             guard let selected = range.resolve(size: size) else {
                 throw LoadError(.resourceUnavailable, url: url, reason: "range not satisfiable: \(header) of a \(size)-byte file")
@@ -85,8 +123,8 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         guard request.method != .head else { return }
 
         if !isRegular {
-            // A pipe or device: no size to check, read to its end.
-            return try await stream(fd: fd, from: 0, count: nil, path: path, url: url)
+            // A pipe, device or pseudo file: no size to check, no offset to read at; read to its end.
+            return try await streamToEnd(fd: fd, path: path, url: url)
         }
         guard let span else { return }
         try await stream(fd: fd, from: span.lowerBound, count: length, path: path, url: url)
@@ -114,6 +152,55 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
+    /// Reads a descriptor that may not seek or may have nothing yet (a pipe, a FIFO without a writer). While
+    /// it has nothing, the task sleeps (1 ms, doubling to ``longestWait``) rather than blocking its thread in
+    /// the kernel: the load may have started on its caller's thread, and cancellation and timeouts need
+    /// threads of the pool to run.
+    private func streamToEnd(fd: Int32, path: String, url: URL) async throws {
+        var buffer = [UInt8](repeating: 0, count: Self.readSize)
+        var wait = Duration.milliseconds(1)
+        while true {
+            try Task.checkCancellation()
+            let got = buffer.withUnsafeMutableBytes { readBytes(fd, $0.baseAddress, Self.readSize) }
+            if got > 0 {
+                wait = .milliseconds(1)
+                try await client.handler(self, deliver: Data(buffer[0..<got]))
+                continue
+            }
+            if got == 0 {
+                // The end, unless a FIFO has had no writer yet (then poll reports no hang-up): wait for one.
+                guard Self.isFIFOWithoutWriter(fd) else { return }
+            } else if errno == EINTR {
+                continue
+            } else if errno != EAGAIN {
+                throw FileErrors.reading(errno, path: path, url: url)
+            }
+            try await Task.sleep(for: wait)
+            wait = min(wait * 2, Self.longestWait)
+        }
+    }
+
+    /// The longest sleep between two looks at a pipe that has nothing.
+    static let longestWait = Duration.milliseconds(50)
+
+    /// Whether `fd` is a FIFO no writer has opened yet: `read` gives 0 then as at the end, but a FIFO whose
+    /// writer has come and gone reports a hang-up.
+    private static func isFIFOWithoutWriter(_ fd: Int32) -> Bool {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return false }
+        var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&probe, 1, 0) == 0
+    }
+
+    /// Whether `path` leads (through any links) into /proc or /sys, whose files report sizes that say nothing
+    /// of their contents (0 for most of /proc, a page for /sys). Told by where the kernel mounts them.
+    private static func isPseudoFile(_ path: String) -> Bool {
+        guard let resolved = realpath(path, nil) else { return false }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return real.hasPrefix("/proc/") || real.hasPrefix("/sys/")
+    }
+
     private func listDirectory(path: String, url: URL) async throws {
         let names: [String]
         do {
@@ -134,4 +221,9 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         client.handler(self, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
         if request.method != .head, !body.isEmpty { try await client.handler(self, deliver: body) }
     }
+}
+
+/// The C library's `read`, which the handler's own `read(path:url:)` hides inside the class.
+private func readBytes(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
 }

@@ -11,22 +11,29 @@ import Loader
 import SystemPackage
 
 /// A PUT to a `file:` URL: the body goes to a temporary file beside the target, which is flushed and
-/// renamed over the target only when every byte is written.
+/// renamed over the target only when every byte is written (and as many as the body announced).
+///
+/// A target that is a symbolic link is written through: the file it leads to is replaced, the link stays.
+/// A target that exists keeps its permission bits (a private file stays private, a script executable).
 struct FileUpload {
     let path: String
     let url: URL
     let handler: SchemeHandler
 
     func run() async throws {
+        let destination = Self.resolvingLink(path)
         var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+        let exists = stat(destination, &info) == 0
+        if exists, info.st_mode & S_IFMT == S_IFDIR {
             throw FileErrors.error(.fileIsDirectory, EISDIR, path: path, url: url)
         }
-        let target = URL(fileURLWithPath: path)
+        let target = URL(fileURLWithPath: destination)
         let temporary = target.deletingLastPathComponent()
             .appendingPathComponent(".\(target.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).partial").path
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // A new file gets the usual 0666 less the umask; one replaced, the bits it had.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw FileErrors.writing(errno, path: path, url: url) }
+        if exists { _ = fchmod(fd, info.st_mode & 0o7777) }
         var closed = false
         do {
             defer { if !closed { close(fd) } }
@@ -40,10 +47,14 @@ struct FileUpload {
                     handler.client.handler(handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
                 }
             }
+            if let expected, total != expected {
+                // A stream that ended early, or a file that shrank while sent: the old file stays.
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "the body gave \(total) of its announced \(expected) bytes; \(path) is left as it was")
+            }
             guard fsync(fd) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
             closed = true
             guard close(fd) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
-            guard rename(temporary, path) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
+            guard rename(temporary, destination) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
         } catch {
             unlink(temporary)
             throw LoadError.wrapping(error, url: url)
@@ -51,6 +62,14 @@ struct FileUpload {
         var fields = HTTPFields()
         fields[.contentLength] = "0"
         handler.client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
+    }
+
+    /// The file a symbolic link at `path` leads to, or `path` itself (not a link, or a link to nothing yet).
+    private static func resolvingLink(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Writes all of `data` (swift-system retries short and interrupted writes).

@@ -88,7 +88,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Reads of 512 KiB against libcurl's 16 KiB default: fewer system calls and engine rounds, and a fast
         // server fills them. (The write callback still gets the body in pieces of 16 KiB at most.)
         codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
-        codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000)))
+        codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
         if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, "-")) }
         if request.scheme == "ftp", options.tls != .never {
             // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.

@@ -1,0 +1,94 @@
+import FileScheme
+import Foundation
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+private func fileSession(timeout: TimeInterval = 30) -> LoaderSession {
+    var configuration = LoaderSession.Configuration.ephemeral
+    configuration.handlerClasses = [FileSchemeHandler.self]
+    configuration.timeoutIntervalForRequest = timeout
+    return LoaderSession(configuration: configuration)
+}
+
+@Suite("file: pseudo files, FIFOs, odd paths, and PUT that keeps what the target was")
+struct FileSpecialFilesTests {
+    @Test("A /proc file (size 0) and a /sys file (size a page) load whole, with no Content-Length")
+    func pseudoFiles() async throws {
+        let (status, statusResponse) = try await fileSession().data(from: URL(fileURLWithPath: "/proc/self/status"))
+        #expect(String(decoding: status, as: UTF8.self).contains("Pid:"), "a /proc file came back empty")
+        #expect(statusResponse.headerFields[.contentLength] == nil)
+        let mtu = try String(contentsOfFile: "/sys/class/net/lo/mtu", encoding: .utf8)
+        let (data, _) = try await fileSession().data(from: URL(fileURLWithPath: "/sys/class/net/lo/mtu"))
+        #expect(String(decoding: data, as: UTF8.self) == mtu)
+    }
+
+    @Test("A FIFO is read to its end once a writer comes; with none, the load ends at its timeout, not never")
+    func fifo() async throws {
+        let scratch = try Scratch()
+        let fifo = scratch.directory.appendingPathComponent("pipe")
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        // Nobody writes: the load waits in steps and the request timeout ends it.
+        let error = await loadError { _ = try await fileSession(timeout: 0.5).data(from: fifo) }
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        // A writer comes 200 ms later, writes and closes.
+        let writer = Task.detached {
+            try await Task.sleep(for: .milliseconds(200))
+            let handle = try FileHandle(forWritingTo: fifo)
+            handle.write(Data("through the pipe".utf8))
+            try handle.close()
+        }
+        let (data, _) = try await fileSession().data(from: fifo)
+        try await writer.value
+        #expect(String(decoding: data, as: UTF8.self) == "through the pipe")
+    }
+
+    @Test("A path with %00 or escapes that are not UTF-8 is badURL, never another file or an empty path")
+    func oddPaths() async throws {
+        let scratch = try Scratch()
+        try scratch.file("plain", Data("plain".utf8))
+        let withNUL = URL(string: scratch.directory.absoluteString + "plain%00.txt")!
+        let nulError = await loadError { _ = try await fileSession().data(from: withNUL) }
+        #expect(nulError?.code == .badURL)
+        #expect(nulError?.reason?.contains("NUL") == true)
+        let latin1 = URL(string: scratch.directory.absoluteString + "caf%E9")!
+        let latin1Error = await loadError { _ = try await fileSession().data(from: latin1) }
+        #expect(latin1Error?.code == .badURL)
+        #expect(latin1Error?.url == latin1)
+    }
+
+    @Test("PUT of a body shorter than it announced fails and leaves the old file as it was")
+    func putShortBody() async throws {
+        let scratch = try Scratch()
+        let target = try scratch.file("keep.txt", Data("original".utf8))
+        var request = LoadRequest(url: target, method: .put)
+        request.body = .stream(length: 100) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(Data(repeating: 0x61, count: 50))
+                continuation.finish()
+            }
+        }
+        let error = await loadError { _ = try await fileSession().data(for: request) }
+        #expect(error?.code == .requestBodyStreamExhausted)
+        #expect(error?.url == target)
+        #expect(try String(contentsOf: target, encoding: .utf8) == "original")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.directory.path) == ["keep.txt"])
+    }
+
+    @Test("PUT keeps a file's permission bits and writes through a symbolic link, which stays a link")
+    func putKeepsModeAndLink() async throws {
+        let scratch = try Scratch()
+        let secret = try scratch.file("secret", Data("old".utf8))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
+        _ = try await fileSession().upload(for: LoadRequest(url: secret, method: .put), from: Data("new".utf8))
+        let mode = try FileManager.default.attributesOfItem(atPath: secret.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the private file became \(String(mode ?? 0, radix: 8))")
+
+        let link = scratch.directory.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: secret.path)
+        _ = try await fileSession().upload(for: LoadRequest(url: link, method: .put), from: Data("through".utf8))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == secret.path)
+        #expect(try String(contentsOf: secret, encoding: .utf8) == "through")
+    }
+}
