@@ -32,7 +32,8 @@ public struct ConformanceFixtures: Sendable {
     public var slow: URL?
     /// A URL the handler answers with a redirect.
     public var redirect: URL?
-    /// Seconds a success fixture may take before a load counts as never ending.
+    /// Seconds a load of a fixture may take (the large one: fifteen times this, with progress at least this
+    /// often) before it counts as never ending.
     public var timeout: TimeInterval
     /// Response fields that may differ between two loads of the same URL (lowercased names), ignored when
     /// loads are compared: `date`, `age`, `expires` and `set-cookie` by default.

@@ -27,7 +27,10 @@ public enum ConformanceSuite {
         defer { gate.give() }
         var report = ConformanceReport(handlerName: String(describing: handlerClass))
         guard !fixtures.success.isEmpty else {
-            for property in ConformanceProperty.allCases { report.record(property, .skipped("no success fixture")) }
+            // A misconfigured run, not a pass: without a resource that loads, nothing can be checked.
+            for property in ConformanceProperty.allCases {
+                report.record(property, .failed("the fixtures list no success resource, so nothing could be checked"))
+            }
             return report
         }
         RequestChecks.run(handlerClass, fixtures, into: &report)

@@ -33,6 +33,8 @@ final class BuffersWholeBody: MemoryHandler, @unchecked Sendable { override clas
 final class MissingIsSuccess: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .missingIsSuccess } }
 final class VaryingHeader: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .varyingHeader } }
 final class BlocksThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksThreads } }
+final class TricklesForever: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .tricklesForever } }
+final class BreaksContractWhenConcurrent: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .breaksContractWhenConcurrent } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -52,6 +54,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (MissingIsSuccess.self, .missingResourceFails),
     (VaryingHeader.self, .middlewareIsTransparent),
     (BlocksThreads.self, .doesNotBlockThreadPool),
+    (BreaksContractWhenConcurrent.self, .concurrentLoadsAreCorrect),
 ]
 
 @Suite("The conformance suite proves itself", .serialized)
@@ -63,6 +66,24 @@ struct ConformanceSuiteTests {
         #expect(report.allPassed, "\(report)")
         #expect(report.outcomes.count == ConformanceProperty.allCases.count)
         #expect(report.outcomes.allSatisfy { $0.outcome == .passed })
+    }
+
+    @Test("A fixture that never ends fails its property within the fixtures' timeout, and the suite returns")
+    func neverEndingFixture() async throws {
+        var fixtures = memFixtures
+        fixtures.timeout = 2
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(TricklesForever.self, fixtures: fixtures) }
+        #expect(report.failedProperties == [.doesNotBlockThreadPool], "\(report)")
+        if case .failed(let message)? = report.outcome(of: .doesNotBlockThreadPool) {
+            #expect(message.contains("timed out"), "\(message)")
+        }
+    }
+
+    @Test("Fixtures with no success resource are a failed run, not a pass")
+    func noSuccessFixture() async {
+        let report = await ConformanceSuite.run(MemoryHandler.self, fixtures: ConformanceFixtures(success: []))
+        #expect(!report.allPassed)
+        #expect(report.failedProperties.count == ConformanceProperty.allCases.count)
     }
 
     @Test("Every property has a broken handler that the suite catches, and only for that property")

@@ -22,6 +22,8 @@ enum Defect: Sendable {
     case missingIsSuccess
     case varyingHeader
     case blocksThreads
+    case tricklesForever
+    case breaksContractWhenConcurrent
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -48,6 +50,7 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     static let chunk = Data((0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
     static let loadCount = Atomic<Int>(0)
     static let shared = Locked<Data>(Data())
+    static let inFlight = Atomic<Int>(0)
 
     private var defect: Defect { Self.defect }
 
@@ -67,6 +70,13 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             client.handler(self, wasRedirectedTo: LoadRequest(url: URL(string: "mem://small")!), redirectResponse: LoadResponse(url: url, mimeType: nil, expectedContentLength: 0))
         case "large":
             try await sendLarge(url: url)
+        case "slow" where defect == .tricklesForever:
+            // The defect: a byte every 100 ms, never an end. Only a bounded wait can report it.
+            client.handler(self, didReceive: LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: nil))
+            while true {
+                try await Task.sleep(for: .milliseconds(100))
+                try await client.handler(self, deliver: Data("t".utf8))
+            }
         case "slow":
             client.handler(self, didReceive: LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: 10))
             for _ in 0..<10 {
@@ -91,6 +101,20 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             response.headerFields[HTTPField.Name("X-Load")!] = String(Self.loadCount.wrappingAdd(1, ordering: .relaxed).newValue)
         }
         var body = body
+        let counted = defect == .breaksContractWhenConcurrent
+        if counted { Self.inFlight.wrappingAdd(1, ordering: .relaxed) }
+        defer { if counted { Self.inFlight.wrappingSubtract(1, ordering: .relaxed) } }
+        var overlapping = false
+        if counted {
+            // In flight for a few milliseconds, so that loads started together overlap.
+            try await Task.sleep(for: .milliseconds(5))
+            overlapping = Self.inFlight.load(ordering: .relaxed) > 1
+        }
+        if overlapping {
+            // The defect: only while another load is in flight, two responses.
+            client.handler(self, didReceive: response)
+            await Task.yield()
+        }
         if defect == .sharesStateAcrossLoads {
             // The defect: a buffer shared by every load, read back after a suspension.
             Self.shared.withLock { $0 = body }

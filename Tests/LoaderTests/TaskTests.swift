@@ -74,6 +74,39 @@ struct TaskTests {
         #expect(task.progress.fractionCompleted == 1)
     }
 
+    @Test("Cancelling the Swift task of a reader waiting on a suspended load ends it cancelled and stops the handler")
+    func cancelSuspendedReader() async throws {
+        let (probeID, probe) = Probes.make()
+        let session = testSession { $0.bodyBufferLimit = 128 * 1024 }
+        let (bytes, _) = try await session.bytes(from: URL(string: "stream://\(probeID)/4000000")!)
+        bytes.task.suspend()
+        let outcome = Locked<LoadError??>(nil)
+        let reader = Task {
+            let error = await loadError { for try await _ in bytes.chunks {} }
+            outcome.withLock { $0 = .some(error) }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        reader.cancel()
+        // Bounded waits: without the fix the reader waited for a resume() that never came.
+        #expect(await eventually(within: 5) { outcome.withLock { $0 != nil } }, "the cancelled reader never returned")
+        #expect(outcome.withLock { $0 }??.code == .cancelled)
+        #expect(await eventually(within: 5) { probe["stopped"] == 1 })
+    }
+
+    @Test("A byte stream read a second time gives nothing more: no replayed bytes, no events after completion")
+    func bytesReadTwice() async throws {
+        let delegate = RecordingDelegate()
+        let (bytes, _) = try await testSession(delegate: delegate).bytes(from: URL(string: "echo:abc")!)
+        var first = Data()
+        for try await chunk in bytes.chunks { first.append(chunk) }
+        var second = Data()
+        for try await chunk in bytes.chunks { second.append(chunk) }
+        #expect(String(decoding: first, as: UTF8.self) == "echo:abc")
+        #expect(second.isEmpty, "the body was replayed")
+        #expect(bytes.task.progress.countOfBytesReceived == 8)
+        #expect(delegate.events.withLock { $0 } == ["response", "data:8", "completed"])
+    }
+
     @Test("A download task's file exists during the completion handler and is removed after")
     func downloadTaskFile() async throws {
         let session = testSession()

@@ -8,8 +8,9 @@ enum ResourceChecks {
     static let memoryBound = 64 * 1024 * 1024
 
     static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
-        let session = SessionChecks.session(handlerClass)
         if let large = fixtures.large {
+            // The large fixture may take a while to read slowly: fifteen times the timeout in all.
+            let session = SessionChecks.session(handlerClass, fixtures, budget: fixtures.timeout * 15)
             await checkMemory(session, large, into: &report)
             await checkDescriptors(session, large, into: &report)
         } else {
@@ -17,7 +18,7 @@ enum ResourceChecks {
             report.record(.cancellationReleasesResources, .skipped("no large fixture"))
         }
         if let slow = fixtures.slow {
-            await checkThreadPool(session, slow, into: &report)
+            await checkThreadPool(SessionChecks.session(handlerClass, fixtures), slow, into: &report)
         } else {
             report.record(.doesNotBlockThreadPool, .skipped("no slow fixture"))
         }

@@ -4,7 +4,8 @@ import Synchronization
 /// A response body as a stream of bytes, from ``LoaderSession/bytes(for:delegate:)``.
 ///
 /// Read it once, to the end, as bytes or as ``lines``. The task completes when the stream ends; dropping
-/// the stream early cancels the load.
+/// the stream early cancels the load. Once the task has completed, reading again gives nothing: the bytes are
+/// not replayed, and the task reports none after its completion.
 public struct LoadBytes: AsyncSequence, Sendable {
     /// One byte of the body.
     public typealias Element = UInt8
@@ -84,6 +85,8 @@ public struct LoadBytes: AsyncSequence, Sendable {
 
             /// The next chunk, or `nil` at the end of the body.
             public mutating func next() async throws -> Data? {
+                // Read to its end (or failed) already, through this iterator or another.
+                guard !completion.isFinished else { return nil }
                 let task = completion.task
                 await task.waitWhileSuspended()
                 do {
@@ -170,6 +173,9 @@ final class TaskCompletion: Sendable {
     private let done = Atomic<Bool>(false)
 
     init(task: LoadTask) { self.task = task }
+
+    /// Whether the stream has ended (``finish(_:)`` was called).
+    var isFinished: Bool { done.load(ordering: .acquiring) }
 
     /// Completes the task; returns the error it completed with.
     func finish(_ error: LoadError?) -> LoadError? {

@@ -174,16 +174,21 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         if cancelled { throw LoadError(.cancelled, url: request.url) }
     }
 
-    /// Waits while the task is suspended.
+    /// Waits while the task is suspended. Cancelling the waiting Swift task cancels the load (which ends the
+    /// wait), as cancelling it at any other point of a read does: a suspended reader is never left waiting.
     func waitWhileSuspended() async {
         guard mutable.withLock({ $0.state == .suspended }) else { return }
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let resumeNow = mutable.withLock { m -> Bool in
-                guard m.state == .suspended else { return true }
-                m.resumeWaiters.append(waiter)
-                return false
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let resumeNow = mutable.withLock { m -> Bool in
+                    guard m.state == .suspended else { return true }
+                    m.resumeWaiters.append(waiter)
+                    return false
+                }
+                if resumeNow { waiter.resume() }
             }
-            if resumeNow { waiter.resume() }
+        } onCancel: {
+            cancel()
         }
     }
 
