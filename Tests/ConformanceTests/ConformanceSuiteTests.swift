@@ -35,6 +35,9 @@ final class VaryingHeader: MemoryHandler, @unchecked Sendable { override class v
 final class BlocksThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksThreads } }
 final class TricklesForever: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .tricklesForever } }
 final class BreaksContractWhenConcurrent: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .breaksContractWhenConcurrent } }
+final class FailsThenFinishes: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .failsThenFinishes } }
+final class RedirectNeverEnds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectNeverEnds } }
+final class SchemeNotListed: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .schemeNotListed } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -55,6 +58,8 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (VaryingHeader.self, .middlewareIsTransparent),
     (BlocksThreads.self, .doesNotBlockThreadPool),
     (BreaksContractWhenConcurrent.self, .concurrentLoadsAreCorrect),
+    (FailsThenFinishes.self, .exactlyOneTerminalEvent),
+    (RedirectNeverEnds.self, .exactlyOneTerminalEvent),
 ]
 
 @Suite("The conformance suite proves itself", .serialized)
@@ -77,6 +82,17 @@ struct ConformanceSuiteTests {
         if case .failed(let message)? = report.outcome(of: .doesNotBlockThreadPool) {
             #expect(message.contains("timed out"), "\(message)")
         }
+    }
+
+    @Test("A handler whose canInit takes its URLs but whose supportedSchemes misses their scheme fails acceptsItsRequests, saying why")
+    func schemeNotListed() async throws {
+        // Every load through a session fails as well (no registry routes the URLs): those properties fail too.
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(SchemeNotListed.self, fixtures: memFixtures) }
+        guard case .failed(let message)? = report.outcome(of: .acceptsItsRequests) else {
+            Issue.record("acceptsItsRequests did not fail: \(report)")
+            return
+        }
+        #expect(message.contains("supportedSchemes"), "\(message)")
     }
 
     @Test("Fixtures with no success resource are a failed run, not a pass")

@@ -24,6 +24,9 @@ enum Defect: Sendable {
     case blocksThreads
     case tricklesForever
     case breaksContractWhenConcurrent
+    case failsThenFinishes
+    case redirectNeverEnds
+    case schemeNotListed
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -31,10 +34,21 @@ enum Defect: Sendable {
 class MemoryHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: no stored state; the static below is the deliberate defect of one subclass, and guarded.
     class var defect: Defect { .none }
-    override class var supportedSchemes: Set<String> { defect == .acceptsEveryScheme ? [] : ["mem"] }
+    override class var supportedSchemes: Set<String> {
+        switch defect {
+        case .acceptsEveryScheme: return []
+        // The defect: canInit takes mem: URLs, but the scheme is not listed, so no registry routes them here.
+        case .schemeNotListed: return ["mem-typo"]
+        default: return ["mem"]
+        }
+    }
 
     override class func canInit(with request: LoadRequest) -> Bool {
-        defect == .acceptsEveryScheme ? true : super.canInit(with: request)
+        switch defect {
+        case .acceptsEveryScheme: return true
+        case .schemeNotListed: return request.scheme == "mem"
+        default: return super.canInit(with: request)
+        }
     }
 
     override class func canonicalRequest(for request: LoadRequest) -> LoadRequest {
@@ -62,12 +76,22 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             if defect == .missingIsSuccess {
                 return respond(Data("404 page".utf8), url: url)
             }
+            if defect == .failsThenFinishes {
+                // The defect: a failure, then a finish as well.
+                client.handler(self, didFailWith: LoadError(.fileDoesNotExist, url: url, reason: "no such mem: resource"))
+                client.handlerDidFinishLoading(self)
+                return
+            }
             throw LoadError(.fileDoesNotExist, url: url, reason: "no such mem: resource")
         case "redirect":
             if defect == .followsRedirect {
                 return respond(Self.small, url: url)
             }
             client.handler(self, wasRedirectedTo: LoadRequest(url: URL(string: "mem://small")!), redirectResponse: LoadResponse(url: url, mimeType: nil, expectedContentLength: 0))
+            if defect == .redirectNeverEnds {
+                // The defect: the redirect is reported, and then the load never ends.
+                try await Task.sleep(for: .seconds(3600))
+            }
         case "large":
             try await sendLarge(url: url)
         case "slow" where defect == .tricklesForever:

@@ -22,21 +22,7 @@ enum EventChecks {
                 report.record(.responseBeforeBody, .passed)
             }
 
-            // Terminal events.
-            let terminals = events.indices.filter { events[$0].isTerminal }
-            if !ended || terminals.isEmpty {
-                report.record(.exactlyOneTerminalEvent, .failed("loading \(url) never finished or failed within \(Int(fixtures.timeout)) s"))
-            } else if terminals.count > 1 {
-                report.record(.exactlyOneTerminalEvent, .failed("loading \(url) sent \(terminals.count) terminal events (\(terminals.map { events[$0].name }.joined(separator: ", ")))"))
-            } else {
-                report.record(.exactlyOneTerminalEvent, .passed)
-            }
-            // A second terminal event is the terminal check's; anything else after the first is this one's.
-            if let first = terminals.first, case let after = events[(first + 1)...].filter({ !$0.isTerminal }), !after.isEmpty {
-                report.record(.noEventsAfterTerminal, .failed("loading \(url) sent \(after.map(\.name).joined(separator: ", ")) after \(events[first].name)"))
-            } else {
-                report.record(.noEventsAfterTerminal, .passed)
-            }
+            let terminals = checkTerminal(events, ended: ended, url: url, fixtures, into: &report)
 
             // The body, counted only up to the terminal event.
             let delivered = events.prefix { !$0.isTerminal }.reduce(0) { total, event in
@@ -58,8 +44,14 @@ enum EventChecks {
             }
         }
 
+        // A load that fails, and one that is redirected, end as any other: one terminal event, nothing after.
+        if let missing = fixtures.missing {
+            let (events, _, ended) = await DirectLoad.run(handlerClass, url: missing, timeout: fixtures.timeout)
+            _ = checkTerminal(events, ended: ended, url: missing.absoluteString, fixtures, into: &report)
+        }
         if let redirect = fixtures.redirect {
-            let (events, _, _) = await DirectLoad.run(handlerClass, url: redirect, timeout: fixtures.timeout)
+            let (events, _, ended) = await DirectLoad.run(handlerClass, url: redirect, timeout: fixtures.timeout)
+            _ = checkTerminal(events, ended: ended, url: redirect.absoluteString, fixtures, into: &report)
             let redirected = events.contains { if case .redirect = $0 { return true } else { return false } }
             let responded = events.contains { if case .response = $0 { return true } else { return false } }
             if responded {
@@ -72,6 +64,27 @@ enum EventChecks {
         } else {
             report.record(.redirectIsReported, .skipped("no redirect fixture"))
         }
+    }
+
+    /// Checks that a load ended, with exactly one terminal event and nothing after it; returns the indices of
+    /// its terminal events.
+    private static func checkTerminal(_ events: [RecordingClient.Event], ended: Bool, url: String, _ fixtures: ConformanceFixtures,
+                                      into report: inout ConformanceReport) -> [Int] {
+        let terminals = events.indices.filter { events[$0].isTerminal }
+        if !ended || terminals.isEmpty {
+            report.record(.exactlyOneTerminalEvent, .failed("loading \(url) never finished or failed within \(Int(fixtures.timeout)) s"))
+        } else if terminals.count > 1 {
+            report.record(.exactlyOneTerminalEvent, .failed("loading \(url) sent \(terminals.count) terminal events (\(terminals.map { events[$0].name }.joined(separator: ", ")))"))
+        } else {
+            report.record(.exactlyOneTerminalEvent, .passed)
+        }
+        // A second terminal event is the terminal check's; anything else after the first is this one's.
+        if let first = terminals.first, case let after = events[(first + 1)...].filter({ !$0.isTerminal }), !after.isEmpty {
+            report.record(.noEventsAfterTerminal, .failed("loading \(url) sent \(after.map(\.name).joined(separator: ", ")) after \(events[first].name)"))
+        } else {
+            report.record(.noEventsAfterTerminal, .passed)
+        }
+        return terminals
     }
 
     private static func firstDifference(_ a: Data, _ b: Data) -> String {
