@@ -38,6 +38,7 @@ final class BreaksContractWhenConcurrent: MemoryHandler, @unchecked Sendable { o
 final class FailsThenFinishes: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .failsThenFinishes } }
 final class RedirectNeverEnds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectNeverEnds } }
 final class SchemeNotListed: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .schemeNotListed } }
+final class IgnoresBackpressure: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressure } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -60,6 +61,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (BreaksContractWhenConcurrent.self, .concurrentLoadsAreCorrect),
     (FailsThenFinishes.self, .exactlyOneTerminalEvent),
     (RedirectNeverEnds.self, .exactlyOneTerminalEvent),
+    (IgnoresBackpressure.self, .slowReaderBoundsMemory),
 ]
 
 @Suite("The conformance suite proves itself", .serialized)

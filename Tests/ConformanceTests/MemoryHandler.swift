@@ -27,6 +27,7 @@ enum Defect: Sendable {
     case failsThenFinishes
     case redirectNeverEnds
     case schemeNotListed
+    case ignoresBackpressure
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -169,6 +170,18 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     private func sendLarge(url: URL) async throws {
         let descriptor = defect == .leaksDescriptor ? open("/dev/null", O_RDONLY) : -1
         client.handler(self, didReceive: LoadResponse(url: url, mimeType: "application/octet-stream", expectedContentLength: Int64(Self.largeSize)))
+        if defect == .ignoresBackpressure {
+            // The defect: chunks pushed with didLoad every millisecond (about 250 MB/s), never asking
+            // whenReadyForData; slower than a reader at full speed, faster than one that stops.
+            var sent = 0
+            while sent < Self.largeSize, !Task.isCancelled {
+                // A fresh copy each time, as bytes read from anywhere would be (shared storage costs nothing).
+                client.handler(self, didLoad: Self.chunk.withUnsafeBytes { Data($0) })
+                sent += Self.chunk.count
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            return
+        }
         if defect == .buffersWholeBody {
             // The defect: the whole body in memory, sent without waiting for the reader. It does notice
             // stopLoading(), so only its memory use is wrong.

@@ -31,8 +31,16 @@ enum ResourceChecks {
         do {
             let (bytes, _) = try await session.bytes(from: large)
             var sinceSleep = 0
+            var stalled = false
             for try await chunk in bytes.chunks {
                 total += chunk.count
+                if !stalled {
+                    // A reader that stops for a second after the first chunk: a handler that ignores
+                    // backpressure goes on producing into memory meanwhile. (Reading on at full speed would
+                    // keep up with any producer slower than the reader, and hide it.)
+                    stalled = true
+                    try await Task.sleep(for: .seconds(1))
+                }
                 sinceSleep += chunk.count
                 if sinceSleep >= 4 * 1024 * 1024 {
                     sinceSleep = 0
