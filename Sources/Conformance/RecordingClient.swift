@@ -73,7 +73,19 @@ final class RecordingClient: SchemeHandlerClient {
         record(.redirect(request, response))
     }
     func handler(_ handler: SchemeHandler, didLoad data: Data) { received(data) }
-    func handler(_ handler: SchemeHandler, deliver data: Data) async throws { received(data) }
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
+        // As the loader's own client: once the load has ended or been stopped, deliver throws, which is how a
+        // handler written to the documented contract learns to stop.
+        if terminated.load(ordering: .acquiring) || stopped.load(ordering: .acquiring) {
+            received(data)
+            throw LoadError(.cancelled, url: handler.request.url, reason: "the load was stopped")
+        }
+        received(data)
+    }
+
+    /// Marks the load stopped (``SchemeHandler/stopLoading()`` was called): later deliveries throw.
+    func markStopped() { stopped.store(true, ordering: .releasing) }
+    private let stopped = Atomic<Bool>(false)
 
     private func received(_ data: Data) {
         if keepsBody { bodyStore.withLock { $0.append(data) } }
@@ -108,7 +120,13 @@ struct DirectLoad {
         try? await Task.sleep(for: .milliseconds(100))
         let events = load.client.events.map(\.event)
         let body = load.client.body
-        load.handler.stopLoading()
+        load.stop()
         return (events, body, ended)
+    }
+
+    /// Stops the load as the loader does: from then on the client's `deliver` throws.
+    func stop() {
+        client.markStopped()
+        handler.stopLoading()
     }
 }

@@ -39,6 +39,7 @@ final class FailsThenFinishes: MemoryHandler, @unchecked Sendable { override cla
 final class RedirectNeverEnds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectNeverEnds } }
 final class SchemeNotListed: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .schemeNotListed } }
 final class IgnoresBackpressure: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressure } }
+final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -95,6 +96,12 @@ struct ConformanceSuiteTests {
             return
         }
         #expect(message.contains("supportedSchemes"), "\(message)")
+    }
+
+    @Test("A handler that stops when deliver throws (its waits deaf to cancellation), as the client allows, keeps every property")
+    func stopsWhenDeliverThrows() async throws {
+        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(StopsWhenDeliverThrows.self, fixtures: memFixtures) }
+        #expect(report.allPassed, "\(report)")
     }
 
     @Test("Fixtures with no success resource are a failed run, not a pass")

@@ -28,6 +28,9 @@ enum Defect: Sendable {
     case redirectNeverEnds
     case schemeNotListed
     case ignoresBackpressure
+    /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
+    /// client's documentation allows.
+    case stopsWhenDeliverThrows
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -192,6 +195,22 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
                 client.handler(self, didLoad: whole[offset..<min(whole.count, offset + Self.chunk.count)])
                 offset += Self.chunk.count
             }
+            return
+        }
+        if defect == .stopsWhenDeliverThrows {
+            let client = self.client
+            let handler: SchemeHandler = self
+            // Detached: stopLoading's cancellation does not reach it; deliver throwing does.
+            let detached = Task.detached {
+                do {
+                    for _ in 0..<(Self.largeSize / Self.chunk.count) {
+                        try await client.handler(handler, deliver: Self.chunk)
+                        try? await Task.sleep(for: .milliseconds(2))
+                    }
+                    client.handlerDidFinishLoading(handler)
+                } catch {}
+            }
+            await detached.value
             return
         }
         if defect == .keepsSendingAfterStop {

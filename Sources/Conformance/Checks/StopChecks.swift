@@ -19,7 +19,7 @@ enum StopChecks {
             case "mid-body": _ = await waitFor(load.client, seconds: fixtures.timeout) { if case .data = $0 { return true } else { return false } }
             default: break
             }
-            load.handler.stopLoading()
+            load.stop()
             let stoppedAt = DispatchTime.now().uptimeNanoseconds
             try? await Task.sleep(for: .milliseconds(500))
             let late = load.client.events.filter { $0.at > stoppedAt + grace }
@@ -36,8 +36,8 @@ enum StopChecks {
         _ = await load.client.waitForTerminal(seconds: fixtures.timeout)
         try? await Task.sleep(for: .milliseconds(50))
         let settled = load.client.events.count
-        load.handler.stopLoading()
-        load.handler.stopLoading()
+        load.stop()
+        load.stop()
         try? await Task.sleep(for: .milliseconds(200))
         let extra = load.client.events.dropFirst(settled).map(\.event.name)
         if !extra.isEmpty {

@@ -45,12 +45,13 @@ public final class SchemeRegistry: Sendable {
 
     /// Adds `handler` as the newest (highest-priority) entry.
     public func register(_ handler: SchemeHandler.Type) {
+        // Asked before the lock is taken: the handler's own code, which may look at a registry.
+        let schemes = handler.supportedSchemes
         table.withLock { table in
             Self.remove(handler, from: &table)
             let entry = Entry(type: handler, order: table.nextOrder)
             table.nextOrder += 1
             table.all.append(entry)
-            let schemes = handler.supportedSchemes
             if schemes.isEmpty {
                 table.anyScheme.append(entry)
             } else {
