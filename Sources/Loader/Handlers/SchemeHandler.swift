@@ -24,8 +24,9 @@ import Synchronization
 /// ```
 ///
 /// ## Threading contract
-/// - ``startLoading()`` is called once, on any thread; ``stopLoading()`` at most once afterwards, on any
-///   thread, possibly while the handler's own work is still running. Neither is called on a thread the
+/// - ``startLoading()`` is called once, on any thread; ``stopLoading()`` afterwards, on any thread, possibly
+///   while the handler's own work is still running, and possibly more than once (an override must be safe to
+///   repeat, as the base class's is; the conformance suite checks it). Neither is called on a thread the
 ///   handler is blocking, so either may take a lock the handler's work also takes.
 /// - The client may be called from any thread. A handler reports its events in order (from one task or
 ///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
