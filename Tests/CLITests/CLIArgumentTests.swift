@@ -20,6 +20,7 @@ struct CLIArgumentTests {
         ["-sO", "http://h/a", "http://h/b"],           // short flags run together with O: ArgumentParser's to read
         ["-sSL", "data:,z", "-o", "/tmp/z"],            // short flags run together without o or O
         ["--remote-name", "-o", "x", "data:,1", "data:,2", "--silent"],
+        ["-sSLo", "/tmp/a", "data:,a", "-LO", "http://h/b"],  // run together, the last taking the next argument
     ])
     func sameAsArgumentParser(_ arguments: [String]) throws {
         #expect(summary(try LoadURL.parseQuickly(arguments)) == summary(try LoadURL.parse(arguments)))

@@ -81,14 +81,17 @@ struct CLIProcessTests {
     @Test("-o and -O pair with the URLs in the order given, as curl's do")
     func outputOrder() throws {
         let first = try TempFile("first body", name: "first-remote.txt")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try LoadURLProcess.run([
-            "--create-dirs", "--output-dir", directory.path, "-O", first.url.absoluteString, "-o", "second.txt", "data:,second",
-        ])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(try String(contentsOf: directory.appendingPathComponent("first-remote.txt"), encoding: .utf8) == "first body")
-        #expect(try String(contentsOf: directory.appendingPathComponent("second.txt"), encoding: .utf8) == "second")
+        // -O alone, and run together with other flags as curl's users write it (-LO).
+        for remoteName in ["-O", "-sLO"] {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let run = try LoadURLProcess.run([
+                "--create-dirs", "--output-dir", directory.path, remoteName, first.url.absoluteString, "-o", "second.txt", "data:,second",
+            ])
+            #expect(run.status == 0, "\(remoteName): \(run.stderr)")
+            #expect(try String(contentsOf: directory.appendingPathComponent("first-remote.txt"), encoding: .utf8) == "first body", "\(remoteName)")
+            #expect(try String(contentsOf: directory.appendingPathComponent("second.txt"), encoding: .utf8) == "second", "\(remoteName)")
+        }
     }
 
     @Test("-O takes the remote name as written: an encoded slash or dot-dot cannot lead the file out of --output-dir")

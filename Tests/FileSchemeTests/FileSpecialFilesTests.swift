@@ -91,4 +91,23 @@ struct FileSpecialFilesTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == secret.path)
         #expect(try String(contentsOf: secret, encoding: .utf8) == "through")
     }
+
+    @Test("PUT through a link to nothing yet creates the file it names, and the link stays")
+    func putThroughDanglingLink() async throws {
+        let scratch = try Scratch()
+        let link = scratch.directory.appendingPathComponent("dangling")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "made-by-put.txt")
+        _ = try await fileSession().upload(for: LoadRequest(url: link, method: .put), from: Data("created".utf8))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "made-by-put.txt")
+        #expect(try String(contentsOf: scratch.directory.appendingPathComponent("made-by-put.txt"), encoding: .utf8) == "created")
+    }
+
+    @Test("PUT from a /proc file (size 0, contents not) sends what reading it gives: no announced length to miss")
+    func putFromPseudoFile() async throws {
+        let scratch = try Scratch()
+        let target = scratch.directory.appendingPathComponent("status.txt")
+        #expect(RequestBody.file(URL(fileURLWithPath: "/proc/self/status")).knownLength == nil)
+        _ = try await fileSession().upload(for: LoadRequest(url: target, method: .put), fromFile: URL(fileURLWithPath: "/proc/self/status"))
+        #expect(try String(contentsOf: target, encoding: .utf8).contains("Pid:"))
+    }
 }

@@ -107,6 +107,18 @@ struct TaskTests {
         #expect(delegate.events.withLock { $0 } == ["response", "data:8", "completed"])
     }
 
+    @Test("A byte stream that failed, read again, fails again: never an empty success")
+    func failedBytesReadTwice() async throws {
+        // A response, then nothing: the request timeout fails the read.
+        let (probeID, _) = Probes.make()
+        let session = testSession { $0.timeoutIntervalForRequest = 0.3 }
+        let (bytes, _) = try await session.bytes(from: URL(string: "hang://\(probeID)")!)
+        let first = await loadError { for try await _ in bytes.chunks {} }
+        let second = await loadError { for try await _ in bytes.chunks {} }
+        #expect(first?.code == .timedOut)
+        #expect(second?.code == .timedOut, "the second read was an empty success")
+    }
+
     @Test("A download task's file exists during the completion handler and is removed after")
     func downloadTaskFile() async throws {
         let session = testSession()

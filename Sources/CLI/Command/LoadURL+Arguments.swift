@@ -42,6 +42,20 @@ extension LoadURL {
         }
     }
 
+    /// `-sSLO` as `-s`, `-S`, `-L`, `-O`: short options run together, of which only the last may take a value
+    /// (the next argument). `nil` when one before the last takes a value, which is then attached (`-sofile`).
+    static func splitCluster(_ argument: String) -> [String]? {
+        let letters = Array(argument.dropFirst())
+        var flags: [String] = []
+        for (position, letter) in letters.enumerated() {
+            guard letter.isASCII, letter.isLetter || letter.isNumber else { return nil }
+            let flag = "-" + String(letter)
+            if position < letters.count - 1, flag == "-o" || optionsWithValues.contains(flag) { return nil }
+            flags.append(flag)
+        }
+        return flags
+    }
+
     /// Stands in ``outputs`` for a `-O` read by ``parseQuickly(_:)``, keeping its place among the `-o` names,
     /// as curl pairs them with the URLs in the order given (a file name cannot hold a NUL).
     public static let remoteNameSlot = "\u{0}remote-name"
@@ -56,6 +70,7 @@ extension LoadURL {
     /// `O` among them) goes to ArgumentParser whole.
     public static func parseQuickly(_ arguments: [String]) throws -> LoadURL {
         var rest: [String] = [], urls: [String] = [], outputs: [String] = []
+        var arguments = arguments
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -82,9 +97,13 @@ extension LoadURL {
                     rest.append(arguments[index])
                     index += 1
                 }
+            } else if !argument.hasPrefix("--"), argument.count > 2, let flags = splitCluster(argument) {
+                // Short flags run together (`-sSLO`): read one by one, so that an `-O` among them keeps its place.
+                arguments.replaceSubrange((index - 1)..<index, with: flags)
+                index -= 1
             } else if !argument.hasPrefix("--"), argument.count > 2,
                       argument.contains(where: { $0 == "o" || $0 == "O" }) || optionsWithValues.contains(String(argument.prefix(2))) {
-                // Short options run together, or a short option with its value attached: ArgumentParser's to read.
+                // A short option with its value attached (`-ofile`, `-XPUT`): ArgumentParser's to read.
                 return try parse(arguments)
             } else {
                 rest.append(argument)

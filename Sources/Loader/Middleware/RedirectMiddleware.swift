@@ -16,8 +16,9 @@ public struct RedirectMiddleware: LoadMiddleware {
     /// The most redirects one load follows before failing with ``LoadError/Code/httpTooManyRedirects``.
     public var limit: Int
     /// The schemes (lowercase) a server's `Location` may lead to besides the request's own; a redirect
-    /// elsewhere fails with ``LoadError/Code/unsupportedURL``. A handler's proposed redirect is the app's own choice and is not
-    /// restricted.
+    /// elsewhere fails with ``LoadError/Code/unsupportedURL``. A handler's proposed redirect is the app's own
+    /// choice and may go to any scheme (its credentials are still dropped when it changes origin; a task
+    /// delegate's `willPerformRedirection` may put them back).
     public var allowedSchemes: Set<String>
 
     /// The schemes curl follows by default: `http`, `https` and `ftp`.

@@ -85,8 +85,11 @@ public struct LoadBytes: AsyncSequence, Sendable {
 
             /// The next chunk, or `nil` at the end of the body.
             public mutating func next() async throws -> Data? {
-                // Read to its end (or failed) already, through this iterator or another.
-                guard !completion.isFinished else { return nil }
+                // Read to its end already, through this iterator or another: nothing more, or the same failure.
+                if completion.isFinished {
+                    if let error = completion.task.error { throw error }
+                    return nil
+                }
                 let task = completion.task
                 await task.waitWhileSuspended()
                 do {

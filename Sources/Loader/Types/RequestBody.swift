@@ -19,13 +19,14 @@ public enum RequestBody: Sendable {
     case stream(length: Int64?, makeStream: @Sendable () -> AsyncThrowingStream<Data, any Error>)
 
     /// The body's size when it is known before sending: the data's count, the file's size, or the
-    /// stream's announced length.
+    /// stream's announced length. `nil` for a file whose size says nothing of what reading it gives (a pipe,
+    /// `/dev/stdin`, a file of /proc or /sys): such a body is sent chunked, or checked against no length.
     public var knownLength: Int64? {
         switch self {
         case .bytes(let data): return Int64(data.count)
         case .file(let url):
             var info = stat()
-            return stat(url.path, &info) == 0 ? Int64(info.st_size) : nil
+            return stat(url.path, &info) == 0 ? FileSize.readable(info, path: url.path) : nil
         case .stream(let length, _): return length
         }
     }

@@ -109,7 +109,7 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         fields[.acceptRanges] = "bytes"
         var span: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil
         // A file of /proc or /sys has a size (0 or a page) unrelated to what it holds: read it as a stream.
-        let isRegular = info.st_mode & S_IFMT == S_IFREG && !Self.isPseudoFile(path)
+        let isRegular = FileSize.readable(info, path: path) != nil
         if isRegular, let header = request.headerFields[.range], let range = ByteRange(header: header) {
             guard let selected = range.resolve(size: size) else {
                 throw LoadError(.resourceUnavailable, url: url, reason: "range not satisfiable: \(header) of a \(size)-byte file")
@@ -190,15 +190,6 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return false }
         var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&probe, 1, 0) == 0
-    }
-
-    /// Whether `path` leads (through any links) into /proc or /sys, whose files report sizes that say nothing
-    /// of their contents (0 for most of /proc, a page for /sys). Told by where the kernel mounts them.
-    private static func isPseudoFile(_ path: String) -> Bool {
-        guard let resolved = realpath(path, nil) else { return false }
-        defer { free(resolved) }
-        let real = String(cString: resolved)
-        return real.hasPrefix("/proc/") || real.hasPrefix("/sys/")
     }
 
     private func listDirectory(path: String, url: URL) async throws {

@@ -33,7 +33,9 @@ struct FileUpload {
         // A new file gets the usual 0666 less the umask; one replaced, the bits it had.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw FileErrors.writing(errno, path: path, url: url) }
-        if exists { _ = fchmod(fd, info.st_mode & 0o7777) }
+        // The permission bits (and the sticky bit), not set-user-ID or set-group-ID: new contents must not
+        // inherit the privileges the old ones were given.
+        if exists { _ = fchmod(fd, info.st_mode & 0o1777) }
         var closed = false
         do {
             defer { if !closed { close(fd) } }
@@ -64,12 +66,21 @@ struct FileUpload {
         handler.client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
     }
 
-    /// The file a symbolic link at `path` leads to, or `path` itself (not a link, or a link to nothing yet).
+    /// The file a symbolic link at `path` leads to, or `path` itself when it is not a link. A link to nothing
+    /// yet leads to the path it names (made absolute against the link's folder), which the upload creates,
+    /// as writing through the link would.
     private static func resolvingLink(_ path: String) -> String {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return path }
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &target, Int(PATH_MAX))
+        guard count > 0 else { return path }
+        let named = String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return named.hasPrefix("/") ? named : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(named).path
     }
 
     /// Writes all of `data` (swift-system retries short and interrupted writes).

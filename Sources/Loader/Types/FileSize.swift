@@ -1,0 +1,30 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a file's `stat` says about how many bytes reading it gives.
+package enum FileSize {
+    /// The bytes reading the file at `path` (described by `info`) gives, when its size says so: a regular
+    /// file's size, except for files of /proc and /sys, whose sizes (0, or a page) say nothing of their
+    /// contents; `nil` for those and for pipes, FIFOs and devices, which are read to their end.
+    package static func readable(_ info: stat, path: String) -> Int64? {
+        guard info.st_mode & S_IFMT == S_IFREG else { return nil }
+        let size = Int64(info.st_size)
+        // Only the sizes pseudo files report are worth a look at where the file lives (realpath walks the path).
+        guard size == 0 || size == 4096, isPseudoFile(path) else { return size }
+        return nil
+    }
+
+    /// Whether `path` leads (through any links) into /proc or /sys, where the kernel mounts them.
+    private static func isPseudoFile(_ path: String) -> Bool {
+        guard let resolved = realpath(path, nil) else { return false }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return real.hasPrefix("/proc/") || real.hasPrefix("/sys/")
+    }
+}
