@@ -26,6 +26,14 @@ private final class EventLog: SchemeHandlerClient {
 /// events within one call can be scripted exactly.
 @Suite("http: the response forwarder (an embedded channel)")
 struct ResponseForwarderTests {
+    /// A forwarder at the end of an embedded channel's pipeline.
+    private func forwarderOnChannel() throws -> (EmbeddedChannel, ResponseForwarder) {
+        let channel = EmbeddedChannel()
+        let forwarder = ResponseForwarder(handshake: nil)
+        try channel.pipeline.syncOperations.addHandler(forwarder)
+        return (channel, forwarder)
+    }
+
     /// An exchange whose end is noted in `outcomes` as "NAME true" (the response ended) or "NAME false".
     private func exchange(_ name: String, log: EventLog, outcomes: Locked<[String]>) -> HTTPExchange {
         let request = LoadRequest(url: URL(string: "http://127.0.0.1/\(name)")!)
@@ -37,9 +45,7 @@ struct ResponseForwarderTests {
 
     @Test("A small response arrives whole; the next exchange on the connection, failing during the hand-off, gets none of it")
     func handOffFailure() throws {
-        let channel = EmbeddedChannel()
-        let forwarder = ResponseForwarder(handshake: nil)
-        try channel.pipeline.syncOperations.addHandler(forwarder)
+        let (channel, forwarder) = try forwarderOnChannel()
         let firstLog = EventLog(), secondLog = EventLog()
         let outcomes = Locked<[String]>([])
         let first = exchange("first", log: firstLog, outcomes: outcomes)
@@ -68,9 +74,7 @@ struct ResponseForwarderTests {
 
     @Test("A response followed in its burst by more parts: it stands whole, and its connection is not reused")
     func partsAfterTheEnd() throws {
-        let channel = EmbeddedChannel()
-        let forwarder = ResponseForwarder(handshake: nil)
-        try channel.pipeline.syncOperations.addHandler(forwarder)
+        let (channel, forwarder) = try forwarderOnChannel()
         let log = EventLog()
         let outcomes = Locked<[String]>([])
         let reusable = Locked<[Bool]>([])
@@ -93,9 +97,7 @@ struct ResponseForwarderTests {
 
     @Test("Body parts that come with the head are handed on as one chunk; later parts one by one, in order")
     func burstsOfParts() throws {
-        let channel = EmbeddedChannel()
-        let forwarder = ResponseForwarder(handshake: nil)
-        try channel.pipeline.syncOperations.addHandler(forwarder)
+        let (channel, forwarder) = try forwarderOnChannel()
         let log = EventLog()
         let outcomes = Locked<[String]>([])
         try forwarder.start(exchange("parts", log: log, outcomes: outcomes))

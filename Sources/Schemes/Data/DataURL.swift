@@ -120,7 +120,7 @@ public struct DataURL: Sendable {
                     }
                     var byte = buffer[index]
                     if byte == 0x25 { escapes = true }
-                    if byte == 0x25, index + 2 < count, let high = Chunks.hexValue(buffer[index + 1]), let low = Chunks.hexValue(buffer[index + 2]) {
+                    if byte == 0x25, index + 2 < count, let high = PercentDecoding.hexValue(buffer[index + 1]), let low = PercentDecoding.hexValue(buffer[index + 2]) {
                         byte = high << 4 | low
                         index += 3
                     } else {
@@ -216,8 +216,8 @@ public struct DataURL: Sendable {
                 }
             }
             if let direct { return try direct.get() }
-            let decoded = window.withContiguousStorageIfAvailable(Self.percentDecode)
-                ?? Array(window).withUnsafeBufferPointer(Self.percentDecode)
+            let decoded = window.withContiguousStorageIfAvailable(PercentDecoding.decode)
+                ?? Array(window).withUnsafeBufferPointer(PercentDecoding.decode)
             guard isBase64 else { return Data(decoded) }
             return try decoded.withUnsafeBufferPointer { decodeBase64($0, last: last) }.get()
         }
@@ -241,36 +241,6 @@ public struct DataURL: Sendable {
             return .success(Data(bytesNoCopy: memory, count: count, deallocator: .custom { pointer, _ in
                 pointer.assumingMemoryBound(to: UInt8.self).deallocate()
             }))
-        }
-
-        /// The URL standard's percent-decode on bytes: `%XX` becomes a byte, anything else stays.
-        static func percentDecode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-            guard let base = input.baseAddress else { return [] }
-            let count = input.count
-            return [UInt8](unsafeUninitializedCapacity: count) { output, written in
-                var index = 0, out = 0
-                while index < count {
-                    let byte = base[index]
-                    if byte == 0x25, index + 2 < count, let high = hexValue(base[index + 1]), let low = hexValue(base[index + 2]) {
-                        output[out] = high << 4 | low
-                        index += 3
-                    } else {
-                        output[out] = byte
-                        index += 1
-                    }
-                    out += 1
-                }
-                written = out
-            }
-        }
-
-        static func hexValue(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
         }
     }
 

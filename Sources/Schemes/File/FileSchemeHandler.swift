@@ -63,32 +63,13 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
     static func localPath(of url: URL) throws(LoadError) -> String {
         let encoded = url.path(percentEncoded: true)
         guard !encoded.isEmpty else { throw LoadError(.badURL, url: url, reason: "the URL has no path") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(encoded.utf8.count)
-        var rest = encoded.utf8[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2,
-               let high = hexValue(rest[rest.startIndex]), let low = hexValue(rest[rest.index(after: rest.startIndex)]) {
-                bytes.append(high << 4 | low)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
+        var contiguous = encoded
+        let bytes = contiguous.withUTF8 { PercentDecoding.decode($0) }
         guard !bytes.contains(0) else { throw LoadError(.badURL, url: url, reason: "the path holds a NUL byte (%00)") }
         guard let path = String(validating: bytes, as: UTF8.self) else {
             throw LoadError(.badURL, url: url, reason: "the path's escapes do not decode to UTF-8 (\(encoded))")
         }
         return path
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     private func read(path: String, url: URL) async throws {
