@@ -19,6 +19,22 @@ struct CLIHTTPTests {
         #expect(run.stdout.hasSuffix("\r\n\r\n"))
     }
 
+    @Test("A body that fills the disk exits 23 (curl's write error), naming the URL and the cause")
+    func fullDisk() throws {
+        let server = try nginx()
+        let folder = try TestServers.fullDisk()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = "http://127.0.0.1:\(server.httpPort)/1m.bin"
+        let run = try LoadURLProcess.run(["-sS", "-o", folder.appendingPathComponent("out.bin").path, url])
+        #expect(run.status == 23, "\(run.stderr)")
+        #expect(run.stderr.contains(url), "\(run.stderr)")
+        #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
+        // And to /dev/full, a device that is always full.
+        let device = try LoadURLProcess.run(["-sS", "-o", "/dev/full", url])
+        #expect(device.status == 23, "\(device.stderr)")
+        #expect(device.stderr.contains("No space left on device"), "\(device.stderr)")
+    }
+
     @Test("Redirects are followed only with -L, as curl does")
     func location() throws {
         let server = try nginx()

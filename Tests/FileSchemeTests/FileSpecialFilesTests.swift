@@ -5,13 +5,6 @@ import Loader
 import TestSupport
 import Testing
 
-private func fileSession(timeout: TimeInterval = 30) -> LoaderSession {
-    var configuration = LoaderSession.Configuration.ephemeral
-    configuration.handlerClasses = [FileSchemeHandler.self]
-    configuration.timeoutIntervalForRequest = timeout
-    return LoaderSession(configuration: configuration)
-}
-
 @Suite("file: pseudo files, FIFOs, odd paths, and PUT that keeps what the target was")
 struct FileSpecialFilesTests {
     @Test("A /proc file (size 0) and a /sys file (size a page) load whole, with no Content-Length")

@@ -113,3 +113,18 @@ public func loadError(_ body: () async throws -> Void) async -> LoadError? {
         return LoadError(.unknown, reason: "not a LoadError: \(error)")
     }
 }
+
+/// The names of the files in `folder`, sorted; none where the folder cannot be read.
+public func filesLeft(in folder: URL) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+}
+
+/// What is wrong with `error` as the failure of a write to a full disk, or `nil` when it is right: a
+/// `cannotWriteToFile` that names `url` and says "No space left on device".
+public func fullDiskFailureProblem(_ error: LoadError?, url: URL) -> String? {
+    guard let error else { return "no error: the write to a full disk succeeded" }
+    guard error.code == .cannotWriteToFile else { return "\(error.code), not cannotWriteToFile: \(error)" }
+    guard error.url == url else { return "the error names \(String(describing: error.url)), not \(url): \(error)" }
+    guard error.description.contains("No space left on device") else { return "the cause is not named: \(error)" }
+    return nil
+}

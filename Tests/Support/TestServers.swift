@@ -53,6 +53,18 @@ public enum TestServers {
         return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, root: root, caFile: ca)
     }()
 
+    /// A folder on a file system of 256 KiB (a tmpfs that `scripts/test-servers` mounts), where a larger
+    /// write fails with "No space left on device": a full disk.
+    public static func fullDisk() throws -> URL {
+        guard let path = environment["FULL_DISK"] else {
+            throw TestServerError("no full-disk fixture: scripts/test-servers could not mount a 256 KiB tmpfs (it needs root)")
+        }
+        // A folder of its own per test: the tests share the file system, and each counts what its own leaves.
+        let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        return folder
+    }
+
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they
     /// are not running); empty if it failed.
     private static let environment: [String: String] = {
@@ -73,4 +85,11 @@ public enum TestServers {
         }
         return values
     }()
+}
+
+/// A fixture the test servers' script could not set up.
+public struct TestServerError: Error, CustomStringConvertible {
+    /// What is missing.
+    public let description: String
+    init(_ description: String) { self.description = description }
 }
