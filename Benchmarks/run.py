@@ -234,24 +234,43 @@ try:
         if unknown:
             raise SystemExit("benchmark: no scenario %s (there are %s)" % (", ".join(sorted(unknown)), ", ".join(s[0] for s in scenarios)))
         scenarios = [s for s in scenarios if s[0] in args.only]
+    samples = {s[0]: {c: [] for c in s[4]} for s in scenarios}
+
+    def one_round(key, clients):
+        """Each client of one scenario once, in turn (A B A B … across the rounds)."""
+        for client, run in clients.items():
+            warm(warm_files.get(key, []))
+            if key == "tofile":
+                # No client's time includes removing a file: curl and loadurl would truncate their output
+                # of the round before as they open it (LoaderBench removes its file once timed).
+                for name in ("curl.out", "loadurl.out"):
+                    if os.path.exists(os.path.join(tmp, name)):
+                        os.remove(os.path.join(tmp, name))
+                # The previous client's 512 MiB file may still be in dirty pages: written back now,
+                # untimed, rather than during the next client's writes.
+                os.sync()
+            samples[key][client].append(run())
+
+    # Round by round across the scenarios, not every round of one scenario before the next: this VM has
+    # slow spells of a minute or so (one took a whole scenario's five rounds to 0.7x of the rounds of the
+    # same code a few minutes later), and spread this way a spell spoils one round of a few scenarios,
+    # which their medians drop, instead of every round of one. The slow downloads come after all the
+    # rounds: they leave a thousand connections closing, which slowed the scenario after them.
+    rotating = [s for s in scenarios if not s[0].startswith("slow")]
+    for number in range(rounds):
+        print("== round %d of %d: %s" % (number + 1, rounds, " ".join(s[0] for s in rotating)), flush=True)
+        for key, title, unit, amount, clients in rotating:
+            one_round(key, clients)
+    for key, title, unit, amount, clients in scenarios:
+        if key.startswith("slow"):
+            print("== %s, %d round(s)" % (key, rounds), flush=True)
+            for _ in range(rounds):
+                one_round(key, clients)
+
     for key, title, unit, amount, clients in scenarios:
         print("== %s: %s" % (key, title), flush=True)
-        samples = {c: [] for c in clients}
-        for _ in range(rounds):
-            for client, run in clients.items():
-                warm(warm_files.get(key, []))
-                if key == "tofile":
-                    # No client's time includes removing a file: curl and loadurl would truncate their output
-                    # of the round before as they open it (LoaderBench removes its file once timed).
-                    for name in ("curl.out", "loadurl.out"):
-                        if os.path.exists(os.path.join(tmp, name)):
-                            os.remove(os.path.join(tmp, name))
-                    # The previous client's 512 MiB file may still be in dirty pages: written back now,
-                    # untimed, rather than during the next client's writes.
-                    os.sync()
-                samples[client].append(run())
         table = {}
-        for client, runs in samples.items():
+        for client, runs in samples[key].items():
             if "rate" in runs[0]:
                 value = statistics.median(r["rate"] for r in runs)
                 table[client] = {"value": value, "rss": None, "cpu": None}
@@ -262,8 +281,9 @@ try:
         results[key] = (title, unit, table)
         for client, row in table.items():
             extra = "" if row["rss"] is None else "  peak RSS %6.1f MiB  CPU %.2f s" % (row["rss"] / 1024, row["cpu"])
-            rounds_seen = "" if not args.only or "seconds" not in samples[client][0] else "  rounds: " + " ".join(
-                "%.3fs/%.2fcpu" % (r["seconds"], r["cpu"]) for r in samples[client])
+            runs = samples[key][client]
+            rounds_seen = "" if not args.only or "seconds" not in runs[0] else "  rounds: " + " ".join(
+                "%.3fs/%.2fcpu" % (r["seconds"], r["cpu"]) for r in runs)
             print("   %-16s %12.1f %s%s%s" % (client, row["value"], unit, extra, rounds_seen), flush=True)
 
     if args.only:
@@ -337,6 +357,14 @@ try:
     if "loader" in table:
         print("| %s: peak RSS (LoaderBench, with URLSession and AsyncHTTPClient linked) | %.1f MiB | curl %.1f MiB | | (reference) |" % (
             title, table["loader"]["rss"] / 1024, table["curl"]["rss"] / 1024))
+    # The client's CPU per GB (user and system, median over the rounds): nginx bounds the rate here, so this
+    # is where a client's own cost shows. Lower is better, so the ratio reads the other way from the rows above.
+    gigabytes = big_bytes / 1e9
+    for ours, label in (("loader", ""), ("loadurl", " (loadurl CLI)")):
+        if ours in table and "curl" in table:
+            mine, theirs = table[ours]["cpu"] / gigabytes, table["curl"]["cpu"] / gigabytes
+            print("| %s: client CPU per GB%s | %.3f s/GB | curl %.3f s/GB | %.2fx | (measured, lower is better) |" % (
+                title, label, mine, theirs, mine / theirs))
     title, unit, table = results["slow%d" % slow_count]
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):
