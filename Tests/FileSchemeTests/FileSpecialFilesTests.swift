@@ -37,6 +37,21 @@ struct FileSpecialFilesTests {
         #expect(String(decoding: data, as: UTF8.self) == "through the pipe")
     }
 
+    @Test("A file whose modification time the date format cannot show loads whole without Last-Modified, not a crash")
+    func extremeModificationTime() async throws {
+        // tmpfs keeps whatever time a file's owner sets (ext4 stops at 2446); tar and rsync keep an archive's.
+        let path = "/dev/shm/loader-mtime-\(UUID().uuidString)"
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        for seconds in [67_768_036_191_676_799, Int.min + 1, 253_402_300_800] {
+            var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+            try #require(utimensat(AT_FDCWD, path, &times, 0) == 0, "utimensat(\(seconds)): errno \(errno)")
+            let (data, response) = try await fileSession().data(from: URL(fileURLWithPath: path))
+            #expect(String(decoding: data, as: UTF8.self) == "kept", "\(seconds)")
+            #expect(response.headerFields[.lastModified] == nil, "\(seconds)")
+        }
+    }
+
     @Test("A path with %00 or escapes that are not UTF-8 is badURL, never another file or an empty path")
     func oddPaths() async throws {
         let scratch = try Scratch()

@@ -48,4 +48,27 @@ struct TextHelperTests {
             #expect(ours == foundation || (path == "/" && ours.isEmpty), "\(path): \(ours) vs \(foundation)")
         }
     }
+
+    @Test("IMF-fixdate matches Foundation's HTTP date format across the years it can show, and is nil outside them",
+          arguments: [0, 784_111_777, -1, -86_400, -86_401, 951_782_400, 4_102_444_800, -12_219_292_800, 253_402_300_799])
+    func imfFixdate(seconds: Int) throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let ours = try #require(IMFFixdate.string(fromUnixTime: seconds))
+        #expect(ours == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))), "\(seconds)")
+    }
+
+    @Test("IMF-fixdate's first representable second is 1 January of year 0, proleptic Gregorian (ICU's calendar turns Julian before 1582)")
+    func imfFixdateYearZero() {
+        #expect(IMFFixdate.string(fromUnixTime: -62_167_219_200) == "Sat, 01 Jan 0000 00:00:00 GMT")
+    }
+
+    @Test("IMF-fixdate of a time past 9999 or before year 0 is nil, not a crash",
+          arguments: [253_402_300_800, -62_167_219_201, 67_768_036_191_676_799, Int.max, Int.min, -Int.max])
+    func imfFixdateOutOfRange(seconds: Int) {
+        #expect(IMFFixdate.string(fromUnixTime: seconds) == nil)
+    }
 }
