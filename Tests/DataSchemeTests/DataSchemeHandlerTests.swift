@@ -23,6 +23,22 @@ struct DataSchemeHandlerTests {
         #expect(response.status == nil)
     }
 
+    @Test("Spaces and quotes before the comma read as written, though Foundation's URL escapes them")
+    func foundationEscapesInTheType() async throws {
+        let html = try #require(URL(string: "data:text/html; charset=utf-8,<b>hi</b>"))
+        let (page, pageResponse) = try await session.data(from: html)
+        #expect(String(decoding: page, as: UTF8.self) == "<b>hi</b>")
+        #expect(pageResponse.mimeType == "text/html")
+        #expect(pageResponse.textEncodingName == "utf-8")
+        // "; base64" with a space is base64 still (the Fetch standard's data: URL processor).
+        let (image, imageResponse) = try await session.data(from: try #require(URL(string: "data:image/png; base64,AAEC/w==")))
+        #expect(image == Data([0, 1, 2, 255]))
+        #expect(imageResponse.mimeType == "image/png")
+        let (quoted, quotedResponse) = try await session.data(from: try #require(URL(string: #"data:text/plain;charset="utf-8",x"#)))
+        #expect(quoted == Data("x".utf8))
+        #expect(quotedResponse.textEncodingName == "utf-8")
+    }
+
     @Test("A base64 data: URL announces its decoded length")
     func base64Length() async throws {
         let (data, response) = try await session.data(from: URL(string: "data:;base64,SGVsbG8=")!)

@@ -39,20 +39,32 @@ struct DataURLCorpusTests {
         #expect(passed == total)
     }
 
-    @Test("Parsing a Foundation URL gives what parsing its text gives, for every WPT vector Foundation accepts")
+    @Test("A Foundation URL of a WPT vector reads as the vector's text does, but where Foundation's URL holds other text")
     func urlAndTextAgree() throws {
-        var compared = 0
+        var compared = 0, rewritten: [String] = []
         for case let entry as [Any] in try corpus("wpt-data-urls/data-urls.json") {
             let input = try #require(entry[0] as? String)
             guard let url = URL(string: input) else { continue }
+            // Two rewrites no reader of the URL can undo. A string in which Foundation had anything to escape
+            // has its every `%` escaped too (`data: ,%FF` holds `%25FF`: a URL of the text "%FF"). And a `%20`
+            // typed before the comma cannot be told from the space Foundation escapes so (the vector
+            // `data:text/plain%20,X`), where the text's escapes count as written and the URL's as spaces.
+            let mimePart = input.prefix { $0 != "," }
+            if (url.absoluteString.contains("%25") && !input.contains("%25")) || mimePart.contains("%20") {
+                rewritten.append(input)
+                continue
+            }
             compared += 1
-            let fromText = try? DataURL.parse(url.absoluteString)
+            // The text as written, not Foundation's serialization: that one escapes spaces and quotes.
+            let fromText = try? DataURL.parse(input)
             let fromURL = try? DataURL.parse(url)
             #expect(fromURL?.mimeType.description == fromText?.mimeType.description, "MIME type of \(input.debugDescription)")
             #expect((try? fromURL?.decodedBytes()) == (try? fromText?.decodedBytes()), "bytes of \(input.debugDescription)")
         }
-        print("WPT data-urls through Foundation's URL: \(compared) compared")
-        #expect(compared > 0)
+        print("WPT data-urls through Foundation's URL: \(compared) read as their text, \(rewritten.count) rewritten by Foundation: \(rewritten.map(\.debugDescription).joined(separator: " "))")
+        // 69 of the 70 vectors are URLs to Foundation; five hold other text than they were written with.
+        #expect(compared == 64)
+        #expect(rewritten.count == 5)
     }
 
     @Test("Every case of wpt-data-urls/base64.json decodes as specified, in one piece and fed in pieces of 1 to 7 bytes")

@@ -52,13 +52,18 @@ public struct DataURL: Sendable {
 
     /// Processes `url`. Its text is already serialized (a URL parser encoded what needed encoding), so
     /// this skips the pass that ``parse(_:)-(String)`` makes over the whole text to check that.
+    ///
+    /// Foundation's parser escapes more than a WHATWG URL parser does: `URL(string: "data:text/html;
+    /// charset=utf-8,…")` holds `;%20charset`, which would read as a parameter named `%20charset`, and
+    /// `; base64` would go unseen. Before the first `,` those escapes are undone, so that the URL reads as its
+    /// text does (after it, the body is percent-decoded anyway).
     public static func parse(_ url: URL) throws(DataURLError) -> DataURL {
         let text = url.absoluteString
         try checkSchemeAndAuthority(text.utf8.prefix(4096))
-        return try process(text, mayHaveFragment: url.fragment != nil)
+        return try process(text, mayHaveFragment: url.fragment != nil, undoingFoundationEscapes: true)
     }
 
-    private static func process(_ serialized: String, mayHaveFragment: Bool) throws(DataURLError) -> DataURL {
+    private static func process(_ serialized: String, mayHaveFragment: Bool, undoingFoundationEscapes: Bool = false) throws(DataURLError) -> DataURL {
         let utf8 = serialized.utf8
         let afterScheme = utf8.index(utf8.startIndex, offsetBy: 5)
         // The fragment is not part of the URL's serialization for this purpose.
@@ -66,6 +71,7 @@ public struct DataURL: Sendable {
         // After "data:", the MIME type runs up to the first ",".
         guard let comma = Self.firstIndex(of: UInt8(ascii: ","), in: utf8[afterScheme..<end]) else { throw .missingComma }
         var mime = Array(utf8[afterScheme..<comma])
+        if undoingFoundationEscapes, mime.contains(UInt8(ascii: "%")) { mime = Self.undoingFoundationEscapes(mime) }
         while let last = mime.last, Self.isASCIIWhitespace(last) { mime.removeLast() }
         mime.removeFirst(mime.prefix(while: Self.isASCIIWhitespace).count)
 
@@ -84,6 +90,29 @@ public struct DataURL: Sendable {
     public let expectedLength: Int
     /// Whether the body has any `%` (seen by the same pass).
     private let hasEscapes: Bool
+
+    /// The characters Foundation's URL parser escapes and a WHATWG one keeps in a `data:` URL's path: space,
+    /// `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|` and `}`.
+    private static let foundationEscaped: Set<UInt8> = Set(" \"<>\\^`{|}".utf8)
+
+    /// `mime` with the escapes of ``foundationEscaped`` characters decoded; every other escape kept as written.
+    private static func undoingFoundationEscapes(_ mime: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(mime.count)
+        var index = 0
+        while index < mime.count {
+            if mime[index] == UInt8(ascii: "%"), index + 2 < mime.count,
+               let high = PercentDecoding.hexValue(mime[index + 1]), let low = PercentDecoding.hexValue(mime[index + 2]),
+               foundationEscaped.contains(high << 4 | low) {
+                result.append(high << 4 | low)
+                index += 3
+            } else {
+                result.append(mime[index])
+                index += 1
+            }
+        }
+        return result
+    }
 
     /// The first `byte` in `bytes`, found with `memchr` when the string's storage is contiguous.
     private static func firstIndex(of byte: UInt8, in bytes: Substring.UTF8View) -> String.Index? {
