@@ -67,7 +67,12 @@ struct CLIFTPTests {
         let missing = try LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/nope.txt"])
         #expect(missing.status == 78)
         #expect(missing.stderr.contains("ftp://127.0.0.1:\(server.port)/nope.txt"))
-        let denied = try LoadURLProcess.run(["ftp://user:wrong@127.0.0.1:\(server.port)/hello.txt"])
+        let denied = try LoadURLProcess.run(["-sS", "ftp://user:Wr0ngPw@127.0.0.1:\(server.port)/hello.txt"])
         #expect(denied.status == 67)
+        // A password never shows in a message, given in the URL or with -u.
+        #expect(!denied.stderr.contains("Wr0ngPw") && denied.stderr.contains("ftp://user:***@127.0.0.1"), "\(denied.stderr)")
+        let missingWithLogin = try LoadURLProcess.run(["-sS", "-u", "user:secret", "ftp://127.0.0.1:\(server.port)/upload/nope.txt"])
+        #expect(missingWithLogin.status == 78, "\(missingWithLogin.stderr)")
+        #expect(!missingWithLogin.stderr.contains("secret") && missingWithLogin.stderr.contains("nope.txt"), "\(missingWithLogin.stderr)")
     }
 }

@@ -71,4 +71,21 @@ struct TextHelperTests {
     func imfFixdateOutOfRange(seconds: Int) {
         #expect(IMFFixdate.string(fromUnixTime: seconds) == nil)
     }
+
+    @Test("A URL's password shows as *** in messages; nothing else of the URL changes",
+          arguments: [
+              ("ftp://ann:pw@host/x", "ftp://ann:***@host/x"),
+              ("http://u:p%40ss@h:8080/a?b=c", "http://u:***@h:8080/a?b=c"),
+              ("http://a:b:c@[::1]:8080/", "http://a:***@[::1]:8080/"),
+              ("http://ann@host/", "http://ann@host/"),
+              ("http://host/a@b:c", "http://host/a@b:c"),
+              ("http://host?x=u:p@y", "http://host?x=u:p@y"),
+              ("data:,a:b@c", "data:,a:b@c"),
+          ])
+    func passwordHidden(url: String, shown: String) throws {
+        let parsed = try #require(URL(string: url))
+        #expect(parsed.absoluteStringHidingPassword == shown)
+        let message = LoadError(.fileDoesNotExist, url: parsed, reason: "gone").description
+        #expect(message == "\(LoadError.Code.fileDoesNotExist): \(shown) (gone)")
+    }
 }

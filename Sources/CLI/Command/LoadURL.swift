@@ -227,7 +227,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             if failOnHTTPError, let status = response.status, status.code >= 400 {
                 bytes.task.cancel()
                 summary.exitCode = LoadURLExit.httpError
-                report("The requested URL returned error: \(status.code) (\(url.absoluteString))", status: LoadURLExit.httpError)
+                report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
                 return LoadURLExit.httpError
             }
             let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url)

@@ -116,10 +116,11 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One line naming the code, the URL and the cause, e.g.
-    /// `file does not exist: file:///tmp/x (No such file or directory)`.
+    /// `file does not exist: file:///tmp/x (No such file or directory)`. A password in the URL shows as
+    /// `***`: messages end up in logs and terminals.
     public var description: String {
         var text = code.description
-        if let url { text += ": \(url.absoluteString.prefix(2048))" }
+        if let url { text += ": \(url.absoluteStringHidingPassword.prefix(2048))" }
         var causes: [String] = []
         if let reason { causes.append(reason) }
         // The reason already says what the underlying error would; name the underlying one only when alone.

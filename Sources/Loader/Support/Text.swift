@@ -75,3 +75,16 @@ extension Double {
         return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+extension URL {
+    /// The URL's text with the password of its user information, if any, as `***` (`ftp://ann:***@host/`): for
+    /// messages, which end up in logs and terminals.
+    package var absoluteStringHidingPassword: String {
+        let text = absoluteString
+        guard let schemeEnd = text.firstRange(of: "://") else { return text }
+        let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        // The user information ends at the authority's last "@"; its password begins at its first ":".
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return text }
+        return String(text[..<text.index(after: colon)]) + "***" + String(text[at...])
+    }
+}
