@@ -154,7 +154,9 @@ struct FileSchemeHandlerTests {
             }
         }
         let error = await loadError { _ = try await session.data(for: request) }
-        #expect(error != nil)
+        #expect(error?.code == .requestBodyStreamExhausted, "\(String(describing: error))")
+        #expect(error?.url == target)
+        #expect(error?.underlying is Broken)
         #expect(try String(contentsOf: target, encoding: .utf8) == "original")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.directory.path) == ["keep.txt"])
     }

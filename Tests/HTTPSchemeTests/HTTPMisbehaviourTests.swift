@@ -194,6 +194,23 @@ struct HTTPMisbehaviourTests {
         #expect(streamedResponse.headerFields[HTTPField.Name("X-Method")!] == "PUT")
     }
 
+    @Test("A request body whose stream throws fails the load with requestBodyStreamExhausted, naming the URL, its error the cause")
+    func failingBodyStream() async throws {
+        struct Broken: Error {}
+        let url = server.url("/echo")
+        var request = LoadRequest(url: url, method: .put)
+        request.body = .stream(length: nil) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(Data("part".utf8))
+                continuation.finish(throwing: Broken())
+            }
+        }
+        let error = await loadError { _ = try await scriptedSession().data(for: request) }
+        #expect(error?.code == .requestBodyStreamExhausted, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(error?.underlying is Broken)
+    }
+
     @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
     func slowUploadIsNotIdle() async throws {
         // Twenty-four parts 250 ms apart: 6 s of sending against a request (idle) timeout of 5 s. The gap leaves

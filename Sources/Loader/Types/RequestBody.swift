@@ -33,8 +33,9 @@ public enum RequestBody: Sendable {
 
     /// The body as chunks of at most `chunkSize` bytes, read lazily.
     ///
-    /// A file that cannot be opened or read fails the sequence with
-    /// ``LoadError/Code/requestBodyStreamExhausted``, whose reason names the file. The error carries no URL:
+    /// A file that cannot be opened or read, or a stream that throws, fails the sequence with
+    /// ``LoadError/Code/requestBodyStreamExhausted``, whose reason names the file or the stream's error (a
+    /// stream's `LoadError` or cancellation passes through as it is). The error carries no URL:
     /// the load that sends the body fills in its own (``LoadError/wrapping(_:url:)``), so that the failure is
     /// reported against the request, not the file.
     public func chunks(chunkSize: Int = 256 * 1024) -> RequestBodyChunks {
@@ -96,9 +97,21 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
                     throw LoadError(.requestBodyStreamExhausted, reason: "cannot read the upload file \(url.path)", underlying: error)
                 }
             case .stream(var iterator):
-                let chunk = try await iterator.next(isolation: #isolation)
-                source = chunk == nil ? .done : .stream(iterator)
-                return chunk
+                do {
+                    let chunk = try await iterator.next(isolation: #isolation)
+                    source = chunk == nil ? .done : .stream(iterator)
+                    return chunk
+                } catch let error as LoadError {
+                    source = .done
+                    throw error
+                } catch is CancellationError {
+                    source = .done
+                    throw CancellationError()
+                } catch {
+                    // The app's own error, as the cause of the code a failed body has (not `unknown`).
+                    source = .done
+                    throw LoadError(.requestBodyStreamExhausted, reason: "the request body's stream failed: \(error)", underlying: error)
+                }
             }
         }
     }
