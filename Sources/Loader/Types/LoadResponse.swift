@@ -39,17 +39,36 @@ public struct LoadResponse: Sendable {
         self.init(url: url, status: nil, headerFields: fields)
     }
 
-    /// The body's size from `Content-Length`, or `nil` when unknown.
+    /// The body's size from `Content-Length`, or `nil` when unknown (absent, or not all digits).
     public var expectedContentLength: Int64? {
         // The first field, found by a scan: the subscript would join repeated fields into a new string.
-        guard let field = headerFields.first(where: { $0.name == .contentLength }),
-              let length = Int64(field.value), length >= 0 else { return nil }
-        return length
+        guard let field = headerFields.first(where: { $0.name == .contentLength }), !field.value.isEmpty,
+              field.value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(field.value)
     }
 
-    /// The parsed `Content-Type`, or `nil` when absent or malformed.
+    /// The MIME type `Content-Type` gives, or `nil` when it is absent or no value is valid.
+    ///
+    /// Several values (repeated fields, or one listing several) are read as the Fetch standard's "extract a MIME
+    /// type" reads them: the last valid one that is not `*/*` wins, keeping the `charset` of an earlier value of
+    /// the same type when it has none of its own. `text/html` twice is `text/html`, not nothing.
     public var contentType: MIMEType? {
-        headerFields[.contentType].flatMap { MIMEType($0) }
+        var result: MIMEType?
+        var essence: String?
+        var charset: String?
+        for field in headerFields where field.name == .contentType {
+            for value in Self.valuesSplitOnCommas(field.value) {
+                guard var parsed = MIMEType(String(value)), parsed.essence != "*/*" else { continue }
+                if parsed.essence != essence {
+                    charset = parsed.parameter("charset")
+                    essence = parsed.essence
+                } else if parsed.parameter("charset") == nil, let charset {
+                    parsed.parameters.append(MIMEType.Parameter(name: "charset", value: charset))
+                }
+                result = parsed
+            }
+        }
+        return result
     }
 
     /// The MIME type's essence, such as `text/html`, without parameters.
@@ -58,24 +77,79 @@ public struct LoadResponse: Sendable {
     /// The `charset` parameter of `Content-Type`, such as `utf-8`.
     public var textEncodingName: String? { contentType?.parameter("charset") }
 
-    /// A file name for saving the body: `Content-Disposition`'s `filename`, else the URL's last path
-    /// component, else `"index"`.
+    /// A file name for saving the body: `Content-Disposition`'s `filename*` (RFC 8187's encoded form) or
+    /// `filename`, else the URL's last path component, else `"index"`. Always a name of its own, never a path: only
+    /// its last component is kept, and `.`, `..`, a name with a control character or over 255 bytes are passed over.
+    /// A `data:` URL has no name (its "path" is its payload).
     public var suggestedFilename: String {
         if let disposition = headerFields[HTTPField.Name("Content-Disposition")!],
            let name = Self.filename(fromDisposition: disposition) {
             return name
         }
-        let last = url.lastPathComponent
-        return last.isEmpty || last == "/" ? "index" : last
+        if url.scheme?.lowercased() != "data", let name = Self.fileName(url.lastPathComponent) { return name }
+        return "index"
     }
 
     /// Whether the status is 2xx, or the scheme has no status at all.
     public var isSuccess: Bool { status.map { $0.kind == .successful } ?? true }
 
     private static func filename(fromDisposition value: String) -> String? {
-        guard let name = MIMETypeParser.parameters(of: value).first(where: { $0.name == "filename" })?.value else { return nil }
-        // Only the last component: a server must not choose the directory.
-        let safe = String(name.lastPathComponent)
-        return safe.isEmpty || safe == ".." || safe == "." ? nil : safe
+        let parameters = MIMETypeParser.parameters(of: value)
+        // RFC 6266: a recipient that understands filename* prefers it to filename.
+        if let extended = parameters.first(where: { $0.name == "filename*" })?.value,
+           let decoded = decodedExtendedValue(extended), let name = fileName(decoded) {
+            return name
+        }
+        return parameters.first(where: { $0.name == "filename" }).flatMap { fileName($0.value) }
+    }
+
+    /// RFC 8187's `charset'language'value` (`UTF-8''na%C3%AFve.txt` → `naïve.txt`), for UTF-8 and ISO-8859-1,
+    /// the two charsets it asks recipients to know; `nil` for another charset or bytes that are not its text.
+    private static func decodedExtendedValue(_ value: String) -> String? {
+        let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        let bytes = Array(parts[2].utf8).withUnsafeBufferPointer { PercentDecoding.decode($0) }
+        switch parts[0].lowercased() {
+        case "utf-8": return String(validating: bytes, as: UTF8.self)
+        case "iso-8859-1":
+            var text = ""
+            text.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+            return text
+        default: return nil
+        }
+    }
+
+    /// `name` as a file name of its own, or `nil`: its last slash-separated component (a server or a URL must
+    /// not choose the folder), unless that is empty, `.`, `..`, over 255 bytes (most file systems' limit) or holds
+    /// a control character.
+    private static func fileName(_ name: String) -> String? {
+        let last = String(name.lastPathComponent)
+        guard !last.isEmpty, last != ".", last != "..", last.utf8.count <= 255,
+              !last.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
+        return last
+    }
+
+    /// A field value split at its commas outside quoted strings, each part without surrounding whitespace:
+    /// the Fetch standard's "getting, decoding, and splitting".
+    private static func valuesSplitOnCommas(_ value: String) -> [Substring] {
+        guard value.contains(",") else { return [Substring(value)] }
+        var parts: [Substring] = []
+        var start = value.startIndex, index = value.startIndex
+        var quoted = false
+        while index < value.endIndex {
+            let character = value[index]
+            if quoted, character == "\\" {
+                index = value.index(after: index)
+                if index == value.endIndex { break }
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if !quoted, character == "," {
+                parts.append(value[start..<index])
+                start = value.index(after: index)
+            }
+            index = value.index(after: index)
+        }
+        parts.append(value[start...])
+        return parts.map { $0.trimming(while: { $0 == " " || $0 == "\t" }) }
     }
 }

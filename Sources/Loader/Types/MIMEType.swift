@@ -131,19 +131,24 @@ struct MIMETypeParser {
     /// The parameters after a header value's first `;` by the same rules (names lowercased, quoted strings
     /// unescaped, the first of a name kept), for headers shaped like a MIME type without being one:
     /// `Content-Disposition: attachment; filename="a.txt"`.
+    /// Values are not held to a MIME type's code points (U+0000–U+00FF): a server's `filename="报告.pdf"`
+    /// is kept. A value with a control character is dropped.
     static func parameters(of value: String) -> [MIMEType.Parameter] {
         var parser = MIMETypeParser(value)
         _ = parser.collect { $0 == ";" }
-        return parser.parseParameters()
+        return parser.parseParameters(anyValue: true)
     }
 
-    /// The `;`-separated parameters from the current position (at a `;` or the end) on.
-    private mutating func parseParameters() -> [MIMEType.Parameter] {
+    /// The `;`-separated parameters from the current position (at a `;` or the end) on. `anyValue` takes values
+    /// of any code point but the controls, for headers other than MIME types.
+    private mutating func parseParameters(anyValue: Bool = false) -> [MIMEType.Parameter] {
         var parameters: [MIMEType.Parameter] = []
         while !atEnd {
             position += 1  // the ";"
             _ = collect { !Self.isHTTPWhitespace($0) }
-            let name = Self.string(collect { $0 == ";" || $0 == "=" }).lowercased()
+            // Held to token code points before lowercasing, which is Unicode's: the Kelvin sign would pass as "k".
+            let rawName = collect { $0 == ";" || $0 == "=" }
+            let name = rawName.allSatisfy(Self.isTokenCodePoint) ? Self.string(rawName).lowercased() : ""
             if atEnd { break }
             if input[position] == ";" { continue }
             position += 1  // the "="
@@ -157,8 +162,9 @@ struct MIMETypeParser {
                 while let last = value.last, Self.isHTTPWhitespace(last) { value.removeLast() }
                 if value.isEmpty { continue }
             }
-            if !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCodePoint),
-               value.allSatisfy(Self.isQuotedStringCodePoint),
+            let valueAllowed = anyValue ? value.allSatisfy { $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)) }
+                                        : value.allSatisfy(Self.isQuotedStringCodePoint)
+            if !name.isEmpty, valueAllowed,
                !parameters.contains(where: { $0.name == name }) {
                 parameters.append(MIMEType.Parameter(name: name, value: Self.string(value)))
             }
