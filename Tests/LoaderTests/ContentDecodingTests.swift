@@ -173,6 +173,32 @@ struct ContentDecodingTests {
         }
     }
 
+    @Test("A gzip body of several members (concatenated .gz files) decodes whole, whatever the chunking; bytes after the last are ignored")
+    func gzipMembers() async throws {
+        let parts = [sampleText.prefix(30_000), sampleText.dropFirst(30_000).prefix(1), sampleText.dropFirst(30_001)]
+        let members = parts.reduce(Data()) { $0 + Compression.compress(Data($1), .gzip) }
+        for chunk in [1, 2, 7, 1000, 64 * 1024] {
+            // One byte at a time through a debug build is slow: three small members are enough for it.
+            let (original, body) = chunk <= 2
+                ? (sampleText.prefix(900), [0..<300, 300..<301, 301..<900].reduce(Data()) { $0 + Compression.compress(sampleText[$1], .gzip) })
+                : (sampleText, members)
+            let url = ZippedHandler.register(Payload(body: body, contentEncoding: "gzip", chunk: chunk))
+            let (data, _) = try await zippedSession().data(from: url)
+            #expect(Bytes.difference(data, original) == nil, "chunks of \(chunk)")
+        }
+        // Trailing bytes that are not a member (padding) are ignored, as before; a lone 0x1f too.
+        for trailer in [Data(repeating: 0, count: 9), Data([0x1F])] {
+            let url = ZippedHandler.register(Payload(body: members + trailer, contentEncoding: "gzip", chunk: 1000))
+            let (data, _) = try await zippedSession().data(from: url)
+            #expect(Bytes.difference(data, sampleText) == nil, "trailer \(Array(trailer))")
+        }
+        // A second member cut short is cut short.
+        let second = Compression.compress(sampleText, .gzip)
+        let cut = ZippedHandler.register(Payload(body: members + second.prefix(second.count / 2), contentEncoding: "gzip"))
+        let error = await loadError { _ = try await zippedSession().data(from: cut) }
+        #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
+    }
+
     @Test("A decompression bomb stops at the ratio limit, in bounded memory")
     func bomb() async throws {
         // 64 MiB of zeros compress to about 64 KB: a ratio near 1000. Made inside the memory gate, so that

@@ -29,8 +29,12 @@ final class Inflater {
     private var pendingOffset = 0
     /// Whether the last call filled its window, so zlib may hold more output without new input.
     private var outputMayBePending = false
-    /// Whether the compressed stream has ended (bytes after it are ignored, as browsers and curl do).
+    /// Whether the compressed stream has ended. Bytes after it are ignored, as browsers and curl do, except
+    /// that gzip may follow one member with another (concatenated `.gz` files, BGZF): RFC 1952 makes the
+    /// members one file, so each is decoded in turn.
     private(set) var isFinished = false
+    /// Whether a gzip member has just ended and the bytes after it, not all here yet, may start another.
+    private var betweenMembers = false
     /// Compressed bytes consumed so far.
     private(set) var totalIn = 0
     /// Decoded bytes produced so far.
@@ -64,6 +68,10 @@ final class Inflater {
     /// has ended.
     func nextOutput() throws(Failure) -> Data? {
         while !isFinished, pendingOffset < pending.count || outputMayBePending {
+            if betweenMembers {
+                guard startsAnotherMember() else { return nil }
+                betweenMembers = false
+            }
             let stream = try self.startIfReady()
             guard let stream else { return nil }
             var output = Data(count: window)
@@ -86,6 +94,10 @@ final class Inflater {
             totalOut += produced
             outputMayBePending = produced == window
             switch status {
+            case Z_STREAM_END where format == .gzip:
+                // Another member may follow; what comes next decides (startsAnotherMember).
+                betweenMembers = true
+                outputMayBePending = false
             case Z_STREAM_END:
                 isFinished = true
             case Z_OK:
@@ -102,9 +114,25 @@ final class Inflater {
     }
 
     /// Checks, once the input has ended, that the compressed stream ended too. An empty input is an
-    /// empty body, not an error.
+    /// empty body, not an error; after a whole gzip member, one stray byte is ignored as any trailing bytes are.
     func finish() throws(Failure) {
-        if !isFinished, totalIn > 0 || pendingOffset < pending.count { throw .truncated }
+        if !isFinished, !betweenMembers, totalIn > 0 || pendingOffset < pending.count { throw .truncated }
+    }
+
+    /// Between gzip members: whether the bytes after the last one start another (the magic `1f 8b`), which
+    /// resets zlib for it. Bytes that do not end the stream (ignored from then on); a lone `1f` waits for more.
+    private func startsAnotherMember() -> Bool {
+        let available = pending.count - pendingOffset
+        let (first, second) = pending.withUnsafeBytes { bytes in
+            (available > 0 ? bytes[pendingOffset] : nil, available > 1 ? bytes[pendingOffset + 1] : nil)
+        }
+        guard first == 0x1F, second == 0x8B || second == nil else {
+            isFinished = true
+            return false
+        }
+        guard second != nil, let stream else { return false }
+        inflateReset(stream)
+        return true
     }
 
     /// Starts zlib once enough bytes have arrived to tell zlib-wrapped from raw deflate.
