@@ -44,7 +44,14 @@ struct FTPUploadAndLoginTests {
         var request = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"), method: .put)
         request.body = .bytes(Data("made".utf8))
         let refused = await loadError { _ = try await FTPServers.session().data(for: request) }
-        #expect(refused != nil)
+        // The folder cannot be entered: the file cannot be created there (not "no permission to read").
+        #expect(refused?.code == .cannotCreateFile, "\(String(describing: refused))")
+        #expect(refused?.url == request.url)
+        // A download from a folder that is not there: the file does not exist.
+        let missingURL = try FTPServers.url("/no-such-folder-\(UUID().uuidString)/f.txt")
+        let missing = await loadError { _ = try await FTPServers.session().data(from: missingURL) }
+        #expect(missing?.code == .fileDoesNotExist, "\(String(describing: missing))")
+        #expect(missing?.url == missingURL)
         request.options[FTPOptions.self].createsMissingDirectories = true
         _ = try await FTPServers.session().data(for: request)
         #expect(try FTPServers.file(path) == Data("made".utf8))

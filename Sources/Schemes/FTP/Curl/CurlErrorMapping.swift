@@ -10,6 +10,33 @@ enum CurlErrorMapping {
         return LoadError(loadCode(code), url: url, reason: reason)
     }
 
+    /// As ``map(_:message:url:)``, with what libcurl's code alone cannot tell: the server's last reply code and
+    /// whether the transfer was an upload.
+    ///
+    /// libcurl enters the URL's folders one by one, and a folder it cannot enter (550, missing far more often
+    /// than forbidden) is `CURLE_REMOTE_ACCESS_DENIED`: for a download the file is not there to read, for an
+    /// upload it cannot be created there. `CURLE_FTP_COULDNT_RETR_FILE` is any refusal of the download other
+    /// than 550: a login the server wants (530), a data connection that failed (425, 426), or a file not
+    /// available now (450, 451 and the rest), none of them a lost connection.
+    static func map(_ code: CURLcode, message: String, url: URL, serverReply: Int, isUpload: Bool) -> LoadError {
+        var error = map(code, message: message, url: url)
+        switch code {
+        case CURLE_REMOTE_ACCESS_DENIED:
+            error.code = isUpload ? .cannotCreateFile : .fileDoesNotExist
+            error.reason = "the server would not enter a folder of the path, missing or not permitted: \(error.reason ?? "")"
+        case CURLE_FTP_COULDNT_RETR_FILE:
+            switch serverReply {
+            case 530: error.code = .userAuthenticationRequired
+            case 425, 426: error.code = .networkConnectionLost
+            default: error.code = .resourceUnavailable
+            }
+            if serverReply > 0 { error.reason = "the server answered \(serverReply): \(error.reason ?? "")" }
+        default:
+            break
+        }
+        return error
+    }
+
     static func loadCode(_ code: CURLcode) -> LoadError.Code {
         switch code {
         case CURLE_LOGIN_DENIED: return .userAuthenticationRequired

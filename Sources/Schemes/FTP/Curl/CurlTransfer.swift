@@ -174,7 +174,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     func error(for code: CURLcode) -> LoadError {
         if let bodyError = upload?.failure { return LoadError.wrapping(bodyError, url: url) }
-        return CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url)
+        var reply = 0
+        _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &reply)
+        return CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
     }
 
     // MARK: Callbacks (engine thread)

@@ -1,0 +1,30 @@
+import CCurl
+@testable import FTPScheme
+import Foundation
+import Loader
+import Testing
+
+/// What libcurl's result code alone cannot tell, told by the server's reply and the transfer's direction.
+@Suite("ftp: libcurl's failures as LoadError codes")
+struct CurlErrorMappingTests {
+    private let url = URL(string: "ftp://127.0.0.1/dir/f.txt")!
+    // Each call gives libcurl's message: with none, the mapping asks libcurl for its words, and libcurl is
+    // loaded only by the first FTP load.
+
+    @Test("A refused download is not a lost connection: 530 wants a login, 425 and 426 lost the data connection, others are unavailable",
+          arguments: [(530, LoadError.Code.userAuthenticationRequired), (425, .networkConnectionLost), (426, .networkConnectionLost),
+                      (450, .resourceUnavailable), (451, .resourceUnavailable), (0, .resourceUnavailable)])
+    func refusedDownload(reply: Int, code: LoadError.Code) {
+        let error = CurlErrorMapping.map(CURLE_FTP_COULDNT_RETR_FILE, message: "libcurl's words", url: url, serverReply: reply, isUpload: false)
+        #expect(error.code == code)
+        #expect(error.url == url)
+        #expect(reply == 0 || error.reason?.contains("answered \(reply)") == true, "\(error)")
+    }
+
+    @Test("A folder of the path that cannot be entered: nothing to read for a download, nothing can be made for an upload")
+    func folderNotEntered() {
+        #expect(CurlErrorMapping.map(CURLE_REMOTE_ACCESS_DENIED, message: "libcurl's words", url: url, serverReply: 550, isUpload: false).code == .fileDoesNotExist)
+        #expect(CurlErrorMapping.map(CURLE_REMOTE_ACCESS_DENIED, message: "libcurl's words", url: url, serverReply: 550, isUpload: true).code == .cannotCreateFile)
+        #expect(CurlErrorMapping.map(CURLE_REMOTE_FILE_NOT_FOUND, message: "libcurl's words", url: url, serverReply: 550, isUpload: false).code == .fileDoesNotExist)
+    }
+}
