@@ -27,4 +27,13 @@ struct CurlErrorMappingTests {
         #expect(CurlErrorMapping.map(CURLE_REMOTE_ACCESS_DENIED, message: "libcurl's words", url: url, serverReply: 550, isUpload: true).code == .cannotCreateFile)
         #expect(CurlErrorMapping.map(CURLE_REMOTE_FILE_NOT_FOUND, message: "libcurl's words", url: url, serverReply: 550, isUpload: false).code == .fileDoesNotExist)
     }
+
+    @Test("A refused certificate is told apart by libcurl's words, as HTTPS tells it apart",
+          arguments: [("SSL certificate problem: certificate has expired", LoadError.Code.serverCertificateHasBadDate),
+                      ("SSL certificate problem: certificate is not yet valid", .serverCertificateHasBadDate),
+                      ("SSL: no alternative certificate subject name matches target host name '127.0.0.1'", .serverCertificateWrongHost),
+                      ("SSL certificate problem: unable to get local issuer certificate", .serverCertificateUntrusted)])
+    func certificates(message: String, code: LoadError.Code) {
+        #expect(CurlErrorMapping.map(CURLE_PEER_FAILED_VERIFICATION, message: message, url: url, serverReply: 0, isUpload: false).code == code)
+    }
 }

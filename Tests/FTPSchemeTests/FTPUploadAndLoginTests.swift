@@ -106,6 +106,12 @@ struct FTPUploadAndLoginTests {
         let error = await loadError { _ = try await untrusting.data(from: url) }
         #expect(error?.code == .serverCertificateUntrusted, "\(String(describing: error))")
         #expect(error?.url == url)
+
+        // A trusted certificate for another name (it names localhost only) is the wrong host, as over HTTPS.
+        let byAddress = try FTPServers.url("/hello.txt", port: server.tlsPort)
+        let wrongHost = await loadError { _ = try await secure.data(from: byAddress) }
+        #expect(wrongHost?.code == .serverCertificateWrongHost, "\(String(describing: wrongHost))")
+        #expect(wrongHost?.url == byAddress)
     }
 
     @Test("Active mode (the server connects back) downloads too")

@@ -10,8 +10,8 @@ enum CurlErrorMapping {
         return LoadError(loadCode(code), url: url, reason: reason)
     }
 
-    /// As ``map(_:message:url:)``, with what libcurl's code alone cannot tell: the server's last reply code and
-    /// whether the transfer was an upload.
+    /// As ``map(_:message:url:)``, with what libcurl's code alone cannot tell, from the server's last reply code,
+    /// whether the transfer was an upload, and libcurl's message.
     ///
     /// libcurl enters the URL's folders one by one, and a folder it cannot enter (550, missing far more often
     /// than forbidden) is `CURLE_REMOTE_ACCESS_DENIED`: for a download the file is not there to read, for an
@@ -24,6 +24,14 @@ enum CurlErrorMapping {
         case CURLE_REMOTE_ACCESS_DENIED:
             error.code = isUpload ? .cannotCreateFile : .fileDoesNotExist
             error.reason = "the server would not enter a folder of the path, missing or not permitted: \(error.reason ?? "")"
+        case CURLE_PEER_FAILED_VERIFICATION:
+            // libcurl has one code for every certificate it refuses; its message (OpenSSL's words) tells which.
+            let words = message.lowercased()
+            if words.contains("expired") || words.contains("not yet valid") {
+                error.code = .serverCertificateHasBadDate
+            } else if words.contains("subject name") || words.contains("does not match") {
+                error.code = .serverCertificateWrongHost
+            }
         case CURLE_FTP_COULDNT_RETR_FILE:
             switch serverReply {
             case 530: error.code = .userAuthenticationRequired
