@@ -83,13 +83,16 @@ struct FTPDownloadTests {
         #expect(response.expectedContentLength == 300_000)
     }
 
-    @Test("A missing file is fileDoesNotExist naming the URL and carrying libcurl's message")
+    @Test("A missing file is fileDoesNotExist naming the URL, carrying libcurl's message and the server's own words")
     func missing() async throws {
         let url = try FTPServers.url("/nope.txt")
         let error = await loadError { _ = try await FTPServers.session().data(from: url) }
         #expect(error?.code == .fileDoesNotExist)
         #expect(error?.url == url)
         #expect(error?.description.contains("libcurl 78") == true, "\(String(describing: error))")
+        // The reply that refused it (pyftpdlib: "550 No such file or directory."): what tells a missing file from
+        // a forbidden one, which FTP answers with the same code.
+        #expect(error?.description.contains("the server said: 550 ") == true, "\(String(describing: error))")
     }
 
     @Test("A server that drops the data connection mid-file is networkConnectionLost, never a short success")

@@ -42,6 +42,9 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var hasEnded = false
     private var isCleanedUp = false
     private var lastReportedUpload: Int64 = -1
+    /// The server's last refusal (a 4xx or 5xx reply line, such as `550 Permission denied.`): libcurl's message
+    /// says only which command failed, and the server's words say why.
+    private var lastRefusal: String?
 
     /// Whether the reader has room for another chunk.
     private let hasRoom = Atomic<Bool>(true)
@@ -85,6 +88,9 @@ final class CurlTransfer: @unchecked Sendable {
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         codes.append(ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWrite))
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        // libcurl hands an FTP server's replies to the header callback.
+        codes.append(ccurl_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeader))
+        codes.append(ccurl_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
         // Reads of 512 KiB against libcurl's 16 KiB default: fewer system calls and engine rounds, and a fast
         // server fills them. (The write callback still gets the body in pieces of 16 KiB at most.)
         codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
@@ -176,7 +182,9 @@ final class CurlTransfer: @unchecked Sendable {
         if let bodyError = upload?.failure { return LoadError.wrapping(bodyError, url: url) }
         var reply = 0
         _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &reply)
-        return CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
+        var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
+        if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }
+        return error
     }
 
     // MARK: Callbacks (engine thread)
@@ -286,6 +294,17 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
+    /// One reply line of the server's (or, over HTTP, a header: this handler speaks FTP only). Refusals are kept,
+    /// at most 200 bytes of one, and never a failure of the transfer.
+    fileprivate func serverReply(_ line: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        let bytes = UnsafeRawBufferPointer(start: line, count: min(count, 200))
+        if let first = bytes.first, first == UInt8(ascii: "4") || first == UInt8(ascii: "5") {
+            let text = String(decoding: bytes, as: UTF8.self).trimming(while: { $0.isNewline || $0 == " " })
+            lastRefusal = String(text)
+        }
+        return count
+    }
+
     fileprivate func uploadProgress(sent: Int64, expected: Int64) {
         guard sent != lastReportedUpload else { return }
         lastReportedUpload = sent
@@ -299,6 +318,10 @@ private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer {
 
 private let curlWrite: ccurl_data_callback = { buffer, size, count, context in
     transfer(context).received(buffer!, count: size * count)
+}
+
+private let curlHeader: ccurl_data_callback = { buffer, size, count, context in
+    transfer(context).serverReply(buffer!, count: size * count)
 }
 
 private let curlRead: ccurl_data_callback = { buffer, size, count, context in
