@@ -22,7 +22,7 @@ struct CLIArgumentTests {
         ["--remote-name", "-o", "x", "data:,1", "data:,2", "--silent"],
         ["-sSLo", "/tmp/a", "data:,a", "-LO", "http://h/b"],  // run together, the last taking the next argument
     ])
-    func sameAsArgumentParser(_ arguments: [String]) throws {
+    func sameAsArgumentParser(_ arguments: [String]) async throws {
         #expect(summary(try LoadURL.parseQuickly(arguments)) == summary(try LoadURL.parse(arguments)))
     }
 
@@ -32,8 +32,8 @@ struct CLIArgumentTests {
     }
 
     @Test("The options that take a value are the ones ArgumentParser describes")
-    func optionListMatches() throws {
-        let run = try LoadURLProcess.run(["--experimental-dump-help"])
+    func optionListMatches() async throws {
+        let run = try await LoadURLProcess.run(["--experimental-dump-help"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let command = try #require(json["command"] as? [String: Any])
         var described = Set<String>()
@@ -48,14 +48,14 @@ struct CLIArgumentTests {
     }
 
     @Test("3,000 URLs on one command line, each with its -o, all load into their files")
-    func thousandsOfURLs() throws {
+    func thousandsOfURLs() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-many-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var arguments = ["-s", "--create-dirs"]
         for index in 0..<3000 {
             arguments += ["data:,body-\(index)", "-o", directory.appendingPathComponent("f\(index)").path]
         }
-        let run = try LoadURLProcess.run(arguments, timeout: 300)
+        let run = try await LoadURLProcess.run(arguments, timeout: 300)
         #expect(run.status == 0, "stderr: \(run.stderr.prefix(500))")
         for index in [0, 1, 1499, 2999] {
             let body = try String(contentsOf: directory.appendingPathComponent("f\(index)"), encoding: .utf8)

@@ -10,10 +10,10 @@ struct CLIFTPTests {
     }
 
     @Test("Downloads and a listing in one call, with -i heads")
-    func downloadAndList() throws {
+    func downloadAndList() async throws {
         let server = try ftp()
         let base = "ftp://127.0.0.1:\(server.port)"
-        let run = try LoadURLProcess.run(["-i", "\(base)/hello.txt", "\(base)/folder/"])
+        let run = try await LoadURLProcess.run(["-i", "\(base)/hello.txt", "\(base)/folder/"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Content-Length: 15\r\n"))
         #expect(run.stdout.contains("Hello from FTP\n"))
@@ -22,25 +22,25 @@ struct CLIFTPTests {
     }
 
     @Test("libcurl is loaded when the first ftp: URL comes: a run without one never maps it")
-    func libcurlLoadedOnDemand() throws {
+    func libcurlLoadedOnDemand() async throws {
         let server = try ftp()
         // The dynamic loader's own trace of every library it opens.
         let trace = ["LD_DEBUG": "files"]
-        let other = try LoadURLProcess.run(["data:,x"], environment: trace)
+        let other = try await LoadURLProcess.run(["data:,x"], environment: trace)
         #expect(other.status == 0)
         #expect(other.stderr.contains("file=libswiftCore.so"), "the loader's trace is missing: \(other.stderr.prefix(300))")
         #expect(!other.stderr.contains("libcurl"))
-        let ftp = try LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/hello.txt"], environment: trace)
+        let ftp = try await LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/hello.txt"], environment: trace)
         #expect(ftp.status == 0)
         #expect(ftp.stdout == "Hello from FTP\n")
         #expect(ftp.stderr.contains("file=libcurl.so.4"))
     }
 
     @Test("Without libcurl an ftp: URL fails with exit 1 and says why; the other URLs still load")
-    func withoutLibcurl() throws {
+    func withoutLibcurl() async throws {
         let server = try ftp()
         let url = "ftp://127.0.0.1:\(server.port)/hello.txt"
-        let run = try LoadURLProcess.run([url, "data:,after"], environment: ["CCURL_LIBRARY": "/nonexistent/libcurl.so.4"])
+        let run = try await LoadURLProcess.run([url, "data:,after"], environment: ["CCURL_LIBRARY": "/nonexistent/libcurl.so.4"])
         #expect(run.status == 1)
         #expect(run.stderr.contains(url))
         #expect(run.stderr.contains("cannot load libcurl"))
@@ -49,29 +49,29 @@ struct CLIFTPTests {
     }
 
     @Test("-T uploads a file with -u credentials; the server has it byte for byte")
-    func upload() throws {
+    func upload() async throws {
         let server = try ftp()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-up-\(UUID().uuidString).txt")
         try Data("uploaded by loadurl\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let name = "cli-\(UUID().uuidString).txt"
-        let run = try LoadURLProcess.run(["-u", "user:secret", "-T", file.path, "ftp://127.0.0.1:\(server.port)/upload/\(name)"])
+        let run = try await LoadURLProcess.run(["-u", "user:secret", "-T", file.path, "ftp://127.0.0.1:\(server.port)/upload/\(name)"])
         #expect(run.status == 0, "\(run.stderr)")
         let stored = try Data(contentsOf: URL(fileURLWithPath: server.root + "/upload/" + name))
         #expect(stored == Data("uploaded by loadurl\n".utf8))
     }
 
     @Test("Exit statuses as curl's: 78 for a missing remote file, 67 for a refused login")
-    func exitStatuses() throws {
+    func exitStatuses() async throws {
         let server = try ftp()
-        let missing = try LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/nope.txt"])
+        let missing = try await LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/nope.txt"])
         #expect(missing.status == 78)
         #expect(missing.stderr.contains("ftp://127.0.0.1:\(server.port)/nope.txt"))
-        let denied = try LoadURLProcess.run(["-sS", "ftp://user:Wr0ngPw@127.0.0.1:\(server.port)/hello.txt"])
+        let denied = try await LoadURLProcess.run(["-sS", "ftp://user:Wr0ngPw@127.0.0.1:\(server.port)/hello.txt"])
         #expect(denied.status == 67)
         // A password never shows in a message, given in the URL or with -u.
         #expect(!denied.stderr.contains("Wr0ngPw") && denied.stderr.contains("ftp://user:***@127.0.0.1"), "\(denied.stderr)")
-        let missingWithLogin = try LoadURLProcess.run(["-sS", "-u", "user:secret", "ftp://127.0.0.1:\(server.port)/upload/nope.txt"])
+        let missingWithLogin = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "ftp://127.0.0.1:\(server.port)/upload/nope.txt"])
         #expect(missingWithLogin.status == 78, "\(missingWithLogin.stderr)")
         #expect(!missingWithLogin.stderr.contains("secret") && missingWithLogin.stderr.contains("nope.txt"), "\(missingWithLogin.stderr)")
     }

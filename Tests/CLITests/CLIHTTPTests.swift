@@ -10,9 +10,9 @@ struct CLIHTTPTests {
     }
 
     @Test("-I prints the status line and fields only")
-    func head() throws {
+    func head() async throws {
         let server = try nginx()
-        let run = try LoadURLProcess.run(["-I", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        let run = try await LoadURLProcess.run(["-I", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
         #expect(run.status == 0)
         #expect(run.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(run.stdout.contains("Content-Length: 17\r\n"))
@@ -20,78 +20,78 @@ struct CLIHTTPTests {
     }
 
     @Test("A body that fills the disk exits 23 (curl's write error), naming the URL and the cause")
-    func fullDisk() throws {
+    func fullDisk() async throws {
         let server = try nginx()
         let folder = try TestServers.fullDisk()
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = "http://127.0.0.1:\(server.httpPort)/1m.bin"
-        let run = try LoadURLProcess.run(["-sS", "-o", folder.appendingPathComponent("out.bin").path, url])
+        let run = try await LoadURLProcess.run(["-sS", "-o", folder.appendingPathComponent("out.bin").path, url])
         #expect(run.status == 23, "\(run.stderr)")
         #expect(run.stderr.contains(url), "\(run.stderr)")
         #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
         // And to /dev/full, a device that is always full.
-        let device = try LoadURLProcess.run(["-sS", "-o", "/dev/full", url])
+        let device = try await LoadURLProcess.run(["-sS", "-o", "/dev/full", url])
         #expect(device.status == 23, "\(device.stderr)")
         #expect(device.stderr.contains("No space left on device"), "\(device.stderr)")
     }
 
     @Test("Redirects are followed only with -L, as curl does")
-    func location() throws {
+    func location() async throws {
         let server = try nginx()
         let url = "http://127.0.0.1:\(server.httpPort)/redirect"
-        let plain = try LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", url])
+        let plain = try await LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", url])
         #expect(plain.stdout == "301")
-        let followed = try LoadURLProcess.run(["-L", url])
+        let followed = try await LoadURLProcess.run(["-L", url])
         #expect(followed.stdout == "Hello from nginx\n")
-        let limited = try LoadURLProcess.run(["-L", "--max-redirs", "3", "http://127.0.0.1:\(server.httpPort)/loop"])
+        let limited = try await LoadURLProcess.run(["-L", "--max-redirs", "3", "http://127.0.0.1:\(server.httpPort)/loop"])
         #expect(limited.status == 47)
     }
 
     @Test("--compressed asks for gzip and writes the body decoded; a gzip asked for by -H is written as sent")
-    func compressed() throws {
+    func compressed() async throws {
         let server = try nginx()
         let url = "http://127.0.0.1:\(server.httpPort)/gz/lines.txt"
         let original = try String(contentsOfFile: server.root + "/gz/lines.txt", encoding: .utf8)
-        let decoded = try LoadURLProcess.run(["--compressed", "-i", url])
+        let decoded = try await LoadURLProcess.run(["--compressed", "-i", url])
         #expect(decoded.status == 0)
         #expect(decoded.stdout.hasSuffix("\r\n\r\n" + original))
         #expect(!decoded.stdout.contains("Content-Encoding"), "the head describes the decoded body")
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gz-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let raw = try LoadURLProcess.run(["-H", "Accept-Encoding: gzip", "-o", file.path, url])
+        let raw = try await LoadURLProcess.run(["-H", "Accept-Encoding: gzip", "-o", file.path, url])
         #expect(raw.status == 0)
         #expect(try Data(contentsOf: file).prefix(2) == Data([0x1F, 0x8B]), "the gzip stream, byte for byte")
     }
 
     @Test("-f makes an HTTP error status exit 22 without printing the body")
-    func failOnError() throws {
+    func failOnError() async throws {
         let server = try nginx()
-        let run = try LoadURLProcess.run(["-f", "http://127.0.0.1:\(server.httpPort)/status/404"])
+        let run = try await LoadURLProcess.run(["-f", "http://127.0.0.1:\(server.httpPort)/status/404"])
         #expect(run.status == 22)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("404"))
     }
 
     @Test("HTTPS: --cacert trusts the test CA; without it exit 60; -k skips verification with a warning")
-    func tls() throws {
+    func tls() async throws {
         let server = try nginx()
         let url = "https://localhost:\(server.httpsPort)/hello.txt"
-        let trusted = try LoadURLProcess.run(["--cacert", server.caFile, url])
+        let trusted = try await LoadURLProcess.run(["--cacert", server.caFile, url])
         #expect(trusted.status == 0)
         #expect(trusted.stdout == "Hello from nginx\n")
-        let untrusted = try LoadURLProcess.run([url])
+        let untrusted = try await LoadURLProcess.run([url])
         #expect(untrusted.status == 60)
         #expect(untrusted.stderr.contains(url))
-        let insecure = try LoadURLProcess.run(["-k", url])
+        let insecure = try await LoadURLProcess.run(["-k", url])
         #expect(insecure.status == 0)
         #expect(insecure.stderr.contains("warning"))
     }
 
     @Test("--resolve sends a host name to another address; the certificate is checked against the name")
-    func resolve() throws {
+    func resolve() async throws {
         let server = try nginx()
-        let run = try LoadURLProcess.run([
+        let run = try await LoadURLProcess.run([
             "--cacert", server.caFile, "--resolve", "wrong.example:\(server.httpsPort):127.0.0.1",
             "https://wrong.example:\(server.httpsPort)/hello.txt",
         ])
@@ -100,13 +100,13 @@ struct CLIHTTPTests {
     }
 
     @Test("-u sends Basic credentials; -d posts a form")
-    func credentialsAndData() throws {
+    func credentialsAndData() async throws {
         let server = try nginx()
-        let denied = try LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "http://127.0.0.1:\(server.httpPort)/private"])
+        let denied = try await LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "http://127.0.0.1:\(server.httpPort)/private"])
         #expect(denied.stdout == "401")
-        let allowed = try LoadURLProcess.run(["-u", "user:secret", "http://127.0.0.1:\(server.httpPort)/private"])
+        let allowed = try await LoadURLProcess.run(["-u", "user:secret", "http://127.0.0.1:\(server.httpPort)/private"])
         #expect(allowed.stdout == "Hello from nginx\n")
-        let posted = try LoadURLProcess.run(["-d", "a=1&b=2", "http://127.0.0.1:\(server.httpPort)/echo"])
+        let posted = try await LoadURLProcess.run(["-d", "a=1&b=2", "http://127.0.0.1:\(server.httpPort)/echo"])
         #expect(posted.stdout.hasPrefix("method=POST length=7"))
     }
 }

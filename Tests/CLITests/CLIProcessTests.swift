@@ -5,18 +5,18 @@ import Testing
 @Suite("loadurl: the command-line tool, run as a process")
 struct CLIProcessTests {
     @Test("Fetches a data: URL and a file: URL in one call, bodies in order")
-    func mixedSchemes() throws {
+    func mixedSchemes() async throws {
         let file = try TempFile("from a file\n")
-        let run = try LoadURLProcess.run(["data:,Hello%0A", file.url.absoluteString, "data:,Bye"])
+        let run = try await LoadURLProcess.run(["data:,Hello%0A", file.url.absoluteString, "data:,Bye"])
         #expect(run.status == 0)
         #expect(run.stdout == "Hello\nfrom a file\nBye")
         #expect(run.stderr.isEmpty)
     }
 
     @Test("-i prints each response's head, curl-style, for data: and file: too")
-    func includeHead() throws {
+    func includeHead() async throws {
         let file = try TempFile("abc")
-        let run = try LoadURLProcess.run(["-i", "data:,Hello", file.url.absoluteString])
+        let run = try await LoadURLProcess.run(["-i", "data:,Hello", file.url.absoluteString])
         #expect(run.status == 0)
         #expect(run.stdout.hasPrefix("Content-Type: text/plain;charset=US-ASCII\r\nContent-Length: 5\r\n\r\nHello"))
         let fileHead = run.stdout.dropFirst("Content-Type: text/plain;charset=US-ASCII\r\nContent-Length: 5\r\n\r\nHello".count)
@@ -26,9 +26,9 @@ struct CLIProcessTests {
     }
 
     @Test("A missing file exits 37 with a message naming the URL, and later URLs still load")
-    func missingFile() throws {
+    func missingFile() async throws {
         let url = "file:///nonexistent-\(UUID().uuidString)/x.txt"
-        let run = try LoadURLProcess.run([url, "data:,after"])
+        let run = try await LoadURLProcess.run([url, "data:,after"])
         #expect(run.status == 37)
         #expect(run.stderr.contains(url))
         #expect(run.stderr.contains("does not exist"))
@@ -36,39 +36,39 @@ struct CLIProcessTests {
     }
 
     @Test("An unknown scheme exits 1 and a malformed URL exits 3")
-    func badURLs() throws {
-        let unknown = try LoadURLProcess.run(["gopher-ish://x/y"])
+    func badURLs() async throws {
+        let unknown = try await LoadURLProcess.run(["gopher-ish://x/y"])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("gopher-ish://x/y"))
-        let malformed = try LoadURLProcess.run(["not a url"])
+        let malformed = try await LoadURLProcess.run(["not a url"])
         #expect(malformed.status == 3)
         #expect(malformed.stderr.contains("not a url"))
     }
 
     @Test("A malformed data: URL fails with a message, not a crash")
-    func malformedDataURL() throws {
-        let run = try LoadURLProcess.run(["data:text/plain;base64,%%%"])
+    func malformedDataURL() async throws {
+        let run = try await LoadURLProcess.run(["data:text/plain;base64,%%%"])
         #expect(run.status != 0)
         #expect(run.stderr.contains("data:text/plain;base64"))
     }
 
     @Test("-s silences errors, -sS shows them; the status is the same")
-    func silent() throws {
+    func silent() async throws {
         let url = "file:///nonexistent-\(UUID().uuidString)"
-        let quiet = try LoadURLProcess.run(["-s", url])
+        let quiet = try await LoadURLProcess.run(["-s", url])
         #expect(quiet.status == 37)
         #expect(quiet.stderr.isEmpty)
-        let shown = try LoadURLProcess.run(["-sS", url])
+        let shown = try await LoadURLProcess.run(["-sS", url])
         #expect(shown.status == 37)
         #expect(shown.stderr.contains(url))
     }
 
     @Test("-o writes the body to a file; -O uses the remote name inside --output-dir")
-    func outputFiles() throws {
+    func outputFiles() async throws {
         let source = try TempFile("payload", name: "remote-name.txt")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try LoadURLProcess.run([
+        let run = try await LoadURLProcess.run([
             "--create-dirs", "--output-dir", directory.path, "-o", "first.txt", "-O",
             "data:,one", source.url.absoluteString,
         ])
@@ -79,13 +79,13 @@ struct CLIProcessTests {
     }
 
     @Test("-o and -O pair with the URLs in the order given, as curl's do")
-    func outputOrder() throws {
+    func outputOrder() async throws {
         let first = try TempFile("first body", name: "first-remote.txt")
         // -O alone, and run together with other flags as curl's users write it (-LO).
         for remoteName in ["-O", "-sLO"] {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
             defer { try? FileManager.default.removeItem(at: directory) }
-            let run = try LoadURLProcess.run([
+            let run = try await LoadURLProcess.run([
                 "--create-dirs", "--output-dir", directory.path, remoteName, first.url.absoluteString, "-o", "second.txt", "data:,second",
             ])
             #expect(run.status == 0, "\(remoteName): \(run.stderr)")
@@ -95,11 +95,11 @@ struct CLIProcessTests {
     }
 
     @Test("-O takes the remote name as written: an encoded slash or dot-dot cannot lead the file out of --output-dir")
-    func remoteNameStaysInside() throws {
+    func remoteNameStaysInside() async throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
         let directory = base.appendingPathComponent("a/b")
         defer { try? FileManager.default.removeItem(at: base) }
-        let run = try LoadURLProcess.run(["--create-dirs", "--output-dir", directory.path, "-O", "data:,x/..%2F..%2Fescape.txt"])
+        let run = try await LoadURLProcess.run(["--create-dirs", "--output-dir", directory.path, "-O", "data:,x/..%2F..%2Fescape.txt"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: base.appendingPathComponent("escape.txt").path), "the file left --output-dir")
         let written = directory.appendingPathComponent("..%2F..%2Fescape.txt")
@@ -107,23 +107,23 @@ struct CLIProcessTests {
     }
 
     @Test("A failed load creates no output file")
-    func noFileOnFailure() throws {
+    func noFileOnFailure() async throws {
         let target = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID()).out")
-        let run = try LoadURLProcess.run(["-o", target.path, "file:///nonexistent-\(UUID().uuidString)"])
+        let run = try await LoadURLProcess.run(["-o", target.path, "file:///nonexistent-\(UUID().uuidString)"])
         #expect(run.status == 37)
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }
 
     @Test("-w prints a summary after each transfer")
-    func writeOut() throws {
-        let run = try LoadURLProcess.run(["-w", "[%{size_download} %{content_type} %{exitcode}]\\n", "data:text/csv,a%2Cb"])
+    func writeOut() async throws {
+        let run = try await LoadURLProcess.run(["-w", "[%{size_download} %{content_type} %{exitcode}]\\n", "data:text/csv,a%2Cb"])
         #expect(run.status == 0)
         #expect(run.stdout == "a,b[3 text/csv 0]\n")
     }
 
     @Test("No URL is a usage error")
-    func noURL() throws {
-        let run = try LoadURLProcess.run([])
+    func noURL() async throws {
+        let run = try await LoadURLProcess.run([])
         #expect(run.status == 2)
     }
 }
@@ -156,7 +156,19 @@ enum LoadURLProcess {
     }
 
     /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own.
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> Result {
+    ///
+    /// The wait is on a dispatch thread, not Swift's cooperative pool: that pool has one thread per core (two
+    /// here), and a test holding one for a child's whole run (seconds, for a refused FTP login) starved the
+    /// other suites' loads until their request timeouts fired.
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Swift.Result { try runWaiting(arguments, environment: environment, timeout: timeout) })
+            }
+        }
+    }
+
+    private static func runWaiting(_ arguments: [String], environment: [String: String], timeout: TimeInterval) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

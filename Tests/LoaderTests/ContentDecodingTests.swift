@@ -192,6 +192,12 @@ struct ContentDecodingTests {
             let (data, _) = try await zippedSession().data(from: url)
             #expect(Bytes.difference(data, sampleText) == nil, "trailer \(Array(trailer))")
         }
+        // Many megabytes of trailing bytes are dropped as they come, not gathered: memory stays bounded.
+        let (growth, tail) = try await ResourceProbes.measuringPeakGrowth(prepare: {
+            ZippedHandler.register(Payload(body: members + Data(repeating: 0, count: 96 << 20), contentEncoding: "gzip"))
+        }, { url in try await zippedSession().data(from: url).0 })
+        #expect(Bytes.difference(tail, sampleText) == nil)
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak RSS grew \(growth >> 20) MiB over trailing bytes")
         // A second member cut short is cut short.
         let second = Compression.compress(sampleText, .gzip)
         let cut = ZippedHandler.register(Payload(body: members + second.prefix(second.count / 2), contentEncoding: "gzip"))

@@ -52,8 +52,10 @@ final class Inflater {
         }
     }
 
-    /// Adds compressed input; call ``nextOutput()`` until it returns `nil` before adding more.
+    /// Adds compressed input; call ``nextOutput()`` until it returns `nil` before adding more. Input after the
+    /// stream's end is dropped: kept, it would pile up (and be copied at every feed) for as long as a server sent it.
     func feed(_ data: Data) {
+        guard !isFinished else { return }
         if pendingOffset >= pending.count {
             pending = data
         } else {
