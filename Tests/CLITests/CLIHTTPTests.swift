@@ -22,13 +22,13 @@ struct CLIHTTPTests {
     @Test("A body that fills the disk exits 23 (curl's write error), naming the URL and the cause")
     func fullDisk() async throws {
         let server = try nginx()
-        let folder = try TestServers.fullDisk()
-        defer { try? FileManager.default.removeItem(at: folder) }
         let url = "http://127.0.0.1:\(server.httpPort)/1m.bin"
-        let run = try await LoadURLProcess.run(["-sS", "-o", folder.appendingPathComponent("out.bin").path, url])
-        #expect(run.status == 23, "\(run.stderr)")
-        #expect(run.stderr.contains(url), "\(run.stderr)")
-        #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
+        try await TestServers.withFullDisk { folder in
+            let run = try await LoadURLProcess.run(["-sS", "-o", folder.appendingPathComponent("out.bin").path, url])
+            #expect(run.status == 23, "\(run.stderr)")
+            #expect(run.stderr.contains(url), "\(run.stderr)")
+            #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
+        }
         // And to /dev/full, a device that is always full.
         let device = try await LoadURLProcess.run(["-sS", "-o", "/dev/full", url])
         #expect(device.status == 23, "\(device.stderr)")

@@ -14,7 +14,7 @@ struct BuiltInHandlersConformanceTests {
             .init(url: URL(string: "data:,Hello%2C%20World")!, body: Data("Hello, World".utf8)),
             .init(url: URL(string: "data:application/octet-stream;base64,AAECAwQFBgcICQ==")!, body: Data(0..<10)),
         ])
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(DataSchemeHandler.self, fixtures: fixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(DataSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .bodyMatchesFixture) == .passed)
@@ -44,7 +44,7 @@ struct BuiltInHandlersConformanceTests {
             missingErrorCode: .fileDoesNotExist,
             large: large
         )
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(FileSchemeHandler.self, fixtures: fixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(FileSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .slowReaderBoundsMemory) == .passed)

@@ -69,7 +69,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
 struct ConformanceSuiteTests {
     @Test("The reference mem: handler keeps every property")
     func referencePasses() async throws {
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(MemoryHandler.self, fixtures: memFixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(MemoryHandler.self, fixtures: memFixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcomes.count == ConformanceProperty.allCases.count)
@@ -80,7 +80,7 @@ struct ConformanceSuiteTests {
     func neverEndingFixture() async throws {
         var fixtures = memFixtures
         fixtures.timeout = 2
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(TricklesForever.self, fixtures: fixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(TricklesForever.self, fixtures: fixtures) }
         #expect(report.failedProperties == [.doesNotBlockThreadPool], "\(report)")
         if case .failed(let message)? = report.outcome(of: .doesNotBlockThreadPool) {
             #expect(message.contains("timed out"), "\(message)")
@@ -90,7 +90,7 @@ struct ConformanceSuiteTests {
     @Test("A handler whose canInit takes its URLs but whose supportedSchemes misses their scheme fails acceptsItsRequests, saying why")
     func schemeNotListed() async throws {
         // Every load through a session fails as well (no registry routes the URLs): those properties fail too.
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(SchemeNotListed.self, fixtures: memFixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(SchemeNotListed.self, fixtures: memFixtures) }
         guard case .failed(let message)? = report.outcome(of: .acceptsItsRequests) else {
             Issue.record("acceptsItsRequests did not fail: \(report)")
             return
@@ -100,7 +100,7 @@ struct ConformanceSuiteTests {
 
     @Test("A handler that stops when deliver throws (its waits deaf to cancellation), as the client allows, keeps every property")
     func stopsWhenDeliverThrows() async throws {
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(StopsWhenDeliverThrows.self, fixtures: memFixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(StopsWhenDeliverThrows.self, fixtures: memFixtures) }
         #expect(report.allPassed, "\(report)")
     }
 
@@ -119,7 +119,7 @@ struct ConformanceSuiteTests {
     @Test("Each broken handler fails exactly the property it breaks", arguments: brokenHandlers.indices)
     func brokenHandlerFailsItsProperty(index: Int) async throws {
         let (handler, property) = brokenHandlers[index]
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(handler, fixtures: memFixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(handler, fixtures: memFixtures) }
         print(report)
         #expect(report.failedProperties == [property], "\(report)")
         if case .failed(let message)? = report.outcome(of: property) {

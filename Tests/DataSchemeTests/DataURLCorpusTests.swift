@@ -117,7 +117,7 @@ struct DataURLCorpusTests {
 
     @Test("A 20 MB base64 data: URL decodes in chunks to exactly what Foundation decodes")
     func largeBase64() async throws {
-        try await MemoryGate.shared.exclusive { try decodeLargeBase64() }
+        try await ExclusiveGate.memory.exclusive { try decodeLargeBase64() }
     }
 
     private func decodeLargeBase64() throws {

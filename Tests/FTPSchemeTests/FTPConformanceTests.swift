@@ -20,7 +20,7 @@ struct FTPConformanceTests {
             large: try FTPServers.url("/512m.bin"),
             slow: try FTPServers.url("/slow.bin", port: server.slowPort)
         )
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(FTPSchemeHandler.self, fixtures: fixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(FTPSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .slowReaderBoundsMemory) == .passed)

@@ -34,7 +34,7 @@ struct FTPDownloadTests {
     @Test("A body arrives byte for byte whether its chunks are kept to the end or dropped as they come")
     func chunksKeptOrDropped() async throws {
         // Holds three copies of 8 MiB: not while another test measures the process's peak memory.
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             // Large chunks are handed on in buffers that come back for reuse when dropped: keeping every chunk
             // checks that no buffer is reused under a chunk still held (and that chunks outlive the transfer);
             // dropping each checks that a reused buffer carries the new bytes only.

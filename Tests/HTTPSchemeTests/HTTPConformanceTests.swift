@@ -20,7 +20,7 @@ struct HTTPConformanceTests {
         )
         // nginx numbers its connections in X-Connection (for the keep-alive tests): it differs per load.
         fixtures.volatileFields.insert("x-connection")
-        let report = try await MemoryGate.shared.exclusive { await ConformanceSuite.run(HTTPSchemeHandler.self, fixtures: fixtures) }
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(HTTPSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .slowReaderBoundsMemory) == .passed)

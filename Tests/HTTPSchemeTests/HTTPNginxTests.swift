@@ -81,7 +81,7 @@ struct HTTPNginxTests {
     func largeBodyKeptWhole() async throws {
         // Chunks that fill most of a read buffer are handed on in it: keeping every one alive while the
         // connection reads on checks that no buffer is reused or changed under a chunk still held.
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             let expected = try Data(contentsOf: URL(fileURLWithPath: try Nginx.require().root + "/32m.bin"))
             for url in [try Nginx.http("/32m.bin"), try Nginx.https("/32m.bin")] {
                 let (bytes, response) = try await Nginx.session().bytes(from: url)
@@ -118,7 +118,7 @@ struct HTTPNginxTests {
     @Test("200 concurrent requests over a pool of 8 connections each get the right body")
     func concurrentOverPoolLimit() async throws {
         // Many allocations at once: kept apart from the tests that measure peak memory.
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             let root = try Nginx.require().root
             let expected = try Data(contentsOf: URL(fileURLWithPath: root + "/1k.bin"))
             let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 8 }

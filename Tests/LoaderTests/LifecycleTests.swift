@@ -9,7 +9,7 @@ struct LifecycleTests {
     @Test("A slow reader holds the handler back: it never gets more than the buffer limit ahead")
     func backpressure() async throws {
         // Many allocations at once: kept apart from the tests that measure peak memory.
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             let (probeID, probe) = Probes.make()
             let limit = 256 * 1024
             let session = testSession { $0.bodyBufferLimit = limit }
@@ -108,7 +108,7 @@ struct LifecycleTests {
     @Test("A callback-driven handler is paced by whenReadyForData and delivers every byte in order")
     func legacyHandler() async throws {
         // Many allocations at once: kept apart from the tests that measure peak memory.
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             let session = testSession { $0.bodyBufferLimit = 150_000 }
             let (data, _) = try await session.data(from: URL(string: "legacy:x")!)
             #expect(data.count == 10_000_000)

@@ -139,7 +139,7 @@ struct SessionTests {
     @Test("2,000 concurrent loads on one session are each correct")
     func manyConcurrentLoads() async throws {
         // Many allocations at once: kept apart from the tests that measure peak memory.
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             let session = testSession()
             let failures = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<2000 {

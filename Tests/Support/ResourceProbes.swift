@@ -41,7 +41,7 @@ public enum ResourceProbes {
         prepare: () throws -> Input,
         _ body: (Input) async throws -> T
     ) async throws -> (growth: Int, value: T) {
-        try await MemoryGate.shared.exclusive {
+        try await ExclusiveGate.memory.exclusive {
             let input = try prepare()
             resetPeak()
             let baseline = status("VmRSS")
@@ -56,10 +56,13 @@ public enum ResourceProbes {
     }
 }
 
-/// Lets one memory-measuring test run at a time, across every suite and target of the process.
-public final class MemoryGate: Sendable {
-    /// The one gate of the process.
-    public static let shared = MemoryGate()
+/// Lets one test of a kind run at a time, across every suite and target of the process: those that measure
+/// the process's memory, those that fill the shared full disk.
+public final class ExclusiveGate: Sendable {
+    /// The gate of the tests that measure the process's memory.
+    public static let memory = ExclusiveGate()
+    /// The gate of the tests that fill the full-disk fixture (``TestServers/withFullDisk(_:)``).
+    public static let fullDisk = ExclusiveGate()
     private let state = Locked<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Runs `body` when no other `exclusive` body is running.

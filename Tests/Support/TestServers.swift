@@ -53,16 +53,19 @@ public enum TestServers {
         return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, root: root, caFile: ca)
     }()
 
-    /// A folder on a file system of 256 KiB (a tmpfs that `scripts/test-servers` mounts), where a larger
-    /// write fails with "No space left on device": a full disk.
-    public static func fullDisk() throws -> URL {
+    /// Runs `body` with a folder of its own on a file system of 256 KiB (a tmpfs that `scripts/test-servers`
+    /// mounts), where a larger write fails with "No space left on device": a full disk. One such test at a time
+    /// (the file system is shared, and one test filling it would fail another's setup); the folder is removed after.
+    public static func withFullDisk<T>(_ body: (URL) async throws -> T) async throws -> T {
         guard let path = environment["FULL_DISK"] else {
             throw TestServerError("no full-disk fixture: scripts/test-servers could not mount a 256 KiB tmpfs (it needs root)")
         }
-        // A folder of its own per test: the tests share the file system, and each counts what its own leaves.
-        let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-        return folder
+        return try await ExclusiveGate.fullDisk.exclusive {
+            let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(UUID().uuidString)", isDirectory: true)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            return try await body(folder)
+        }
     }
 
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they
