@@ -111,4 +111,3 @@ CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback call
     return curl.easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
 }
 CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) { return curl.easy_getinfo(easy, info, value); }
-CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value) { return curl.easy_getinfo(easy, info, value); }

@@ -74,5 +74,9 @@ struct CLIFTPTests {
         let missingWithLogin = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "ftp://127.0.0.1:\(server.port)/upload/nope.txt"])
         #expect(missingWithLogin.status == 78, "\(missingWithLogin.stderr)")
         #expect(!missingWithLogin.stderr.contains("secret") && missingWithLogin.stderr.contains("nope.txt"), "\(missingWithLogin.stderr)")
+        // -w's URLs too: -u puts the login into the URL, where curl's -w would not show it.
+        let written = try await LoadURLProcess.run(["-u", "user:secret", "-o", "/dev/null", "-w", "%{url} %{url_effective}", "ftp://127.0.0.1:\(server.port)/hello.txt"])
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(!written.stdout.contains("secret") && written.stdout.contains("/hello.txt"), "\(written.stdout)")
     }
 }

@@ -44,6 +44,9 @@ struct ResponseHeadTests {
         #expect(suggestedName(nil, url: "http://127.0.0.1/a%00b") == "index")
         #expect(suggestedName(nil, url: "http://127.0.0.1/" + String(repeating: "n", count: 256)) == "index")
         #expect(suggestedName(nil, url: "data:text/plain;base64,SGVsbG8=") == "index")
+        // A right-to-left override would show invoice\u{202E}fdp.exe as "invoiceexe.pdf"; a C1 control is no name.
+        #expect(suggestedName("attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe") == "file.bin")
+        #expect(suggestedName("attachment; filename*=iso-8859-1''a%85b.txt") == "file.bin")
         #expect(suggestedName(#"attachment; filename="hello.txt""#, url: "data:,Hello") == "hello.txt")
     }
 

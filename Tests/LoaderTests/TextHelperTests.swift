@@ -81,6 +81,7 @@ struct TextHelperTests {
               ("http://host/a@b:c", "http://host/a@b:c"),
               ("http://host?x=u:p@y", "http://host?x=u:p@y"),
               ("data:,a:b@c", "data:,a:b@c"),
+              ("data:,http://a:b@c/", "data:,http://a:b@c/"),
           ])
     func passwordHidden(url: String, shown: String) throws {
         let parsed = try #require(URL(string: url))

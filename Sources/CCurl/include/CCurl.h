@@ -41,6 +41,5 @@ typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total,
                                        curl_off_t upload_total, curl_off_t uploaded);
 CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback callback);
 CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
-CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value);
 
 #endif

@@ -44,8 +44,8 @@ struct TransferSummary {
 
     private func value(_ name: String) -> String {
         switch name {
-        case "url": return url.absoluteString
-        case "url_effective": return (response?.url ?? url).absoluteString
+        case "url": return url.absoluteStringHidingPassword
+        case "url_effective": return (response?.url ?? url).absoluteStringHidingPassword
         case "http_code", "response_code": return response?.status.map { $0.code.zeroPadded(3) } ?? "000"
         case "content_type": return response?.headerFields[.contentType] ?? ""
         case "size_download": return String(bytes)

@@ -89,7 +89,7 @@ public struct RedirectMiddleware: LoadMiddleware {
             result.body.discard()
             let allowed = allowedSchemes.sorted().joined(separator: ", ")
             throw LoadError(.unsupportedURL, url: request.url,
-                            reason: "the redirect to \(target.absoluteString) is not followed: a server may redirect only within \(request.scheme): or to \(allowed)")
+                            reason: "the redirect to \(target.absoluteStringHidingPassword) is not followed: a server may redirect only within \(request.scheme): or to \(allowed)")
         }
         var next = request
         next.url = target

@@ -89,7 +89,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     /// `LoadTask #3 (running) data:,Hello`.
     public var description: String {
-        "LoadTask #\(taskIdentifier) (\(state)) \(originalRequest.url.absoluteString.prefix(200))"
+        "LoadTask #\(taskIdentifier) (\(state)) \(originalRequest.url.absoluteStringHidingPassword.prefix(200))"
     }
 
     // MARK: Control

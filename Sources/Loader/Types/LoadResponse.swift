@@ -79,7 +79,8 @@ public struct LoadResponse: Sendable {
 
     /// A file name for saving the body: `Content-Disposition`'s `filename*` (RFC 8187's encoded form) or
     /// `filename`, else the URL's last path component, else `"index"`. Always a name of its own, never a path: only
-    /// its last component is kept, and `.`, `..`, a name with a control character or over 255 bytes are passed over.
+    /// its last component is kept, and `.`, `..`, a name with a control or format character (a right-to-left override)
+    /// or over 255 bytes are passed over.
     /// A `data:` URL has no name (its "path" is its payload).
     public var suggestedFilename: String {
         if let disposition = headerFields[HTTPField.Name("Content-Disposition")!],
@@ -121,12 +122,18 @@ public struct LoadResponse: Sendable {
 
     /// `name` as a file name of its own, or `nil`: its last slash-separated component (a server or a URL must
     /// not choose the folder), unless that is empty, `.`, `..`, over 255 bytes (most file systems' limit) or holds
-    /// a control character.
+    /// a control or format character.
     private static func fileName(_ name: String) -> String? {
         let last = String(name.lastPathComponent)
         guard !last.isEmpty, last != ".", last != "..", last.utf8.count <= 255,
-              !last.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
+              !last.unicodeScalars.contains(where: isUnfitForAName) else { return nil }
         return last
+    }
+
+    /// Controls (C0, DEL, C1) and invisible format characters: a right-to-left override would show
+    /// `invoice\u{202E}fdp.exe` as `invoiceexe.pdf`.
+    private static func isUnfitForAName(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.properties.generalCategory == .format
     }
 
     /// A field value split at its commas outside quoted strings, each part without surrounding whitespace:

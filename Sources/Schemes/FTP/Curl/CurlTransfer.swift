@@ -180,8 +180,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     func error(for code: CURLcode) -> LoadError {
         if let bodyError = upload?.failure { return LoadError.wrapping(bodyError, url: url) }
-        var reply = 0
-        _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &reply)
+        // The refusal libcurl failed on, read from the reply itself: libcurl's own record of the last reply code
+        // (CURLINFO_RESPONSE_CODE) is taken after the QUIT it sends as the connection closes, and did not name
+        // the 550 of a missing file in a test.
+        let reply = lastRefusal.flatMap { Int($0.prefix(3)) } ?? 0
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }
         return error
@@ -294,13 +296,19 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// One reply line of the server's (or, over HTTP, a header: this handler speaks FTP only). Refusals are kept,
-    /// at most 200 bytes of one, and never a failure of the transfer.
+    /// One reply line of the server's. The last reply is kept if it refused (4xx, 5xx; at most 200 bytes of it)
+    /// and forgotten when a later one did not: libcurl recovers from some refusals (a 500 to EPSV, then PASV; a
+    /// 550 to MDTM), which must not be blamed for a later failure. Lines that do not begin with a code (the
+    /// inside of a multi-line reply) change nothing, nor does the 221 that answers the QUIT libcurl sends as
+    /// it closes the connection, after the failure.
     fileprivate func serverReply(_ line: UnsafeMutablePointer<CChar>, count: Int) -> Int {
         let bytes = UnsafeRawBufferPointer(start: line, count: min(count, 200))
-        if let first = bytes.first, first == UInt8(ascii: "4") || first == UInt8(ascii: "5") {
-            let text = String(decoding: bytes, as: UTF8.self).trimming(while: { $0.isNewline || $0 == " " })
-            lastRefusal = String(text)
+        guard bytes.count >= 3, bytes.prefix(3).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              !bytes.starts(with: "221".utf8) else { return count }
+        if bytes[0] == UInt8(ascii: "4") || bytes[0] == UInt8(ascii: "5") {
+            lastRefusal = String(String(decoding: bytes, as: UTF8.self).trimming(while: { $0.isNewline || $0 == " " }))
+        } else {
+            lastRefusal = nil
         }
         return count
     }
