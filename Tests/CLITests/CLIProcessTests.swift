@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `loadurl` executable, as a user would, and checks its output and exit status.
@@ -157,15 +158,11 @@ enum LoadURLProcess {
 
     /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own.
     ///
-    /// The wait is on a dispatch thread, not Swift's cooperative pool: that pool has one thread per core (two
-    /// here), and a test holding one for a child's whole run (seconds, for a refused FTP login) starved the
-    /// other suites' loads until their request timeouts fired.
+    /// The waits are on threads of their own (``offCooperativePool(_:)``): held on Swift's cooperative pool or
+    /// dispatch's global queues (one pool, two threads here) for a child's whole run, they starved the other
+    /// suites' loads until their request timeouts fired.
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Swift.Result { try runWaiting(arguments, environment: environment, timeout: timeout) })
-            }
-        }
+        try await offCooperativePool { try runWaiting(arguments, environment: environment, timeout: timeout) }
     }
 
     private static func runWaiting(_ arguments: [String], environment: [String: String], timeout: TimeInterval) throws -> Result {
@@ -178,11 +175,13 @@ enum LoadURLProcess {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read both pipes concurrently so a large output cannot block the child.
+        // Read both pipes concurrently so a large output cannot block the child, each on a thread of its own.
         let group = DispatchGroup()
         nonisolated(unsafe) var stdout = Data(), stderr = Data()
-        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+        group.enter()
+        group.enter()
+        Thread.detachNewThread { stdout = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        Thread.detachNewThread { stderr = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             throw CLITestError.timedOut(arguments)

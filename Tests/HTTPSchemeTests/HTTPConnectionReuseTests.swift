@@ -34,7 +34,8 @@ struct HTTPConnectionReuseTests {
 
     @Test("A connection that switched protocols (101) is not reused: the next request opens another")
     func switchedConnectionNotReused() async throws {
-        let session = oneConnectionSession(timeout: 5)
+        // Reused, the second load would wait out its timeout: 20 s, so that a busy machine's pause does not.
+        let session = oneConnectionSession(timeout: 20)
         let (_, switched) = try await session.data(from: server.url("/switching"))
         #expect(switched.status?.code == 101)
         // On the switched connection NIO's parser reads nothing more: reused, this load would wait out its timeout.

@@ -213,16 +213,17 @@ struct HTTPMisbehaviourTests {
 
     @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
     func slowUploadIsNotIdle() async throws {
-        // Twenty-four parts 250 ms apart: 6 s of sending against a request (idle) timeout of 5 s. The gap leaves
-        // over 4 s to spare: in a run of every suite, tests that compute for seconds keep Swift's two pool
-        // threads busy (a 2.5 s timeout failed there). The parts come from a dispatch timer, not that pool.
-        let session = scriptedSession { $0.timeoutIntervalForRequest = 5 }
+        // Twenty-four parts 600 ms apart: 14.4 s of sending against a request (idle) timeout of 12 s. The timeout
+        // is long because, in a run of every suite, tests that compute for seconds can keep Swift's two pool threads
+        // busy while it counts (5 s failed in a fresh-clone run, whose first seconds stalled the whole process).
+        // The parts come from a dispatch timer, not that pool.
+        let session = scriptedSession { $0.timeoutIntervalForRequest = 12 }
         var request = LoadRequest(url: server.url("/echo"), method: .post)
         request.body = .stream(length: nil) {
             AsyncThrowingStream { continuation in
                 let queue = DispatchQueue(label: "slow-upload")
                 for index in 0..<24 {
-                    queue.asyncAfter(deadline: .now() + .milliseconds(250 * (index + 1))) {
+                    queue.asyncAfter(deadline: .now() + .milliseconds(600 * (index + 1))) {
                         continuation.yield(Data("part\(index);".utf8))
                         if index == 23 { continuation.finish() }
                     }
@@ -237,11 +238,11 @@ struct HTTPMisbehaviourTests {
     @Test("A followed redirect's decoded body is given up: its connection is free for the next hop (one per host)")
     func redirectWithEncodedBody() async throws {
         // One connection per host: while the 302's endless body kept its connection, the next hop would queue
-        // behind it until the request timeout (10 s: the success path must not fail while other suites keep
-        // the machine busy).
+        // behind it until the request timeout (20 s: the success path must not fail while other suites keep
+        // the machine busy; 10 s failed once).
         let session = scriptedSession {
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
-            $0.timeoutIntervalForRequest = 10
+            $0.timeoutIntervalForRequest = 20
         }
         let (data, response) = try await session.data(from: server.url("/redirect-gzip-endless"))
         #expect(response.status == .ok)
@@ -301,7 +302,8 @@ struct HTTPMisbehaviourTests {
             $0.handlerOptions[HTTPClientOptions.self].connectTimeout = .infinity
             $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = .infinity
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 0
-            $0.timeoutIntervalForRequest = 5
+            // A stall fails it all the same, in 20 s: shorter, a busy machine's pause would (5 s failed once).
+            $0.timeoutIntervalForRequest = 20
         }
         for _ in 0..<2 {
             let (data, _) = try await session.data(from: server.url("/ok"))
