@@ -76,7 +76,7 @@ struct DataSchemeHandlerTests {
     }
 
     @Test("A 100 MB data: URL streams through bytes(for:) in bounded extra memory")
-    func hundredMegabytes() async throws {
+    func hundredMegabytesInBoundedMemory() async throws {
         let decodedSize = 100 * 1024 * 1024 / 3 * 3
         let session = self.session
         let (growth, (count, firstChunk, expected)) = try await ResourceProbes.measuringPeakGrowth(prepare: {

@@ -122,7 +122,7 @@ struct FTPDownloadTests {
     }
 
     @Test("A 512 MiB download streams in bounded memory and arrives whole")
-    func large() async throws {
+    func largeInBoundedMemory() async throws {
         let url = try FTPServers.url("/512m.bin")
         let (growth, count) = try await ResourceProbes.measuringPeakGrowth {
             let (bytes, response) = try await FTPServers.session().bytes(from: url)

@@ -188,7 +188,7 @@ struct FileSchemeHandlerTests {
 @Suite("file: handler: memory and descriptors", .serialized)
 struct FileSchemeResourceTests {
     @Test("A 256 MiB file read slowly through bytes(from:) keeps memory bounded")
-    func boundedMemory() async throws {
+    func slowReadInBoundedMemory() async throws {
         let scratch = try Scratch()
         let url = scratch.directory.appendingPathComponent("big.bin")
         let size = 256 * 1024 * 1024

@@ -172,7 +172,7 @@ struct HTTPNginxTests {
     }
 
     @Test("A 1 GiB download streams through bytes(from:) with peak memory growth under 64 MiB")
-    func gigabyteStreams() async throws {
+    func gigabyteStreamsInBoundedMemory() async throws {
         let session = try Nginx.session()
         let url = try Nginx.http("/1g.bin")
         let (growth, count) = try await ResourceProbes.measuringPeakGrowth {

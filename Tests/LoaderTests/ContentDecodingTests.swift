@@ -174,7 +174,7 @@ struct ContentDecodingTests {
     }
 
     @Test("A gzip body of several members (concatenated .gz files) decodes whole, whatever the chunking; bytes after the last are ignored")
-    func gzipMembers() async throws {
+    func gzipMembersInBoundedMemory() async throws {
         let parts = [sampleText.prefix(30_000), sampleText.dropFirst(30_000).prefix(1), sampleText.dropFirst(30_001)]
         let members = parts.reduce(Data()) { $0 + Compression.compress(Data($1), .gzip) }
         for chunk in [1, 2, 7, 1000, 64 * 1024] {
@@ -206,7 +206,7 @@ struct ContentDecodingTests {
     }
 
     @Test("A decompression bomb stops at the ratio limit, in bounded memory")
-    func bomb() async throws {
+    func bombInBoundedMemory() async throws {
         // 64 MiB of zeros compress to about 64 KB: a ratio near 1000. Made inside the memory gate, so that
         // the big input does not land in another test's measurement.
         let (growth, (url, error)) = try await ResourceProbes.measuringPeakGrowth(prepare: {
@@ -225,7 +225,7 @@ struct ContentDecodingTests {
     }
 
     @Test("With no limits a highly compressed body streams whole in bounded memory; a size limit still holds")
-    func noRatioLimit() async throws {
+    func noRatioLimitInBoundedMemory() async throws {
         let zeros = 128 << 20
         let (growth, (url, count)) = try await ResourceProbes.measuringPeakGrowth(prepare: {
             ZippedHandler.register(Payload(body: Compression.compress(Data(count: zeros), .gzip, level: 9), contentEncoding: "gzip"))
