@@ -56,42 +56,6 @@ public enum ResourceProbes {
     }
 }
 
-/// Lets one test of a kind run at a time, across every suite and target of the process: those that measure
-/// the process's memory, those that fill the shared full disk.
-public final class ExclusiveGate: Sendable {
-    /// The gate of the tests that measure the process's memory.
-    public static let memory = ExclusiveGate()
-    /// The gate of the tests that fill the full-disk fixture (``TestServers/withFullDisk(_:)``).
-    public static let fullDisk = ExclusiveGate()
-    private let state = Locked<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    /// Runs `body` when no other `exclusive` body is running.
-    public func exclusive<T>(_ body: () async throws -> T) async throws -> T {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let enter = state.withLock { state -> Bool in
-                if state.busy {
-                    state.waiters.append(waiter)
-                    return false
-                }
-                state.busy = true
-                return true
-            }
-            if enter { waiter.resume() }
-        }
-        defer {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if state.waiters.isEmpty {
-                    state.busy = false
-                    return nil
-                }
-                return state.waiters.removeFirst()
-            }
-            next?.resume()
-        }
-        return try await body()
-    }
-}
-
 /// The WPT and Public Suffix corpora beside the project (`../shared/corpora`).
 public enum Corpora {
     /// The URL of `path` inside the corpora folder.
@@ -115,19 +79,4 @@ public func loadError(_ body: () async throws -> Void) async -> LoadError? {
     } catch {
         return LoadError(.unknown, reason: "not a LoadError: \(error)")
     }
-}
-
-/// The names of the files in `folder`, sorted; none where the folder cannot be read.
-public func filesLeft(in folder: URL) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-}
-
-/// What is wrong with `error` as the failure of a write to a full disk, or `nil` when it is right: a
-/// `cannotWriteToFile` that names `url` and says "No space left on device".
-public func fullDiskFailureProblem(_ error: LoadError?, url: URL) -> String? {
-    guard let error else { return "no error: the write to a full disk succeeded" }
-    guard error.code == .cannotWriteToFile else { return "\(error.code), not cannotWriteToFile: \(error)" }
-    guard error.url == url else { return "the error names \(String(describing: error.url)), not \(url): \(error)" }
-    guard error.description.contains("No space left on device") else { return "the cause is not named: \(error)" }
-    return nil
 }

@@ -53,24 +53,9 @@ public enum TestServers {
         return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, root: root, caFile: ca)
     }()
 
-    /// Runs `body` with a folder of its own on a file system of 256 KiB (a tmpfs that `scripts/test-servers`
-    /// mounts), where a larger write fails with "No space left on device": a full disk. One such test at a time
-    /// (the file system is shared, and one test filling it would fail another's setup); the folder is removed after.
-    public static func withFullDisk<T>(_ body: (URL) async throws -> T) async throws -> T {
-        guard let path = environment["FULL_DISK"] else {
-            throw TestServerError("no full-disk fixture: scripts/test-servers could not mount a 256 KiB tmpfs (it needs root)")
-        }
-        return try await ExclusiveGate.fullDisk.exclusive {
-            let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(UUID().uuidString)", isDirectory: true)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            return try await body(folder)
-        }
-    }
-
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they
     /// are not running); empty if it failed.
-    private static let environment: [String: String] = {
+    static let environment: [String: String] = {
         var root = URL(fileURLWithPath: #filePath)
         while root.pathComponents.count > 1, !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
             root.deleteLastPathComponent()

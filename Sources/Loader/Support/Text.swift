@@ -80,12 +80,8 @@ extension URL {
     /// The URL's text with the password of its user information, if any, as `***` (`ftp://ann:***@host/`): for
     /// messages, which end up in logs and terminals.
     package var absoluteStringHidingPassword: String {
-        let text = absoluteString
-        // Only a URL with a password: the search below would find "://" and "@" inside a data: URL's body too.
-        guard password != nil, let schemeEnd = text.firstRange(of: "://") else { return text }
-        let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        // The user information ends at the authority's last "@"; its password begins at its first ":".
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return text }
-        return String(text[..<text.index(after: colon)]) + "***" + String(text[at...])
+        guard password != nil, var parts = URLComponents(url: self, resolvingAgainstBaseURL: true) else { return absoluteString }
+        parts.percentEncodedPassword = "***"
+        return parts.string ?? absoluteString
     }
 }

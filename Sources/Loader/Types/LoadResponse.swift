@@ -133,7 +133,7 @@ public struct LoadResponse: Sendable {
     /// Controls (C0, DEL, C1) and invisible format characters: a right-to-left override would show
     /// `invoice\u{202E}fdp.exe` as `invoiceexe.pdf`.
     private static func isUnfitForAName(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.properties.generalCategory == .format
+        [.control, .format].contains(scalar.properties.generalCategory)
     }
 
     /// A field value split at its commas outside quoted strings, each part without surrounding whitespace:

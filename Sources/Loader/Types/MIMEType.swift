@@ -162,7 +162,7 @@ struct MIMETypeParser {
                 while let last = value.last, Self.isHTTPWhitespace(last) { value.removeLast() }
                 if value.isEmpty { continue }
             }
-            let valueAllowed = anyValue ? value.allSatisfy { $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value)) }
+            let valueAllowed = anyValue ? value.allSatisfy { $0 == "\t" || $0.properties.generalCategory != .control }
                                         : value.allSatisfy(Self.isQuotedStringCodePoint)
             if !name.isEmpty, valueAllowed,
                !parameters.contains(where: { $0.name == name }) {

@@ -3,13 +3,20 @@
 package enum PercentDecoding {
     /// `input` with each `%XX` turned into its byte; anything else, a malformed escape included, stays.
     package static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        decode(input, only: { _ in true })
+    }
+
+    /// `input` with each `%XX` whose byte passes `only` turned into that byte; other escapes stay as written.
+    @inline(__always)
+    package static func decode(_ input: UnsafeBufferPointer<UInt8>, only: (UInt8) -> Bool) -> [UInt8] {
         guard let base = input.baseAddress else { return [] }
         let count = input.count
         return [UInt8](unsafeUninitializedCapacity: count) { output, written in
             var index = 0, out = 0
             while index < count {
                 let byte = base[index]
-                if byte == 0x25, index + 2 < count, let high = hexValue(base[index + 1]), let low = hexValue(base[index + 2]) {
+                if byte == 0x25, index + 2 < count, let high = hexValue(base[index + 1]), let low = hexValue(base[index + 2]),
+                   only(high << 4 | low) {
                     output[out] = high << 4 | low
                     index += 3
                 } else {

@@ -71,7 +71,9 @@ public struct DataURL: Sendable {
         // After "data:", the MIME type runs up to the first ",".
         guard let comma = Self.firstIndex(of: UInt8(ascii: ","), in: utf8[afterScheme..<end]) else { throw .missingComma }
         var mime = Array(utf8[afterScheme..<comma])
-        if undoingFoundationEscapes, mime.contains(UInt8(ascii: "%")) { mime = Self.undoingFoundationEscapes(mime) }
+        if undoingFoundationEscapes, mime.contains(UInt8(ascii: "%")) {
+            mime = mime.withUnsafeBufferPointer { PercentDecoding.decode($0, only: Self.foundationEscaped.contains) }
+        }
         while let last = mime.last, Self.isASCIIWhitespace(last) { mime.removeLast() }
         mime.removeFirst(mime.prefix(while: Self.isASCIIWhitespace).count)
 
@@ -94,25 +96,6 @@ public struct DataURL: Sendable {
     /// The characters Foundation's URL parser escapes and a WHATWG one keeps in a `data:` URL's path: space,
     /// `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|` and `}`.
     private static let foundationEscaped: Set<UInt8> = Set(" \"<>\\^`{|}".utf8)
-
-    /// `mime` with the escapes of ``foundationEscaped`` characters decoded; every other escape kept as written.
-    private static func undoingFoundationEscapes(_ mime: [UInt8]) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(mime.count)
-        var index = 0
-        while index < mime.count {
-            if mime[index] == UInt8(ascii: "%"), index + 2 < mime.count,
-               let high = PercentDecoding.hexValue(mime[index + 1]), let low = PercentDecoding.hexValue(mime[index + 2]),
-               foundationEscaped.contains(high << 4 | low) {
-                result.append(high << 4 | low)
-                index += 3
-            } else {
-                result.append(mime[index])
-                index += 1
-            }
-        }
-        return result
-    }
 
     /// The first `byte` in `bytes`, found with `memchr` when the string's storage is contiguous.
     private static func firstIndex(of byte: UInt8, in bytes: Substring.UTF8View) -> String.Index? {

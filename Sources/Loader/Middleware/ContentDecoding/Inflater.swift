@@ -29,12 +29,18 @@ final class Inflater {
     private var pendingOffset = 0
     /// Whether the last call filled its window, so zlib may hold more output without new input.
     private var outputMayBePending = false
-    /// Whether the compressed stream has ended. Bytes after it are ignored, as browsers and curl do, except
-    /// that gzip may follow one member with another (concatenated `.gz` files, BGZF): RFC 1952 makes the
+    /// Where the compressed stream is. It ends at its end; bytes after it are ignored, as browsers and curl do,
+    /// except that gzip may follow one member with another (concatenated `.gz` files, BGZF): RFC 1952 makes the
     /// members one file, so each is decoded in turn.
-    private(set) var isFinished = false
-    /// Whether a gzip member has just ended and the bytes after it, not all here yet, may start another.
-    private var betweenMembers = false
+    private enum Phase {
+        case decoding
+        /// A gzip member has just ended; the bytes after it, not all here yet, may start another.
+        case betweenMembers
+        case finished
+    }
+    private var phase = Phase.decoding
+    /// Whether the compressed stream has ended.
+    private var isFinished: Bool { phase == .finished }
     /// Compressed bytes consumed so far.
     private(set) var totalIn = 0
     /// Decoded bytes produced so far.
@@ -70,9 +76,9 @@ final class Inflater {
     /// has ended.
     func nextOutput() throws(Failure) -> Data? {
         while !isFinished, pendingOffset < pending.count || outputMayBePending {
-            if betweenMembers {
+            if phase == .betweenMembers {
                 guard startsAnotherMember() else { return nil }
-                betweenMembers = false
+                phase = .decoding
             }
             let stream = try self.startIfReady()
             guard let stream else { return nil }
@@ -98,10 +104,10 @@ final class Inflater {
             switch status {
             case Z_STREAM_END where format == .gzip:
                 // Another member may follow; what comes next decides (startsAnotherMember).
-                betweenMembers = true
+                phase = .betweenMembers
                 outputMayBePending = false
             case Z_STREAM_END:
-                isFinished = true
+                phase = .finished
             case Z_OK:
                 break
             case Z_BUF_ERROR where consumed == 0 && produced == 0:
@@ -118,7 +124,7 @@ final class Inflater {
     /// Checks, once the input has ended, that the compressed stream ended too. An empty input is an
     /// empty body, not an error; after a whole gzip member, one stray byte is ignored as any trailing bytes are.
     func finish() throws(Failure) {
-        if !isFinished, !betweenMembers, totalIn > 0 || pendingOffset < pending.count { throw .truncated }
+        if phase == .decoding, totalIn > 0 || pendingOffset < pending.count { throw .truncated }
     }
 
     /// Between gzip members: whether the bytes after the last one start another (the magic `1f 8b`), which
@@ -129,7 +135,7 @@ final class Inflater {
             (available > 0 ? bytes[pendingOffset] : nil, available > 1 ? bytes[pendingOffset + 1] : nil)
         }
         guard first == 0x1F, second == 0x8B || second == nil else {
-            isFinished = true
+            phase = .finished
             return false
         }
         guard second != nil, let stream else { return false }
