@@ -76,10 +76,7 @@ struct FileUpload {
             defer { free(resolved) }
             return String(cString: resolved)
         }
-        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &target, Int(PATH_MAX))
-        guard count > 0 else { return path }
-        let named = String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let named = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
         return named.hasPrefix("/") ? named : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(named).path
     }
 
