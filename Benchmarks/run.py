@@ -130,6 +130,7 @@ try:
     big_bytes = 300000 if args.smoke else 512 << 20
     ftp_file, ftp_bytes = ("/300k.bin", 300000) if args.smoke else ("/256m.bin", 256 << 20)
     ftp_times = 2 if args.smoke else 4
+    ftp_many = 20 if args.smoke else 300
     data_mib, data_times = (1, 2) if args.smoke else (8, 20)
     noop_count = 200 if args.smoke else 100000
     slow_count = 20 if args.smoke else 1000
@@ -199,6 +200,12 @@ try:
         ("ftp", "%s FTP download (%dx per sample)" % (ftp_file, ftp_times), "MB/s", ftp_bytes * ftp_times, {
             "loader": lambda: bench("stream", "loader", ftp + ftp_file, ftp_times),
             "curl": lambda: rusage_child(["curl", "-s"] + ["-o", "/dev/null", ftp + ftp_file] * ftp_times),
+        }),
+        # Many small files from one server in one process, as a mirroring tool fetches them: what keeping the
+        # logged-in control connection between loads saves (curl keeps it too).
+        ("ftpmany", "%d small FTP files (15 bytes) in one process" % ftp_many, "req/s", ftp_many, {
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s"] + [ftp + "/hello.txt"] * ftp_many),
+            "curl": lambda: rusage_child(["curl", "-s"] + ["-o", "/dev/null", ftp + "/hello.txt"] * ftp_many),
         }),
         ("noop1", "no-op custom scheme, 1 handler registered", "us/req", noop_count, {
             "loader": lambda: bench("noop", "loader", 1, noop_count)}),
@@ -285,7 +292,8 @@ try:
         for client, row in table.items():
             extra = "" if row["rss"] is None else "  peak RSS %6.1f MiB  CPU %.2f s" % (row["rss"] / 1024, row["cpu"])
             runs = samples[key][client]
-            rounds_seen = "" if not args.only or "seconds" not in runs[0] else "  rounds: " + " ".join(
+            # Every round's figures, in the full run too: a median hides which rounds a slow spell took.
+            rounds_seen = "" if "seconds" not in runs[0] else "  rounds: " + " ".join(
                 "%.3fs/%.2fcpu" % (r["seconds"], r["cpu"]) for r in runs)
             print("   %-16s %12.1f %s%s%s" % (client, row["value"], unit, extra, rounds_seen), flush=True)
 
@@ -370,6 +378,10 @@ try:
             mine, theirs = table[ours]["cpu"] / gigabytes, table["curl"]["cpu"] / gigabytes
             print("| %s: client CPU per GB%s | %.3f s/GB | curl %.3f s/GB | %.2fx | (measured, lower is better) |" % (
                 title, label, mine, theirs, mine / theirs))
+    title, unit, table = results["ftpmany"]
+    if "loadurl" in table and "curl" in table:
+        print("| %s (loadurl CLI) | %.1f %s | curl %.1f | %.2fx | (measured, no goal) |" % (
+            title, table["loadurl"]["value"], unit, table["curl"]["value"], table["loadurl"]["value"] / table["curl"]["value"]))
     title, unit, table = results["slow%d" % slow_count]
     print("| %s | peak RSS %.1f MiB | | | (measured, no goal) |" % (title, table["loader"]["rss"] / 1024))
     for key in ("noop1", "noop100"):

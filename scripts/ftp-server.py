@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The FTP servers of the tests, on 127.0.0.1 only (pyftpdlib): plain, explicit FTPS (AUTH TLS), a slow
-one (downloads throttled) and one that drops the data connection mid-file. Usage:
+one (downloads throttled), one that drops the data connection mid-file, and one that writes each login, QUIT
+and closed control connection to ROOT/counted-events, and hangs up on the command after a
+download of then-hang-up.txt (for the tests of kept connections). Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
 ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload.
 The ports chosen are written to ENV_FILE once every server listens."""
@@ -40,6 +42,41 @@ class CuttingDTP(DTPHandler):
         return sent
 
 
+class CountingHandler(FTPHandler):
+    """Writes "login USER PORT" when a login succeeds, "quit PORT" when the client says QUIT and "closed PORT" when
+    a control connection ends (PORT: the client's, which tells the connections apart). Closes a connection idle for 5 s itself (pyftpdlib's default is 300), so that the tests
+    see a client meet a kept connection the server has dropped."""
+    timeout = 5
+
+    def record(self, event):
+        with open(root + "/counted-events", "a") as out:
+            out.write("%s %d\n" % (event, self.remote_port))
+
+    def on_login(self, username):
+        self.record("login " + username)
+
+    def on_file_sent(self, file):
+        # The next command meets a server that is going away, as when a kept connection times out at the
+        # moment the client reuses it.
+        if file.endswith("/then-hang-up.txt"):
+            self.hang_up_next = True
+
+    def pre_process_command(self, line, cmd, arg):
+        if getattr(self, "hang_up_next", False):
+            self.record("hung-up")
+            self.respond("421 Service not available, closing control connection.")
+            self.close_when_done()
+            return
+        return super().pre_process_command(line, cmd, arg)
+
+    def ftp_QUIT(self, line):
+        self.record("quit")
+        return super().ftp_QUIT(line)
+
+    def on_disconnect(self):
+        self.record("closed")
+
+
 def handler(base, dtp=None, tls=False):
     class Handler(base):
         pass
@@ -63,6 +100,7 @@ servers = {
     "FTPS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True), ioloop=ioloop, backlog=1024),
     "FTP_SLOW_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=SlowDTP), ioloop=ioloop, backlog=1024),
     "FTP_CUT_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=CuttingDTP), ioloop=ioloop, backlog=1024),
+    "FTP_COUNTED_PORT": FTPServer(("127.0.0.1", 0), handler(CountingHandler), ioloop=ioloop, backlog=1024),
 }
 for server in servers.values():
     server.max_cons = 512

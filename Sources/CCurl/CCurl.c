@@ -23,6 +23,9 @@ static struct {
     CURLMcode (*multi_wait)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wakeup)(CURLM *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+    CURLSHcode (*share_cleanup)(CURLSH *);
 } curl;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -65,6 +68,9 @@ static void load(void) {
     *(void **)&curl.multi_wait = symbol(library, "curl_multi_wait");
     *(void **)&curl.multi_wakeup = symbol(library, "curl_multi_wakeup");
     *(void **)&curl.multi_info_read = symbol(library, "curl_multi_info_read");
+    *(void **)&curl.share_init = symbol(library, "curl_share_init");
+    *(void **)&curl.share_setopt = symbol(library, "curl_share_setopt");
+    *(void **)&curl.share_cleanup = symbol(library, "curl_share_cleanup");
     if (failure != NULL) return;
     CURLcode code = curl.global_init(CURL_GLOBAL_ALL);
     if (code != CURLE_OK) {
@@ -100,6 +106,18 @@ CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int
 CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }
 
+CURLSH *ccurl_share_connections(void) {
+    CURLSH *share = curl.share_init();
+    if (share == NULL) return NULL;
+    // No lock callbacks: every transfer that uses the share runs on the FTP engine's one thread.
+    if (curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+        curl.share_cleanup(share);
+        return NULL;
+    }
+    return share;
+}
+CURLSHcode ccurl_share_cleanup(CURLSH *share) { return curl.share_cleanup(share); }
+
 CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value) { return curl.easy_setopt(easy, option, value); }
 CURLcode ccurl_setopt_off(CURL *easy, CURLoption option, curl_off_t value) { return curl.easy_setopt(easy, option, value); }
 CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, void *value) { return curl.easy_setopt(easy, option, value); }
@@ -111,3 +129,4 @@ CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback call
     return curl.easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
 }
 CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) { return curl.easy_getinfo(easy, info, value); }
+CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value) { return curl.easy_getinfo(easy, info, value); }

@@ -28,6 +28,11 @@ public enum TestServers {
         public let slowPort: Int
         /// Drops the data connection after about 100 kB of any file.
         public let cutPort: Int
+        /// Plain FTP like ``port`` (the same files and logins), writing each login and each closed control
+        /// connection, a line each, to ``countedEvents``.
+        public let countedPort: Int
+        /// The file ``countedPort`` writes to: `login USER` and `closed` lines.
+        public let countedEvents: String
         /// The folder served as `/`.
         public let root: String
         /// The PEM file of the test CA.
@@ -48,9 +53,11 @@ public enum TestServers {
         let values = environment
         guard let port = values["FTP_PORT"].flatMap(Int.init), let tls = values["FTPS_PORT"].flatMap(Int.init),
               let slow = values["FTP_SLOW_PORT"].flatMap(Int.init), let cut = values["FTP_CUT_PORT"].flatMap(Int.init),
-              let root = values["FTP_ROOT"], let ca = values["CA"]
+              let counted = values["FTP_COUNTED_PORT"].flatMap(Int.init), let root = values["FTP_ROOT"], let ca = values["CA"]
         else { return nil }
-        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, root: root, caFile: ca)
+        // The server writes beside the served folder, not in it.
+        let events = URL(fileURLWithPath: root).deletingLastPathComponent().appendingPathComponent("counted-events").path
+        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, countedPort: counted, countedEvents: events, root: root, caFile: ca)
     }()
 
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they

@@ -31,6 +31,12 @@ CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int
 CURLMcode ccurl_multi_wakeup(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
 
+/// A share handle whose transfers share one cache of connections (`CURL_LOCK_DATA_CONNECT`, libcurl 7.57 or
+/// later), or NULL when libcurl cannot make one. Not locked: its transfers must all run on one thread.
+CURLSH *ccurl_share_connections(void);
+/// Frees a share handle and closes the connections it keeps; `CURLSHE_IN_USE` while a handle still uses it.
+CURLSHcode ccurl_share_cleanup(CURLSH *share);
+
 CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode ccurl_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
 CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, void *value);
@@ -41,5 +47,6 @@ typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total,
                                        curl_off_t upload_total, curl_off_t uploaded);
 CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback callback);
 CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value);
 
 #endif

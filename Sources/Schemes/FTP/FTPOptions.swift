@@ -21,6 +21,17 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// Whether to verify the FTPS server's certificate and host name.
     public var verifiesCertificates = true
 
+    /// Seconds a control connection, logged in, is kept after its load for the session's next load of the same
+    /// server with the same login and TLS settings, which then skips connecting and logging in (as curl does
+    /// for several URLs). 0 closes it at the end of each load.
+    public var idleConnectionTimeout: TimeInterval = 60
+
+    /// ``idleConnectionTimeout`` in nanoseconds, or `nil` for none kept (0, negative or undefined).
+    var idleConnectionNanoseconds: UInt64? {
+        guard idleConnectionTimeout > 0 else { return nil }
+        return UInt64(min(idleConnectionTimeout, 1e9) * 1e9)
+    }
+
     /// ``connectTimeout`` as libcurl takes it: milliseconds, at least 1 and at most `Int32.max` (about 24
     /// days), so that an infinite, huge or undefined (NaN) setting means no timeout in effect rather than
     /// overflowing the conversion, and 0 does not become libcurl's default of 300 s.

@@ -13,6 +13,13 @@ import Loader
 /// Settings are ``FTPOptions``, per session or per request. Every transfer runs on one libcurl multi
 /// handle driven by a thread of its own, never on Swift's cooperative pool; cancelling a load removes
 /// its transfer at once and frees its handle.
+///
+/// A session keeps a control connection, logged in, for ``FTPOptions/idleConnectionTimeout`` (60 s) after
+/// each load, and its next load of the same server with the same login and TLS settings runs on it without
+/// connecting or logging in again (as curl does for several URLs); sessions never share one. A download that
+/// finds its kept connection dropped by the server, before any byte reached the reader, is tried once more on
+/// a new connection. Uploads always connect anew: an upload is not retried, as the server may have begun
+/// writing the file.
 public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: no stored state beyond the base class's.
 
@@ -30,10 +37,17 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let engine = try CurlEngine.engine(for: request.url)
         var credential: Credential?
         var failures = 0
+        var newConnection = false
         while true {
+            let transfer = try CurlTransfer(handler: self, credential: credential, engine: engine, newConnection: newConnection)
             do {
-                try await engine.run(try CurlTransfer(handler: self, credential: credential, engine: engine))
+                try await engine.run(transfer)
                 return
+            } catch where transfer.failedOnLostKeptConnection && !newConnection && !Task.isCancelled {
+                // The server had dropped the session's kept connection (or dropped it as it was reused), and
+                // nothing reached the reader: once more on a new connection, as a browser retries a request
+                // on a stale keep-alive connection.
+                newConnection = true
             } catch let error as LoadError where error.code == .userAuthenticationRequired && failures < Self.maximumLoginAttempts {
                 let scheme = request.scheme
                 let space = ProtectionSpace(host: host, port: request.url.port ?? (scheme == "ftps" ? 990 : 21), scheme: scheme,

@@ -1,4 +1,5 @@
 import CCurl
+import Dispatch
 import FoundationEssentials
 import Loader
 import Synchronization
@@ -38,6 +39,8 @@ final class CurlEngine: @unchecked Sendable {
     private var cancelledEarly: Set<ObjectIdentifier> = []
     /// Transfers holding bytes for their readers.
     private var batches: [CurlTransfer] = []
+    /// Each session's kept control connections (libcurl share handles), freed once idle for their timeout.
+    private var shares = ConnectionShares<UnsafeMutableRawPointer>()
     /// The longest the engine sleeps with nothing to do, in milliseconds: only a cap, since `submit` wakes it.
     /// Tests lengthen it, so that a lost wake-up shows as a hang rather than as a second's delay.
     static let idleWait = Atomic<Int32>(1000)
@@ -91,6 +94,8 @@ final class CurlEngine: @unchecked Sendable {
             }
             ccurl_multi_perform(multi, &running)
             collectFinished()
+            // Closes the connections of sessions idle past their timeout; the sleep below ends in time for the next.
+            let untilIdleClose = shares.isEmpty ? nil : closeIdleConnections()
             if !batches.isEmpty {
                 // While a socket is ready, run libcurl again first, so that a batch gathers what is already
                 // waiting and the reader is woken once for it. The count covers every socket libcurl
@@ -116,7 +121,7 @@ final class CurlEngine: @unchecked Sendable {
                 ready.forEach { $0.deliverBatch() }
             }
             // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
-            ccurl_multi_poll(multi, nil, 0, Self.idleWait.load(ordering: .relaxed), &numfds)
+            ccurl_multi_poll(multi, nil, 0, min(Self.idleWait.load(ordering: .relaxed), untilIdleClose ?? .max), &numfds)
         }
     }
 
@@ -133,6 +138,7 @@ final class CurlEngine: @unchecked Sendable {
                 return
             }
             transfers[transfer.easy] = transfer
+            shareConnections(with: transfer)
             ccurl_multi_add_handle(multi, transfer.easy)
         case .cancel(let transfer, let error):
             // Compared by identity: a freed handle's address may already belong to a newer transfer.
@@ -142,7 +148,7 @@ final class CurlEngine: @unchecked Sendable {
                 return
             }
             ccurl_multi_remove_handle(multi, transfer.easy)
-            transfer.end(.failure(error))
+            end(transfer, .failure(error))
         case .resume(let transfer):
             // CURLPAUSE_CONT is 0: a macro Swift does not import.
             if transfers[transfer.easy] === transfer { ccurl_easy_pause(transfer.easy, 0) }
@@ -156,7 +162,42 @@ final class CurlEngine: @unchecked Sendable {
             let code = message.pointee.data.result
             guard let transfer = transfers.removeValue(forKey: easy) else { continue }
             ccurl_multi_remove_handle(multi, easy)
-            transfer.end(code == CURLE_OK ? .success(()) : .failure(transfer.error(for: code)))
+            end(transfer, code == CURLE_OK ? .success(()) : .failure(transfer.error(for: code)))
         }
     }
+
+    /// Ends a transfer that was in the multi handle (which frees its easy handle), then counts it out of its share.
+    private func end(_ transfer: CurlTransfer, _ result: Result<Void, LoadError>) {
+        transfer.end(result)
+        if transfer.usesSharedConnections, let reuse = transfer.connectionReuse {
+            shares.release(session: reuse.session, now: Self.now())
+        }
+    }
+
+    // MARK: Kept connections
+
+    /// Gives `transfer` its session's share handle, before it joins the multi handle (which picks the
+    /// connection cache then): a connection it leaves logged in serves the session's next load.
+    private func shareConnections(with transfer: CurlTransfer) {
+        guard let reuse = transfer.connectionReuse,
+              let share = shares.acquire(session: reuse.session, idleTimeout: reuse.idleTimeout, make: { ccurl_share_connections() })
+        else { return }
+        if ccurl_setopt_pointer(transfer.easy, CURLOPT_SHARE, share) == CURLE_OK {
+            transfer.usesSharedConnections = true
+        } else {
+            shares.release(session: reuse.session, now: Self.now())
+        }
+    }
+
+    /// Frees the shares no transfer has used for their idle timeout, which closes their connections (with a
+    /// `QUIT`); returns how long the engine may sleep before the next one runs out, in milliseconds.
+    private func closeIdleConnections() -> Int32? {
+        let now = Self.now()
+        if let due = shares.nextExpiry, now >= due {
+            for share in shares.takeExpired(now: now) { ccurl_share_cleanup(share) }
+        }
+        return shares.nextExpiry.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) }
+    }
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

@@ -45,6 +45,15 @@ final class CurlTransfer: @unchecked Sendable {
     /// The server's last refusal (a 4xx or 5xx reply line, such as `550 Permission denied.`): libcurl's message
     /// says only which command failed, and the server's words say why.
     private var lastRefusal: String?
+    /// The session whose kept connections this transfer may use, and how long they stay idle; `nil` for a
+    /// connection of its own, closed at its end (``FTPOptions/idleConnectionTimeout`` 0).
+    let connectionReuse: (session: Int, idleTimeout: UInt64)?
+    /// Whether the engine gave this transfer its session's share handle (engine thread only).
+    var usesSharedConnections = false
+    /// Whether the transfer failed on a kept connection that had gone away, before anything reached the reader:
+    /// the handler then tries once more on a new connection. Set on the engine's thread before the transfer's
+    /// completion is resumed, read after it.
+    private(set) var failedOnLostKeptConnection = false
 
     /// Whether the reader has room for another chunk.
     private let hasRoom = Atomic<Bool>(true)
@@ -52,7 +61,9 @@ final class CurlTransfer: @unchecked Sendable {
     private let paused = Atomic<Bool>(false)
     private let completion = Locked<CheckedContinuation<Void, any Error>?>(nil)
 
-    init(handler: SchemeHandler, credential: Credential?, engine: CurlEngine) throws {
+    /// - Parameter newConnection: Connect anew even if the session keeps a connection to the server (a retry
+    ///   after a kept connection was lost); the new one is kept in turn.
+    init(handler: SchemeHandler, credential: Credential?, engine: CurlEngine, newConnection: Bool = false) throws {
         let request = handler.request
         guard let easy = ccurl_easy_init() else { throw LoadError(.unknown, url: request.url, reason: "libcurl could not make a handle") }
         self.easy = easy
@@ -65,7 +76,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.isListing = !isUpload && request.url.path(percentEncoded: true).hasSuffix("/")
         self.upload = isUpload ? UploadBuffer(body: request.body ?? .bytes(Data())) : nil
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        try configure(request, options: request.options[FTPOptions.self], credential: credential)
+        let options = request.options[FTPOptions.self]
+        self.connectionReuse = options.idleConnectionNanoseconds.map { (session: request.sessionIdentifier ?? 0, idleTimeout: $0) }
+        try configure(request, options: options, credential: credential, newConnection: newConnection)
     }
 
     deinit {
@@ -75,16 +88,24 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.deallocate()
     }
 
-    private func configure(_ request: LoadRequest, options: FTPOptions, credential: Credential?) throws {
+    private func configure(_ request: LoadRequest, options: FTPOptions, credential: Credential?, newConnection: Bool) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
         var codes: [CURLcode] = []
         codes.append(ccurl_setopt_string(easy, CURLOPT_URL, request.url.absoluteString))
         codes.append(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-        // One control connection per load, closed when the load ends: no connection, login or TLS
-        // session outlives its load or crosses into another session's load (different trust settings
-        // or credentials), and a cancelled or finished load leaves no descriptor behind.
-        codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1))
-        codes.append(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1))
+        if let reuse = connectionReuse {
+            // The session's kept connections (the engine hands over their share); libcurl reuses one only for the
+            // same server, login and TLS settings, and none idle for longer than this.
+            let seconds = (reuse.idleTimeout + 999_999_999) / 1_000_000_000
+            codes.append(ccurl_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(min(seconds, UInt64(Int32.max)))))
+            // An upload connects anew (and leaves its connection for later loads), so it never meets a kept
+            // connection the server dropped: it is not retried, the server may have begun writing the file.
+            if newConnection || upload != nil { codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)) }
+        } else {
+            // A control connection of its own, closed when the load ends.
+            codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1))
+            codes.append(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1))
+        }
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         codes.append(ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWrite))
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
@@ -184,6 +205,12 @@ final class CurlTransfer: @unchecked Sendable {
         // (CURLINFO_RESPONSE_CODE) is taken after the QUIT it sends as the connection closes, and did not name
         // the 550 of a missing file in a test.
         let reply = lastRefusal.flatMap { Int($0.prefix(3)) } ?? 0
+        if usesSharedConnections, !responseSent, upload == nil, CurlErrorMapping.isLostConnection(code, serverReply: reply) {
+            // Made no connection of its own: it ran on a kept one.
+            var made = -1
+            ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &made)
+            failedOnLostKeptConnection = made == 0
+        }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }
         return error

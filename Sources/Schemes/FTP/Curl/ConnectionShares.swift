@@ -1,0 +1,61 @@
+/// Which sessions keep FTP control connections between their loads, in which libcurl share handle, and since
+/// when each has been idle: a plain value, so the rules are tested without libcurl. The engine makes and frees
+/// the handles (`Handle`); this only says when.
+///
+/// One share per session, as the HTTP pool keeps one set of connections per session: a connection logged in
+/// for one session's load is never lent to another session. Within a session libcurl itself reuses a
+/// connection only for the same server, login and TLS settings.
+struct ConnectionShares<Handle> {
+    private struct Entry {
+        var handle: Handle
+        /// Transfers using the handle now; it may be freed only at zero (libcurl refuses while in use).
+        var running: Int
+        /// When the last transfer using it ended (monotonic nanoseconds).
+        var idleSince: UInt64
+        /// How long its connections may stay idle: the latest transfer's setting.
+        var idleTimeout: UInt64
+    }
+
+    private var entries: [Int: Entry] = [:]
+
+    /// Whether no session keeps connections.
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// The share for `session`, counted as in use until ``release(session:now:)``: the one it has, or a new one
+    /// from `make` (`nil` if that fails: the transfer then goes without).
+    mutating func acquire(session: Int, idleTimeout: UInt64, make: () -> Handle?) -> Handle? {
+        if var entry = entries[session] {
+            entry.running += 1
+            entry.idleTimeout = idleTimeout
+            entries[session] = entry
+            return entry.handle
+        }
+        guard let handle = make() else { return nil }
+        entries[session] = Entry(handle: handle, running: 1, idleSince: 0, idleTimeout: idleTimeout)
+        return handle
+    }
+
+    /// A transfer of `session` that used its share has ended (its handle is freed).
+    mutating func release(session: Int, now: UInt64) {
+        guard var entry = entries[session], entry.running > 0 else { return }
+        entry.running -= 1
+        if entry.running == 0 { entry.idleSince = now }
+        entries[session] = entry
+    }
+
+    /// When the first idle share's timeout runs out (monotonic nanoseconds), or `nil` while none is idle.
+    var nextExpiry: UInt64? {
+        entries.values.lazy.filter { $0.running == 0 }.map { $0.idleSince.addingReportingOverflow($0.idleTimeout).partialValue }.min()
+    }
+
+    /// Takes out the shares that nothing has used for their idle timeout, for the caller to free (which closes
+    /// their connections).
+    mutating func takeExpired(now: UInt64) -> [Handle] {
+        var expired: [Handle] = []
+        for (session, entry) in entries where entry.running == 0 && now - min(now, entry.idleSince) >= entry.idleTimeout {
+            expired.append(entry.handle)
+            entries[session] = nil
+        }
+        return expired
+    }
+}
