@@ -110,7 +110,10 @@ CURLSH *ccurl_share_connections(void) {
     CURLSH *share = curl.share_init();
     if (share == NULL) return NULL;
     // No lock callbacks: every transfer that uses the share runs on the FTP engine's one thread.
-    if (curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+    // TLS sessions too: a load on a kept FTPS control connection opens its data connection with the session the
+    // control connection's handshake made, which servers such as vsftpd (require_ssl_reuse) insist on.
+    if (curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK ||
+        curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
         curl.share_cleanup(share);
         return NULL;
     }

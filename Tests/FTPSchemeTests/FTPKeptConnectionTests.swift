@@ -61,7 +61,7 @@ struct FTPKeptConnectionTests {
     @Test("Three loads of one session log in once; the connection is closed with QUIT once idle for its timeout")
     func oneLoginForLoadsInARow() async throws {
         let mark = try Self.allLines().count
-        let session = Self.session(idleTimeout: 1)
+        let session = Self.session(idleTimeout: 3)
         let (text, _) = try await session.data(from: try Self.url("/hello.txt"))
         #expect(String(decoding: text, as: UTF8.self) == "Hello from FTP\n")
         let (listing, _) = try await session.data(from: try Self.url("/folder/"))
@@ -180,6 +180,35 @@ struct FTPKeptConnectionTests {
         // At most one connection per load in flight (nine), fewer where one was free again when the next began.
         let seen = try Self.events(since: mark)
         #expect((1...9).contains(seen.logins.count), "\(seen.lines)")
+    }
+
+    @Test("In one session a kept FTPS connection serves loads with its TLS settings only: one made without verifying never serves a load that verifies")
+    func keptConnectionKeepsItsTLSSettings() async throws {
+        let server = try FTPServers.require()
+        let url = try FTPServers.url("/hello.txt", port: server.tlsPort, host: "localhost")
+        // The session verifies against the system's CAs, which do not hold the test CA.
+        let session = FTPServers.session { $0.handlerOptions[FTPOptions.self].tls = .required }
+        var trusting = LoadRequest(url: url)
+        var unverified = FTPOptions()
+        unverified.tls = .required
+        unverified.verifiesCertificates = false
+        trusting.options[FTPOptions.self] = unverified
+        for _ in 0..<2 {
+            let (data, _) = try await session.data(for: trusting)
+            #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+        }
+        let error = await loadError { _ = try await session.data(from: url) }
+        #expect(error?.code == .serverCertificateUntrusted, "\(String(describing: error))")
+
+        // Verified loads on a kept connection: the data connection resumes the control connection's TLS session.
+        let verifying = FTPServers.session {
+            $0.handlerOptions[FTPOptions.self].tls = .required
+            $0.handlerOptions[FTPOptions.self].trustRootsPEMFile = server.caFile
+        }
+        for _ in 0..<3 {
+            let (data, _) = try await verifying.data(from: url)
+            #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+        }
     }
 
     @Test("A load cancelled mid-file leaves the next load of the session a working connection")

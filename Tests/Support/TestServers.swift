@@ -31,7 +31,7 @@ public enum TestServers {
         /// Plain FTP like ``port`` (the same files and logins), writing each login and each closed control
         /// connection, a line each, to ``countedEvents``.
         public let countedPort: Int
-        /// The file ``countedPort`` writes to: `login USER` and `closed` lines.
+        /// The file ``countedPort`` writes to: lines of `login USER PORT`, `quit PORT`, `closed PORT` and `hung-up PORT`.
         public let countedEvents: String
         /// The folder served as `/`.
         public let root: String

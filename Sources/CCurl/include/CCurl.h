@@ -31,10 +31,12 @@ CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int
 CURLMcode ccurl_multi_wakeup(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
 
-/// A share handle whose transfers share one cache of connections (`CURL_LOCK_DATA_CONNECT`, libcurl 7.57 or
-/// later), or NULL when libcurl cannot make one. Not locked: its transfers must all run on one thread.
+/// A share handle whose transfers share one cache of connections and their TLS sessions
+/// (`CURL_LOCK_DATA_CONNECT`, libcurl 7.57 or later; `CURL_LOCK_DATA_SSL_SESSION`), or NULL when libcurl cannot
+/// make one. Not locked: its transfers must all run on one thread.
 CURLSH *ccurl_share_connections(void);
 /// Frees a share handle and closes the connections it keeps; `CURLSHE_IN_USE` while a handle still uses it.
+/// Blocks: each FTP connection is sent `QUIT` and its reply awaited (up to libcurl's reply timeout, 120 s).
 CURLSHcode ccurl_share_cleanup(CURLSH *share);
 
 CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value);

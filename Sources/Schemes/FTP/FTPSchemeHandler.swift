@@ -16,10 +16,10 @@ import Loader
 ///
 /// A session keeps a control connection, logged in, for ``FTPOptions/idleConnectionTimeout`` (60 s) after
 /// each load, and its next load of the same server with the same login and TLS settings runs on it without
-/// connecting or logging in again (as curl does for several URLs); sessions never share one. A download that
-/// finds its kept connection dropped by the server, before any byte reached the reader, is tried once more on
-/// a new connection. Uploads always connect anew: an upload is not retried, as the server may have begun
-/// writing the file.
+/// connecting or logging in again (as curl does for several URLs); sessions never share one, nor loads with
+/// different TLS settings. A download that finds its kept connection dropped by the server, before any byte
+/// reached the reader, is tried once more on a new connection. Uploads always connect anew: an upload is not
+/// retried, as the server may have begun writing the file.
 public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: no stored state beyond the base class's.
 

@@ -1,11 +1,13 @@
-/// Which sessions keep FTP control connections between their loads, in which libcurl share handle, and since
-/// when each has been idle: a plain value, so the rules are tested without libcurl. The engine makes and frees
-/// the handles (`Handle`); this only says when.
+/// Which kept FTP control connections go together, in which libcurl share handle, and since when each share has
+/// been idle: a plain value, so the rules are tested without libcurl. The engine makes and frees the handles
+/// (`Handle`); this only says when.
 ///
-/// One share per session, as the HTTP pool keeps one set of connections per session: a connection logged in
-/// for one session's load is never lent to another session. Within a session libcurl itself reuses a
-/// connection only for the same server, login and TLS settings.
-struct ConnectionShares<Handle> {
+/// One share per session and TLS settings (`Key`), as the HTTP pool keeps one set of connections per session:
+/// a connection logged in for one session's load is never lent to another session, and one made under weaker
+/// TLS settings (not verified, TLS only if offered) never serves a load that asks for more (libcurl 7.88
+/// compares those settings for `ftps:` only). Within a share libcurl reuses a connection only for the same
+/// server and login.
+struct ConnectionShares<Key: Hashable, Handle> {
     private struct Entry {
         var handle: Handle
         /// Transfers using the handle now; it may be freed only at zero (libcurl refuses while in use).
@@ -16,31 +18,31 @@ struct ConnectionShares<Handle> {
         var idleTimeout: UInt64
     }
 
-    private var entries: [Int: Entry] = [:]
+    private var entries: [Key: Entry] = [:]
 
     /// Whether no session keeps connections.
     var isEmpty: Bool { entries.isEmpty }
 
-    /// The share for `session`, counted as in use until ``release(session:now:)``: the one it has, or a new one
+    /// The share for `key`, counted as in use until ``release(_:now:)``: the one it has, or a new one
     /// from `make` (`nil` if that fails: the transfer then goes without).
-    mutating func acquire(session: Int, idleTimeout: UInt64, make: () -> Handle?) -> Handle? {
-        if var entry = entries[session] {
+    mutating func acquire(_ key: Key, idleTimeout: UInt64, make: () -> Handle?) -> Handle? {
+        if var entry = entries[key] {
             entry.running += 1
             entry.idleTimeout = idleTimeout
-            entries[session] = entry
+            entries[key] = entry
             return entry.handle
         }
         guard let handle = make() else { return nil }
-        entries[session] = Entry(handle: handle, running: 1, idleSince: 0, idleTimeout: idleTimeout)
+        entries[key] = Entry(handle: handle, running: 1, idleSince: 0, idleTimeout: idleTimeout)
         return handle
     }
 
-    /// A transfer of `session` that used its share has ended (its handle is freed).
-    mutating func release(session: Int, now: UInt64) {
-        guard var entry = entries[session], entry.running > 0 else { return }
+    /// A transfer that used the share of `key` has ended (its handle is freed).
+    mutating func release(_ key: Key, now: UInt64) {
+        guard var entry = entries[key], entry.running > 0 else { return }
         entry.running -= 1
         if entry.running == 0 { entry.idleSince = now }
-        entries[session] = entry
+        entries[key] = entry
     }
 
     /// When the first idle share's timeout runs out (monotonic nanoseconds), or `nil` while none is idle.
@@ -52,9 +54,9 @@ struct ConnectionShares<Handle> {
     /// their connections).
     mutating func takeExpired(now: UInt64) -> [Handle] {
         var expired: [Handle] = []
-        for (session, entry) in entries where entry.running == 0 && now - min(now, entry.idleSince) >= entry.idleTimeout {
+        for (key, entry) in entries where entry.running == 0 && now - min(now, entry.idleSince) >= entry.idleTimeout {
             expired.append(entry.handle)
-            entries[session] = nil
+            entries[key] = nil
         }
         return expired
     }

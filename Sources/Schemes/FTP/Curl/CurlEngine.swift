@@ -40,7 +40,7 @@ final class CurlEngine: @unchecked Sendable {
     /// Transfers holding bytes for their readers.
     private var batches: [CurlTransfer] = []
     /// Each session's kept control connections (libcurl share handles), freed once idle for their timeout.
-    private var shares = ConnectionShares<UnsafeMutableRawPointer>()
+    private var shares = ConnectionShares<CurlTransfer.ShareKey, UnsafeMutableRawPointer>()
     /// The longest the engine sleeps with nothing to do, in milliseconds: only a cap, since `submit` wakes it.
     /// Tests lengthen it, so that a lost wake-up shows as a hang rather than as a second's delay.
     static let idleWait = Atomic<Int32>(1000)
@@ -170,7 +170,7 @@ final class CurlEngine: @unchecked Sendable {
     private func end(_ transfer: CurlTransfer, _ result: Result<Void, LoadError>) {
         transfer.end(result)
         if transfer.usesSharedConnections, let reuse = transfer.connectionReuse {
-            shares.release(session: reuse.session, now: Self.now())
+            shares.release(reuse.key, now: Self.now())
         }
     }
 
@@ -180,12 +180,12 @@ final class CurlEngine: @unchecked Sendable {
     /// connection cache then): a connection it leaves logged in serves the session's next load.
     private func shareConnections(with transfer: CurlTransfer) {
         guard let reuse = transfer.connectionReuse,
-              let share = shares.acquire(session: reuse.session, idleTimeout: reuse.idleTimeout, make: { ccurl_share_connections() })
+              let share = shares.acquire(reuse.key, idleTimeout: reuse.idleTimeout, make: { ccurl_share_connections() })
         else { return }
         if ccurl_setopt_pointer(transfer.easy, CURLOPT_SHARE, share) == CURLE_OK {
             transfer.usesSharedConnections = true
         } else {
-            shares.release(session: reuse.session, now: Self.now())
+            shares.release(reuse.key, now: Self.now())
         }
     }
 
@@ -194,10 +194,37 @@ final class CurlEngine: @unchecked Sendable {
     private func closeIdleConnections() -> Int32? {
         let now = Self.now()
         if let due = shares.nextExpiry, now >= due {
-            for share in shares.takeExpired(now: now) { ccurl_share_cleanup(share) }
+            let expired = shares.takeExpired(now: now)
+            if !expired.isEmpty { Self.free(expired) }
         }
         return shares.nextExpiry.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) }
     }
 
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Frees shares on a thread of their own: libcurl waits for each connection's reply to `QUIT`, up to two
+    /// minutes from a server gone silent, which must hold up neither the engine's transfers nor a dispatch or
+    /// Swift concurrency thread. Nothing else refers to these shares any more.
+    private static func free(_ expired: [UnsafeMutableRawPointer]) {
+        let context = Unmanaged.passRetained(ExpiredShares(expired)).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { context in
+            ccurl_name_this_thread("loader-ftp-close")
+            Unmanaged<ExpiredShares>.fromOpaque(context!).takeRetainedValue().free()
+            return nil
+        }, context)
+        if started == 0 {
+            pthread_detach(thread)
+        } else {
+            // No thread to be had: freed here rather than left with their connections open.
+            Unmanaged<ExpiredShares>.fromOpaque(context).takeRetainedValue().free()
+        }
+    }
+}
+
+/// Share handles taken out of the engine's table, handed to the thread that frees them.
+private final class ExpiredShares {
+    private let handles: [UnsafeMutableRawPointer]
+    init(_ handles: [UnsafeMutableRawPointer]) { self.handles = handles }
+    func free() { for share in handles { ccurl_share_cleanup(share) } }
 }

@@ -45,9 +45,17 @@ final class CurlTransfer: @unchecked Sendable {
     /// The server's last refusal (a 4xx or 5xx reply line, such as `550 Permission denied.`): libcurl's message
     /// says only which command failed, and the server's words say why.
     private var lastRefusal: String?
-    /// The session whose kept connections this transfer may use, and how long they stay idle; `nil` for a
-    /// connection of its own, closed at its end (``FTPOptions/idleConnectionTimeout`` 0).
-    let connectionReuse: (session: Int, idleTimeout: UInt64)?
+    /// Which kept connections this transfer may use (its session's, under its TLS settings), and how long they
+    /// stay idle; `nil` for a connection of its own, closed at its end (``FTPOptions/idleConnectionTimeout`` 0).
+    let connectionReuse: (key: ShareKey, idleTimeout: UInt64)?
+
+    /// What kept connections must have in common to serve a transfer beyond what libcurl compares itself.
+    struct ShareKey: Hashable {
+        let session: Int
+        let tls: FTPOptions.TLSUse
+        let trustRootsPEMFile: String?
+        let verifiesCertificates: Bool
+    }
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// Whether the transfer failed on a kept connection that had gone away, before anything reached the reader:
@@ -77,7 +85,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.upload = isUpload ? UploadBuffer(body: request.body ?? .bytes(Data())) : nil
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let options = request.options[FTPOptions.self]
-        self.connectionReuse = options.idleConnectionNanoseconds.map { (session: request.sessionIdentifier ?? 0, idleTimeout: $0) }
+        let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
+                           verifiesCertificates: options.verifiesCertificates)
+        self.connectionReuse = options.idleConnectionNanoseconds.map { (key: key, idleTimeout: $0) }
         try configure(request, options: options, credential: credential, newConnection: newConnection)
     }
 
