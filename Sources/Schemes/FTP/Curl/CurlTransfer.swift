@@ -216,7 +216,9 @@ final class CurlTransfer: @unchecked Sendable {
         // the 550 of a missing file in a test.
         let reply = lastRefusal.flatMap { Int($0.prefix(3)) } ?? 0
         if usesSharedConnections, !responseSent, upload == nil, CurlErrorMapping.isLostConnection(code, serverReply: reply) {
-            // Made no connection of its own: it ran on a kept one.
+            // Made no connection at all: it ran on a kept one and failed before opening a data connection (which
+            // libcurl counts too), in the commands a dropped connection fails on first. A failure later came from
+            // a server that was still there, and is not retried.
             var made = -1
             ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &made)
             failedOnLostKeptConnection = made == 0
