@@ -4,6 +4,9 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case acceptsItsRequests
     /// `canonicalRequest(for:)` of a canonical request changes nothing.
     case canonicalRequestIsIdempotent
+    /// `requestIsCacheEquivalent(_:to:)` holds for a request and itself and its canonical form, is symmetric,
+    /// and never pairs two resources with different bodies.
+    case cacheEquivalenceIsSound
     /// The response arrives before any body byte, and exactly once.
     case responseBeforeBody
     /// The body's chunks, appended, equal the fixture's bytes.
@@ -41,6 +44,8 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
         switch self {
         case .acceptsItsRequests: return "canInit(with:) accepts the handler's own URLs and rejects other schemes"
         case .canonicalRequestIsIdempotent: return "canonicalRequest(for:) of a canonical request returns it unchanged"
+        case .cacheEquivalenceIsSound:
+            return "requestIsCacheEquivalent(_:to:) holds for a request and itself or its canonical form, either way round, and never for two resources with different bodies"
         case .responseBeforeBody: return "one response event comes before any body data"
         case .bodyMatchesFixture: return "the body chunks, appended in order, equal the resource byte for byte"
         case .announcedLengthMatches: return "a Content-Length, when announced, equals the bytes delivered"

@@ -39,12 +39,14 @@ final class FailsThenFinishes: MemoryHandler, @unchecked Sendable { override cla
 final class RedirectNeverEnds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectNeverEnds } }
 final class SchemeNotListed: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .schemeNotListed } }
 final class IgnoresBackpressure: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressure } }
+final class EverythingCacheEquivalent: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .everythingCacheEquivalent } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (AcceptsEveryScheme.self, .acceptsItsRequests),
     (CanonicalAppendsSlash.self, .canonicalRequestIsIdempotent),
+    (EverythingCacheEquivalent.self, .cacheEquivalenceIsSound),
     (DataBeforeResponse.self, .responseBeforeBody),
     (CorruptsBody.self, .bodyMatchesFixture),
     (WrongContentLength.self, .announcedLengthMatches),

@@ -28,6 +28,8 @@ enum Defect: Sendable {
     case redirectNeverEnds
     case schemeNotListed
     case ignoresBackpressure
+    /// Calls every two requests of the scheme cache-equivalent (say, comparing schemes only).
+    case everythingCacheEquivalent
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
@@ -60,6 +62,11 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         var request = request
         request.url = URL(string: request.url.absoluteString + "/")!
         return request
+    }
+
+    override class func requestIsCacheEquivalent(_ a: LoadRequest, to b: LoadRequest) -> Bool {
+        guard defect == .everythingCacheEquivalent else { return super.requestIsCacheEquivalent(a, to: b) }
+        return a.scheme == b.scheme
     }
 
     static let small = Data("a small body of the mem: scheme\n".utf8)
