@@ -44,9 +44,10 @@ class CuttingDTP(DTPHandler):
 
 class CountingHandler(FTPHandler):
     """Writes "login USER PORT" when a login succeeds, "quit PORT" when the client says QUIT and "closed PORT" when
-    a control connection ends (PORT: the client's, which tells the connections apart). Closes a connection idle for 5 s itself (pyftpdlib's default is 300), so that the tests
-    see a client meet a kept connection the server has dropped."""
-    timeout = 5
+    a control connection ends (PORT: the client's, which tells the connections apart). Closes a connection idle
+    for 10 s itself (pyftpdlib's default is 300), so that the tests see a client meet a kept connection the
+    server has dropped."""
+    timeout = 10
 
     def record(self, event):
         with open(root + "/counted-events", "a") as out:

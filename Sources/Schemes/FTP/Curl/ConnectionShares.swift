@@ -24,7 +24,7 @@ struct ConnectionShares<Key: Hashable, Handle> {
     var isEmpty: Bool { entries.isEmpty }
 
     /// The share for `key`, counted as in use until ``release(_:now:)``: the one it has, or a new one
-    /// from `make` (`nil` if that fails: the transfer then goes without).
+    /// from `make` (`nil` if that fails: the transfer then takes a connection of its own).
     mutating func acquire(_ key: Key, idleTimeout: UInt64, make: () -> Handle?) -> Handle? {
         if var entry = entries[key] {
             entry.running += 1

@@ -179,14 +179,18 @@ final class CurlEngine: @unchecked Sendable {
     /// Gives `transfer` its session's share handle, before it joins the multi handle (which picks the
     /// connection cache then): a connection it leaves logged in serves the session's next load.
     private func shareConnections(with transfer: CurlTransfer) {
-        guard let reuse = transfer.connectionReuse,
-              let share = shares.acquire(reuse.key, idleTimeout: reuse.idleTimeout, make: { ccurl_share_connections() })
-        else { return }
+        guard let reuse = transfer.connectionReuse else { return }
+        guard let share = shares.acquire(reuse.key, idleTimeout: reuse.idleTimeout, make: { ccurl_share_connections() }) else {
+            // Without a share the multi handle's own cache would mix sessions and TLS settings.
+            transfer.useConnectionOfItsOwn()
+            return
+        }
         if ccurl_setopt_pointer(transfer.easy, CURLOPT_SHARE, share) == CURLE_OK {
             transfer.usesSharedConnections = true
-        } else {
-            shares.release(reuse.key, now: Self.now())
+            return
         }
+        shares.release(reuse.key, now: Self.now())
+        transfer.useConnectionOfItsOwn()
     }
 
     /// Frees the shares no transfer has used for their idle timeout, which closes their connections (with a

@@ -46,12 +46,13 @@ enum CurlErrorMapping {
     }
 
     /// Whether a failure says the control connection went away under the transfer rather than that the server
-    /// refused it: a 421 reply (the server closing the connection), or a connection that broke or went silent.
-    /// On a kept connection this is what a server that dropped it while it sat idle looks like.
+    /// refused it: a 421 reply (the server closing the connection), or a connection that broke. On a kept
+    /// connection this is what a server that dropped it while it sat idle looks like. Not a timeout: a connect
+    /// that timed out made no connection either, and must not be waited for twice.
     static func isLostConnection(_ code: CURLcode, serverReply: Int) -> Bool {
         if serverReply == 421 { return true }
         switch code {
-        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_OPERATION_TIMEDOUT, CURLE_WEIRD_SERVER_REPLY:
+        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_WEIRD_SERVER_REPLY:
             return true
         default:
             return false

@@ -165,6 +165,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
+    /// A control connection of its own, closed when the load ends: for a transfer the engine could not give its
+    /// session's share (engine thread, before the transfer joins the multi handle).
+    func useConnectionOfItsOwn() {
+        ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
+        ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+    }
+
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` as libcurl's range text (`a-b`, `a-`, `-n`); `nil` for
     /// anything else (several ranges, other units).
     static func curlRange(_ header: String) -> String? {
@@ -216,9 +223,9 @@ final class CurlTransfer: @unchecked Sendable {
         // the 550 of a missing file in a test.
         let reply = lastRefusal.flatMap { Int($0.prefix(3)) } ?? 0
         if usesSharedConnections, !responseSent, upload == nil, CurlErrorMapping.isLostConnection(code, serverReply: reply) {
-            // Made no connection at all: it ran on a kept one and failed before opening a data connection (which
-            // libcurl counts too), in the commands a dropped connection fails on first. A failure later came from
-            // a server that was still there, and is not retried.
+            // Made no connection at all: it ran on a kept one and failed before opening a passive data connection
+            // (which libcurl counts too), in the commands a dropped connection fails on first. A failure later
+            // came from a server that was still there, and is not retried.
             var made = -1
             ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &made)
             failedOnLostKeptConnection = made == 0
