@@ -25,6 +25,7 @@ let package = Package(
                 .product(name: "Loader", package: "swift-url-loader"),
                 .product(name: "StandardSchemes", package: "swift-url-loader"),
                 .product(name: "HTTPScheme", package: "swift-url-loader"),
+                .product(name: "FTPScheme", package: "swift-url-loader"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import FTPScheme
 import HTTPScheme
 import Loader
 import NIOCore
@@ -38,12 +39,15 @@ struct LoaderClient: BenchClient {
     ///   - connectionsPerHost: The pool's limit per origin (the handler's default when `nil`).
     ///   - onEventLoop: Whether the scenario's tasks run on an HTTP event loop
     ///     (``HTTPSchemeHandler/taskExecutor()``), as a caller making many HTTP requests may choose.
-    init(connectionsPerHost: Int? = nil, onEventLoop: Bool = false) {
-        name = onEventLoop ? "loader-el" : "loader"
+    ///   - keepsFTPConnections: Whether the session keeps its FTP control connections between loads (the
+    ///     default); `false` logs in for every load, as before they were kept, for A/B runs in one binary.
+    init(connectionsPerHost: Int? = nil, onEventLoop: Bool = false, keepsFTPConnections: Bool = true) {
+        name = onEventLoop ? "loader-el" : keepsFTPConnections ? "loader" : "loader-ftp-fresh"
         preferredExecutor = onEventLoop ? HTTPSchemeHandler.taskExecutor() : nil
         StandardSchemes.register()
         var configuration = LoaderSession.Configuration.default
         if let connectionsPerHost { configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = connectionsPerHost }
+        if !keepsFTPConnections { configuration.handlerOptions[FTPOptions.self].idleConnectionTimeout = 0 }
         session = LoaderSession(configuration: configuration)
     }
 

@@ -12,6 +12,7 @@ enum Scenarios {
         switch name {
         case "loader": return LoaderClient(connectionsPerHost: connectionsPerHost)
         case "loader-el": return LoaderClient(connectionsPerHost: connectionsPerHost, onEventLoop: true)
+        case "loader-ftp-fresh": return LoaderClient(connectionsPerHost: connectionsPerHost, keepsFTPConnections: false)
         case "nio-minimal": return MinimalNIOClient(onEventLoop: false)
         case "nio-minimal-el": return MinimalNIOClient(onEventLoop: true)
         case "handler": return HandlerDirectClient(onEventLoop: false)
