@@ -218,6 +218,25 @@ struct FTPKeptConnectionTests {
         }
     }
 
+    @Test("A session's kept connection is closed with QUIT when the session is invalidated, or released, not at its idle timeout")
+    func sessionEndClosesKeptConnection() async throws {
+        let mark = try Self.allLines().count
+        let session = Self.session(idleTimeout: 60)
+        for _ in 0..<2 { _ = try await session.data(from: try Self.url("/hello.txt")) }
+        session.finishTasksAndInvalidate()
+        // Well before the 60 s timeout, and by our QUIT (the server's own 10 s limit sends none).
+        let invalidated = try await Self.events(since: mark) { $0.closed >= 1 }
+        #expect(invalidated.logins == ["anonymous"] && invalidated.quits == 1 && invalidated.closed == 1, "\(invalidated.lines)")
+
+        let next = try Self.allLines().count
+        do {
+            let released = Self.session(idleTimeout: 60)
+            _ = try await released.data(from: try Self.url("/hello.txt"))
+        }
+        let seen = try await Self.events(since: next) { $0.closed >= 1 }
+        #expect(seen.logins == ["anonymous"] && seen.quits == 1 && seen.closed == 1, "\(seen.lines)")
+    }
+
     @Test("A load cancelled mid-file leaves the next load of the session a working connection")
     func cancelledLoadThenAnother() async throws {
         let session = Self.session(idleTimeout: 30)

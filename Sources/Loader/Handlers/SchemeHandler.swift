@@ -6,7 +6,8 @@ import Synchronization
 /// It has URLProtocol's shape, so a URLProtocol ports by renaming: class methods decide which requests a
 /// handler takes (``canInit(with:)``, ``canonicalRequest(for:)``, ``requestIsCacheEquivalent(_:to:)``);
 /// the loader makes one instance per load with the request, a cached response and a ``client``; calls
-/// ``startLoading()``; and calls ``stopLoading()`` once when the load ends or is cancelled.
+/// ``startLoading()``; and calls ``stopLoading()`` once when the load ends or is cancelled. A handler that keeps
+/// something between loads (open connections, logins) lets go of a session's share in ``sessionDidEnd(_:)``.
 ///
 /// Most handlers need only one `async` method: override ``load()``, report the response and body through
 /// ``client``, and return. Returning sends the finish event and throwing sends the failure, unless the
@@ -64,6 +65,12 @@ open class SchemeHandler: @unchecked Sendable {
     open class func canonicalRequest(for request: LoadRequest) -> LoadRequest {
         request
     }
+
+    /// The session whose ``LoaderSession/identifier`` this is has ended: it was invalidated and its last task
+    /// completed, or it was released. Let go of what was kept for its loads (idle connections, logins). Called
+    /// once per session for each handler class its registry reaches (its own and the default registry's), on
+    /// the thread that ended the session; it must not block. The default does nothing.
+    open class func sessionDidEnd(_ identifier: Int) {}
 
     /// Whether two requests load the same resource, for a cache. The default compares the canonical
     /// requests' URLs and methods.

@@ -28,6 +28,8 @@ public final class LoaderSession: Sendable {
     private static let nextIdentifier = Atomic<Int>(1)
     private let chain: MiddlewareChain
     private let tasks = Locked(TaskTable())
+    /// Whether the handlers were told that this session ended.
+    private let ended = Atomic<Bool>(false)
 
     private struct TaskTable {
         var running: [Int: LoadTask] = [:]
@@ -53,6 +55,20 @@ public final class LoaderSession: Sendable {
         self.chain = MiddlewareChain(layers: layers)
     }
 
+    deinit {
+        endForHandlers()
+    }
+
+    /// Tells each handler class the session reaches that it has ended, once: invalidated with its last task
+    /// done, or released. They close what they kept for it (``SchemeHandler/sessionDidEnd(_:)``).
+    private func endForHandlers() {
+        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        var seen = Set<ObjectIdentifier>()
+        for handler in registry.handlers + SchemeRegistry.default.handlers where seen.insert(ObjectIdentifier(handler)).inserted {
+            handler.sessionDidEnd(identifier)
+        }
+    }
+
     // MARK: Tasks
 
     /// The tasks that have not completed.
@@ -66,7 +82,10 @@ public final class LoaderSession: Sendable {
             table.invalidated = true
             return Self.takeInvalidationReport(&table)
         }
-        if reportNow { delegate?.session(self, didBecomeInvalidWithError: nil) }
+        if reportNow {
+            endForHandlers()
+            delegate?.session(self, didBecomeInvalidWithError: nil)
+        }
     }
 
     /// Cancels every task, refuses new ones, and tells the delegate when the last has ended.
@@ -100,7 +119,10 @@ public final class LoaderSession: Sendable {
             table.running[task.taskIdentifier] = nil
             return Self.takeInvalidationReport(&table)
         }
-        if reportNow { delegate?.session(self, didBecomeInvalidWithError: nil) }
+        if reportNow {
+            endForHandlers()
+            delegate?.session(self, didBecomeInvalidWithError: nil)
+        }
     }
 
     private static func takeInvalidationReport(_ table: inout TaskTable) -> Bool {

@@ -26,6 +26,11 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// `ftp` and `ftps`.
     override public class var supportedSchemes: Set<String> { ["ftp", "ftps"] }
 
+    /// Closes the session's kept control connections (each sent `QUIT`) once none of its transfers runs.
+    override public class func sessionDidEnd(_ identifier: Int) {
+        CurlEngine.ifStarted?.submit(.sessionEnded(identifier))
+    }
+
     /// Credentials tried after the server refused a login.
     static let maximumLoginAttempts = 3
 

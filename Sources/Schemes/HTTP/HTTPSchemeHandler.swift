@@ -176,6 +176,11 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
+    /// Closes the session's keep-alive connections: the idle ones now, one finishing a response when released.
+    override public class func sessionDidEnd(_ identifier: Int) {
+        HTTPEngine.ifStarted?.pool.closeConnections(ofSession: identifier)
+    }
+
     /// Connections opened by this process so far, for tests that check reuse.
     public static var connectionsOpened: Int { HTTPEngine.shared.pool.connectionsOpened }
 }
@@ -183,6 +188,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
 /// The process-wide machinery: the event loops, the pool, the TLS contexts, an executor per loop.
 final class HTTPEngine: Sendable {
     static let shared = HTTPEngine()
+    /// The engine if an HTTP load has made it, without making it otherwise.
+    static var ifStarted: HTTPEngine? { started.load(ordering: .acquiring) ? shared : nil }
+    private static let started = Atomic<Bool>(false)
 
     let group: MultiThreadedEventLoopGroup
     let pool: ConnectionPool
@@ -194,6 +202,7 @@ final class HTTPEngine: Sendable {
         group = MultiThreadedEventLoopGroup.singleton
         pool = ConnectionPool(group: group, tls: TLSContextCache())
         executors = group.makeIterator().map { EventLoopTaskExecutor(eventLoop: $0) }
+        Self.started.store(true, ordering: .releasing)
     }
 
     /// The executor over `loop`, if it is one of the engine's loops.

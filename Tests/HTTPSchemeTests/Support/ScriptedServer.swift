@@ -12,7 +12,8 @@ final class ScriptedServer: Sendable {
     let port: Int
     private let channel: any Channel
 
-    private init() throws {
+    /// A server of its own, for a test that counts its connections (``shared`` serves tests side by side).
+    init() throws {
         let counters = Counters()
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)

@@ -45,6 +45,14 @@ struct ConnectionShares<Key: Hashable, Handle> {
         entries[key] = entry
     }
 
+    /// Makes the shares whose key matches (their session has ended) expire as soon as no transfer uses them.
+    mutating func expireSoon(where matches: (Key) -> Bool) {
+        for (key, var entry) in entries where matches(key) {
+            entry.idleTimeout = 0
+            entries[key] = entry
+        }
+    }
+
     /// When the first idle share's timeout runs out (monotonic nanoseconds), or `nil` while none is idle.
     var nextExpiry: UInt64? {
         entries.values.lazy.filter { $0.running == 0 }.map { $0.idleSince.addingReportingOverflow($0.idleTimeout).partialValue }.min()

@@ -27,10 +27,16 @@ final class CurlEngine: @unchecked Sendable {
         return engine
     }
 
+    /// The engine if an FTP load has started it, without starting it (nor loading libcurl) otherwise.
+    static var ifStarted: CurlEngine? { started.load(ordering: .acquiring) ? shared : nil }
+    private static let started = Atomic<Bool>(false)
+
     enum Command {
         case add(CurlTransfer)
         case cancel(CurlTransfer, LoadError)
         case resume(CurlTransfer)
+        /// A session ended: its kept connections close as soon as no transfer uses them.
+        case sessionEnded(Int)
     }
 
     private let multi: UnsafeMutableRawPointer
@@ -61,6 +67,7 @@ final class CurlEngine: @unchecked Sendable {
         }, Unmanaged.passRetained(self).toOpaque())
         precondition(started == 0, "cannot start the FTP thread: \(Errno(rawValue: started))")
         pthread_detach(thread)
+        Self.started.store(true, ordering: .releasing)
     }
 
     /// Runs `transfer` to its end: returns when it finished, throws its ``LoadError`` when it failed or
@@ -149,6 +156,8 @@ final class CurlEngine: @unchecked Sendable {
             }
             ccurl_multi_remove_handle(multi, transfer.easy)
             end(transfer, .failure(error))
+        case .sessionEnded(let session):
+            shares.expireSoon { $0.session == session }
         case .resume(let transfer):
             // CURLPAUSE_CONT is 0: a macro Swift does not import.
             if transfers[transfer.easy] === transfer { ccurl_easy_pause(transfer.easy, 0) }

@@ -115,6 +115,8 @@ final class ConnectionPool: Sendable {
         var leased: Set<ObjectIdentifier> = []
         var connecting = 0
         var waiters: Deque<Waiter> = []
+        /// Whether the session ended while a connection was still in use: it closes when released.
+        var sessionEnded = false
 
         /// Whether nothing is open, being opened or waiting for this origin.
         var isUnused: Bool { idle.isEmpty && leased.isEmpty && connecting == 0 && waiters.isEmpty }
@@ -197,6 +199,23 @@ final class ConnectionPool: Sendable {
     /// Connections opened so far (for tests and diagnostics).
     var connectionsOpened: Int { state.withLock { $0.accepted } }
 
+    /// Closes the connections of `session`, which has ended: the idle ones now, one still finishing a response
+    /// when it is released.
+    func closeConnections(ofSession session: Int) {
+        let closing = state.withLock { state -> [HTTPConnection] in
+            var closing: [HTTPConnection] = []
+            for key in state.hosts.keys where key.session == session {
+                state.host(key) { host in
+                    closing += host.idle
+                    host.idle.removeAll()
+                    host.sessionEnded = true
+                }
+            }
+            return closing
+        }
+        closing.forEach { $0.close() }
+    }
+
     /// The origins of `session` that have connections open, opening or waited for (for tests).
     func originCount(session: Int) -> Int {
         state.withLock { state in state.hosts.keys.count { $0.session == session } }
@@ -235,27 +254,27 @@ final class ConnectionPool: Sendable {
 
     /// Takes a connection back after its response ended; reusable ones go idle (or to a waiter).
     func release(_ connection: HTTPConnection, reusable: Bool) {
-        let (waiter, lease) = state.withLock { state in
-            state.host(connection.key) { host -> (Delivery?, Lease?) in
-                guard host.leased.contains(ObjectIdentifier(connection)) else { return (nil, nil) }
-                guard reusable, connection.isActive else {
+        let (waiter, lease, close) = state.withLock { state in
+            state.host(connection.key) { host -> (Delivery?, Lease?, Bool) in
+                guard host.leased.contains(ObjectIdentifier(connection)) else { return (nil, nil, !reusable) }
+                guard reusable, connection.isActive, !host.sessionEnded else {
                     host.leased.remove(ObjectIdentifier(connection))
                     // A slot is free: the first waiter may open a connection of its own.
-                    return (host.waiters.popFirst()?.deliver, nil)
+                    return (host.waiters.popFirst()?.deliver, nil, !reusable || host.sessionEnded)
                 }
                 if let first = host.waiters.popFirst() {
                     // Straight to the next request: it stays leased.
-                    return (first.deliver, Lease(connection: connection, reused: true))
+                    return (first.deliver, Lease(connection: connection, reused: true), false)
                 }
                 host.leased.remove(ObjectIdentifier(connection))
                 host.idle.append(connection)
-                return (nil, nil)
+                return (nil, nil, false)
             }
         }
-        if !reusable { connection.close() }
+        if close { connection.close() }
         if let waiter {
             waiter(lease)
-        } else if reusable, lease == nil {
+        } else if reusable, !close, lease == nil {
             scheduleIdleTimeout(connection)
         }
     }

@@ -1,0 +1,54 @@
+import Foundation
+import HTTPScheme
+import Loader
+import TestSupport
+import Testing
+
+@Suite("http: a session that ends closes its keep-alive connections (an in-process NIO server of the test's own)")
+struct HTTPSessionEndTests {
+    private func session() -> LoaderSession {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        return LoaderSession(configuration: configuration)
+    }
+
+    /// Waits (at most 10 s, in steps of 50 ms) until the server has seen `count` connections close.
+    private func closed(_ server: ScriptedServer, count: Int) async throws -> Int {
+        for _ in 0..<200 where server.closedCount < count {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return server.closedCount
+    }
+
+    @Test("Invalidating a session closes its idle connection at once, not after the 60 s idle timeout")
+    func invalidationClosesIdleConnections() async throws {
+        let server = try ScriptedServer()
+        let session = session()
+        for _ in 0..<2 {
+            let (body, _) = try await session.data(from: server.url("/ok"))
+            #expect(String(decoding: body, as: UTF8.self) == "ok")
+        }
+        #expect(server.acceptedCount == 1, "the two loads shared one keep-alive connection")
+        #expect(server.closedCount == 0)
+        session.finishTasksAndInvalidate()
+        #expect(try await closed(server, count: 1) == 1)
+    }
+
+    @Test("Releasing a session closes its connections; another session's stay open")
+    func releaseClosesOnlyItsOwn() async throws {
+        let server = try ScriptedServer()
+        let kept = session()
+        _ = try await kept.data(from: server.url("/ok"))
+        do {
+            let released = session()
+            _ = try await released.data(from: server.url("/ok"))
+        }
+        #expect(server.acceptedCount == 2, "sessions share no connection")
+        #expect(try await closed(server, count: 1) == 1)
+        // The kept session's connection is still open and serves its next load.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.closedCount == 1)
+        _ = try await kept.data(from: server.url("/ok"))
+        #expect(server.acceptedCount == 2)
+    }
+}
