@@ -43,4 +43,20 @@ struct ConnectionSharesTests {
         #expect(shares.takeExpired(now: .max) == [70])
         #expect(shares.isEmpty)
     }
+
+    @Test("A session that ended expires its shares once unused, and a late transfer does not bring the timeout back")
+    func sessionEnded() {
+        var shares = ConnectionShares<Int, String>()
+        _ = shares.acquire(1, idleTimeout: 1_000) { "one" }
+        _ = shares.acquire(2, idleTimeout: 1_000) { "two" }
+        shares.release(2, now: 100)
+        shares.expireSoon { $0 == 1 || $0 == 2 }
+        #expect(shares.takeExpired(now: 100) == ["two"], "the idle one at once; the one in use waits")
+        _ = shares.acquire(1, idleTimeout: 1_000) { "new" }
+        shares.release(1, now: 200)
+        shares.release(1, now: 200)
+        #expect(shares.nextExpiry == 200)
+        #expect(shares.takeExpired(now: 200) == ["one"])
+        #expect(shares.isEmpty)
+    }
 }

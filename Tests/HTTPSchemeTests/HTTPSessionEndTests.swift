@@ -1,5 +1,5 @@
 import Foundation
-import HTTPScheme
+@testable import HTTPScheme
 import Loader
 import TestSupport
 import Testing
@@ -50,5 +50,31 @@ struct HTTPSessionEndTests {
         #expect(server.closedCount == 1)
         _ = try await kept.data(from: server.url("/ok"))
         #expect(server.acceptedCount == 2)
+    }
+
+    @Test("A connection still leased when its session ends is closed when released, not pooled; other sessions' stay")
+    func leasedConnectionClosesOnRelease() async throws {
+        let server = try ScriptedServer()
+        let pool = HTTPEngine.shared.pool
+        let url = server.url("/ok")
+        // Session numbers of their own, far from the sessions this process makes.
+        let ended = Int.max - Int.random(in: 0..<1_000_000) * 2, other = ended - 1
+        func key(_ session: Int) -> ConnectionPool.Key {
+            .recent(session: session, scheme: "http", host: "127.0.0.1", port: server.port, options: HTTPClientOptions())
+        }
+        let lease = try await pool.acquire(key(ended), url: url)
+        let otherLease = try await pool.acquire(key(other), url: url)
+        #expect(server.acceptedCount == 2)
+        pool.closeConnections(ofSession: ended)
+        #expect(server.closedCount == 0, "a leased connection is not closed under its response")
+        pool.release(lease.connection, reusable: true)
+        pool.release(otherLease.connection, reusable: true)
+        #expect(try await closed(server, count: 1) == 1)
+        #expect(pool.originCount(session: ended) == 0, "nothing kept for the ended session")
+        #expect(pool.originCount(session: other) == 1, "the other session's connection went idle in the pool")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.closedCount == 1)
+        pool.closeConnections(ofSession: other)
+        #expect(try await closed(server, count: 2) == 2)
     }
 }

@@ -14,8 +14,10 @@ struct ConnectionShares<Key: Hashable, Handle> {
         var running: Int
         /// When the last transfer using it ended (monotonic nanoseconds).
         var idleSince: UInt64
-        /// How long its connections may stay idle: the latest transfer's setting.
+        /// How long its connections may stay idle: the latest transfer's setting, or 0 once its session ended.
         var idleTimeout: UInt64
+        /// Whether its session ended (``expireSoon(where:)``): a late transfer does not restore the timeout.
+        var ended = false
     }
 
     private var entries: [Key: Entry] = [:]
@@ -28,7 +30,7 @@ struct ConnectionShares<Key: Hashable, Handle> {
     mutating func acquire(_ key: Key, idleTimeout: UInt64, make: () -> Handle?) -> Handle? {
         if var entry = entries[key] {
             entry.running += 1
-            entry.idleTimeout = idleTimeout
+            if !entry.ended { entry.idleTimeout = idleTimeout }
             entries[key] = entry
             return entry.handle
         }
@@ -49,6 +51,7 @@ struct ConnectionShares<Key: Hashable, Handle> {
     mutating func expireSoon(where matches: (Key) -> Bool) {
         for (key, var entry) in entries where matches(key) {
             entry.idleTimeout = 0
+            entry.ended = true
             entries[key] = entry
         }
     }

@@ -204,7 +204,8 @@ final class ConnectionPool: Sendable {
     func closeConnections(ofSession session: Int) {
         let closing = state.withLock { state -> [HTTPConnection] in
             var closing: [HTTPConnection] = []
-            for key in state.hosts.keys where key.session == session {
+            // The keys first: changing the dictionary while walking its keys would copy it whole, under the lock.
+            for key in state.hosts.keys.filter({ $0.session == session }) {
                 state.host(key) { host in
                     closing += host.idle
                     host.idle.removeAll()
