@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "LoadURLCommand",
             dependencies: [
-                "Loader", "StandardSchemes", "HTTPScheme",
+                "Loader", "StandardSchemes", "HTTPScheme", "FTPScheme",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The FTP servers of the tests, on 127.0.0.1 only (pyftpdlib): plain, explicit FTPS (AUTH TLS), a slow
-one (downloads throttled), one that drops the data connection mid-file, and one that writes each login, QUIT
-and closed control connection to ROOT/counted-events, and hangs up on the command after a
-download of then-hang-up.txt (for the tests of kept connections). Usage:
+one (downloads throttled), one that drops the data connection mid-file, one that writes each login, QUIT,
+MDTM and closed control connection to ROOT/counted-events and hangs up on the command after a download of
+then-hang-up.txt (for the tests of kept connections), and a sixth like it for the CLI's tests. Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
 ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload.
 The ports chosen are written to ENV_FILE once every server listens."""
@@ -43,14 +43,15 @@ class CuttingDTP(DTPHandler):
 
 
 class CountingHandler(FTPHandler):
-    """Writes "login USER PORT" when a login succeeds, "quit PORT" when the client says QUIT and "closed PORT" when
-    a control connection ends (PORT: the client's, which tells the connections apart). Closes a connection idle
-    for 10 s itself (pyftpdlib's default is 300), so that the tests see a client meet a kept connection the
-    server has dropped."""
+    """Writes "login USER PORT" when a login succeeds, "quit PORT" when the client says QUIT, "mdtm PORT" when it
+    asks a file's time, and "closed PORT" when a control connection ends (PORT: the client's, which tells the
+    connections apart). Closes a connection idle for 10 s itself (pyftpdlib's default is 300), so that the tests
+    see a client meet a kept connection the server has dropped."""
     timeout = 10
+    events = root + "/counted-events"
 
     def record(self, event):
-        with open(root + "/counted-events", "a") as out:
+        with open(self.events, "a") as out:
             out.write("%s %d\n" % (event, self.remote_port))
 
     def on_login(self, username):
@@ -70,12 +71,21 @@ class CountingHandler(FTPHandler):
             return
         return super().pre_process_command(line, cmd, arg)
 
+    def ftp_MDTM(self, path):
+        self.record("mdtm")
+        return super().ftp_MDTM(path)
+
     def ftp_QUIT(self, line):
         self.record("quit")
         return super().ftp_QUIT(line)
 
     def on_disconnect(self):
         self.record("closed")
+
+
+class CountingForCLI(CountingHandler):
+    """The same, writing to ROOT/counted-cli-events: the CLI's tests run beside the library's."""
+    events = root + "/counted-cli-events"
 
 
 def handler(base, dtp=None, tls=False):
@@ -102,6 +112,7 @@ servers = {
     "FTP_SLOW_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=SlowDTP), ioloop=ioloop, backlog=1024),
     "FTP_CUT_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=CuttingDTP), ioloop=ioloop, backlog=1024),
     "FTP_COUNTED_PORT": FTPServer(("127.0.0.1", 0), handler(CountingHandler), ioloop=ioloop, backlog=1024),
+    "FTP_COUNTED_CLI_PORT": FTPServer(("127.0.0.1", 0), handler(CountingForCLI), ioloop=ioloop, backlog=1024),
 }
 for server in servers.values():
     server.max_cons = 512

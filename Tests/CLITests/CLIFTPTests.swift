@@ -21,6 +21,33 @@ struct CLIFTPTests {
         #expect(run.stdout.contains("text/plain; charset=utf-8"))
     }
 
+    @Test("As curl, a file's time (MDTM) is asked only when the head is printed: -i shows Last-Modified, a plain download does not ask")
+    func modificationDateOnlyForTheHead() async throws {
+        let server = try ftp()
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: server.countedCLIEvents, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        let url = "ftp://127.0.0.1:\(server.countedCLIPort)/hello.txt"
+        // This suite's tests run side by side: each run's own connections are told by their client ports.
+        func mdtms(since mark: Int) -> Int {
+            let words = lines().dropFirst(mark).map { $0.split(separator: " ") }
+            let ports = Set(words.filter { $0.count == 3 && $0[0] == "login" }.map { $0[2] })
+            #expect(!ports.isEmpty, "no login seen since the mark")
+            return words.filter { $0.count == 2 && $0[0] == "mdtm" && ports.contains($0[1]) }.count
+        }
+        var mark = lines().count
+        let plain = try await LoadURLProcess.run([url, url])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout == "Hello from FTP\nHello from FTP\n")
+        #expect(mdtms(since: mark) == 0)
+
+        mark = lines().count
+        let head = try await LoadURLProcess.run(["-i", url])
+        #expect(head.status == 0, "\(head.stderr)")
+        #expect(head.stdout.contains("Last-Modified: "), "\(head.stdout)")
+        #expect(mdtms(since: mark) == 1)
+    }
+
     @Test("libcurl is loaded when the first ftp: URL comes: a run without one never maps it")
     func libcurlLoadedOnDemand() async throws {
         let server = try ftp()

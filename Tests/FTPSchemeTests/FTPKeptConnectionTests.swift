@@ -24,6 +24,8 @@ struct FTPKeptConnectionTests {
         var quits: Int { count("quit") }
         /// Those connections that have closed.
         var closed: Int { count("closed") }
+        /// `MDTM` commands (a file's time asked) on those connections.
+        var mdtms: Int { count("mdtm") }
     }
 
     static func allLines() throws -> [String] {
@@ -235,6 +237,26 @@ struct FTPKeptConnectionTests {
         }
         let seen = try await Self.events(since: next) { $0.closed >= 1 }
         #expect(seen.logins == ["anonymous"] && seen.quits == 1 && seen.closed == 1, "\(seen.lines)")
+    }
+
+    @Test("A download asks the file's time (MDTM) for Last-Modified unless readsModificationDate is off")
+    func modificationDateOnlyWhenAsked() async throws {
+        let mark = try Self.allLines().count
+        let (_, dated) = try await Self.session(idleTimeout: 30).data(from: try Self.url("/hello.txt"))
+        #expect(dated.headerFields[.lastModified]?.hasSuffix(" GMT") == true)
+        let asked = try Self.events(since: mark)
+        #expect(asked.mdtms == 1, "\(asked.lines)")
+
+        let next = try Self.allLines().count
+        let session = FTPServers.session {
+            $0.handlerOptions[FTPOptions.self].readsModificationDate = false
+        }
+        let (text, undated) = try await session.data(from: try Self.url("/hello.txt"))
+        #expect(String(decoding: text, as: UTF8.self) == "Hello from FTP\n")
+        #expect(undated.headerFields[.lastModified] == nil)
+        #expect(undated.expectedContentLength == 15)
+        let seen = try Self.events(since: next)
+        #expect(seen.logins == ["anonymous"] && seen.mdtms == 0, "\(seen.lines)")
     }
 
     @Test("A load cancelled mid-file leaves the next load of the session a working connection")

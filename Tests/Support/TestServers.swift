@@ -31,8 +31,13 @@ public enum TestServers {
         /// Plain FTP like ``port`` (the same files and logins), writing each login and each closed control
         /// connection, a line each, to ``countedEvents``.
         public let countedPort: Int
-        /// The file ``countedPort`` writes to: lines of `login USER PORT`, `quit PORT`, `closed PORT` and `hung-up PORT`.
+        /// The file ``countedPort`` writes to: lines of `login USER PORT`, `quit PORT`, `mdtm PORT`, `closed PORT`
+        /// and `hung-up PORT`.
         public let countedEvents: String
+        /// Like ``countedPort``, for the CLI's tests (which run beside the library's), writing to ``countedCLIEvents``.
+        public let countedCLIPort: Int
+        /// The file ``countedCLIPort`` writes to.
+        public let countedCLIEvents: String
         /// The folder served as `/`.
         public let root: String
         /// The PEM file of the test CA.
@@ -53,11 +58,15 @@ public enum TestServers {
         let values = environment
         guard let port = values["FTP_PORT"].flatMap(Int.init), let tls = values["FTPS_PORT"].flatMap(Int.init),
               let slow = values["FTP_SLOW_PORT"].flatMap(Int.init), let cut = values["FTP_CUT_PORT"].flatMap(Int.init),
-              let counted = values["FTP_COUNTED_PORT"].flatMap(Int.init), let root = values["FTP_ROOT"], let ca = values["CA"]
+              let counted = values["FTP_COUNTED_PORT"].flatMap(Int.init), let countedCLI = values["FTP_COUNTED_CLI_PORT"].flatMap(Int.init),
+              let root = values["FTP_ROOT"], let ca = values["CA"]
         else { return nil }
-        // The server writes beside the served folder, not in it.
-        let events = URL(fileURLWithPath: root).deletingLastPathComponent().appendingPathComponent("counted-events").path
-        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, countedPort: counted, countedEvents: events, root: root, caFile: ca)
+        // The servers write beside the served folder, not in it.
+        let parent = URL(fileURLWithPath: root).deletingLastPathComponent()
+        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut,
+                   countedPort: counted, countedEvents: parent.appendingPathComponent("counted-events").path,
+                   countedCLIPort: countedCLI, countedCLIEvents: parent.appendingPathComponent("counted-cli-events").path,
+                   root: root, caFile: ca)
     }()
 
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they

@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FTPScheme
 import HTTPScheme
 import HTTPTypes
 import Loader
@@ -277,6 +278,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
         }
         configuration.handlerOptions[HTTPClientOptions.self] = http
+        // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
+        configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly
         return configuration
     }
 

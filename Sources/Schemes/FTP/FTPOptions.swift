@@ -21,6 +21,9 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// Whether to verify the FTPS server's certificate and host name.
     public var verifiesCertificates = true
 
+    /// Whether a download asks the server for the file's time (`MDTM`) to give `Last-Modified`: one more round
+    /// trip per file, which curl makes only with `-R` (and `loadurl` only when it prints the response head).
+    public var readsModificationDate = true
     /// Seconds a control connection, logged in, is kept after its load for the session's next load of the same
     /// server with the same login and TLS settings, which then skips connecting and logging in (as curl does
     /// for several URLs). 0 closes it at the end of each load.

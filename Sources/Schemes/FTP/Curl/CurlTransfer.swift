@@ -142,7 +142,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if isHead { codes.append(ccurl_setopt_long(easy, CURLOPT_NOBODY, 1)) }
         // Asks for the file's time (MDTM) for Last-Modified; a listing has none.
-        if !isListing, upload == nil { codes.append(ccurl_setopt_long(easy, CURLOPT_FILETIME, 1)) }
+        if !isListing, upload == nil, options.readsModificationDate { codes.append(ccurl_setopt_long(easy, CURLOPT_FILETIME, 1)) }
         if let header = request.headerFields[.range] {
             guard let range = Self.curlRange(header) else {
                 throw LoadError(.resourceUnavailable, url: url, reason: "cannot serve the range \(header) over FTP")
