@@ -29,6 +29,12 @@ final class ScriptedServer: Sendable {
     }
 
     private let counters: Counters
+
+    deinit {
+        // A test's own server stops listening when the test lets go of it.
+        channel.close(promise: nil)
+    }
+
     var acceptedCount: Int { counters.accepted.load(ordering: .relaxed) }
     var closedCount: Int { counters.closed.load(ordering: .relaxed) }
 

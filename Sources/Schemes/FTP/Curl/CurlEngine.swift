@@ -58,15 +58,9 @@ final class CurlEngine: @unchecked Sendable {
     private init() {
         guard let multi = ccurl_multi_init() else { fatalError("libcurl could not make a multi handle") }
         self.multi = multi
-        // A plain thread, detached: the engine lives as long as the process.
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { context in
-            ccurl_name_this_thread("loader-ftp-curl")
-            Unmanaged<CurlEngine>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
+        // A plain thread: the engine lives as long as the process.
+        let started = Self.detachThread(named: "loader-ftp-curl") { [self] in run() }
         precondition(started == 0, "cannot start the FTP thread: \(Errno(rawValue: started))")
-        pthread_detach(thread)
         Self.started.store(true, ordering: .releasing)
     }
 
@@ -101,8 +95,6 @@ final class CurlEngine: @unchecked Sendable {
             }
             ccurl_multi_perform(multi, &running)
             collectFinished()
-            // Closes the connections of sessions idle past their timeout; the sleep below ends in time for the next.
-            let untilIdleClose = shares.isEmpty ? nil : closeIdleConnections()
             if !batches.isEmpty {
                 // While a socket is ready, run libcurl again first, so that a batch gathers what is already
                 // waiting and the reader is woken once for it. The count covers every socket libcurl
@@ -127,6 +119,9 @@ final class CurlEngine: @unchecked Sendable {
                 batches.removeAll(keepingCapacity: true)
                 ready.forEach { $0.deliverBatch() }
             }
+            // Before sleeping, not in the look-ahead rounds above: closes the connections of sessions idle past
+            // their timeout, and the sleep ends in time for the next.
+            let untilIdleClose = shares.isEmpty ? nil : closeIdleConnections()
             // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
             ccurl_multi_poll(multi, nil, 0, min(Self.idleWait.load(ordering: .relaxed), untilIdleClose ?? .max), &numfds)
         }
@@ -206,38 +201,48 @@ final class CurlEngine: @unchecked Sendable {
     /// `QUIT`); returns how long the engine may sleep before the next one runs out, in milliseconds.
     private func closeIdleConnections() -> Int32? {
         let now = Self.now()
-        if let due = shares.nextExpiry, now >= due {
-            let expired = shares.takeExpired(now: now)
-            if !expired.isEmpty { Self.free(expired) }
+        let expired = shares.takeExpired(now: now)
+        // On a thread of its own: libcurl waits for each connection's reply to QUIT, up to two minutes from a
+        // server gone silent, which must hold up neither the engine's transfers nor a dispatch or Swift
+        // concurrency thread. Nothing else refers to these shares any more; with no thread to be had they are
+        // freed here rather than left with their connections open.
+        if !expired.isEmpty, Self.detachThread(named: "loader-ftp-close", { Self.free(expired) }) != 0 {
+            Self.free(expired)
         }
         return shares.nextExpiry.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) }
     }
 
+    private static func free(_ shares: [UnsafeMutableRawPointer]) {
+        for share in shares { ccurl_share_cleanup(share) }
+    }
+
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// Frees shares on a thread of their own: libcurl waits for each connection's reply to `QUIT`, up to two
-    /// minutes from a server gone silent, which must hold up neither the engine's transfers nor a dispatch or
-    /// Swift concurrency thread. Nothing else refers to these shares any more.
-    private static func free(_ expired: [UnsafeMutableRawPointer]) {
-        let context = Unmanaged.passRetained(ExpiredShares(expired)).toOpaque()
+    /// Runs `body` on a new detached thread named `name` (at most 15 bytes); returns `pthread_create`'s result.
+    private static func detachThread(named name: String, _ body: @escaping () -> Void) -> Int32 {
+        let context = Unmanaged.passRetained(ThreadBody(name: name, body)).toOpaque()
         var thread = pthread_t()
         let started = pthread_create(&thread, nil, { context in
-            ccurl_name_this_thread("loader-ftp-close")
-            Unmanaged<ExpiredShares>.fromOpaque(context!).takeRetainedValue().free()
+            let thread = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            ccurl_name_this_thread(thread.name)
+            thread.body()
             return nil
         }, context)
         if started == 0 {
             pthread_detach(thread)
         } else {
-            // No thread to be had: freed here rather than left with their connections open.
-            Unmanaged<ExpiredShares>.fromOpaque(context).takeRetainedValue().free()
+            Unmanaged<ThreadBody>.fromOpaque(context).release()
         }
+        return started
     }
 }
 
-/// Share handles taken out of the engine's table, handed to the thread that frees them.
-private final class ExpiredShares {
-    private let handles: [UnsafeMutableRawPointer]
-    init(_ handles: [UnsafeMutableRawPointer]) { self.handles = handles }
-    func free() { for share in handles { ccurl_share_cleanup(share) } }
+/// What a thread started by `CurlEngine.detachThread` runs, handed to it through `pthread_create`'s argument.
+private final class ThreadBody {
+    let name: String
+    let body: () -> Void
+    init(name: String, _ body: @escaping () -> Void) {
+        self.name = name
+        self.body = body
+    }
 }

@@ -112,9 +112,7 @@ final class CurlTransfer: @unchecked Sendable {
             // connection the server dropped: it is not retried, the server may have begun writing the file.
             if newConnection || upload != nil { codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)) }
         } else {
-            // A control connection of its own, closed when the load ends.
-            codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1))
-            codes.append(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1))
+            codes += useConnectionOfItsOwn()
         }
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         codes.append(ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWrite))
@@ -165,11 +163,12 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// A control connection of its own, closed when the load ends: for a transfer the engine could not give its
-    /// session's share (engine thread, before the transfer joins the multi handle).
-    func useConnectionOfItsOwn() {
-        ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
-        ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+    /// A control connection of its own, closed when the load ends: with an idle timeout of 0, or for a transfer
+    /// the engine could not give its session's share (then on the engine's thread, before it joins the multi
+    /// handle). Returns libcurl's answers.
+    @discardableResult
+    func useConnectionOfItsOwn() -> [CURLcode] {
+        [ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)]
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` as libcurl's range text (`a-b`, `a-`, `-n`); `nil` for
