@@ -12,7 +12,7 @@ struct FTPEngineWakeupTests {
     /// downloads met it all but certainly). With the cap raised to ten minutes, a lost wake-up hangs this test
     /// until its time limit instead.
     @Test("Three hundred downloads back to back each arrive whole, with the engine's idle sleep capped at ten minutes",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func backToBack() async throws {
         let url = try FTPServers.url("/300k.bin")
         let expected = try FTPServers.file("/300k.bin")

@@ -130,9 +130,10 @@ struct HTTPMisbehaviourTests {
         }
     }
 
-    /// Starts `/endless`, reads a chunk, cancels, and checks the load ends cancelled and the server sees
-    /// the connection close (waiting at most 5 s). Returns the response head.
-    private func cancelEndlessMidBody(_ session: LoaderSession) async throws -> LoadResponse {
+    /// Starts `/endless` on `server`, reads a chunk, cancels, and checks the load ends cancelled and the server
+    /// sees the connection close (waiting at most 5 s). Returns the response head. The server is the test's own:
+    /// the shared one's count of closed connections moves with every other test's.
+    private func cancelEndlessMidBody(_ session: LoaderSession, on server: ScriptedServer) async throws -> LoadResponse {
         let closedBefore = server.closedCount
         let (bytes, response) = try await session.bytes(from: server.url("/endless"))
         var iterator = bytes.chunks.makeAsyncIterator()
@@ -151,15 +152,16 @@ struct HTTPMisbehaviourTests {
 
     @Test("Cancelling mid-body closes the connection")
     func cancelClosesConnection() async throws {
-        _ = try await cancelEndlessMidBody(scriptedSession())
+        _ = try await cancelEndlessMidBody(scriptedSession(), on: try ScriptedServer())
     }
 
     @Test("Cancelling mid-body on a reused keep-alive connection closes it; the next request gets a new one")
     func cancelOnReusedConnection() async throws {
+        let server = try ScriptedServer()
         let session = scriptedSession()
         let connection = HTTPField.Name("X-Connection")!
         let (_, warm) = try await session.data(from: server.url("/ok"))
-        let endless = try await cancelEndlessMidBody(session)
+        let endless = try await cancelEndlessMidBody(session, on: server)
         #expect(endless.headerFields[connection] == warm.headerFields[connection], "the idle connection was reused")
         let (data, after) = try await session.data(from: server.url("/ok"))
         #expect(String(decoding: data, as: UTF8.self) == "ok")
@@ -328,7 +330,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("A body that gives more than its announced length fails with requestBodyStreamExhausted, naming the URL")
     func bodyLongerThanAnnounced() async throws {
-        // The server answers 300 ms after the announced bytes, so the extra ones come while no answer has.
+        // The server answers 3 s after the announced bytes, so the extra ones come while no answer has.
         var request = LoadRequest(url: server.url("/echo-slowly"), method: .post)
         request.body = .stream(length: 4) {
             AsyncThrowingStream { continuation in
@@ -371,7 +373,8 @@ struct HTTPMisbehaviourTests {
         // The scripted server speaks plain HTTP: it takes the TLS hello for the start of a request head and
         // waits for the rest, answering nothing.
         let session = scriptedSession {
-            $0.handlerOptions[HTTPClientOptions.self].connectTimeout = 0.5
+            // Long enough for the TCP connect on a busy machine, so that it is the handshake that times out.
+            $0.handlerOptions[HTTPClientOptions.self].connectTimeout = 2
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
             $0.timeoutIntervalForRequest = 30
         }

@@ -55,15 +55,23 @@ struct TaskTests {
         let (probeID, probe) = Probes.make()
         let session = testSession { $0.bodyBufferLimit = 128 * 1024 }
         let completed = Locked<Data?>(nil)
-        let task = session.dataTask(with: URL(string: "stream://\(probeID)/4000000")!) { data, _, _ in
+        // Paced (5 ms a chunk, 62 chunks) so that the poll below sees the body begin long before it ends.
+        let task = session.dataTask(with: URL(string: "stream://\(probeID)/4000000?pace=5")!) { data, _, _ in
             completed.withLock { $0 = data ?? Data() }
         }
         task.resume()
         #expect(await eventually { probe["produced"] > 0 })
         task.suspend()
         #expect(task.state == .suspended)
-        try await Task.sleep(for: .milliseconds(100))
-        let paused = probe["produced"]
+        // A chunk or two already on their way may still land (until the buffer's limit): wait, bounded, until the
+        // count stands still, then check that it stays so.
+        var paused = probe["produced"]
+        for _ in 0..<100 {
+            try await Task.sleep(for: .milliseconds(50))
+            let now = probe["produced"]
+            if now == paused { break }
+            paused = now
+        }
         try await Task.sleep(for: .milliseconds(200))
         #expect(probe["produced"] == paused, "the handler kept producing while the task was suspended")
         #expect(paused < 4_000_000)

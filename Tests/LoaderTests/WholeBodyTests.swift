@@ -9,7 +9,8 @@ import Testing
 private final class BurstHandler: SchemeHandler, @unchecked Sendable {
     override class var supportedSchemes: Set<String> { ["burst"] }
 
-    static let stops = Atomic<Int>(0)
+    /// Stops by the URL's host, so that a test counts its own loads' only (others' stops may come late).
+    static let stops = Locked<[String: Int]>([:])
     static let first = Data("first chunk;".utf8)
     static let second = Data("second chunk".utf8)
 
@@ -40,7 +41,7 @@ private final class BurstHandler: SchemeHandler, @unchecked Sendable {
     }
 
     override func stopLoading() {
-        Self.stops.add(1, ordering: .relaxed)
+        Self.stops.withLock { $0[request.url.host ?? "", default: 0] += 1 }
         super.stopLoading()
     }
 }
@@ -84,14 +85,14 @@ struct WholeBodyTests {
         return LoaderSession(configuration: configuration)
     }
 
-    /// Waits (at most two seconds) for the handlers' stops to reach `count`: a handler is stopped just after
-    /// its reader is resumed, so the reader may get there first.
-    private func stops(reach count: Int, from start: Int) async throws -> Bool {
-        for _ in 0..<200 {
-            if BurstHandler.stops.load(ordering: .relaxed) - start >= count { break }
+    /// Waits (at most two seconds) for the stops of the handlers that loaded from `host` to reach `count`: a
+    /// handler is stopped just after its reader is resumed, so the reader may get there first.
+    private func stops(reach count: Int, host: String) async throws -> Bool {
+        func stops() -> Int { BurstHandler.stops.withLock { $0[host] ?? 0 } }
+        for _ in 0..<200 where stops() < count {
             try await Task.sleep(for: .milliseconds(10))
         }
-        return BurstHandler.stops.load(ordering: .relaxed) - start == count
+        return stops() == count
     }
 
     @Test("The event state hands the body over whole only once the load has finished with one chunk or none")
@@ -154,21 +155,21 @@ struct WholeBodyTests {
           arguments: ["one", "two", "later-one", "later-two"])
     func bodies(path: String) async throws {
         let session = session()
-        let stopsBefore = BurstHandler.stops.load(ordering: .relaxed)
+        let host = "h\(UInt64.random(in: 0..<UInt64.max))"
         let expected = path.hasSuffix("one") ? BurstHandler.first : BurstHandler.first + BurstHandler.second
 
-        let (data, response) = try await session.data(from: URL(string: "burst://x/\(path)")!)
+        let (data, response) = try await session.data(from: URL(string: "burst://\(host)/\(path)")!)
         #expect(data == expected)
         #expect(response.mimeType == "text/plain")
 
         var streamed = Data()
-        let (bytes, _) = try await session.bytes(from: URL(string: "burst://x/\(path)")!)
+        let (bytes, _) = try await session.bytes(from: URL(string: "burst://\(host)/\(path)")!)
         for try await chunk in bytes.chunks { streamed.append(chunk) }
         #expect(streamed == expected)
         #expect(bytes.task.state == .completed)
         #expect(bytes.task.error == nil)
 
-        #expect(try await stops(reach: 2, from: stopsBefore))
+        #expect(try await stops(reach: 2, host: host))
         #expect(session.allTasks.isEmpty)
     }
 

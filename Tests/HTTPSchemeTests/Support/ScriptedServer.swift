@@ -173,9 +173,9 @@ private final class ScriptHandler: ChannelInboundHandler {
             let body = String(decoding: request.body, as: UTF8.self)
             Self.respond(context, headers: ["X-Method: \(request.method)", "X-Chunked: \(request.header("transfer-encoding") != nil)"], body: body)
         case "/echo-slowly":
-            // /echo, 300 ms after the body: a client still sending meanwhile has no answer yet.
+            // /echo, 3 s after the body: a client still sending meanwhile (however slowly it runs) has no answer yet.
             let body = String(decoding: request.body, as: UTF8.self)
-            loop.scheduleTask(in: .milliseconds(300)) { Self.respond(bound.value, body: body) }
+            loop.scheduleTask(in: .seconds(3)) { Self.respond(bound.value, body: body) }
         case "/echo-headers":
             Self.respond(context, body: request.headers.map { "\($0.0.lowercased()): \($0.1)" }.joined(separator: "\n"))
         case "/truncated":

@@ -59,7 +59,8 @@ enum Probes {
 }
 
 /// `stream://probe/N` sends N bytes (a repeating pattern) in 64 KiB chunks with backpressure, recording
-/// how many bytes it produced in the probe ("produced") and whether it was stopped ("stopped").
+/// how many bytes it produced in the probe ("produced") and whether it was stopped ("stopped");
+/// `stream://probe/N?pace=MS` waits MS milliseconds before each chunk, so a test can act in the middle.
 final class StreamHandler: SchemeHandler, @unchecked Sendable {
     override class var supportedSchemes: Set<String> { ["stream"] }
 
@@ -74,7 +75,10 @@ final class StreamHandler: SchemeHandler, @unchecked Sendable {
         var sent = 0
         let chunk = 64 * 1024
         let template = Self.pattern(0, chunk)
+        let pace = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?
+            .first { $0.name == "pace" }?.value.flatMap(Int.init)
         while sent < total {
+            if let pace { try await Task.sleep(for: .milliseconds(pace)) }
             let count = Swift.min(chunk, total - sent)
             // The pattern repeats every 64 KiB, so one template serves every chunk.
             try await client.handler(self, deliver: count == chunk ? template : template.prefix(count))
