@@ -121,6 +121,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["LoadURLCommand", "Loader", "loadurl", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CLITests",
+            dependencies: [
+                "LoadURLCommand", "Loader", "loadurl", "TestSupport", "HTTPScheme", "FTPScheme",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
     ]
 )

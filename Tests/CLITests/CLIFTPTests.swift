@@ -88,6 +88,32 @@ struct CLIFTPTests {
         #expect(stored == Data("uploaded by loadurl\n".utf8))
     }
 
+    @Test("-T of a missing file exits 26 and leaves the server's file as it was; -T - uploads standard input; to a folder URL, under the file's name")
+    func uploadChecks() async throws {
+        let server = try ftp()
+        let name = "cli-kept-\(UUID().uuidString).txt"
+        let stored = URL(fileURLWithPath: server.root + "/upload/" + name)
+        try Data("kept\n".utf8).write(to: stored)
+        defer { try? FileManager.default.removeItem(at: stored) }
+        let url = "ftp://127.0.0.1:\(server.port)/upload/\(name)"
+        let missing = try await LoadURLProcess.run(["-u", "user:secret", "-T", "/no/such/file", url])
+        #expect(missing.status == 26, "\(missing.stderr)")
+        #expect(missing.stderr.contains("/no/such/file"), "\(missing.stderr)")
+        #expect(try Data(contentsOf: stored) == Data("kept\n".utf8))
+
+        let piped = try await LoadURLProcess.run(["-u", "user:secret", "-T", "-", url], input: Data("from stdin\n".utf8))
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(try Data(contentsOf: stored) == Data("from stdin\n".utf8))
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-named-\(UUID().uuidString).txt")
+        try Data("named\n".utf8).write(to: file)
+        let landed = URL(fileURLWithPath: server.root + "/upload/" + file.lastPathComponent)
+        defer { try? FileManager.default.removeItem(at: file); try? FileManager.default.removeItem(at: landed) }
+        let named = try await LoadURLProcess.run(["-u", "user:secret", "-T", file.path, "ftp://127.0.0.1:\(server.port)/upload/"])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(try Data(contentsOf: landed) == Data("named\n".utf8))
+    }
+
     @Test("Exit statuses as curl's: 78 for a missing remote file, 67 for a refused login")
     func exitStatuses() async throws {
         let server = try ftp()

@@ -156,16 +156,17 @@ enum LoadURLProcess {
         return root.appendingPathComponent(".build/debug/loadurl")
     }
 
-    /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own.
+    /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own; `input`, if
+    /// given, is its standard input (else it reads an empty one).
     ///
     /// The waits are on threads of their own (``offCooperativePool(_:)``): held on Swift's cooperative pool or
     /// dispatch's global queues (one pool, two threads here) for a child's whole run, they starved the other
     /// suites' loads until their request timeouts fired.
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) async throws -> Result {
-        try await offCooperativePool { try runWaiting(arguments, environment: environment, timeout: timeout) }
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, timeout: TimeInterval = 60) async throws -> Result {
+        try await offCooperativePool { try runWaiting(arguments, environment: environment, input: input, timeout: timeout) }
     }
 
-    private static func runWaiting(_ arguments: [String], environment: [String: String], timeout: TimeInterval) throws -> Result {
+    private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, timeout: TimeInterval) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -173,7 +174,14 @@ enum LoadURLProcess {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-stdin-\(UUID().uuidString)")
+            try input.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            process.standardInput = try FileHandle(forReadingFrom: file)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         try process.run()
         // Read both pipes concurrently so a large output cannot block the child, each on a thread of its own.
         let group = DispatchGroup()

@@ -38,6 +38,28 @@ struct FTPUploadAndLoginTests {
         }
     }
 
+    @Test("An upload whose body cannot be read fails before the server is told to store: the file there keeps its bytes")
+    func unreadableBodyLeavesRemoteFile() async throws {
+        struct Refused: Error {}
+        let path = uploadPath("kept.txt")
+        let stored = URL(fileURLWithPath: try FTPServers.require().root + path)
+        try Data("kept\n".utf8).write(to: stored)
+        defer { try? FileManager.default.removeItem(at: stored) }
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)")
+        let bodies: [(String, RequestBody)] = [
+            ("missing file", .file(missing)),
+            ("stream failing at once", .stream(length: nil) { AsyncThrowingStream { $0.finish(throwing: Refused()) } }),
+        ]
+        for (kind, body) in bodies {
+            var request = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"), method: .put)
+            request.body = body
+            let error = await loadError { _ = try await FTPServers.session().data(for: request) }
+            #expect(error?.url == request.url, "\(kind): \(String(describing: error))")
+            #expect(error != nil && error?.code != .cancelled, "\(kind): \(String(describing: error))")
+            #expect(try Data(contentsOf: stored) == Data("kept\n".utf8), "\(kind): the server's file was emptied")
+        }
+    }
+
     @Test("An upload creates missing folders only when asked")
     func missingDirectories() async throws {
         let path = "/upload/\(UUID().uuidString)/deep/f.txt"

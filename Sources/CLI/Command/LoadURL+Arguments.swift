@@ -13,13 +13,18 @@ private let exitProcess = Darwin.exit
 #endif
 
 extension LoadURL {
-    /// The options that take a value, besides `-o`/`--output` (which this file reads itself). A test checks
-    /// this list against ArgumentParser's own description of the command.
-    public static let optionsWithValues: Set<String> = [
-        "--output-dir", "-w", "--write-out", "-m", "--max-time", "-X", "--request", "-H", "--header",
-        "-d", "--data", "--data-binary", "-T", "--upload-file", "--max-redirs", "-u", "--user", "--cacert",
-        "--resolve",
+    /// The options that take a value, besides `-o`/`--output` (which this file reads itself), each spelling
+    /// with the option's long name. A test checks them against ArgumentParser's own description of the command.
+    public static let longNamesOfOptionsWithValues: [String: String] = [
+        "--output-dir": "--output-dir", "-w": "--write-out", "--write-out": "--write-out", "-m": "--max-time",
+        "--max-time": "--max-time", "-X": "--request", "--request": "--request", "-H": "--header", "--header": "--header",
+        "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-T": "--upload-file",
+        "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
+        "--cacert": "--cacert", "--resolve": "--resolve",
     ]
+
+    /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).
+    public static let optionsWithValues = Set(longNamesOfOptionsWithValues.keys)
 
     /// The executable's entry point: parses `arguments` with ``parseQuickly(_:)``, runs the command and
     /// exits with its status. A usage error exits with 2, as curl's do (ArgumentParser would use 64).
@@ -91,12 +96,15 @@ extension LoadURL {
                 outputs.append(String(argument.dropFirst("--output=".count)))
             } else if argument == "-O" || argument == "--remote-name" {
                 outputs.append(remoteNameSlot)
-            } else if optionsWithValues.contains(argument) {
-                rest.append(argument)
-                if index < arguments.count {
-                    rest.append(arguments[index])
-                    index += 1
+            } else if let long = longNamesOfOptionsWithValues[argument] {
+                guard index < arguments.count else {
+                    rest.append(argument)  // ArgumentParser says the value is missing.
+                    continue
                 }
+                // As `--name=value`: the next argument is the value whatever it is, as in curl (`-d -1`,
+                // `-w '-> %{http_code}'`), where ArgumentParser would take one starting with `-` for an option.
+                rest.append("\(long)=\(arguments[index])")
+                index += 1
             } else if !argument.hasPrefix("--"), argument.count > 2, let flags = splitCluster(argument) {
                 // Short flags run together (`-sSLO`): read one by one, so that an `-O` among them keeps its place.
                 arguments.replaceSubrange((index - 1)..<index, with: flags)

@@ -99,28 +99,29 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("H"), .customLong("header")], help: "Send the header field 'Name: value' (repeatable).")
     public var headers: [String] = []
 
-    /// A body to POST, as text (`@file` reads a file), sent as a form unless -H sets a Content-Type.
-    @Option(name: [.customShort("d"), .customLong("data")], help: "POST DATA (or @FILE) as application/x-www-form-urlencoded.")
-    public var data: String?
+    /// Pieces of a body to POST, as text (`@file` reads a file, `@-` standard input, without their line breaks),
+    /// sent as a form unless -H sets a Content-Type. Pieces of -d and --data-binary are joined with `&`, as curl does.
+    @Option(name: [.customShort("d"), .customLong("data")], help: "POST DATA (or @FILE, line breaks removed) as application/x-www-form-urlencoded (repeatable, joined with &).")
+    public var data: [String] = []
 
-    /// A body to POST, byte for byte (`@file` reads a file).
-    @Option(name: .customLong("data-binary"), help: "POST DATA (or @FILE) byte for byte.")
-    public var dataBinary: String?
+    /// Pieces of a body to POST, byte for byte (`@file` reads a file, `@-` standard input).
+    @Option(name: .customLong("data-binary"), help: "POST DATA (or @FILE) byte for byte (repeatable, joined with &).")
+    public var dataBinary: [String] = []
 
-    /// A file to upload with PUT.
-    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "PUT the contents of FILE, streamed.")
+    /// A file to upload with PUT (`-` for standard input); to a URL ending in `/`, under the file's own name.
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "PUT the contents of FILE ('-' for stdin), streamed; to a URL ending in / under FILE's name.")
     public var uploadFile: String?
 
     /// Follow redirects (curl does not without it).
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
     public var followRedirects = false
 
-    /// The most redirects to follow with -L.
-    @Option(name: .customLong("max-redirs"), help: "Follow at most NUM redirects with -L (default 50).")
+    /// The most redirects to follow with -L; -1 for no limit.
+    @Option(name: .customLong("max-redirs"), help: "Follow at most NUM redirects with -L (default 50, -1 for no limit).")
     public var maxRedirects: Int = 50
 
-    /// Credentials for Basic authentication.
-    @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication.")
+    /// Credentials for Basic authentication (or an FTP login); without a `:`, the password is empty.
+    @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication (or log in to FTP with them).")
     public var user: String?
 
     /// Extra trusted root certificates.
@@ -204,7 +205,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// Loads one URL to its output; returns its exit status.
     private func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions) async -> Int32 {
-        let started = Date()
+        // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}.
+        let started = ContinuousClock.now
         guard let url = URL(string: text), url.scheme != nil else {
             let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL with a scheme")
             report(error.description, status: 3)
@@ -213,7 +215,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         var summary = TransferSummary(url: url)
         defer {
-            summary.seconds = Date().timeIntervalSince(started)
+            let elapsed = started.duration(to: .now).components
+            summary.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
             summarize(summary)
         }
         let destination = outputPath(for: url, index: index)
@@ -265,7 +268,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     func makeConfiguration() throws -> LoaderSession.Configuration {
         var configuration = LoaderSession.Configuration.default
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
-        configuration.redirectLimit = followRedirects ? max(0, maxRedirects) : 0
+        // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
+        // -m bounds the whole transfer.
+        configuration.timeoutIntervalForRequest = .infinity
+        configuration.redirectLimit = followRedirects ? (maxRedirects < 0 ? Int.max : maxRedirects) : 0
         // As with curl, bodies arrive as the server sends them unless --compressed asks for decoding.
         configuration.contentDecoding = compressed ? .automatic : .off
         var http = HTTPClientOptions()
@@ -280,6 +286,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly
+        // -k and --cacert hold for FTPS as for HTTPS.
+        configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
+        configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
         return configuration
     }
 
@@ -288,8 +297,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     struct RequestOptions: Sendable {
         let headers: [String]
         let user: String?
-        let data: String?
-        let dataBinary: String?
+        let data: [String]
+        let dataBinary: [String]
         let uploadFile: String?
         let headOnly: Bool
         let method: String?
@@ -305,14 +314,19 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     func makeRequest(_ url: URL, options: RequestOptions) throws -> LoadRequest {
         var request = LoadRequest(url: url)
         for header in options.headers {
-            guard let colon = header.firstIndex(of: ":"), let name = HTTPField.Name(String(header[..<colon].trimmingSpaces())) else {
-                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value', not '\(header)'")
+            // `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value.
+            let emptyValue = header.last == ";" && !header.contains(":")
+            let end = emptyValue ? header.index(before: header.endIndex) : header.firstIndex(of: ":")
+            guard let end, let name = HTTPField.Name(String(header[..<end].trimmingSpaces())) else {
+                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value' or 'Name;', not '\(header)'")
             }
-            request.headerFields[name] = String(header[header.index(after: colon)...].trimmingSpaces())
+            let value = emptyValue ? "" : String(header[header.index(after: end)...].trimmingSpaces())
+            request.headerFields.append(HTTPField(name: name, value: value))
         }
         if let user = options.user {
             if request.scheme == "http" || request.scheme == "https" {
-                request.headerFields[.authorization] = "Basic " + Data(user.utf8).base64EncodedString()
+                let pair = user.contains(":") ? user : user + ":"
+                request.headerFields[.authorization] = "Basic " + Data(pair.utf8).base64EncodedString()
             } else if url.user == nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
                 // Other schemes (FTP) log in with the URL's user info, as curl's -u does for them.
                 let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -321,29 +335,71 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                 if let withUser = parts.url { request.url = withUser }
             }
         }
-        if let text = options.data ?? options.dataBinary {
+        if !options.data.isEmpty || !options.dataBinary.isEmpty {
             request.method = .post
-            request.body = try Self.body(text, url: url)
-            if options.data != nil, request.headerFields[.contentType] == nil {
+            request.body = try Self.body(form: options.data, binary: options.dataBinary, url: url)
+            if !options.data.isEmpty, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
             }
         }
         if let uploadFile = options.uploadFile {
             request.method = .put
-            request.body = .file(URL(fileURLWithPath: uploadFile))
+            let file = URL(fileURLWithPath: uploadFile == "-" ? "/dev/stdin" : uploadFile)
+            // Checked before connecting, as curl does: a server told to store a file empties the one it has.
+            var isFolder = false
+            guard uploadFile == "-" || (FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder) && !isFolder
+                                        && FileManager.default.isReadableFile(atPath: file.path)) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(uploadFile)")
+            }
+            request.body = .file(file)
+            // To a URL that names a folder, under the file's own name, as curl does.
+            if uploadFile != "-", request.url.path(percentEncoded: true).hasSuffix("/"),
+               var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
+                parts.percentEncodedPath += Self.percentEncodedSegment(file.lastPathComponent)
+                if let named = parts.url { request.url = named }
+            }
         }
         if options.headOnly { request.method = .head }
         if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
         return request
     }
 
-    private static func body(_ text: String, url: URL) throws -> RequestBody {
-        guard text.hasPrefix("@") else { return .bytes(Data(text.utf8)) }
-        let path = String(text.dropFirst())
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(path)")
+    /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
+    static func percentEncodedSegment(_ name: String) -> String {
+        let kept = Set("-._~!$&'()*+,=:@".utf8)
+        var out = ""
+        for byte in name.utf8 {
+            if (byte < 0x80 && (Character(UnicodeScalar(byte)).isLetter || Character(UnicodeScalar(byte)).isNumber)) || kept.contains(byte) {
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
         }
-        return .file(URL(fileURLWithPath: path))
+        return out
+    }
+
+    /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
+    /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
+    private static func body(form: [String], binary: [String], url: URL) throws -> RequestBody {
+        if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
+            let path = String(only.dropFirst())
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(path)")
+            }
+            return .file(URL(fileURLWithPath: path))
+        }
+        func piece(_ text: String, stripsLineBreaks: Bool) throws -> Data {
+            guard text.hasPrefix("@") else { return Data(text.utf8) }
+            let path = text == "@-" ? "/dev/stdin" : String(text.dropFirst())
+            guard let read = FileManager.default.contents(atPath: path) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(text.dropFirst())")
+            }
+            return stripsLineBreaks ? read.filter { $0 != 0x0A && $0 != 0x0D } : read
+        }
+        // curl joins the pieces in the order given; ArgumentParser keeps each option's own order only, so -d
+        // pieces come before --data-binary ones.
+        let pieces = try form.map { try piece($0, stripsLineBreaks: true) } + binary.map { try piece($0, stripsLineBreaks: false) }
+        return .bytes(Data(pieces.joined(separator: Data("&".utf8))))
     }
 
     /// The file for the URL at `index`, or `nil` for standard output.

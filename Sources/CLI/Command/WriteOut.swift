@@ -13,14 +13,17 @@ struct TransferSummary {
 
     /// Expands `%{url}`, `%{url_effective}`, `%{http_code}`/`%{response_code}`, `%{content_type}`,
     /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`,
-    /// and the escapes `\n`, `\r`, `\t`; unknown variables print nothing.
+    /// `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown variables print nothing.
     func format(_ template: String) -> String {
         var out = ""
         var rest = Substring(template)
         while let index = rest.firstIndex(where: { $0 == "%" || $0 == "\\" }) {
             out += rest[..<index]
             rest = rest[index...]
-            if rest.hasPrefix("%{"), let close = rest.firstIndex(of: "}") {
+            if rest.hasPrefix("%%") {
+                out += "%"
+                rest = rest.dropFirst(2)
+            } else if rest.hasPrefix("%{"), let close = rest.firstIndex(of: "}") {
                 let name = rest[rest.index(rest.startIndex, offsetBy: 2)..<close]
                 out += value(String(name))
                 rest = rest[rest.index(after: close)...]

@@ -19,7 +19,8 @@ import Loader
 /// connecting or logging in again (as curl does for several URLs); sessions never share one, nor loads with
 /// different TLS settings. A download that finds its kept connection dropped by the server, before any byte
 /// reached the reader, is tried once more on a new connection. Uploads always connect anew: an upload is not
-/// retried, as the server may have begun writing the file.
+/// retried, as the server may have begun writing the file. An upload connects only once its body has given its
+/// first bytes (or ended empty): a body that cannot be read fails without the server emptying the file it names.
 public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: no stored state beyond the base class's.
 

@@ -67,6 +67,7 @@ final class CurlEngine: @unchecked Sendable {
     /// Runs `transfer` to its end: returns when it finished, throws its ``LoadError`` when it failed or
     /// was cancelled (the handle is freed either way).
     func run(_ transfer: CurlTransfer) async throws {
+        try await transfer.startUpload()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (completion: CheckedContinuation<Void, any Error>) in
                 transfer.setCompletion(completion)

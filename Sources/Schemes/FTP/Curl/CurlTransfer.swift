@@ -187,9 +187,19 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Ending
 
+    /// For an upload, starts reading its body and waits for its first bytes (or its end) before any connection is
+    /// made; throws the body's failure, or cancellation, if one comes first. A server told to store a file empties
+    /// it at once, so a body that cannot be read (a missing file) must fail before that.
+    func startUpload() async throws {
+        guard let upload else { return }
+        upload.start(resume: { [weak self, engine] in self.map { engine.submit(.resume($0)) } })
+        await withTaskCancellationHandler { await upload.waitForStart() } onCancel: { upload.stop() }
+        if let failure = upload.failure { throw LoadError.wrapping(failure, url: url) }
+        if Task.isCancelled { throw LoadError(.cancelled, url: url) }
+    }
+
     func setCompletion(_ continuation: CheckedContinuation<Void, any Error>) {
         completion.withLock { $0 = continuation }
-        upload?.start(resume: { [weak self, engine] in self.map { engine.submit(.resume($0)) } })
     }
 
     /// Called once on the engine's thread, after the handle left the multi handle.

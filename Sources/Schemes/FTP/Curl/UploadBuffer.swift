@@ -15,7 +15,10 @@ final class UploadBuffer: Sendable {
         var ended = false
         var failure: (any Error)?
         var readerWaiting = false
+        var stopped = false
         var producerWaiter: CheckedContinuation<Void, Never>?
+        /// Waits for the first bytes, the end or a failure (``waitForStart()``).
+        var startWaiter: CheckedContinuation<Void, Never>?
         var resume: (@Sendable () -> Void)?
     }
 
@@ -51,14 +54,30 @@ final class UploadBuffer: Sendable {
         pump.withLock { $0 = task }
     }
 
-    /// Stops reading (the transfer ended).
+    /// Stops reading (the transfer ended, or its load was cancelled before it began).
     func stop() {
         pump.withLock { $0 }?.cancel()
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            defer { state.producerWaiter = nil }
-            return state.producerWaiter
+        let (waiter, startWaiter) = state.withLock { state in
+            state.stopped = true
+            defer { state.producerWaiter = nil; state.startWaiter = nil }
+            return (state.producerWaiter, state.startWaiter)
         }
         waiter?.resume()
+        startWaiter?.resume()
+    }
+
+    /// Returns once the body has given its first bytes, ended (an empty body) or failed (``failure``), or
+    /// reading was stopped: before the server is told to store a file (which empties one it has), so that a body
+    /// that cannot be read at all (a missing file) fails without touching it, as curl's `-T` does.
+    func waitForStart() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if !state.chunks.isEmpty || state.ended || state.stopped { return true }
+                state.startWaiter = waiter
+                return false
+            }
+            if ready { waiter.resume() }
+        }
     }
 
     private func append(_ chunk: Data) async {
@@ -74,6 +93,7 @@ final class UploadBuffer: Sendable {
                 }
                 return (resume, true)
             }
+            takeStartWaiter()?.resume()
             resume?()
             if proceed { waiter.resume() }
         }
@@ -86,7 +106,15 @@ final class UploadBuffer: Sendable {
             defer { state.readerWaiting = false }
             return state.readerWaiting ? state.resume : nil
         }
+        takeStartWaiter()?.resume()
         resume?()
+    }
+
+    private func takeStartWaiter() -> CheckedContinuation<Void, Never>? {
+        state.withLock { state in
+            defer { state.startWaiter = nil }
+            return state.startWaiter
+        }
     }
 
     /// Copies the next bytes for libcurl, or says why there are none.

@@ -1,0 +1,127 @@
+import Foundation
+import FTPScheme
+import HTTPScheme
+import HTTPTypes
+import Loader
+@testable import LoadURLCommand
+import Testing
+
+/// The requests and session settings `loadurl`'s options make, read as curl reads the same options.
+@Suite("loadurl: the requests its options make, as curl's")
+struct CLIRequestTests {
+    private func command(_ arguments: [String]) throws -> LoadURL { try LoadURL.parseQuickly(arguments) }
+
+    private func request(_ arguments: [String]) throws -> LoadRequest {
+        let command = try command(arguments)
+        let text = try #require(command.urls.first)
+        let url = try #require(URL(string: text))
+        return try command.makeRequest(url, options: command.requestOptions)
+    }
+
+    private func bytes(_ body: RequestBody?) -> String? {
+        guard case .bytes(let data)? = body else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private func temporaryFile(_ text: String) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-request-\(UUID().uuidString).txt")
+        try Data(text.utf8).write(to: file)
+        return file
+    }
+
+    @Test("-d pieces are joined with &, a -d file without its line breaks; --data-binary keeps them; a lone --data-binary @file streams")
+    func dataPieces() throws {
+        let form = try temporaryFile("b=2\r\nc=3\n")
+        let binary = try temporaryFile("x\ny\n")
+        defer { try? FileManager.default.removeItem(at: form); try? FileManager.default.removeItem(at: binary) }
+        let joined = try request(["-d", "a=1", "-d", "@\(form.path)", "--data-binary", "@\(binary.path)", "http://h/"])
+        #expect(joined.method == .post)
+        #expect(bytes(joined.body) == "a=1&b=2c=3&x\ny\n")
+        #expect(joined.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        let streamed = try request(["--data-binary", "@\(binary.path)", "http://h/"])
+        guard case .file(let file)? = streamed.body else {
+            Issue.record("a lone --data-binary @file is not streamed from the file: \(String(describing: streamed.body))")
+            return
+        }
+        #expect(file.path == binary.path)
+        #expect(streamed.headerFields[.contentType] == nil)
+        let missing = #expect(throws: LoadError.self) { _ = try request(["-d", "a=1", "-d", "@/no/such/file", "http://h/"]) }
+        #expect(missing?.code == .requestBodyStreamExhausted)
+    }
+
+    @Test("-H with a name given twice sends both fields; 'Name;' sends one with an empty value; a line without either is refused")
+    func headerFields() throws {
+        let sent = try request(["-H", "X-A: 1", "-H", "X-A: 2", "-H", "X-Empty;", "http://h/"])
+        #expect(sent.headerFields[values: HTTPField.Name("X-A")!] == ["1", "2"])
+        #expect(sent.headerFields[values: HTTPField.Name("X-Empty")!] == [""])
+        #expect(throws: LoadError.self) { _ = try request(["-H", "no separator", "http://h/"]) }
+    }
+
+    @Test("-u USER without a password sends an empty one (USER:), never a pair without its colon")
+    func userWithoutPassword() throws {
+        let sent = try request(["-u", "user", "http://h/"])
+        #expect(sent.headerFields[.authorization] == "Basic " + Data("user:".utf8).base64EncodedString())
+        let pair = try request(["-u", "user:pw", "http://h/"])
+        #expect(pair.headerFields[.authorization] == "Basic " + Data("user:pw".utf8).base64EncodedString())
+    }
+
+    @Test("-T to a URL ending in / uploads under the file's name; a missing or folder -T fails before any connection")
+    func uploadFile() throws {
+        let file = try temporaryFile("up")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let named = try request(["-T", file.path, "ftp://h/upload/"])
+        #expect(named.url.absoluteString == "ftp://h/upload/" + file.lastPathComponent)
+        #expect(named.method == .put)
+        let kept = try request(["-T", file.path, "ftp://h/upload/other.txt"])
+        #expect(kept.url.absoluteString == "ftp://h/upload/other.txt")
+        for path in ["/no/such/file", FileManager.default.temporaryDirectory.path] {
+            let error = #expect(throws: LoadError.self) { _ = try request(["-T", path, "ftp://h/upload/x"]) }
+            #expect(error?.code == .requestBodyStreamExhausted, "\(path)")
+            #expect(error?.url?.absoluteString == "ftp://h/upload/x", "\(path)")
+        }
+        let stdin = try request(["-T", "-", "ftp://h/upload/x"])
+        guard case .file(let input)? = stdin.body else {
+            Issue.record("-T - does not read standard input: \(String(describing: stdin.body))")
+            return
+        }
+        #expect(input.path == "/dev/stdin")
+    }
+
+    @Test("Values that start with a dash are values, as in curl; --max-redirs -1 is no limit")
+    func dashValues() throws {
+        let parsed = try command(["-L", "--max-redirs", "-1", "-d", "-1", "-w", "-> %{http_code}", "-H", "X-A: -", "http://h/"])
+        #expect(parsed.maxRedirects == -1)
+        #expect(parsed.data == ["-1"])
+        #expect(parsed.writeOut == "-> %{http_code}")
+        #expect(parsed.headers == ["X-A: -"])
+        #expect(parsed.urls == ["http://h/"])
+        #expect(try parsed.makeConfiguration().redirectLimit == Int.max)
+        #expect(try command(["-L", "--max-redirs", "3", "http://h/"]).makeConfiguration().redirectLimit == 3)
+        #expect(try command(["--max-redirs", "3", "http://h/"]).makeConfiguration().redirectLimit == 0, "no -L, no redirects followed")
+        // Every spelling of an option with a value maps to a long name that is itself one.
+        for (spelling, long) in LoadURL.longNamesOfOptionsWithValues {
+            #expect(LoadURL.longNamesOfOptionsWithValues[long] == long, "\(spelling) → \(long)")
+            #expect(spelling.hasPrefix("--") ? spelling == long : spelling.count == 2, "\(spelling) → \(long)")
+        }
+    }
+
+    @Test("-k and --cacert hold for FTPS as for HTTPS; no limit on time without progress unless -m bounds the transfer")
+    func sessionSettings() throws {
+        let configuration = try command(["-k", "--cacert", "/tmp/ca.pem", "-m", "5", "ftps://h/"]).makeConfiguration()
+        #expect(configuration.handlerOptions[FTPOptions.self].verifiesCertificates == false)
+        #expect(configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile == "/tmp/ca.pem")
+        #expect(configuration.handlerOptions[HTTPClientOptions.self].tls.verifiesCertificates == false)
+        #expect(configuration.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile == "/tmp/ca.pem")
+        #expect(configuration.timeoutIntervalForRequest == .infinity)
+        #expect(configuration.timeoutIntervalForResource == 5)
+        let verifying = try command(["ftps://h/"]).makeConfiguration()
+        #expect(verifying.handlerOptions[FTPOptions.self].verifiesCertificates == true)
+        #expect(verifying.handlerOptions[FTPOptions.self].trustRootsPEMFile == nil)
+    }
+
+    @Test("-w: %% is a percent sign; unknown variables print nothing")
+    func writeOutPercent() {
+        let summary = TransferSummary(url: URL(string: "data:,x")!, bytes: 7)
+        #expect(summary.format("100%% %{size_download}%{nope}\\n") == "100% 7\n")
+    }
+}
