@@ -95,6 +95,19 @@ struct ContentDecodingTests {
         #expect(error?.url == url)
     }
 
+    @Test("A body that starts with a long run of zeros decodes whole at the default limits, though its first bytes expand far")
+    func compressibleStartIsNoBomb() async throws {
+        // 1.5 MiB of zeros, then 1 MiB of varied bytes: over the whole, about 2 decoded bytes per compressed one, but
+        // the first 2 KB received decode to the 1.5 MiB of zeros (a ratio near 750 at that point).
+        let varied = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
+        let body = Data(count: 3 << 19) + varied
+        let compressed = Compression.compress(body, .gzip, level: 9)
+        try #require(body.count / compressed.count < 200)
+        let url = ZippedHandler.register(Payload(body: compressed, contentEncoding: "gzip", chunk: 2048))
+        let (data, _) = try await zippedSession().data(from: url)
+        #expect(data == body)
+    }
+
     @Test("More than five stacked codings are not undone: the caller gets the bytes as sent, header and all")
     func stackTooDeep() async throws {
         var six = sampleText

@@ -74,17 +74,23 @@ public struct RedirectMiddleware: LoadMiddleware {
     }
 
     /// The request a result redirects to, or `nil` if it is not a redirect. Throws, having discarded the
-    /// result's body, if a server's `Location` leads to a scheme not allowed.
+    /// result's body, if a server's `Location` is not a URL or leads to a scheme not allowed.
     @inline(never)
     func redirect(for result: LoadResult, from request: LoadRequest) throws(LoadError) -> LoadRequest? {
         if var proposed = result.redirectRequest {
             if !Self.sameOrigin(request.url, proposed.url) { Self.dropCredentials(from: &proposed) }
             return proposed
         }
+        // The first Location only: the fields' subscript would join several with ", " into one URL. An empty one
+        // is no redirect, as for curl: the response is the result.
         guard Self.mayRedirect(result), let status = result.response.status,
-              let location = result.response.headerFields[.location],
-              let target = URL(string: location, relativeTo: request.url)?.absoluteURL
+              let location = result.response.headerFields[values: .location].first, !location.isEmpty
         else { return nil }
+        guard let target = Self.target(of: location, from: request.url) else {
+            result.body.discard()
+            throw LoadError(.badServerResponse, url: request.url,
+                            reason: "the redirect's Location '\(location.prefix(200))' is not a URL")
+        }
         guard let scheme = target.scheme?.lowercased(), scheme == request.scheme || allowedSchemes.contains(scheme) else {
             result.body.discard()
             let allowed = allowedSchemes.sorted().joined(separator: ", ")
@@ -103,6 +109,21 @@ public struct RedirectMiddleware: LoadMiddleware {
         }
         if !Self.sameOrigin(request.url, target) { Self.dropCredentials(from: &next) }
         return next
+    }
+
+    /// The URL `location` names, resolved against `base`; spaces, controls and bytes past ASCII, which servers
+    /// send unencoded, percent-encoded first as curl and browsers do. `nil` if it still is not a URL.
+    static func target(of location: String, from base: URL) -> URL? {
+        if let target = URL(string: location, relativeTo: base)?.absoluteURL { return target }
+        var encoded = ""
+        for byte in location.utf8 {
+            if byte <= 0x20 || byte >= 0x7F {
+                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            } else {
+                encoded.unicodeScalars.append(UnicodeScalar(byte))
+            }
+        }
+        return URL(string: encoded, relativeTo: base)?.absoluteURL
     }
 
     /// Removes what must not reach another origin.

@@ -22,14 +22,15 @@ public struct ContentDecoding: Sendable, Hashable {
     /// The most decoded bytes per compressed byte. Past it the load fails with
     /// ``LoadError/Code/dataLengthExceedsMaximum``: a few kilobytes that expand to gigabytes are an attack,
     /// not a resource. Checked only once ``ratioFloor`` decoded bytes have arrived, because a small, very
-    /// repetitive body is ordinary. `nil` for no ratio limit.
+    /// repetitive body is ordinary, and so is a body whose first megabytes are one run of zeros (its first
+    /// compressed kilobytes expand some thousand times, though the whole does not). `nil` for no ratio limit.
     public var maximumRatio: Int? = 200
-    /// Decoded bytes below which ``maximumRatio`` is not checked.
-    public var ratioFloor = 1024 * 1024
+    /// Decoded bytes below which ``maximumRatio`` is not checked: 16 MiB.
+    public var ratioFloor = 16 * 1024 * 1024
     /// The most decoded bytes of one body, whatever the ratio; `nil` for no limit.
     public var maximumDecodedSize: Int?
 
-    /// Makes the default settings: decoding on, at most 200 decoded bytes per compressed byte past 1 MiB.
+    /// Makes the default settings: decoding on, at most 200 decoded bytes per compressed byte past 16 MiB.
     public init() {}
 
     /// The codings this session decodes, in the `Accept-Encoding` it sends.
