@@ -28,6 +28,15 @@ struct HTTPMisbehaviourTests {
         #expect(error?.description.contains("10 of 100") == true)
     }
 
+    @Test("A connection closed in the middle of the response head is networkConnectionLost, saying so, not a malformed response")
+    func closedMidHead() async {
+        let url = server.url("/half-head")
+        let error = await loadError { _ = try await scriptedSession().data(from: url) }
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(error?.reason?.contains("in the middle of the response head") == true, "\(String(describing: error))")
+    }
+
     @Test("A connection reset mid-body is networkConnectionLost")
     func reset() async {
         let error = await loadError { _ = try await scriptedSession().data(from: server.url("/reset")) }

@@ -15,6 +15,8 @@ enum HTTPErrorMapping {
             return LoadError(.cancelled, url: url)
         case let error as HTTPParserError:
             return LoadError(.badServerResponse, url: url, reason: "malformed HTTP response: \(error)", underlying: error)
+        case let error as NIOHTTPDecoderError where error == .unsolicitedResponse:
+            return LoadError(.badServerResponse, url: url, reason: "the server sent a response before the request", underlying: error)
         case let error as NIOSSLExtraError where error == .failedToValidateHostname:
             return LoadError(.serverCertificateWrongHost, url: url, reason: "the certificate does not name the host \(url.host ?? "")", underlying: error)
         case let error as NIOSSLError:

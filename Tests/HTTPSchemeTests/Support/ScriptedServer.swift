@@ -181,6 +181,9 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/truncated":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
             context.close(promise: nil)
+        case "/half-head":
+            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Le")
+            context.close(promise: nil)
         case "/reset":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
             // SO_LINGER 0 makes close() send a reset instead of a FIN.

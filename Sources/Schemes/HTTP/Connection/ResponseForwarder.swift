@@ -189,6 +189,9 @@ final class ResponseForwarder: ChannelInboundHandler {
             // The parser saw the connection end inside a body: a truncation, not a malformed response.
             let of = expected.map { " of \($0)" } ?? ""
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes", underlying: error))
+        case .awaitingHead(let exchange) where (error as? HTTPParserError) == .invalidEOFState:
+            // The connection ended inside the head: cut off, not malformed.
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head", underlying: error))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
             fail(exchange, HTTPErrorMapping.map(error, url: exchange.url))
         case .ended(let exchange, _):
