@@ -20,8 +20,17 @@ struct HTTPConnectionReuseTests {
 
     @Test("Bytes after a response's end are the server's error: the waiting request gets its own response, never them")
     func extraResponseNotHandedOn() async throws {
+        try await extraResponseNotHandedOn(path: "/extra-response")
+    }
+
+    @Test("Bytes after a response's end that stop inside a head (parsed, not yet a response) are not handed on either")
+    func cutExtraResponseNotHandedOn() async throws {
+        try await extraResponseNotHandedOn(path: "/extra-response-split")
+    }
+
+    private func extraResponseNotHandedOn(path: String) async throws {
         let session = oneConnectionSession()
-        let first = Task { try await session.data(from: server.url("/extra-response")) }
+        let first = Task { try await session.data(from: server.url(path)) }
         // The second waits for the only connection, which the first holds until its answer comes (200 ms).
         try await Task.sleep(for: .milliseconds(50))
         let second = Task { try await session.data(from: server.url("/ok")) }

@@ -104,13 +104,20 @@ struct HTTPNginxTests {
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
     }
 
-    @Test("Sequential requests reuse one keep-alive connection (nginx's connection number stays the same)")
-    func keepAlive() async throws {
+    @Test("Sequential requests reuse one keep-alive connection (nginx's connection number stays the same), over TLS too, whatever their framing",
+          arguments: ["http", "https"])
+    func keepAlive(scheme: String) async throws {
         let session = try Nginx.session()
         var connections: Set<String> = []
-        for _ in 0..<5 {
-            let (_, response) = try await session.data(from: Nginx.http("/1k.bin"))
-            connections.insert(response.headerFields[HTTPField.Name("X-Connection")!] ?? "?")
+        // A body of known length, no body (HEAD, 204), and a chunked one (gzip on the fly): each ends where a read does.
+        let loads: [(String, HTTPRequest.Method)] = [("/1k.bin", .get), ("/1k.bin", .head), ("/status/204", .get), ("/gz/lines.txt", .get)]
+        for _ in 0..<2 {
+            for (path, method) in loads {
+                var request = LoadRequest(url: scheme == "http" ? try Nginx.http(path) : try Nginx.https(path), method: method)
+                request.headerFields[.acceptEncoding] = "gzip"
+                let (_, response) = try await session.data(for: request)
+                connections.insert(response.headerFields[HTTPField.Name("X-Connection")!] ?? "?")
+            }
         }
         #expect(connections.count == 1, "nginx saw connections \(connections.sorted())")
     }

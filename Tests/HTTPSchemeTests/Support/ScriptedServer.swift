@@ -223,6 +223,13 @@ private final class ScriptHandler: ChannelInboundHandler {
             loop.scheduleTask(in: .milliseconds(200)) {
                 Self.send(bound.value, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nbogus")
             }
+        case "/extra-response-split":
+            // As /extra-response, but the unasked response is cut after its first field: the write ends inside
+            // its head, which NIO's parser holds without a word, and the rest comes 100 ms later.
+            loop.scheduleTask(in: .milliseconds(200)) {
+                Self.send(bound.value, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" + "HTTP/1.1 200 OK\r\nX-Stray: 1\r\n")
+                loop.scheduleTask(in: .milliseconds(100)) { Self.send(bound.value, "Content-Length: 5\r\n\r\nbogus") }
+            }
         case "/switching":
             // A switch of protocol the client never asked for: after it the connection no longer speaks HTTP.
             Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: unasked\r\nConnection: upgrade\r\n\r\n")

@@ -409,8 +409,10 @@ final class ConnectionPool: Sendable {
                     // No outbound header validation: the request's fields come from `HTTPFields`, whose
                     // names are tokens and values legal, and the plan checks the host it adds (~4% of
                     // the CPU per request with 32 in flight went to checking them again).
+                    let readTail = ReadTail()
+                    try sync.addHandler(readTail)
                     try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
-                    try sync.addHandler(ResponseForwarder(handshake: handshake))
+                    try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)

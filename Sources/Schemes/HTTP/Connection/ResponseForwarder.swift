@@ -20,8 +20,9 @@ final class ResponseForwarder: ChannelInboundHandler {
         case body(HTTPExchange, received: Int64, expected: Int64?, keepAlive: Bool)
         /// The response is complete; it is handed on, and the connection back to the pool, when the read
         /// burst ends: bytes after the end in the same burst (a response nobody asked for) must be seen
-        /// before the connection can carry another request, or that request would be given them.
-        case ended(HTTPExchange, reusable: Bool)
+        /// before the connection can carry another request, or that request would be given them. `lastBytes`
+        /// are the response's own last bytes, which must be the burst's last for the connection to be reused.
+        case ended(HTTPExchange, reusable: Bool, lastBytes: TailBytes)
         case closed
     }
 
@@ -34,6 +35,10 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// read burst (a small response), so that a waiting reader wakes once, not once for the head and again
     /// for the body.
     private var pendingHead: LoadResponse?
+    /// The last bytes of the current response's body.
+    private var bodyTail = TailBytes()
+    /// The last bytes each read brought (the handler before the decoder), if the pipeline has one.
+    private let readTail: ReadTail?
     /// Called on the event loop when a response ends: whether the connection may carry another request.
     var onResponseEnd: ((Bool) -> Void)?
     /// Called on the event loop once the connection has closed.
@@ -42,8 +47,9 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// that a certificate problem is reported as such rather than as a closed connection.
     let handshake: EventLoopPromise<Void>?
 
-    init(handshake: EventLoopPromise<Void>?) {
+    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil) {
         self.handshake = handshake
+        self.readTail = readTail
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -87,10 +93,12 @@ final class ResponseForwarder: ChannelInboundHandler {
             state = .body(exchange, received: 0, expected: expected, keepAlive: keepAlive)
             exchange.markResponseStarted()
             pendingHead = response
+            bodyTail = TailBytes()
 
         case (.body(let buffer), .body(let exchange, let received, let expected, let keepAlive)):
             state = .body(exchange, received: received + Int64(buffer.readableBytes), expected: expected, keepAlive: keepAlive)
             pending.append(buffer)
+            if readTail != nil { bodyTail.append(buffer) }
 
         case (.end, .body(let exchange, let received, let expected, let keepAlive)):
             exchange.markResponseEnded()
@@ -100,11 +108,15 @@ final class ResponseForwarder: ChannelInboundHandler {
                 context.close(promise: nil)
                 return
             }
-            state = .ended(exchange, reusable: keepAlive && exchange.isSent(buffered: HTTPConnection.bufferedBytes(of: context.channel)))
+            // A body of a known length ends with its own bytes; any other response (chunked, or without a
+            // body) with an empty line.
+            let lastBytes = (expected ?? 0) > 0 ? bodyTail : TailBytes.emptyLine
+            state = .ended(exchange, reusable: keepAlive && exchange.isSent(buffered: HTTPConnection.bufferedBytes(of: context.channel)),
+                           lastBytes: lastBytes)
 
-        case (_, .ended(let exchange, _)):
+        case (_, .ended(let exchange, _, let lastBytes)):
             // More after the end, unasked: the response stands, the connection is not trusted again.
-            state = .ended(exchange, reusable: false)
+            state = .ended(exchange, reusable: false, lastBytes: lastBytes)
 
         case (_, .idle):
             // A server must not speak when nobody asked: this connection cannot be trusted again.
@@ -121,7 +133,10 @@ final class ResponseForwarder: ChannelInboundHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         switch state {
         case .body(let exchange, _, _, _): deliverPending(to: exchange)
-        case .ended(let exchange, let reusable): finish(exchange, reusable: reusable)
+        case .ended(let exchange, let reusable, let lastBytes):
+            // Bytes after the response's end that stop inside a head reach no handler here: the read then
+            // ends with other bytes than the response's.
+            finish(exchange, reusable: reusable && (readTail.map { $0.bytes.endsLike(lastBytes) } ?? true))
         default: break
         }
         switch state {
@@ -169,7 +184,7 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .body(let exchange, let received, let expected, _):
             let of = expected.map { " of \($0)" } ?? ""
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes"))
-        case .ended(let exchange, _):
+        case .ended(let exchange, _, _):
             // Closed in the burst that completed the response (the server's choice, or an error after the end).
             finish(exchange, reusable: false)
         case .idle, .closed:
@@ -194,9 +209,9 @@ final class ResponseForwarder: ChannelInboundHandler {
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head", underlying: error))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
             fail(exchange, HTTPErrorMapping.map(error, url: exchange.url))
-        case .ended(let exchange, _):
+        case .ended(let exchange, _, let lastBytes):
             // After a complete response (a response nobody asked for): it stands; the connection closes below.
-            state = .ended(exchange, reusable: false)
+            state = .ended(exchange, reusable: false, lastBytes: lastBytes)
         case .idle, .closed:
             handshake?.fail(error)
         }
