@@ -21,8 +21,9 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case redirectIsReported
     /// After `stopLoading()`, the handler goes quiet (before start, after the response, mid-body).
     case stopsPromptly
-    /// A cancelled load releases its file descriptors. The check reads the whole process's descriptors, so it
-    /// fails only if each of three runs finds one left open (other work in the process seldom repeats).
+    /// A cancelled load releases its file descriptors. The check reads the whole process's descriptors, so a
+    /// descriptor left open fails it only if each of three runs finds one (other work in the process seldom
+    /// repeats); a load that fails or does not end as cancelled fails it at once.
     case cancellationReleasesResources
     /// `stopLoading()` may be called twice, and after completion, without any event resulting.
     case stopLoadingIsSafe
@@ -34,8 +35,8 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case missingResourceFails
     /// A load through middleware gives the same response and body as a load without it.
     case middlewareIsTransparent
-    /// Slow loads do not block Swift's cooperative thread pool. Like ``cancellationReleasesResources`` it fails
-    /// only if each of three runs finds the pool starved.
+    /// Slow loads do not block Swift's cooperative thread pool. Like ``cancellationReleasesResources``, a starved
+    /// pool fails it only if each of three runs finds it so.
     case doesNotBlockThreadPool
 
     /// The property's name, as reports print it.

@@ -21,6 +21,7 @@ struct CLIArgumentTests {
         ["-sSL", "data:,z", "-o", "/tmp/z"],            // short flags run together without o or O
         ["--remote-name", "-o", "x", "data:,1", "data:,2", "--silent"],
         ["-sSLo", "/tmp/a", "data:,a", "-LO", "http://h/b"],  // run together, the last taking the next argument
+        ["-X", "POST", "data:,p", "-w", "", "-H", "X-A: 1"],  // an empty value
     ])
     func sameAsArgumentParser(_ arguments: [String]) async throws {
         #expect(summary(try LoadURL.parseQuickly(arguments)) == summary(try LoadURL.parse(arguments)))

@@ -95,6 +95,12 @@ struct CLIRequestTests {
         #expect(parsed.writeOut == "-> %{http_code}")
         #expect(parsed.headers == ["X-A: -"])
         #expect(parsed.urls == ["http://h/"])
+        // An empty value (an empty POST), and values attached to short options, starting with a dash or not.
+        #expect(try command(["-d", "", "http://h/"]).data == [""])
+        // (ArgumentParser alone refuses values attached to short options; curl takes them.)
+        let attached = try command(["-XPOST", "-d-1", "-w", "-x", "-o/tmp/out", "http://h/"])
+        #expect(attached.method == "POST" && attached.data == ["-1"] && attached.writeOut == "-x")
+        #expect(attached.outputs == ["/tmp/out"])
         #expect(try parsed.makeConfiguration().redirectLimit == Int.max)
         #expect(try command(["-L", "--max-redirs", "3", "http://h/"]).makeConfiguration().redirectLimit == 3)
         #expect(try command(["--max-redirs", "3", "http://h/"]).makeConfiguration().redirectLimit == 0, "no -L, no redirects followed")

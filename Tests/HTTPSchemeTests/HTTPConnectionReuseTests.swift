@@ -28,6 +28,19 @@ struct HTTPConnectionReuseTests {
         try await extraResponseNotHandedOn(path: "/extra-response-split")
     }
 
+    @Test("The start of a head sent on an idle connection closes it: the next request gets its own response on a new one")
+    func strayBytesWhileIdle() async throws {
+        let session = oneConnectionSession()
+        let connection = HTTPField.Name("X-Connection")!
+        let (first, firstResponse) = try await session.data(from: server.url("/late-stray"))
+        #expect(String(decoding: first, as: UTF8.self) == "ok")
+        // The stray bytes come 100 ms after the response; the next request comes well after them.
+        try await Task.sleep(for: .milliseconds(500))
+        let (second, secondResponse) = try await session.data(from: server.url("/ok"))
+        #expect(String(decoding: second, as: UTF8.self) == "ok")
+        #expect(secondResponse.headerFields[connection] != nil && secondResponse.headerFields[connection] != firstResponse.headerFields[connection])
+    }
+
     private func extraResponseNotHandedOn(path: String) async throws {
         let session = oneConnectionSession()
         let first = Task { try await session.data(from: server.url(path)) }

@@ -103,15 +103,23 @@ extension LoadURL {
                 }
                 // As `--name=value`: the next argument is the value whatever it is, as in curl (`-d -1`,
                 // `-w '-> %{http_code}'`), where ArgumentParser would take one starting with `-` for an option.
-                rest.append("\(long)=\(arguments[index])")
+                // An empty value stays a separate argument: ArgumentParser reads `--name=` as `--name` alone.
+                let value = arguments[index]
+                rest += value.isEmpty ? [long, value] : ["\(long)=\(value)"]
                 index += 1
+            } else if !argument.hasPrefix("--"), argument.count > 2, argument.hasPrefix("-o") {
+                // `-ofile`: the output file attached.
+                outputs.append(String(argument.dropFirst(2)))
+            } else if !argument.hasPrefix("--"), argument.count > 2, let long = longNamesOfOptionsWithValues[String(argument.prefix(2))] {
+                // A short option with its value attached (`-XPUT`, `-d-1`).
+                rest.append("\(long)=\(argument.dropFirst(2))")
             } else if !argument.hasPrefix("--"), argument.count > 2, let flags = splitCluster(argument) {
                 // Short flags run together (`-sSLO`): read one by one, so that an `-O` among them keeps its place.
                 arguments.replaceSubrange((index - 1)..<index, with: flags)
                 index -= 1
             } else if !argument.hasPrefix("--"), argument.count > 2,
                       argument.contains(where: { $0 == "o" || $0 == "O" }) || optionsWithValues.contains(String(argument.prefix(2))) {
-                // A short option with its value attached (`-ofile`, `-XPUT`): ArgumentParser's to read.
+                // Short flags run together with one taking a value before the last (`-sXPUT`): ArgumentParser's to read.
                 return try parse(arguments)
             } else {
                 rest.append(argument)

@@ -302,12 +302,16 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let uploadFile: String?
         let headOnly: Bool
         let method: String?
+        /// Standard input, read once when a -d or --data-binary piece is `@-`: every URL gets the same body.
+        let standardInput: Data?
     }
 
-    /// This command's ``RequestOptions``.
+    /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
     var requestOptions: RequestOptions {
-        RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, uploadFile: uploadFile,
-                       headOnly: headOnly, method: method)
+        let readsInput = (data + dataBinary).contains("@-")
+        return RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, uploadFile: uploadFile,
+                              headOnly: headOnly, method: method,
+                              standardInput: readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil)
     }
 
     /// The request for `url` that `options` describe.
@@ -337,7 +341,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         if !options.data.isEmpty || !options.dataBinary.isEmpty {
             request.method = .post
-            request.body = try Self.body(form: options.data, binary: options.dataBinary, url: url)
+            request.body = try Self.body(form: options.data, binary: options.dataBinary, input: options.standardInput, url: url)
             if !options.data.isEmpty, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
             }
@@ -380,7 +384,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
     /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
-    private static func body(form: [String], binary: [String], url: URL) throws -> RequestBody {
+    private static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
         if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
             let path = String(only.dropFirst())
             guard FileManager.default.isReadableFile(atPath: path) else {
@@ -390,8 +394,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         func piece(_ text: String, stripsLineBreaks: Bool) throws -> Data {
             guard text.hasPrefix("@") else { return Data(text.utf8) }
-            let path = text == "@-" ? "/dev/stdin" : String(text.dropFirst())
-            guard let read = FileManager.default.contents(atPath: path) else {
+            guard let read = text == "@-" ? input : FileManager.default.contents(atPath: String(text.dropFirst())) else {
                 throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(text.dropFirst())")
             }
             return stripsLineBreaks ? read.filter { $0 != 0x0A && $0 != 0x0D } : read

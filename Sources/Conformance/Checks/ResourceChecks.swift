@@ -69,18 +69,29 @@ enum ResourceChecks {
     /// other work in the process at that moment (tests running beside it) seldom repeats.
     static let attempts = 3
 
-    /// The last problem `check` found if it found one in every one of ``attempts`` runs; `nil` once one passes.
-    private static func failsEveryTime(_ check: () async -> String?) async -> String? {
+    /// What a run of such a check found: nothing, a problem of the handler's own (a load that failed), or one
+    /// read from the whole process, which may be other work's (``attempts``).
+    private enum Finding {
+        case handler(String)
+        case process(String)
+    }
+
+    /// The problem `check` found: the first of the handler's own, or the last read from the process if one was
+    /// read in each of ``attempts`` runs; `nil` once a run finds none.
+    private static func failsEveryTime(_ check: () async -> Finding?) async -> String? {
         var problem = ""
         for _ in 0..<attempts {
-            guard let found = await check() else { return nil }
-            problem = found
+            switch await check() {
+            case nil: return nil
+            case .handler(let found): return found
+            case .process(let found): problem = found
+            }
         }
-        return "\(problem) (the same in each of \(attempts) runs)"
+        return "\(problem) (a problem in each of \(attempts) runs)"
     }
 
     /// Why a cancelled load of `large` left descriptors open, or `nil` if it closed them all.
-    private static func descriptorProblem(_ session: LoaderSession, _ large: URL) async -> String? {
+    private static func descriptorProblem(_ session: LoaderSession, _ large: URL) async -> Finding? {
         let before = ResourceProbes.openDescriptors()
         var opened: Set<String> = []
         do {
@@ -98,9 +109,9 @@ enum ResourceChecks {
             } catch {
                 outcome = "the load failed with \(error)"
             }
-            if !outcome.isEmpty { return "cancelling \(large.absoluteString) did not end it as cancelled: \(outcome)" }
+            if !outcome.isEmpty { return .handler("cancelling \(large.absoluteString) did not end it as cancelled: \(outcome)") }
         } catch {
-            return "loading \(large.absoluteString) failed: \(error)"
+            return .handler("loading \(large.absoluteString) failed: \(error)")
         }
         var leaked = opened
         for _ in 0..<200 where !leaked.isEmpty {
@@ -108,11 +119,11 @@ enum ResourceChecks {
             leaked = opened.intersection(ResourceProbes.openDescriptors())
         }
         if leaked.isEmpty { return nil }
-        return "2 s after cancelling \(large.absoluteString), descriptors opened by the load were still open: \(leaked.sorted().joined(separator: ", "))"
+        return .process("2 s after cancelling \(large.absoluteString), descriptors opened by the load were still open: \(leaked.sorted().joined(separator: ", "))")
     }
 
     /// Why loads of `slow` side by side starved a 10 ms timer on the cooperative threads, or `nil` if it ticked.
-    private static func threadPoolProblem(_ session: LoaderSession, _ slow: URL) async -> String? {
+    private static func threadPoolProblem(_ session: LoaderSession, _ slow: URL) async -> Finding? {
         final class Ticker: Sendable {
             let ticks = Atomic<Int>(0)
             let running = Atomic<Bool>(true)
@@ -144,12 +155,12 @@ enum ResourceChecks {
         let elapsed = Date().timeIntervalSince(started)
         let ideal = Int(elapsed / 0.010)
         let got = ticker.ticks.load(ordering: .relaxed)
-        if let failure { return failure }
+        if let failure { return .handler(failure) }
         if elapsed < 0.3 {
-            return "the slow fixture took \(Int(elapsed * 1000)) ms; it must take 0.5 s or more for the check to mean anything"
+            return .handler("the slow fixture took \(Int(elapsed * 1000)) ms; it must take 0.5 s or more for the check to mean anything")
         }
         if got * 4 < ideal {
-            return "while \(ProcessInfo.processInfo.activeProcessorCount + 2) loads of \(slow.absoluteString) ran, a 10 ms timer ticked \(got) times in \(Int(elapsed * 1000)) ms (expected about \(ideal)): the loads block the cooperative threads"
+            return .process("while \(ProcessInfo.processInfo.activeProcessorCount + 2) loads of \(slow.absoluteString) ran, a 10 ms timer ticked \(got) times in \(Int(elapsed * 1000)) ms (expected about \(ideal)): the loads block the cooperative threads")
         }
         return nil
     }

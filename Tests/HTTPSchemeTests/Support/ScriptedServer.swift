@@ -230,6 +230,10 @@ private final class ScriptHandler: ChannelInboundHandler {
                 Self.send(bound.value, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" + "HTTP/1.1 200 OK\r\nX-Stray: 1\r\n")
                 loop.scheduleTask(in: .milliseconds(100)) { Self.send(bound.value, "Content-Length: 5\r\n\r\nbogus") }
             }
+        case "/late-stray":
+            // A whole response, then 100 ms later, on the idle connection, the start of a head nobody asked for.
+            Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "ok")
+            loop.scheduleTask(in: .milliseconds(100)) { Self.send(bound.value, "HTTP/1.1 200 OK\r\nX-Stray: 1\r\n") }
         case "/switching":
             // A switch of protocol the client never asked for: after it the connection no longer speaks HTTP.
             Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: unasked\r\nConnection: upgrade\r\n\r\n")

@@ -44,16 +44,20 @@ struct TailBytes: Equatable {
 /// NIO's decoder says nothing of bytes after a response's end that stop inside the next head (a server that
 /// answers twice, the second answer cut by the read): it holds them and, once the connection carries another
 /// request, gives their head to that request's response. A response whose last bytes are not the read's last
-/// ones had bytes after it, and its connection is not reused.
+/// ones had bytes after it, and its connection is not reused; a read while the connection is idle closes it.
 final class ReadTail: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     /// The last bytes read, up to 16.
     private(set) var bytes = TailBytes()
+    /// How many reads brought bytes: one while the connection is idle is a server speaking unasked, even when
+    /// the decoder keeps what it said (the start of a head) to itself.
+    private(set) var reads = 0
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         bytes.append(unwrapInboundIn(data))
+        reads &+= 1
         context.fireChannelRead(data)
     }
 }

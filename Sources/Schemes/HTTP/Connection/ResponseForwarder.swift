@@ -39,6 +39,8 @@ final class ResponseForwarder: ChannelInboundHandler {
     private var bodyTail = TailBytes()
     /// The last bytes each read brought (the handler before the decoder), if the pipeline has one.
     private let readTail: ReadTail?
+    /// The reader's count of reads when the connection last went idle.
+    private var readsWhenIdle = 0
     /// Called on the event loop when a response ends: whether the connection may carry another request.
     var onResponseEnd: ((Bool) -> Void)?
     /// Called on the event loop once the connection has closed.
@@ -93,7 +95,8 @@ final class ResponseForwarder: ChannelInboundHandler {
             state = .body(exchange, received: 0, expected: expected, keepAlive: keepAlive)
             exchange.markResponseStarted()
             pendingHead = response
-            bodyTail = TailBytes()
+            // From the head's empty line: a body shorter than 16 bytes is compared with what came before it too.
+            bodyTail = TailBytes.emptyLine
 
         case (.body(let buffer), .body(let exchange, let received, let expected, let keepAlive)):
             state = .body(exchange, received: received + Int64(buffer.readableBytes), expected: expected, keepAlive: keepAlive)
@@ -155,6 +158,12 @@ final class ResponseForwarder: ChannelInboundHandler {
                 }
             })
         case .idle:
+            if let readTail, readTail.reads != readsWhenIdle {
+                // The server spoke while nobody asked, and the decoder kept it (the start of a head): the next
+                // request would be given it.
+                context.close(promise: nil)
+                return
+            }
             // Keep one read pending while idle so that a server closing the connection is noticed at once.
             context.read()
         case .ended, .closed:
@@ -166,6 +175,7 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// so that the reader's next request can have it.
     private func finish(_ exchange: HTTPExchange, reusable: Bool) {
         state = .idle
+        readsWhenIdle = readTail?.reads ?? 0
         // Taken out of the forwarder first: handing the connection back may start the next exchange on it
         // at once, and a failure of that one (a write to a reset socket closes the channel within the call)
         // must not find this response's head and body pending.
