@@ -45,6 +45,10 @@ struct CLIHTTPTests {
         #expect(followed.stdout == "Hello from nginx\n")
         let limited = try await LoadURLProcess.run(["-L", "--max-redirs", "3", "http://127.0.0.1:\(server.httpPort)/loop"])
         #expect(limited.status == 47)
+        let none = try await LoadURLProcess.run(["-L", "--max-redirs", "0", "-o", "/dev/null", url])
+        #expect(none.status == 47, "\(none.stderr)")
+        let unlimited = try await LoadURLProcess.run(["-L", "--max-redirs", "-1", url])
+        #expect(unlimited.status == 0 && unlimited.stdout == "Hello from nginx\n", "\(unlimited.stderr)")
     }
 
     @Test("--compressed asks for gzip and writes the body decoded; a gzip asked for by -H is written as sent")

@@ -72,6 +72,8 @@ struct CLIRequestTests {
         let named = try request(["-T", file.path, "ftp://h/upload/"])
         #expect(named.url.absoluteString == "ftp://h/upload/" + file.lastPathComponent)
         #expect(named.method == .put)
+        let bare = try request(["-T", file.path, "ftp://h"])
+        #expect(bare.url.absoluteString == "ftp://h/" + file.lastPathComponent)
         let kept = try request(["-T", file.path, "ftp://h/upload/other.txt"])
         #expect(kept.url.absoluteString == "ftp://h/upload/other.txt")
         for path in ["/no/such/file", FileManager.default.temporaryDirectory.path] {
@@ -104,6 +106,7 @@ struct CLIRequestTests {
         #expect(try parsed.makeConfiguration().redirectLimit == Int.max)
         #expect(try command(["-L", "--max-redirs", "3", "http://h/"]).makeConfiguration().redirectLimit == 3)
         #expect(try command(["--max-redirs", "3", "http://h/"]).makeConfiguration().redirectLimit == 0, "no -L, no redirects followed")
+        #expect(try command(["--max-redirs", "0", "http://h/"]).makeConfiguration().middleware.isEmpty)
         // Every spelling of an option with a value maps to a long name that is itself one.
         for (spelling, long) in LoadURL.longNamesOfOptionsWithValues {
             #expect(LoadURL.longNamesOfOptionsWithValues[long] == long, "\(spelling) → \(long)")

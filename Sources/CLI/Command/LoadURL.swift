@@ -272,6 +272,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // -m bounds the whole transfer.
         configuration.timeoutIntervalForRequest = .infinity
         configuration.redirectLimit = followRedirects ? (maxRedirects < 0 ? Int.max : maxRedirects) : 0
+        // `-L --max-redirs 0` fails at the first redirect (47), as curl's does; without -L a redirect is the result.
+        if followRedirects, maxRedirects == 0 { configuration.middleware.append(RedirectMiddleware(limit: 0)) }
         // As with curl, bodies arrive as the server sends them unless --compressed asks for decoding.
         configuration.contentDecoding = compressed ? .automatic : .off
         var http = HTTPClientOptions()
@@ -357,9 +359,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             }
             request.body = .file(file)
             // To a URL that names a folder, under the file's own name, as curl does.
-            if uploadFile != "-", request.url.path(percentEncoded: true).hasSuffix("/"),
+            let path = request.url.path(percentEncoded: true)
+            if uploadFile != "-", path.isEmpty || path.hasSuffix("/"),
                var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
-                parts.percentEncodedPath += Self.percentEncodedSegment(file.lastPathComponent)
+                parts.percentEncodedPath = (path.isEmpty ? "/" : path) + Self.percentEncodedSegment(file.lastPathComponent)
                 if let named = parts.url { request.url = named }
             }
         }
