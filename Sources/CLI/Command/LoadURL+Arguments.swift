@@ -117,9 +117,9 @@ extension LoadURL {
                 // Short flags run together (`-sSLO`): read one by one, so that an `-O` among them keeps its place.
                 arguments.replaceSubrange((index - 1)..<index, with: flags)
                 index -= 1
-            } else if !argument.hasPrefix("--"), argument.count > 2,
-                      argument.contains(where: { $0 == "o" || $0 == "O" }) || optionsWithValues.contains(String(argument.prefix(2))) {
-                // Short flags run together with one taking a value before the last (`-sXPUT`): ArgumentParser's to read.
+            } else if !argument.hasPrefix("--"), argument.count > 2, argument.contains(where: { $0 == "o" || $0 == "O" }) {
+                // Short flags run together with `o` or `O` among them, one taking a value before the last
+                // (`-sofile`): ArgumentParser's to read.
                 return try parse(arguments)
             } else {
                 rest.append(argument)

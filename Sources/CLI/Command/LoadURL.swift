@@ -374,15 +374,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
     static func percentEncodedSegment(_ name: String) -> String {
         let kept = Set("-._~!$&'()*+,=:@".utf8)
-        var out = ""
-        for byte in name.utf8 {
-            if (byte < 0x80 && (Character(UnicodeScalar(byte)).isLetter || Character(UnicodeScalar(byte)).isNumber)) || kept.contains(byte) {
-                out.unicodeScalars.append(UnicodeScalar(byte))
-            } else {
-                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
+        return PercentEncoding.encode(name) { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || kept.contains(byte)
         }
-        return out
     }
 
     /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything

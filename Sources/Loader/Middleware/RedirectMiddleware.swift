@@ -115,14 +115,7 @@ public struct RedirectMiddleware: LoadMiddleware {
     /// send unencoded, percent-encoded first as curl and browsers do. `nil` if it still is not a URL.
     static func target(of location: String, from base: URL) -> URL? {
         if let target = URL(string: location, relativeTo: base)?.absoluteURL { return target }
-        var encoded = ""
-        for byte in location.utf8 {
-            if byte <= 0x20 || byte >= 0x7F {
-                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            } else {
-                encoded.unicodeScalars.append(UnicodeScalar(byte))
-            }
-        }
+        let encoded = PercentEncoding.encode(location) { $0 > 0x20 && $0 < 0x7F }
         return URL(string: encoded, relativeTo: base)?.absoluteURL
     }
 
