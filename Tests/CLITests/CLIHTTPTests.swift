@@ -19,6 +19,17 @@ struct CLIHTTPTests {
         #expect(run.stdout.hasSuffix("\r\n\r\n"))
     }
 
+    @Test("A URL without a scheme is loaded as http://, as curl guesses; a scheme the loader lacks fails as unsupported")
+    func schemelessURL() async throws {
+        let server = try nginx()
+        let run = try await LoadURLProcess.run(["-sS", "127.0.0.1:\(server.httpPort)/hello.txt", "localhost:\(server.httpPort)/hello.txt"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "Hello from nginx\nHello from nginx\n")
+        let unknown = try await LoadURLProcess.run(["-sS", "gopher://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(unknown.status == 1, "\(unknown.stderr)")
+        #expect(unknown.stderr.contains("gopher://127.0.0.1"), "\(unknown.stderr)")
+    }
+
     @Test("A body that fills the disk exits 23 (curl's write error), naming the URL and the cause")
     func fullDisk() async throws {
         let server = try nginx()

@@ -57,6 +57,27 @@ struct CLIRequestTests {
         #expect(throws: LoadError.self) { _ = try request(["-H", "no separator", "http://h/"]) }
     }
 
+    @Test("-w @FILE reads the format from FILE once; a plain -w is the format itself")
+    func writeOutFromFile() throws {
+        let file = try temporaryFile("%{http_code} %{url}\\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try command(["-w", "@\(file.path)", "http://h/"]).requestOptions.writeOut == "%{http_code} %{url}\\n")
+        #expect(try command(["-w", "%{url}", "http://h/"]).requestOptions.writeOut == "%{url}")
+        #expect(try command(["-s", "-w", "@/nonexistent/format", "http://h/"]).requestOptions.writeOut == "")
+        #expect(try command(["http://h/"]).requestOptions.writeOut == nil)
+    }
+
+    @Test("-H 'Name:' sends no such field: not an earlier -H's, not the Content-Type that -d adds")
+    func headerRemoved() throws {
+        let sent = try request(["-H", "X-A: 1", "-H", "X-A:", "-H", "Content-Type:", "-H", "X-B:  ", "-d", "a=1", "http://h/"])
+        #expect(sent.headerFields[HTTPField.Name("X-A")!] == nil)
+        #expect(sent.headerFields[HTTPField.Name("X-B")!] == nil)
+        #expect(sent.headerFields[.contentType] == nil)
+        #expect(sent.method == .post)
+        let form = try request(["-H", "X-A:", "-d", "a=1", "http://h/"])
+        #expect(form.headerFields[.contentType] == "application/x-www-form-urlencoded")
+    }
+
     @Test("-u USER without a password sends an empty one (USER:), never a pair without its colon")
     func userWithoutPassword() throws {
         let sent = try request(["-u", "user", "http://h/"])
@@ -132,5 +153,21 @@ struct CLIRequestTests {
     func writeOutPercent() {
         let summary = TransferSummary(url: URL(string: "data:,x")!, bytes: 7)
         #expect(summary.format("100%% %{size_download}%{nope}\\n") == "100% 7\n")
+    }
+
+    @Test("A URL without a scheme gets http:// (ftp:// for an ftp. host), as curl guesses; a registered scheme stays as typed")
+    func schemelessURLs() {
+        let registry = SchemeRegistry(handlers: [ShoutHandler.self])
+        func read(_ text: String) -> String? { URLArgument.url(text, registry: registry)?.absoluteString }
+        #expect(read("localhost:8080/a?b=1") == "http://localhost:8080/a?b=1")
+        #expect(read("127.0.0.1/x") == "http://127.0.0.1/x")
+        #expect(read("[::1]:81/") == "http://[::1]:81/")
+        #expect(read("ftp.local/pub/") == "ftp://ftp.local/pub/")
+        #expect(read("user:secret@host/a") == "http://user:secret@host/a")
+        #expect(read("shout:hello") == "shout:hello")
+        #expect(read("file:/etc/hostname") == "file:/etc/hostname")
+        #expect(read("gopher://h/") == "gopher://h/")
+        #expect(read("not a url:// x") == nil)
+        #expect(read("") == nil)
     }
 }

@@ -43,7 +43,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     )
 
     /// The URLs to load, in order.
-    @Argument(help: "URLs to load, e.g. data:,Hello file:///etc/hostname")
+    @Argument(help: "URLs to load, e.g. data:,Hello file:///etc/hostname (without a scheme, http:// is assumed).")
     public var urls: [String] = []
 
     /// Output files, paired with the URLs in order; `-` is standard output.
@@ -84,7 +84,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var failOnHTTPError = false
 
     /// A summary printed after each transfer.
-    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT after each transfer: %{url} %{http_code} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg}.")
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg}.")
     public var writeOut: String?
 
     /// The longest a single transfer may take.
@@ -207,17 +207,17 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     private func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions) async -> Int32 {
         // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}.
         let started = ContinuousClock.now
-        guard let url = URL(string: text), url.scheme != nil else {
-            let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL with a scheme")
+        guard let url = URLArgument.url(text, registry: session.registry) else {
+            let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
             report(error.description, status: 3)
-            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: 3, error: error))
+            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: 3, error: error), format: options.writeOut)
             return 3
         }
         var summary = TransferSummary(url: url)
         defer {
             let elapsed = started.duration(to: .now).components
             summary.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
-            summarize(summary)
+            summarize(summary, format: options.writeOut)
         }
         let destination = outputPath(for: url, index: index)
         // The label only for a meter that shows: `lastPathComponent` parses the URL's path again, which was
@@ -306,19 +306,35 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let method: String?
         /// Standard input, read once when a -d or --data-binary piece is `@-`: every URL gets the same body.
         let standardInput: Data?
+        /// The -w format, read from its file once when given as `@FILE` (`@-`: standard input), as curl does.
+        var writeOut: String? = nil
     }
 
     /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
     var requestOptions: RequestOptions {
         let readsInput = (data + dataBinary).contains("@-")
-        return RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, uploadFile: uploadFile,
-                              headOnly: headOnly, method: method,
-                              standardInput: readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil)
+        let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
+        var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, uploadFile: uploadFile,
+                                     headOnly: headOnly, method: method, standardInput: input)
+        if let writeOut, writeOut.hasPrefix("@") {
+            let path = String(writeOut.dropFirst())
+            let contents = path == "-" ? (input ?? FileManager.default.contents(atPath: "/dev/stdin")) : FileManager.default.contents(atPath: path)
+            if contents == nil, !silent || showError {
+                StandardStreams.error("loadurl: warning: -w: cannot read \(path); no summary is printed\n")
+            }
+            options.writeOut = contents.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        } else {
+            options.writeOut = writeOut
+        }
+        return options
     }
 
     /// The request for `url` that `options` describe.
     func makeRequest(_ url: URL, options: RequestOptions) throws -> LoadRequest {
         var request = LoadRequest(url: url)
+        // `Name:` with nothing after it sends no such field, as curl: not an earlier -H's, not one an
+        // option would add (`Content-Type:` with -d); Host and User-Agent, which the HTTP handler adds, stay.
+        var removed: [HTTPField.Name] = []
         for header in options.headers {
             // `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value.
             let emptyValue = header.last == ";" && !header.contains(":")
@@ -327,7 +343,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                 throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value' or 'Name;', not '\(header)'")
             }
             let value = emptyValue ? "" : String(header[header.index(after: end)...].trimmingSpaces())
-            request.headerFields.append(HTTPField(name: name, value: value))
+            if !emptyValue, value.isEmpty {
+                removed.append(name)
+            } else {
+                request.headerFields.append(HTTPField(name: name, value: value))
+            }
         }
         if let user = options.user {
             if request.scheme == "http" || request.scheme == "https" {
@@ -368,6 +388,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         if options.headOnly { request.method = .head }
         if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
+        for name in removed { request.headerFields[name] = nil }
         return request
     }
 
@@ -437,8 +458,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         StandardStreams.error("loadurl: (\(status)) \(message)\n")
     }
 
-    private func summarize(_ summary: TransferSummary) {
-        guard let writeOut else { return }
-        StandardStreams.output(summary.format(writeOut))
+    private func summarize(_ summary: TransferSummary, format: String?) {
+        guard let format, !format.isEmpty else { return }
+        StandardStreams.output(summary.format(format))
     }
 }

@@ -1,0 +1,36 @@
+import FoundationEssentials
+import Loader
+
+/// A URL as typed on `loadurl`'s command line, read as curl reads one.
+enum URLArgument {
+    /// The URL `text` names, guessing a scheme where it has none (`localhost:8080/a`, `127.0.0.1/a`,
+    /// `ftp.example/a`), as curl does: `ftp://` for a host starting `ftp.`, else `http://`.
+    ///
+    /// A prefix counts as a scheme when `//` follows its colon (curl's rule) or when `registry` has a
+    /// handler for it, so that `data:,hi` and a plugin's `note:x` stay as typed while `localhost:8080`
+    /// is a host and port. `nil` when even the guess is not a URL.
+    static func url(_ text: String, registry: SchemeRegistry) -> URL? {
+        if let url = URL(string: text), let scheme = url.scheme {
+            let afterColon = text.dropFirst(scheme.utf8.count + 1)
+            if afterColon.hasPrefix("/") || registry.handlerClass(for: LoadRequest(url: url)) != nil {
+                return url
+            }
+        }
+        // Only a scheme-like prefix with "//" after it is taken as a scheme the loader lacks: that URL
+        // then fails as an unsupported scheme, naming it, rather than being sent to a host of that name.
+        if let separator = text.firstRange(of: "://"), isScheme(text[..<separator.lowerBound]) {
+            return URL(string: text)
+        }
+        let scheme = text.lowercased().hasPrefix("ftp.") ? "ftp" : "http"
+        guard let guessed = URL(string: scheme + "://" + text), guessed.host != nil else { return nil }
+        return guessed
+    }
+
+    /// Whether `text` is spelled as a scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`).
+    private static func isScheme(_ text: Substring) -> Bool {
+        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return false }
+        return text.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0))
+        }
+    }
+}
