@@ -277,6 +277,50 @@ struct HTTPMisbehaviourTests {
         #expect(String(decoding: kept, as: UTF8.self) == "form")
     }
 
+    @Test("A body read from a pipe is not sent again, cut short, to a 307's target or with credentials after a 401: the load fails naming it")
+    func pipeBodyIsNotSentAgain() async throws {
+        // A pipe holding "form", its writing end closed: /proc/self/fd/N opens it again as any reader would.
+        func pipeBody() throws -> (RequestBody, close: () -> Void) {
+            var ends: [Int32] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            let wrote = Array("form".utf8).withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+            close(ends[1])
+            try #require(wrote == 4)
+            return (.file(URL(fileURLWithPath: "/proc/self/fd/\(ends[0])")), { close(ends[0]) })
+        }
+        let session = scriptedSession()
+        let (redirected, closeFirst) = try pipeBody()
+        defer { closeFirst() }
+        #expect(!redirected.canBeSentAgain)
+        let url = server.url("/post-307")
+        let error = await #expect(throws: LoadError.self) {
+            _ = try await session.data(for: LoadRequest(url: url, method: .post, body: redirected))
+        }
+        #expect(error?.code == .requestBodyStreamExhausted)
+        #expect(error?.url == url)
+        #expect(error?.description.contains("307 redirect") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("cannot be read again") == true, "\(String(describing: error))")
+
+        let (challenged, closeSecond) = try pipeBody()
+        defer { closeSecond() }
+        var parts = try #require(URLComponents(url: server.url("/401-multi"), resolvingAgainstBaseURL: false))
+        parts.user = "user"
+        parts.password = "secret"
+        let withUser = try #require(parts.url)
+        let refused = await #expect(throws: LoadError.self) {
+            _ = try await session.data(for: LoadRequest(url: withUser, method: .post, body: challenged))
+        }
+        #expect(refused?.code == .requestBodyStreamExhausted)
+        #expect(refused?.description.contains("401 challenge") == true, "\(String(describing: refused))")
+
+        // A regular file is read again from its start: the 307's target gets all of it.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("body-\(UUID()).txt")
+        try Data("form".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (echoed, _) = try await session.data(for: LoadRequest(url: url, method: .post, body: .file(file)))
+        #expect(String(decoding: echoed, as: UTF8.self) == "form")
+    }
+
     @Test("The resource timeout counts for the whole chain of redirects, not for each hop")
     func resourceTimeoutSpansRedirects() async throws {
         // Five hops of 300 ms each: every hop is well inside 0.8 s, the chain is not.

@@ -89,6 +89,46 @@ struct SessionTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
+    @Test("Invalidating the shared session does nothing, as with URLSession: code handed it cannot end it for the process")
+    func sharedSessionOutlivesInvalidation() async throws {
+        LoaderSession.shared.finishTasksAndInvalidate()
+        LoaderSession.shared.invalidateAndCancel()
+        #expect(!LoaderSession.shared.isInvalidated)
+        let (probeID, _) = Probes.make()
+        let task = LoaderSession.shared.dataTask(with: URL(string: "stream://\(probeID)/10")!) { _, _, _ in }
+        #expect(task.state == .suspended)
+        task.cancel()
+    }
+
+    @Test("A download's file is the caller's alone (mode 0600, as mkstemp's), whatever the umask")
+    func downloadIsPrivate() async throws {
+        let (probeID, _) = Probes.make()
+        let (file, _) = try await testSession().download(from: URL(string: "stream://\(probeID)/1000")!)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o600)
+    }
+
+    @Test("A download cancelled as its last bytes are written fails cancelled and leaves no file")
+    func cancelledAtTheEndLeavesNothing() async throws {
+        final class CancelOnWrite: LoadTaskDelegate {
+            func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
+                task.cancel()
+            }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dl-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (probeID, _) = Probes.make()
+        // Under the 128 KiB batch: the one write is the last flush, after the loop's last check for cancellation.
+        let session = testSession { $0.temporaryDirectory = directory }
+        let error = await loadError {
+            _ = try await session.download(from: URL(string: "stream://\(probeID)/1000")!, delegate: CancelOnWrite())
+        }
+        #expect(error?.code == .cancelled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
     @Test("upload(for:from:) sends the body and reports upload progress to the task delegate")
     func uploadProgress() async throws {
         let delegate = RecordingDelegate()

@@ -61,6 +61,9 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             }
             guard let credential else { return result }
             result.body.discard()
+            if let body = current.body, !body.canBeSentAgain {
+                throw body.notSentAgain(to: current.url, for: "answering the 401 challenge for \(space.host)")
+            }
             failures += 1
             proposed = credential
             current.headerFields[.authorization] = "Basic " + Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()

@@ -108,6 +108,10 @@ public struct RedirectMiddleware: LoadMiddleware {
             next.headerFields[.transferEncoding] = nil
         }
         if !Self.sameOrigin(request.url, target) { Self.dropCredentials(from: &next) }
+        if let body = next.body, !body.canBeSentAgain {
+            result.body.discard()
+            throw body.notSentAgain(to: request.url, for: "the \(status.code) redirect to \(target.absoluteStringHidingPassword)")
+        }
         return next
     }
 

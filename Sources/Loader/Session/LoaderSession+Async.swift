@@ -101,6 +101,8 @@ extension LoaderSession {
         let directory = configuration.temporaryDirectory
         return try await perform(request, delegate: delegate) { task, result in
             (try await Self.write(result, to: directory, task: task), result.response)
+        } undo: { written in
+            try? FileManager.default.removeItem(at: written.0)
         }
     }
 
@@ -154,7 +156,7 @@ extension LoaderSession {
         let handle: FileDescriptor
         do {
             handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate],
-                                             permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
+                                             permissions: [.ownerReadWrite])
         } catch {
             result.body.discard()
             throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(error)", underlying: error)

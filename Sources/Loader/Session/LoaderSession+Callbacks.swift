@@ -61,6 +61,8 @@ extension LoaderSession {
         let directory = configuration.temporaryDirectory
         return callbackTask(request) { task, result in
             try await Self.write(result, to: directory, task: task)
+        } undo: { file in
+            try? FileManager.default.removeItem(at: file)
         } completion: { file, task, error in
             completionHandler(file, task.response, error)
             if let file { try? FileManager.default.removeItem(at: file) }
@@ -79,13 +81,14 @@ extension LoaderSession {
         _ request: LoadRequest,
         delegate: (any LoadTaskDelegate)? = nil,
         consume: @escaping @Sendable (LoadTask, LoadResult) async throws -> Value,
+        undo: (@Sendable (Value) -> Void)? = nil,
         completion: @escaping @Sendable (Value?, LoadTask, LoadError?) -> Void
     ) -> LoadTask {
         makeTask(request, delegate: delegate) { task in
             let session = task.session
             task.setSwiftTask(Task {
                 do {
-                    let value = try await session.run(task, consume: consume)
+                    let value = try await session.run(task, consume: consume, undo: undo)
                     completion(value, task, nil)
                 } catch {
                     completion(nil, task, LoadError.wrapping(error, url: request.url))

@@ -77,7 +77,11 @@ public final class LoaderSession: Sendable {
     }
 
     /// Lets running tasks finish, refuses new ones, and tells the delegate when the last has ended.
+    ///
+    /// Does nothing on ``shared``, as with URLSession: code handed the shared session cannot end it for
+    /// the rest of the process.
     public func finishTasksAndInvalidate() {
+        guard self !== Self.shared else { return }
         let reportNow = tasks.withLock { table -> Bool in
             table.invalidated = true
             return Self.takeInvalidationReport(&table)
@@ -89,7 +93,9 @@ public final class LoaderSession: Sendable {
     }
 
     /// Cancels every task, refuses new ones, and tells the delegate when the last has ended.
+    /// Does nothing on ``shared`` (see ``finishTasksAndInvalidate()``).
     public func invalidateAndCancel() {
+        guard self !== Self.shared else { return }
         let running = tasks.withLock { table -> [LoadTask] in
             table.invalidated = true
             return Array(table.running.values)
@@ -197,14 +203,20 @@ public final class LoaderSession: Sendable {
     }
 
     /// Runs `task` to its end in the caller's task: opens it, lets `consume` read the body, completes it.
+    /// `undo` gets the value of a load that failed after `consume` returned (cancelled at the end), so that
+    /// what it made (a downloaded file) is not left behind.
     func run<Value>(
         _ task: LoadTask,
-        consume: (LoadTask, LoadResult) async throws -> Value
+        consume: (LoadTask, LoadResult) async throws -> Value,
+        undo: ((Value) -> Void)? = nil
     ) async throws -> Value {
         do {
             let result = try await open(task)
             let value = try await consume(task, result)
-            if let error = task.complete(with: nil) { throw error }
+            if let error = task.complete(with: nil) {
+                undo?(value)
+                throw error
+            }
             return value
         } catch {
             throw Self.fail(task, with: error)
@@ -222,11 +234,12 @@ public final class LoaderSession: Sendable {
     func perform<Value>(
         _ request: LoadRequest,
         delegate: (any LoadTaskDelegate)?,
-        consume: @escaping (LoadTask, LoadResult) async throws -> Value
+        consume: @escaping (LoadTask, LoadResult) async throws -> Value,
+        undo: ((Value) -> Void)? = nil
     ) async throws -> Value {
         let task = makeTask(request, delegate: delegate, starter: nil)
         return try await withTaskCancellationHandler {
-            try await run(task, consume: consume)
+            try await run(task, consume: consume, undo: undo)
         } onCancel: {
             task.cancel()
         }

@@ -31,6 +31,23 @@ public enum RequestBody: Sendable {
         }
     }
 
+    /// Whether the body can be sent again from its start, as a redirect that keeps it (307, 308), an answer
+    /// to a challenge or a retry on a new connection must: bytes can, and so can a stream (its `makeStream`
+    /// is called again); a file only if it is a regular file. A pipe, a FIFO or `/dev/stdin` would give only
+    /// what is left of it, and a request sent with part of its body is a silent loss.
+    public var canBeSentAgain: Bool {
+        guard case .file(let url) = self else { return true }
+        var info = stat()
+        return stat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// The error of a load that would have to send this body again for `purpose` and cannot (curl fails
+    /// there too, "necessary data rewind wasn't possible"); it names `url` and the file.
+    package func notSentAgain(to url: URL, for purpose: String) -> LoadError {
+        let what = if case .file(let file) = self { "the upload \(file.path), not a regular file," } else { "the request body" }
+        return LoadError(.requestBodyStreamExhausted, url: url, reason: "\(purpose) needs the request body again, and \(what) cannot be read again")
+    }
+
     /// The body as chunks of at most `chunkSize` bytes, read lazily.
     ///
     /// A file that cannot be opened or read, or a stream that throws, fails the sequence with

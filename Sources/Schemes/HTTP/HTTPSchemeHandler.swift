@@ -223,6 +223,8 @@ struct HTTPRequestPlan: Sendable {
     let key: ConnectionPool.Key
     let head: HTTPRequestHead
     let isIdempotent: Bool
+    /// Whether a retry could send the body again from its start (not a pipe's: only its rest is left).
+    let canSendBodyAgain: Bool
 
     /// Whether the request is a HEAD, whose response has no body whatever its length says.
     var isHead: Bool { head.method == .HEAD }
@@ -231,6 +233,7 @@ struct HTTPRequestPlan: Sendable {
     /// connection that was lost before any response byte (the server closed it while idle).
     func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
         isIdempotent && lease.reused && !exchange.responseStarted && error.code == .networkConnectionLost
+            && canSendBodyAgain
     }
 
     static let userAgent = "swift-url-loader/0.1"
@@ -308,10 +311,11 @@ struct HTTPRequestPlan: Sendable {
         }
         let nioMethod = method == .get ? HTTPMethod.GET : HTTPMethod(rawValue: method.rawValue)
         head = HTTPRequestHead(version: .http1_1, method: nioMethod, uri: target, headers: HTTPHeaders(lines))
-        // RFC 9110 §9.2.2; every RequestBody can be sent again from its start, so a body is no obstacle.
+        // RFC 9110 §9.2.2.
         switch method {
         case .get, .head, .options, .trace, .put, .delete: isIdempotent = true
         default: isIdempotent = false
         }
+        canSendBodyAgain = request.body?.canBeSentAgain ?? true
     }
 }
