@@ -100,6 +100,30 @@ struct FileSpecialFilesTests {
         #expect(try String(contentsOf: secret, encoding: .utf8) == "through")
     }
 
+    @Test("PUT to a named pipe writes into it, as curl does, and the pipe stays; with no reader it fails at once, naming why")
+    func putIntoFIFO() async throws {
+        let scratch = try Scratch()
+        let fifo = scratch.directory.appendingPathComponent("pipe")
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        let error = await loadError {
+            _ = try await fileSession().upload(for: LoadRequest(url: fifo, method: .put), from: Data("nobody".utf8))
+        }
+        #expect(error?.code == .cannotWriteToFile, "\(String(describing: error))")
+        #expect(error?.description.contains("no process reads") == true, "\(String(describing: error))")
+
+        // A reader opened without waiting for a writer; the body fits the pipe's buffer, so no write waits.
+        let reader = open(fifo.path, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        _ = try await fileSession().upload(for: LoadRequest(url: fifo, method: .put), from: Data("into the pipe".utf8))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(reader, &buffer, buffer.count)
+        #expect(String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self) == "into the pipe")
+        var info = stat()
+        #expect(lstat(fifo.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the pipe was replaced")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.directory.path) == ["pipe"])
+    }
+
     @Test("PUT through a link to nothing yet creates the file it names, and the link stays")
     func putThroughDanglingLink() async throws {
         let scratch = try Scratch()

@@ -14,7 +14,9 @@ import SystemPackage
 /// renamed over the target only when every byte is written (and as many as the body announced).
 ///
 /// A target that is a symbolic link is written through: the file it leads to is replaced, the link stays.
-/// A target that exists keeps its permission bits (a private file stays private, a script executable).
+/// A target that exists keeps its permission bits (a private file stays private, a script executable), and
+/// one the caller may not write is refused, as opening it would be. A target that is not a regular file (a
+/// device such as `/dev/null`, a named pipe) is written into, as curl does, never replaced by a file.
 struct FileUpload {
     let path: String
     let url: URL
@@ -24,9 +26,24 @@ struct FileUpload {
         let destination = Self.resolvingLink(path)
         var info = stat()
         let exists = stat(destination, &info) == 0
-        if exists, info.st_mode & S_IFMT == S_IFDIR {
+        let kind = info.st_mode & S_IFMT
+        if exists, kind == S_IFDIR {
             throw FileErrors.error(.fileIsDirectory, EISDIR, path: path, url: url)
         }
+        if exists, kind != S_IFREG {
+            try await writeInPlace(destination)
+        } else {
+            // rename() asks only for the folder's permission: the file's own is checked here, as open() would.
+            if exists, access(destination, W_OK) != 0 { throw FileErrors.writing(errno, path: path, url: url) }
+            try await replace(destination, keepingModeOf: exists ? info : nil)
+        }
+        var fields = HTTPFields()
+        fields[.contentLength] = "0"
+        handler.client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
+    }
+
+    /// Writes the body to a temporary file beside `destination` and renames it over `destination`.
+    private func replace(_ destination: String, keepingModeOf existing: stat?) async throws {
         let target = URL(fileURLWithPath: destination)
         let temporary = target.deletingLastPathComponent()
             .appendingPathComponent(".\(target.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).partial").path
@@ -35,35 +52,61 @@ struct FileUpload {
         guard fd >= 0 else { throw FileErrors.writing(errno, path: path, url: url) }
         // The permission bits (and the sticky bit), not set-user-ID or set-group-ID: new contents must not
         // inherit the privileges the old ones were given.
-        if exists { _ = fchmod(fd, info.st_mode & 0o1777) }
+        if let existing { _ = fchmod(fd, existing.st_mode & 0o1777) }
         var closed = false
         do {
             defer { if !closed { close(fd) } }
-            let expected = handler.request.body?.knownLength
-            var total: Int64 = 0
-            if let body = handler.request.body {
-                for try await chunk in body.chunks() {
-                    try Task.checkCancellation()
-                    try write(chunk, to: FileDescriptor(rawValue: fd))
-                    total += Int64(chunk.count)
-                    handler.client.handler(handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
-                }
-            }
-            if let expected, total != expected {
-                // A stream that ended early, or a file that shrank while sent: the old file stays.
-                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "the body gave \(total) of its announced \(expected) bytes; \(path) is left as it was")
-            }
+            try await send(to: fd, leftAs: "\(path) is left as it was")
             guard fsync(fd) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
             closed = true
             guard close(fd) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
+            // A load cancelled while the file was flushed ends cancelled with the target untouched.
+            try Task.checkCancellation()
             guard rename(temporary, destination) == 0 else { throw FileErrors.writing(errno, path: path, url: url) }
         } catch {
             unlink(temporary)
             throw LoadError.wrapping(error, url: url)
         }
-        var fields = HTTPFields()
-        fields[.contentLength] = "0"
-        handler.client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
+    }
+
+    /// Writes the body into the device or pipe at `destination`. A pipe that no process reads fails at once
+    /// (`ENXIO`) instead of waiting for a reader that may never come.
+    private func writeInPlace(_ destination: String) async throws {
+        let fd = open(destination, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            guard code != ENXIO else {
+                throw LoadError(.cannotWriteToFile, url: url, reason: "\(path) is a named pipe that no process reads",
+                                underlying: POSIXError(.ENXIO))
+            }
+            throw FileErrors.writing(code, path: path, url: url)
+        }
+        defer { close(fd) }
+        // Opened without blocking only to learn that nobody reads; the writes wait for the reader as usual.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        do {
+            try await send(to: fd, leftAs: "what was written to \(path) stays written")
+        } catch {
+            throw LoadError.wrapping(error, url: url)
+        }
+    }
+
+    /// Writes the whole body to `fd`, reporting progress; fails if it gave fewer bytes than it announced.
+    private func send(to fd: Int32, leftAs outcome: String) async throws {
+        let expected = handler.request.body?.knownLength
+        var total: Int64 = 0
+        if let body = handler.request.body {
+            for try await chunk in body.chunks() {
+                try Task.checkCancellation()
+                try write(chunk, to: FileDescriptor(rawValue: fd))
+                total += Int64(chunk.count)
+                handler.client.handler(handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
+            }
+        }
+        if let expected, total != expected {
+            // A stream that ended early, or a file that shrank while sent.
+            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "the body gave \(total) of its announced \(expected) bytes; \(outcome)")
+        }
     }
 
     /// The file a symbolic link at `path` leads to, or `path` itself when it is not a link. A link to nothing
