@@ -41,8 +41,17 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         outcomes.compactMap { if case .failed = $0.outcome { return $0.property } else { return nil } }
     }
 
-    /// Whether no property failed.
+    /// The properties not checked, for want of a fixture.
+    public var skippedProperties: [ConformanceProperty] {
+        outcomes.compactMap { if case .skipped = $0.outcome { return $0.property } else { return nil } }
+    }
+
+    /// Whether no property failed. Properties not checked do not count against it: see ``allChecked`` to
+    /// insist that every property was checked.
     public var allPassed: Bool { failedProperties.isEmpty }
+
+    /// Whether every property was checked and kept: none failed, none skipped.
+    public var allChecked: Bool { failedProperties.isEmpty && skippedProperties.isEmpty }
 
     /// A table: one line per property with its outcome and, for failures, what happened against what the
     /// contract requires.
@@ -56,7 +65,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             }
         }
         let failed = failedProperties.count
-        let skipped = outcomes.filter { if case .skipped = $0.outcome { return true } else { return false } }.count
+        let skipped = skippedProperties.count
         lines.append("  \(outcomes.count - failed - skipped) kept, \(failed) broken, \(skipped) not checked")
         return lines.joined(separator: "\n")
     }

@@ -40,8 +40,22 @@ final class RecordingClient: SchemeHandlerClient {
     /// Whether body bytes are kept (not for the large fixture).
     let keepsBody: Bool
 
-    init(keepsBody: Bool = true) {
+    /// When set, the client holds the handler back once this many body bytes have arrived, as a reader that
+    /// stopped reading would: `deliver` waits and a `whenReadyForData` callback is kept, until the load is
+    /// stopped. The stop checks use it so that a stop lands while the handler still has a body to send,
+    /// however fast it is.
+    let holdsAfter: Int?
+    private let hold = Locked(Hold())
+
+    private struct Hold {
+        var bytes = 0
+        var deliveries: [CheckedContinuation<Void, Never>] = []
+        var callbacks: [@Sendable () -> Void] = []
+    }
+
+    init(keepsBody: Bool = true, holdsAfter: Int? = nil) {
         self.keepsBody = keepsBody
+        self.holdsAfter = holdsAfter
     }
 
     /// The body bytes received, in order (empty unless `keepsBody`).
@@ -81,17 +95,51 @@ final class RecordingClient: SchemeHandlerClient {
             throw LoadError(.cancelled, url: handler.request.url, reason: "the load was stopped")
         }
         received(data)
+        guard isHolding else { return }
+        await withCheckedContinuation { waiter in
+            let now = hold.withLock { hold -> Bool in
+                if stopped.load(ordering: .acquiring) { return true }
+                hold.deliveries.append(waiter)
+                return false
+            }
+            if now { waiter.resume() }
+        }
+        throw LoadError(.cancelled, url: handler.request.url, reason: "the load was stopped")
     }
 
-    /// Marks the load stopped (``SchemeHandler/stopLoading()`` was called): later deliveries throw.
-    func markStopped() { stopped.store(true, ordering: .releasing) }
+    /// Marks the load stopped (``SchemeHandler/stopLoading()`` was called): later deliveries throw, and a
+    /// handler held back is let go, as the loader lets it go (its waiting `deliver` throws, its ready
+    /// callbacks run).
+    func markStopped() {
+        stopped.store(true, ordering: .releasing)
+        let held = hold.withLock { hold in
+            defer { hold.deliveries = []; hold.callbacks = [] }
+            return (hold.deliveries, hold.callbacks)
+        }
+        held.0.forEach { $0.resume() }
+        held.1.forEach { $0() }
+    }
     private let stopped = Atomic<Bool>(false)
+
+    /// Whether the client is now holding the handler back (see ``holdsAfter``).
+    private var isHolding: Bool {
+        guard let holdsAfter else { return false }
+        return hold.withLock { $0.bytes } >= holdsAfter
+    }
 
     private func received(_ data: Data) {
         if keepsBody { bodyStore.withLock { $0.append(data) } }
+        if holdsAfter != nil { hold.withLock { $0.bytes += data.count } }
         record(.data(count: data.count))
     }
-    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) { callback() }
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) {
+        let now = !isHolding || hold.withLock { hold -> Bool in
+            if stopped.load(ordering: .acquiring) { return true }
+            hold.callbacks.append(callback)
+            return false
+        }
+        if now { callback() }
+    }
     func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
     func handlerDidFinishLoading(_ handler: SchemeHandler) { record(.finish) }
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { record(.failure(error)) }
@@ -102,8 +150,8 @@ struct DirectLoad {
     let handler: SchemeHandler
     let client: RecordingClient
 
-    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true) {
-        let client = RecordingClient(keepsBody: keepsBody)
+    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true, holdsAfter: Int? = nil) {
+        let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter)
         let request = handlerClass.canonicalRequest(for: LoadRequest(url: url))
         self.client = client
         self.handler = handlerClass.init(request: request, cachedResponse: nil, client: client)

@@ -26,6 +26,7 @@ final class FinishesTwice: MemoryHandler, @unchecked Sendable { override class v
 final class DataAfterFinish: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .dataAfterFinish } }
 final class FollowsRedirect: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .followsRedirect } }
 final class KeepsSendingAfterStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsSendingAfterStop } }
+final class KeepsSendingAfterStopQuickly: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsSendingAfterStopQuickly } }
 final class LeaksDescriptor: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .leaksDescriptor } }
 final class FailsOnLateStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .failsOnLateStop } }
 final class SharesStateAcrossLoads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .sharesStateAcrossLoads } }
@@ -54,6 +55,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (DataAfterFinish.self, .noEventsAfterTerminal),
     (FollowsRedirect.self, .redirectIsReported),
     (KeepsSendingAfterStop.self, .stopsPromptly),
+    (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),
     (FailsOnLateStop.self, .stopLoadingIsSafe),
     (SharesStateAcrossLoads.self, .concurrentLoadsAreCorrect),

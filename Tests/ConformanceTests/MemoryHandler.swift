@@ -15,6 +15,8 @@ enum Defect: Sendable {
     case dataAfterFinish
     case followsRedirect
     case keepsSendingAfterStop
+    /// As ``keepsSendingAfterStop``, with no pause between chunks: all of it well inside the stop's grace.
+    case keepsSendingAfterStopQuickly
     case leaksDescriptor
     case failsOnLateStop
     case sharesStateAcrossLoads
@@ -220,16 +222,17 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             await detached.value
             return
         }
-        if defect == .keepsSendingAfterStop {
+        if defect == .keepsSendingAfterStop || defect == .keepsSendingAfterStopQuickly {
             // The defect: the work runs in a task that stopLoading's cancellation never reaches. It still
             // waits for the reader, so only its deafness to stopLoading() is wrong.
             let client = self.client
             let handler: SchemeHandler = self
+            let pauses = defect == .keepsSendingAfterStop
             let detached = Task.detached {
                 for _ in 0..<(Self.largeSize / Self.chunk.count) {
                     await withCheckedContinuation { ready in client.handler(handler, whenReadyForData: { ready.resume() }) }
                     client.handler(handler, didLoad: Self.chunk)
-                    try? await Task.sleep(for: .milliseconds(5))
+                    if pauses { try? await Task.sleep(for: .milliseconds(5)) }
                 }
                 client.handlerDidFinishLoading(handler)
             }

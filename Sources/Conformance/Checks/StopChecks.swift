@@ -5,30 +5,44 @@ import Loader
 enum StopChecks {
     /// Events may still be in flight as `stopLoading()` returns; past this they are a defect.
     static let grace: UInt64 = 200_000_000
+    /// Chunks a handler may still have on their way as `stopLoading()` returns (sent from another thread
+    /// before it saw the stop); a handler held back by its reader has none, but one that ignores backpressure may.
+    static let inFlight = 4
 
     static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
         guard let first = fixtures.success.first else { return }
         let target = fixtures.large ?? fixtures.slow ?? first.url
 
-        // Before start has done anything, after the response, and mid-body.
+        // Before start has done anything, after the response, and mid-body. The client stops taking the
+        // body after its first bytes, so that each stop finds the handler with more to send even when it
+        // loads faster than the checks can look (a file read whole within startLoading()).
+        var exercised = 0
         for moment in ["right after startLoading()", "after the response", "mid-body"] {
-            let load = DirectLoad(handlerClass, url: target, keepsBody: false)
+            let load = DirectLoad(handlerClass, url: target, keepsBody: false, holdsAfter: 1)
             load.handler.startLoading()
             switch moment {
             case "after the response": _ = await waitFor(load.client, seconds: fixtures.timeout) { if case .response = $0 { return true } else { return false } }
             case "mid-body": _ = await waitFor(load.client, seconds: fixtures.timeout) { if case .data = $0 { return true } else { return false } }
             default: break
             }
+            if !load.client.events.contains(where: { $0.event.isTerminal }) { exercised += 1 }
             load.stop()
             let stoppedAt = DispatchTime.now().uptimeNanoseconds
             try? await Task.sleep(for: .milliseconds(500))
-            let late = load.client.events.filter { $0.at > stoppedAt + grace }
-            if !late.isEmpty {
-                let bytes = late.reduce(0) { if case .data(let count) = $1.event { return $0 + count } else { return $0 } }
-                report.record(.stopsPromptly, .failed("stopped \(moment) while loading \(target.absoluteString), it sent \(late.count) more events (\(bytes) body bytes) over 200 ms later"))
+            let after = load.client.events.filter { $0.at > stoppedAt }
+            let late = after.filter { $0.at > stoppedAt + grace }
+            let chunks = after.filter { if case .data = $0.event { return true } else { return false } }
+            // Late events, or more chunks than a handler could have had in flight, however fast they came.
+            if !late.isEmpty || chunks.count > inFlight {
+                let bytes = after.reduce(0) { if case .data(let count) = $1.event { return $0 + count } else { return $0 } }
+                report.record(.stopsPromptly, .failed("stopped \(moment) while loading \(target.absoluteString), it sent \(after.count) more events (\(bytes) body bytes), \(late.count) of them over 200 ms later"))
             }
         }
-        report.record(.stopsPromptly, .passed)
+        if exercised == 0 {
+            report.record(.stopsPromptly, .skipped("the load of \(target.absoluteString) ended before each stop, even held back after its first byte: give a large or slow fixture"))
+        } else {
+            report.record(.stopsPromptly, .passed)
+        }
 
         // stopLoading() after completion, and twice.
         let load = DirectLoad(handlerClass, url: first.url)

@@ -74,6 +74,7 @@ final class CurlEngine: @unchecked Sendable {
                 submit(.add(transfer))
             }
         } onCancel: {
+            transfer.markStopped()
             self.submit(.cancel(transfer, LoadError(.cancelled, url: transfer.url)))
         }
     }

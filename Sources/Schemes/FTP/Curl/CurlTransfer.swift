@@ -67,6 +67,14 @@ final class CurlTransfer: @unchecked Sendable {
     private let hasRoom = Atomic<Bool>(true)
     /// Whether libcurl was told to pause (and so must be resumed when room comes).
     private let paused = Atomic<Bool>(false)
+    /// Set when the load is stopped, before the engine hears of it: bytes libcurl still passes on meanwhile
+    /// are dropped, not handed to a reader that is gone, and a paused transfer is not resumed.
+    private let stopped = Atomic<Bool>(false)
+
+    /// Marks the transfer stopped (see `stopped`); the engine's `.cancel` then ends it.
+    func markStopped() {
+        stopped.store(true, ordering: .releasing)
+    }
     private let completion = Locked<CheckedContinuation<Void, any Error>?>(nil)
 
     /// - Parameter newConnection: Connect anew even if the session keeps a connection to the server (a retry
@@ -270,7 +278,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     fileprivate func received(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
         // For HEAD libcurl writes what it learnt ("Content-Length: …") as text; the response says it instead.
-        if isHead { return count }
+        if isHead || stopped.load(ordering: .acquiring) { return count }
         if !responseSent { sendResponse() }
         if !isNoted {
             isNoted = true
@@ -297,6 +305,10 @@ final class CurlTransfer: @unchecked Sendable {
     @discardableResult
     private func handOverPending() -> Bool {
         guard let buffer = batch, batchCount > 0 else { return false }
+        guard !stopped.load(ordering: .acquiring) else {
+            batchCount = 0
+            return false
+        }
         let data: Data
         if batchCount >= Self.largestBatch / 8 {
             data = buffers.data(in: buffer, count: batchCount)
@@ -338,7 +350,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func roomAvailable() {
         hasRoom.store(true, ordering: .sequentiallyConsistent)
-        if paused.exchange(false, ordering: .sequentiallyConsistent) { engine.submit(.resume(self)) }
+        if !stopped.load(ordering: .acquiring), paused.exchange(false, ordering: .sequentiallyConsistent) { engine.submit(.resume(self)) }
     }
 
     fileprivate func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
