@@ -67,6 +67,54 @@ struct BuiltInLayersTests {
         #expect(LayeredHandler.seen.withLock { $0[id] } == before + ["vault - gzip, deflate", "vault Basic dTpw gzip, deflate"])
     }
 
+    @Test("Cancelling a load while its delegate ponders a challenge or a redirect ends it cancelled at once; the late answer is ignored",
+          arguments: ["vault", "start"])
+    func cancelWhileDelegateAnswers(entry: String) async throws {
+        /// Never answers of itself (a prompt nobody answers): it waits, deaf to cancellation, for `release`.
+        final class Pondering: LoadTaskDelegate {
+            let asked = Locked(false)
+            let responses = Locked(0)
+            let release = Locked<CheckedContinuation<Void, Never>?>(nil)
+            private func ponder() async {
+                asked.withLock { $0 = true }
+                await withCheckedContinuation { waiter in release.withLock { $0 = waiter } }
+            }
+            func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+                await ponder()
+                return .rejectProtectionSpace
+            }
+            func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
+                await ponder()
+                return nil
+            }
+            func loadTask(_ task: LoadTask, didReceive response: LoadResponse) { responses.withLock { $0 += 1 } }
+        }
+        let delegate = Pondering()
+        let session = session()
+        let url = URL(string: "layered://\(entry)/c\(UUID().uuidString.prefix(8).lowercased())")!
+        let load = Task { try await session.data(from: url, delegate: delegate) }
+        // Bounded: the delegate is asked within 10 s.
+        for _ in 0..<1000 where !delegate.asked.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(delegate.asked.withLock { $0 })
+        load.cancel()
+        // Bounded: if the cancel did not end the wait, the delegate answers after 5 s and the checks below fail.
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(5))
+            guard !Task.isCancelled else { return false }
+            return delegate.release.withLock { $0.take() }.map { $0.resume(); return true } ?? false
+        }
+        let outcome = await load.result
+        watchdog.cancel()
+        #expect(await watchdog.value == false, "the load waited for the delegate's answer after the cancel")
+        #expect(throws: LoadError.self) { try outcome.get() }
+        #expect((try? outcome.get()) == nil)
+        if case .failure(let error as LoadError) = outcome { #expect(error.code == .cancelled) }
+        // The late answer changes nothing: no response is reported after the cancel.
+        delegate.release.withLock { $0.take() }?.resume()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(delegate.responses.withLock { $0 } == 0)
+    }
+
     @Test("A caller's own Accept-Encoding goes through every hop, and the bytes come as sent")
     func ownAcceptEncoding() async throws {
         let id = "l" + UUID().uuidString.prefix(8).lowercased()

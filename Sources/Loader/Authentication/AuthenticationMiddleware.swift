@@ -41,7 +41,14 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures,
                                                     proposedCredential: proposed, failureResponse: result.response)
             let credential: Credential?
-            switch await context.task.didReceive(challenge) {
+            let disposition: ChallengeDisposition
+            do {
+                disposition = try await context.task.didReceive(challenge)
+            } catch {
+                result.body.discard()
+                throw error
+            }
+            switch disposition {
             case .useCredential(let given):
                 credential = given
             case .cancelAuthenticationChallenge:

@@ -51,9 +51,14 @@ public struct RedirectMiddleware: LoadMiddleware {
                 result.body.discard()
                 throw LoadError(.httpTooManyRedirects, url: current.url, reason: "more than \(limit) redirects")
             }
-            guard let accepted = await context.task.willRedirect(result.response, to: proposed) else {
-                return result
+            let accepted: LoadRequest?
+            do {
+                accepted = try await context.task.willRedirect(result.response, to: proposed)
+            } catch {
+                result.body.discard()
+                throw error
             }
+            guard let accepted else { return result }
             result.body.discard()
             hops += 1
             current = accepted

@@ -216,7 +216,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         guard let task = guarded.withLock({ $0.task }) else { return .cancelAuthenticationChallenge }
-        let answer = await task.didReceive(challenge)
+        // A task cancelled while its delegates answer refuses the challenge; the cancel ends the load anyway.
+        guard let answer = try? await task.didReceive(challenge) else { return .cancelAuthenticationChallenge }
         // Default handling of a handler's login question (FTP): the session's credential store, once.
         if case .performDefaultHandling = answer, challenge.serverTrust == nil, challenge.previousFailureCount == 0,
            let credential = credentialStore?.credential(for: challenge.protectionSpace) {

@@ -41,6 +41,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var swiftTask: Task<Void, Never>?
         var driver: HandlerDriver?
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Ends the wait for a delegate's async answer (see `asking(_:)`), when one is awaited.
+        var endDelegateWait: (@Sendable () -> Void)?
         /// When the first handler started (the watchdog's clock), for the resource timeout.
         var resourceClockStart: UInt64?
     }
@@ -116,18 +118,20 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Cancels the task: its handler is stopped and it completes with ``LoadError/Code/cancelled``.
     /// A task that was never started completes at once (its completion handler is still called).
     public func cancel() {
-        let (driver, swiftTask, waiters, starter) = mutable.withLock { m in
+        let (driver, swiftTask, waiters, starter, delegateWait) = mutable.withLock { m in
             guard m.state != .completed, !m.isCancelled else {
-                return (HandlerDriver?.none, Task<Void, Never>?.none, [CheckedContinuation<Void, Never>](), (@Sendable (LoadTask) -> Void)?.none)
+                return (HandlerDriver?.none, Task<Void, Never>?.none, [CheckedContinuation<Void, Never>](),
+                        (@Sendable (LoadTask) -> Void)?.none, (@Sendable () -> Void)?.none)
             }
             m.isCancelled = true
             m.state = .canceling
-            defer { m.resumeWaiters = []; m.starter = nil }
-            return (m.driver, m.swiftTask, m.resumeWaiters, m.starter)
+            defer { m.resumeWaiters = []; m.starter = nil; m.endDelegateWait = nil }
+            return (m.driver, m.swiftTask, m.resumeWaiters, m.starter, m.endDelegateWait)
         }
         driver?.cancel(with: LoadError(.cancelled, url: currentRequest.url))
         swiftTask?.cancel()
         waiters.forEach { $0.resume() }
+        delegateWait?()
         starter?(self)
     }
 
@@ -227,29 +231,57 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         eachDelegate { $0.loadTask(self, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected) }
     }
 
-    /// Asks the task's delegate, then the session's, whether to follow a redirect.
-    func willRedirect(_ response: LoadResponse, to request: LoadRequest) async -> LoadRequest? {
+    /// Asks the task's delegate, then the session's, whether to follow a redirect; throws
+    /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
+    func willRedirect(_ response: LoadResponse, to request: LoadRequest) async throws(LoadError) -> LoadRequest? {
         var proposed: LoadRequest? = request
         if let delegate, let current = proposed {
-            proposed = await delegate.loadTask(self, willPerformRedirection: response, newRequest: current)
+            proposed = try await asking { await delegate.loadTask(self, willPerformRedirection: response, newRequest: current) }
         }
         if let sessionDelegate = session.delegate, sessionDelegate !== delegate, let current = proposed {
-            proposed = await sessionDelegate.loadTask(self, willPerformRedirection: response, newRequest: current)
+            proposed = try await asking { await sessionDelegate.loadTask(self, willPerformRedirection: response, newRequest: current) }
         }
         if let proposed { mutable.withLock { $0.currentRequest = proposed } }
         return proposed
     }
 
-    /// Asks the task's delegate, then the session's, how to answer a challenge.
-    func didReceive(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+    /// Asks the task's delegate, then the session's, how to answer a challenge; throws
+    /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
+    func didReceive(_ challenge: AuthenticationChallenge) async throws(LoadError) -> ChallengeDisposition {
         if let delegate {
-            let answer = await delegate.loadTask(self, didReceive: challenge)
+            let answer = try await asking { await delegate.loadTask(self, didReceive: challenge) }
             if case .performDefaultHandling = answer {} else { return answer }
         }
         if let sessionDelegate = session.delegate, sessionDelegate !== delegate {
-            return await sessionDelegate.loadTask(self, didReceive: challenge)
+            return try await asking { await sessionDelegate.loadTask(self, didReceive: challenge) }
         }
         return .performDefaultHandling
+    }
+
+    /// A delegate's async answer, unless ``cancel()`` comes first. The delegate answers in a task of its own,
+    /// which a cancel cancels, and the wait ends at the cancel even if the delegate goes on (a prompt nobody
+    /// answers): as with URLSession, a task cancelled during a challenge ends then, and a late answer is ignored.
+    private func asking<Answer: Sendable>(_ ask: @escaping @Sendable () async -> Answer) async throws(LoadError) -> Answer {
+        let cancelled = LoadError(.cancelled, url: currentRequest.url)
+        let answer: Answer? = await withCheckedContinuation { (waiter: CheckedContinuation<Answer?, Never>) in
+            let slot = Locked<CheckedContinuation<Answer?, Never>?>(waiter)
+            let answering = Task {
+                let answer = await ask()
+                slot.withLock { $0.take() }?.resume(returning: answer)
+            }
+            let end: @Sendable () -> Void = {
+                answering.cancel()
+                slot.withLock { $0.take() }?.resume(returning: nil)
+            }
+            let isCancelled = mutable.withLock { m -> Bool in
+                if !m.isCancelled { m.endDelegateWait = end }
+                return m.isCancelled
+            }
+            if isCancelled { end() }
+        }
+        mutable.withLock { $0.endDelegateWait = nil }
+        guard let answer, !isCancelled else { throw cancelled }
+        return answer
     }
 
     /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled).
