@@ -37,11 +37,14 @@ let package = Package(
         .target(name: "CCurl", path: "Sources/CCurl"),
         // zlib, the system's, for decoding gzip and deflate bodies.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // statfs(2) from the C library, which Swift's Glibc module does not import.
+        .systemLibrary(name: "CFileSystem", path: "Sources/CFileSystem"),
         // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
         .target(
             name: "Loader",
             dependencies: [
                 "CZlib",
+                "CFileSystem",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -12,6 +12,7 @@ struct FileSpecialFilesTests {
         let (status, statusResponse) = try await fileSession().data(from: URL(fileURLWithPath: "/proc/self/status"))
         #expect(String(decoding: status, as: UTF8.self).contains("Pid:"), "a /proc file came back empty")
         #expect(statusResponse.headerFields[.contentLength] == nil)
+        #expect(statusResponse.headerFields[.acceptRanges] == nil, "a range of a /proc file is not served")
         let mtu = try String(contentsOfFile: "/sys/class/net/lo/mtu", encoding: .utf8)
         let (data, _) = try await fileSession().data(from: URL(fileURLWithPath: "/sys/class/net/lo/mtu"))
         #expect(String(decoding: data, as: UTF8.self) == mtu)

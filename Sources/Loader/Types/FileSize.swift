@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if os(Linux)
+import CFileSystem
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -10,7 +13,7 @@ import Darwin
 /// What a file's `stat` says about how many bytes reading it gives.
 package enum FileSize {
     /// The bytes reading the file at `path` (described by `info`) gives, when its size says so: a regular
-    /// file's size, except for files of /proc and /sys, whose sizes (0, or a page) say nothing of their
+    /// file's size, except for files of proc and sysfs file systems, whose sizes (0, or a page) say nothing of their
     /// contents; `nil` for those and for pipes, FIFOs and devices, which are read to their end.
     package static func readable(_ info: stat, path: String) -> Int64? {
         guard info.st_mode & S_IFMT == S_IFREG else { return nil }
@@ -20,11 +23,19 @@ package enum FileSize {
         return nil
     }
 
-    /// Whether `path` leads (through any links) into /proc or /sys, where the kernel mounts them.
+    /// Whether `path` lies (through any links) on a proc or sysfs file system, wherever it is mounted (a
+    /// container's `/host/proc` too): asked of the file system, not read from the path.
     private static func isPseudoFile(_ path: String) -> Bool {
+        #if os(Linux)
+        var system = statfs()
+        guard statfs(path, &system) == 0 else { return false }
+        // PROC_SUPER_MAGIC and SYSFS_MAGIC, from linux/magic.h.
+        return system.f_type == 0x9FA0 || system.f_type == 0x6265_6572
+        #else
         guard let resolved = realpath(path, nil) else { return false }
         defer { free(resolved) }
         let real = String(cString: resolved)
         return real.hasPrefix("/proc/") || real.hasPrefix("/sys/")
+        #endif
     }
 }

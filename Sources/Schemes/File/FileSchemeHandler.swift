@@ -87,10 +87,11 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         var fields = HTTPFields()
         fields[.contentType] = PathContentTypes.type(forPath: path)
         fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(info.st_mtim.tv_sec))
-        fields[.acceptRanges] = "bytes"
         var span: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil
         // A file of /proc or /sys has a size (0 or a page) unrelated to what it holds: read it as a stream.
         let isRegular = FileSize.readable(info, path: path) != nil
+        // Only a file of known size can give a range; a pipe or a pseudo file is read whole, whatever is asked.
+        if isRegular { fields[.acceptRanges] = "bytes" }
         if isRegular, let header = request.headerFields[.range], let range = ByteRange(header: header) {
             guard let selected = range.resolve(size: size) else {
                 throw LoadError(.resourceUnavailable, url: url, reason: "range not satisfiable: \(header) of a \(size)-byte file")
