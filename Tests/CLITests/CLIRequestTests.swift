@@ -168,6 +168,8 @@ struct CLIRequestTests {
         #expect(read("file:/etc/hostname") == "file:/etc/hostname")
         #expect(read("gopher://h/") == "gopher://h/")
         #expect(read("not a url:// x") == nil)
+        #expect(read("not a url") == nil)
+        #expect(read("host/a b") == nil)
         #expect(read("") == nil)
     }
 }

@@ -115,6 +115,16 @@ struct BuiltInLayersTests {
         #expect(delegate.responses.withLock { $0 } == 0)
     }
 
+    @Test("Default handling tries the URL's user info, then the credential store once, each at most once")
+    func userInfoThenStore() async throws {
+        let id = "l" + UUID().uuidString.prefix(8).lowercased()
+        let (data, response) = try await session().data(from: URL(string: "layered://x:y@vault/\(id)")!)
+        #expect(response.status == .ok)
+        #expect(Bytes.difference(data, LayeredHandler.body) == nil)
+        // Without credentials, then x:y from the URL (refused), then u:p from the store.
+        #expect(LayeredHandler.seen.withLock { $0[id] } == ["vault - gzip, deflate", "vault Basic eDp5 gzip, deflate", "vault Basic dTpw gzip, deflate"])
+    }
+
     @Test("A caller's own Accept-Encoding goes through every hop, and the bytes come as sent")
     func ownAcceptEncoding() async throws {
         let id = "l" + UUID().uuidString.prefix(8).lowercased()

@@ -21,6 +21,8 @@ enum URLArgument {
         if let separator = text.firstRange(of: "://"), isScheme(text[..<separator.lowerBound]) {
             return URL(string: text)
         }
+        // A space or a control character is no host or path curl would guess at either ("not a url").
+        guard !text.isEmpty, !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
         let scheme = text.lowercased().hasPrefix("ftp.") ? "ftp" : "http"
         guard let guessed = URL(string: scheme + "://" + text), guessed.host != nil else { return nil }
         return guessed

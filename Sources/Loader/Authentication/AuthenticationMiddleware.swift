@@ -32,6 +32,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         var failures = 0
         var proposed: Credential?
         var userInfoTried = false
+        var storeTried = false
         while true {
             guard result.response.status == .unauthorized,
                   let header = result.response.headerFields[.wwwAuthenticate],
@@ -60,7 +61,9 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 if !userInfoTried, let user = current.url.user(percentEncoded: false) {
                     userInfoTried = true
                     credential = Credential(user: user, password: current.url.password(percentEncoded: false) ?? "")
-                } else if failures == 0 {
+                } else if !storeTried {
+                    // Once, also after the URL's user info was refused: the store may know better.
+                    storeTried = true
                     credential = store?.credential(for: space)
                 } else {
                     credential = nil
