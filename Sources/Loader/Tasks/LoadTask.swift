@@ -25,6 +25,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// The task's own delegate, heard before the session's.
     public let delegate: (any LoadTaskDelegate)?
     let session: LoaderSession
+    /// One delegate call at a time; `nil` when there is no delegate.
+    private let delegateGate: DelegateGate?
 
     private let mutable: Locked<Mutable>
 
@@ -60,6 +62,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         self.session = session
         self.originalRequest = request
         self.delegate = delegate
+        // Only a task with a delegate to call needs one (most loads have none).
+        self.delegateGate = delegate != nil || session.delegate != nil ? DelegateGate() : nil
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
     }
@@ -228,7 +232,11 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             return delta
         }
         guard sent > 0 else { return }
-        eachDelegate { $0.loadTask(self, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected) }
+        // From the handler's side, which may still be sending as the response ends the task: nothing follows
+        // the completion.
+        eachDelegate(unlessCompleted: true) {
+            $0.loadTask(self, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected)
+        }
     }
 
     /// Asks the task's delegate, then the session's, whether to follow a redirect; throws
@@ -306,8 +314,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         return outcome.error
     }
 
-    private func eachDelegate(_ body: (any LoadTaskDelegate) -> Void) {
-        if let delegate { body(delegate) }
-        if let sessionDelegate = session.delegate, sessionDelegate !== delegate { body(sessionDelegate) }
+    private func eachDelegate(unlessCompleted: Bool = false, _ body: (any LoadTaskDelegate) -> Void) {
+        guard let delegateGate else { return }
+        delegateGate.run {
+            if unlessCompleted, state == .completed { return }
+            if let delegate { body(delegate) }
+            if let sessionDelegate = session.delegate, sessionDelegate !== delegate { body(sessionDelegate) }
+        }
     }
 }
