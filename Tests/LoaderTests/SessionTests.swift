@@ -100,6 +100,27 @@ struct SessionTests {
         task.cancel()
     }
 
+    @Test("A session lets its delegate go once it has reported becoming invalid: a delegate that keeps its session leaks neither")
+    func delegateReleasedAfterInvalidation() {
+        final class Owner: LoaderSessionDelegate {
+            let session = Locked<LoaderSession?>(nil)
+            let invalid = Locked(false)
+            func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?) { invalid.withLock { $0 = true } }
+        }
+        weak var released: Owner?
+        do {
+            let owner = Owner()
+            let session = testSession(delegate: owner)
+            owner.session.withLock { $0 = session }  // the cycle an app makes
+            released = owner
+            #expect(session.delegate === owner)
+            session.finishTasksAndInvalidate()
+            #expect(owner.invalid.withLock { $0 })
+            #expect(session.delegate == nil)
+        }
+        #expect(released == nil, "the delegate outlived its invalidated session")
+    }
+
     @Test("A download's file is the caller's alone (mode 0600, as mkstemp's), whatever the umask")
     func downloadIsPrivate() async throws {
         let (probeID, _) = Probes.make()

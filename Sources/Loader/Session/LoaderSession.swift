@@ -18,7 +18,11 @@ public final class LoaderSession: Sendable {
     /// The settings the session was made with.
     public let configuration: Configuration
     /// The session's delegate, which hears every task's events after the task's own delegate.
-    public let delegate: (any LoaderSessionDelegate)?
+    ///
+    /// `nil` once the session has told it that it became invalid: the session lets its delegate go then, as
+    /// URLSession does, so that a delegate that keeps its session does not keep both alive.
+    public var delegate: (any LoaderSessionDelegate)? { delegateSlot.withLock { $0 } }
+    private let delegateSlot: Locked<(any LoaderSessionDelegate)?>
     /// The session's handlers: its configuration's `handlerClasses` and whatever is registered here later,
     /// falling back to ``SchemeRegistry/default``.
     public let registry: SchemeRegistry
@@ -43,7 +47,7 @@ public final class LoaderSession: Sendable {
     ///   - delegate: Hears the session's and every task's events.
     public init(configuration: Configuration = .default, delegate: (any LoaderSessionDelegate)? = nil) {
         self.configuration = configuration
-        self.delegate = delegate
+        self.delegateSlot = Locked(delegate)
         self.identifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         let registry = SchemeRegistry(handlers: configuration.handlerClasses, parent: .default)
         self.registry = registry
@@ -88,7 +92,7 @@ public final class LoaderSession: Sendable {
         }
         if reportNow {
             endForHandlers()
-            delegate?.session(self, didBecomeInvalidWithError: nil)
+            reportInvalid()
         }
     }
 
@@ -127,8 +131,17 @@ public final class LoaderSession: Sendable {
         }
         if reportNow {
             endForHandlers()
-            delegate?.session(self, didBecomeInvalidWithError: nil)
+            reportInvalid()
         }
+    }
+
+    /// Tells the delegate that the session became invalid, and lets it go.
+    private func reportInvalid() {
+        let delegate = delegateSlot.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
+        delegate?.session(self, didBecomeInvalidWithError: nil)
     }
 
     private static func takeInvalidationReport(_ table: inout TaskTable) -> Bool {
