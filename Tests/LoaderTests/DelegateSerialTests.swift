@@ -64,6 +64,8 @@ struct DelegateSerialTests {
         let (data, _) = try await session.data(from: URL(string: "duplex://x")!, delegate: delegate)
         #expect(data.count == DuplexHandler.rounds)
         #expect(delegate.most.load(ordering: .relaxed) == 1, "two delegate calls of one task ran at once")
+        // The driver already drops most progress that follows the completion; the task's own check covers the
+        // race in between (reported and completed at once), which this run seldom meets.
         #expect(delegate.afterCompletion.load(ordering: .relaxed) == 0, "a delegate call came after the completion")
     }
 }

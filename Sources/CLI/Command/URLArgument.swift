@@ -22,7 +22,7 @@ enum URLArgument {
             return URL(string: text)
         }
         // A space or a control character is no host or path curl would guess at either ("not a url").
-        guard !text.isEmpty, !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
+        guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
         let scheme = text.lowercased().hasPrefix("ftp.") ? "ftp" : "http"
         guard let guessed = URL(string: scheme + "://" + text), guessed.host != nil else { return nil }
         return guessed

@@ -90,10 +90,7 @@ public final class LoaderSession: Sendable {
             table.invalidated = true
             return Self.takeInvalidationReport(&table)
         }
-        if reportNow {
-            endForHandlers()
-            reportInvalid()
-        }
+        if reportNow { reportInvalid() }
     }
 
     /// Cancels every task, refuses new ones, and tells the delegate when the last has ended.
@@ -113,12 +110,15 @@ public final class LoaderSession: Sendable {
 
     /// Makes a task and tracks it; a task of an invalidated session fails when it runs.
     func makeTask(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?, starter: (@Sendable (LoadTask) -> Void)?) -> LoadTask {
-        let task = LoadTask(session: self, request: request, delegate: delegate, starter: starter)
+        // Read once (it sits behind a lock): the task needs to know whether there is one, and hears it first.
+        let sessionDelegate = self.delegate
+        let task = LoadTask(session: self, request: request, delegate: delegate, hasSessionDelegate: sessionDelegate != nil,
+                            starter: starter)
         let invalidated = tasks.withLock { table -> Bool in
             table.running[task.taskIdentifier] = task
             return table.invalidated
         }
-        self.delegate?.session(self, didCreateTask: task)
+        sessionDelegate?.session(self, didCreateTask: task)
         // An invalidated session takes no new work: the task ends cancelled as soon as it runs.
         if invalidated { task.cancel() }
         return task
@@ -129,14 +129,13 @@ public final class LoaderSession: Sendable {
             table.running[task.taskIdentifier] = nil
             return Self.takeInvalidationReport(&table)
         }
-        if reportNow {
-            endForHandlers()
-            reportInvalid()
-        }
+        if reportNow { reportInvalid() }
     }
 
-    /// Tells the delegate that the session became invalid, and lets it go.
+    /// Tells the handlers that the session ended and the delegate that it became invalid, then lets the
+    /// delegate go.
     private func reportInvalid() {
+        endForHandlers()
         let delegate = delegateSlot.withLock { slot in
             defer { slot = nil }
             return slot

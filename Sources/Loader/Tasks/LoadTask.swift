@@ -58,12 +58,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     private static let nextIdentifier = Atomic<Int>(1)
 
-    init(session: LoaderSession, request: LoadRequest, delegate: (any LoadTaskDelegate)?, starter: (@Sendable (LoadTask) -> Void)?) {
+    init(session: LoaderSession, request: LoadRequest, delegate: (any LoadTaskDelegate)?, hasSessionDelegate: Bool,
+         starter: (@Sendable (LoadTask) -> Void)?) {
         self.session = session
         self.originalRequest = request
         self.delegate = delegate
         // Only a task with a delegate to call needs one (most loads have none).
-        self.delegateGate = delegate != nil || session.delegate != nil ? DelegateGate() : nil
+        self.delegateGate = delegate != nil || hasSessionDelegate ? DelegateGate() : nil
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
     }
