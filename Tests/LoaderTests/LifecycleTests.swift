@@ -78,6 +78,36 @@ struct LifecycleTests {
         #expect(await eventually { session.allTasks.isEmpty })
     }
 
+    @Test("Leaving a loop over a byte stream early cancels the load while the stream is still held",
+          arguments: ["chunks", "bytes"])
+    func loopLeftEarly(reading: String) async throws {
+        let (probeID, probe) = Probes.make()
+        let session = testSession()
+        let (bytes, _) = try await session.bytes(from: URL(string: "stream://\(probeID)/100000000")!)
+        var seen = 0
+        if reading == "chunks" {
+            for try await chunk in bytes.chunks {
+                seen += chunk.count
+                break
+            }
+        } else {
+            for try await _ in bytes {
+                seen += 1
+                if seen == 10 { break }
+            }
+        }
+        #expect(seen > 0)
+        #expect(await eventually { probe["stopped"] == 1 }, "the handler was not stopped")
+        #expect(await eventually { bytes.task.state == .completed })
+        #expect(bytes.task.error?.code == .cancelled)
+        #expect(probe["produced"] < 100_000_000)
+        #expect(await eventually { session.allTasks.isEmpty })
+        // Reading again gives the cancellation, not the rest of the body.
+        let again = await loadError { for try await _ in bytes.chunks {} }
+        #expect(again?.code == .cancelled)
+        withExtendedLifetime(bytes) {}
+    }
+
     @Test("A handler that stalls after its response fails with timedOut, keeping what arrived")
     func idleTimeout() async throws {
         let (probeID, _) = Probes.make()

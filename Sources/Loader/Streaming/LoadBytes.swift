@@ -3,8 +3,8 @@ import Synchronization
 
 /// A response body as a stream of bytes, from ``LoaderSession/bytes(for:delegate:)``.
 ///
-/// Read it once, to the end, as bytes or as ``lines``. The task completes when the stream ends; dropping
-/// the stream early cancels the load. Once the task has completed, reading again gives nothing: the bytes are
+/// Read it once, to the end, as bytes or as ``lines``. The task completes when the stream ends; leaving a
+/// `for try await` loop over it early, or dropping the stream unread, cancels the load. Once the task has completed, reading again gives nothing: the bytes are
 /// not replayed, and the task reports none after its completion.
 public struct LoadBytes: AsyncSequence, Sendable {
     /// One byte of the body.
@@ -69,13 +69,16 @@ public struct LoadBytes: AsyncSequence, Sendable {
 
         /// Starts reading chunks.
         public func makeAsyncIterator() -> Iterator {
-            Iterator(body: body.makeAsyncIterator(), completion: completion)
+            Iterator(body: body.makeAsyncIterator(), completion: completion,
+                     reading: ReadingLifetime(body: body, completion: completion))
         }
 
-        /// Reads the body chunk by chunk.
+        /// Reads the body chunk by chunk. Releasing it before the end cancels the load.
         public struct Iterator: AsyncIteratorProtocol {
             var body: ResponseBody.Iterator
             let completion: TaskCompletion
+            /// Shared by the copies of this iterator: the last one released before the end cancels the load.
+            let reading: ReadingLifetime
 
             /// The same as ``next()``, on the caller's executor: what `for try await` calls (the standard
             /// library's default would switch executors at every element).
@@ -166,6 +169,26 @@ public struct LoadBytes: AsyncSequence, Sendable {
                 }
             }
         }
+    }
+}
+
+/// Cancels a streamed load whose reader let go of its iterator before the end: a loop left with `break`
+/// or by a thrown error while the ``LoadBytes`` value itself is still alive. Without it the handler would keep
+/// its connection and fill its buffer until the stream was released.
+final class ReadingLifetime: Sendable {
+    private let body: ResponseBody
+    private let completion: TaskCompletion
+
+    init(body: ResponseBody, completion: TaskCompletion) {
+        self.body = body
+        self.completion = completion
+    }
+
+    deinit {
+        guard !completion.isFinished else { return }
+        let url = completion.task.currentRequest.url
+        body.discard()
+        _ = completion.finish(LoadError(.cancelled, url: url, reason: "the reader stopped before the end of the byte stream"))
     }
 }
 
