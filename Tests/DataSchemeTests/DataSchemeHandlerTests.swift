@@ -23,6 +23,13 @@ struct DataSchemeHandlerTests {
         #expect(response.status == nil)
     }
 
+    @Test("A data: URL loads under returnCacheDataDontLoad: it carries its bytes, with no origin to reach")
+    func cacheOnlyPolicy() async throws {
+        let url = URL(string: "data:,cached%20or%20not")!
+        let (data, _) = try await session.data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataDontLoad))
+        #expect(String(decoding: data, as: UTF8.self) == "cached or not")
+    }
+
     @Test("Spaces and quotes before the comma read as written, though Foundation's URL escapes them")
     func foundationEscapesInTheType() async throws {
         let html = try #require(URL(string: "data:text/html; charset=utf-8,<b>hi</b>"))

@@ -26,6 +26,27 @@ struct SessionTests {
         #expect(error?.description.contains("nosuchscheme://x/y") == true)
     }
 
+    @Test("returnCacheDataDontLoad fails with resourceUnavailable unless a layer answers from a cache; the handler never starts")
+    func cacheOnlyPolicy() async throws {
+        let (probeID, probe) = Probes.make()
+        let url = URL(string: "stream://\(probeID)/1000")!
+        let cacheOnly = LoadRequest(url: url, cachePolicy: .returnCacheDataDontLoad)
+        let error = await loadError { _ = try await testSession().data(for: cacheOnly) }
+        #expect(error?.code == .resourceUnavailable)
+        #expect(error?.url == url)
+        #expect(error?.description.contains("returnCacheDataDontLoad") == true)
+        #expect(probe["produced"] == 0, "the handler ran for a request that may not load")
+
+        // A layer of the app's that keeps a cache answers it.
+        let (data, _) = try await testSession(middleware: [OneEntryCache(url: url, body: Data("cached".utf8))]).data(for: cacheOnly)
+        #expect(String(decoding: data, as: UTF8.self) == "cached")
+        #expect(probe["produced"] == 0)
+        // Any other policy loads.
+        let (loaded, _) = try await testSession().data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataElseLoad))
+        #expect(loaded.count == 1000)
+        #expect(probe["produced"] == 1000)
+    }
+
     @Test("A URL without a scheme fails with badURL")
     func noScheme() async {
         let error = await loadError { _ = try await testSession().data(from: URL(string: "relative/path")!) }
@@ -227,6 +248,17 @@ struct SessionTests {
 }
 
 /// Rewrites each whole body with `transform` (test middleware).
+/// A cache of one response, answering requests for its URL without loading.
+struct OneEntryCache: LoadMiddleware {
+    let url: URL
+    let body: Data
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        guard request.url == url, request.cachePolicy != .reloadIgnoringLocalCacheData else { return try await next(request) }
+        let response = LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: Int64(body.count))
+        return LoadResult(response: response, body: ResponseBody(data: body))
+    }
+}
+
 struct BodyMap: LoadMiddleware {
     let transform: @Sendable (Data) -> Data
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {

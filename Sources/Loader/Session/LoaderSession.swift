@@ -199,6 +199,13 @@ public final class LoaderSession: Sendable {
         guard let handlerClass = session.registry.handlerClass(for: request) else {
             throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme)'")
         }
+        // Nothing above answered from a cache (the session keeps none of its own), and this request may be
+        // answered from nowhere else: it fails rather than reach its origin, as URLSession's does when its
+        // cache is empty. A data: URL carries its bytes; there is no origin to spare it from.
+        if request.cachePolicy == .returnCacheDataDontLoad, scheme != "data" {
+            throw LoadError(.resourceUnavailable, url: request.url,
+                            reason: "the request may only be answered from a cache (returnCacheDataDontLoad), and no layer had it")
+        }
         let canonical = handlerClass.canonicalRequest(for: request)
         let driver = HandlerDriver(
             url: canonical.url,

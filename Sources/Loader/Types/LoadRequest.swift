@@ -146,7 +146,9 @@ public enum CachePolicy: Sendable, Hashable {
     case reloadIgnoringLocalCacheData
     /// Use cached data of any age, or load if there is none.
     case returnCacheDataElseLoad
-    /// Use cached data of any age, and fail if there is none.
+    /// Use cached data of any age, and fail if there is none: a request that no layer answers from a cache
+    /// fails with ``LoadError/Code/resourceUnavailable`` before any handler starts (`data:` URLs, which
+    /// carry their own bytes, excepted). The session keeps no cache of its own; an app's middleware may.
     case returnCacheDataDontLoad
 }
 
