@@ -172,6 +172,29 @@ struct TaskTests {
         #expect(error?.code == .cancelled)
     }
 
+    @Test("Cancelling a streamed task completes it, though its reader holds the stream and never reads again",
+          arguments: ["cancel", "invalidateAndCancel"])
+    func cancelUnreadStream(how: String) async throws {
+        let delegate = RecordingDelegate()
+        let session = testSession(delegate: delegate)
+        let (probeID, probe) = Probes.make()
+        let (bytes, _) = try await session.bytes(from: URL(string: "stream://\(probeID)/100000000")!)
+        if how == "cancel" { bytes.task.cancel() } else { session.invalidateAndCancel() }
+        #expect(await eventually { bytes.task.state == .completed })
+        #expect(bytes.task.error?.code == .cancelled)
+        #expect(await eventually { delegate.events.withLock { $0.last } == "failed:\(LoadError.Code.cancelled)" })
+        #expect(await eventually { probe["stopped"] == 1 })
+        #expect(await eventually { session.allTasks.isEmpty })
+        if how == "invalidateAndCancel" {
+            #expect(await eventually { delegate.invalidated.withLock { $0 } }, "the session never reported becoming invalid")
+        }
+        // The reader, coming back, learns of the cancel.
+        let error = await loadError { for try await _ in bytes.chunks {} }
+        #expect(error?.code == .cancelled)
+        #expect(delegate.events.withLock { $0.filter { $0.hasPrefix("failed") || $0 == "completed" } }.count == 1)
+        withExtendedLifetime(bytes) {}
+    }
+
     @Test("invalidateAndCancel cancels running tasks")
     func invalidateAndCancel() async throws {
         let delegate = RecordingDelegate()

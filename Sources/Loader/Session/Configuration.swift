@@ -9,7 +9,8 @@ extension LoaderSession {
         /// Settings for a session that keeps nothing on disk.
         public static var ephemeral: Configuration { Configuration(isEphemeral: true) }
 
-        /// Whether the session keeps nothing on disk.
+        /// Whether the session keeps nothing on disk. Set by ``init(isEphemeral:)``; changing it afterwards
+        /// leaves ``credentialStore`` as it is.
         public var isEphemeral: Bool
         /// Handler classes this session consults before the process-wide registry; later entries win.
         public var handlerClasses: [SchemeHandler.Type] = []
@@ -22,11 +23,13 @@ extension LoaderSession {
         /// and `ftp`, as curl's default. Adding `file` lets any server that is asked for a URL read local files.
         public var redirectSchemes: Set<String> = RedirectMiddleware.defaultAllowedSchemes
         /// Where default handling of authentication challenges finds credentials: ``CredentialStore/shared``
-        /// by default, a store of the session's own for ephemeral sessions, `nil` for none.
+        /// by default, a new store in memory for each ephemeral configuration (the sessions made from one such
+        /// value share it, as they would share a store set here), `nil` for none.
         public var credentialStore: CredentialStore?
         /// Whether and how compressed response bodies are asked for and decoded (on by default).
         public var contentDecoding = ContentDecoding.automatic
-        /// Header fields added to every request that does not set them itself.
+        /// Header fields added to every request that does not set them itself. An `Accept-Encoding` here
+        /// counts as each request's own: bodies then arrive as the server sent them (see ``ContentDecoding``).
         public var additionalHeaderFields: HTTPFields = [:]
         /// The cache policy of requests made from a URL alone.
         public var requestCachePolicy: CachePolicy = .useProtocolCachePolicy

@@ -18,6 +18,7 @@ public struct LoadBytes: AsyncSequence, Sendable {
     init(body: ResponseBody, task: LoadTask) {
         self.body = body
         self.completion = TaskCompletion(task: task)
+        task.handBodyToReader()
     }
 
     /// The task this stream belongs to.

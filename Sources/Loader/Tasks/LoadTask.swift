@@ -47,6 +47,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var endDelegateWait: (@Sendable () -> Void)?
         /// When the first handler started (the watchdog's clock), for the resource timeout.
         var resourceClockStart: UInt64?
+        /// Whether the body went to a stream's reader (``handBodyToReader()``).
+        var readerHasBody = false
     }
 
     /// The default priority, 0.5.
@@ -82,7 +84,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// How far the transfer has come.
     public var progress: TransferProgress { mutable.withLock { $0.progress } }
 
-    /// A hint in 0…1 for how urgently a handler should serve this task relative to others.
+    /// A hint in 0…1 for how urgently a handler should serve this task relative to others. Kept for the app
+    /// and its own handlers; the built-in handlers do not read it.
     public var priority: Float {
         get { mutable.withLock { $0.priority } }
         set { mutable.withLock { $0.priority = min(1, max(0, newValue)) } }
@@ -120,8 +123,9 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Cancels the task: its handler is stopped and it completes with ``LoadError/Code/cancelled``.
-    /// A task that was never started completes at once (its completion handler is still called).
+    /// Cancels the task: its handler is stopped and it completes with ``LoadError/Code/cancelled``, a
+    /// streamed one too, whether or not its reader reads again. A task that was never started completes
+    /// without loading, soon after (its completion handler is still called).
     public func cancel() {
         let (driver, swiftTask, waiters, starter, delegateWait) = mutable.withLock { m in
             guard m.state != .completed, !m.isCancelled else {
@@ -138,6 +142,20 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         waiters.forEach { $0.resume() }
         delegateWait?()
         starter?(self)
+        if readerHasBody { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
+    }
+
+    /// Whether the body went to a reader who alone would complete the task (a stream from ``LoaderSession/bytes(for:delegate:)``).
+    private var readerHasBody: Bool { mutable.withLock { $0.readerHasBody } }
+
+    /// Records that the body went to a stream's reader. Such a reader may never read again, so from now on a
+    /// cancel completes the task itself, as URLSession's does, instead of waiting for the reader to notice.
+    func handBodyToReader() {
+        let cancelled = mutable.withLock { m -> Bool in
+            m.readerHasBody = true
+            return m.isCancelled
+        }
+        if cancelled { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
     }
 
     /// Whether ``cancel()`` was called.
