@@ -51,6 +51,17 @@ struct HTTPMisbehaviourTests {
         }
     }
 
+    @Test("A malformed answer while an upload is still going out fails it as badServerResponse, not as a closed connection")
+    func malformedDuringUpload() async throws {
+        let url = server.url("/garbage-before-body")
+        let body = Data(repeating: UInt8(ascii: "u"), count: 64 * 1024 * 1024)
+        let error = await loadError {
+            _ = try await scriptedSession().upload(for: LoadRequest(url: url, method: .put), from: body)
+        }
+        #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+        #expect(error?.url == url)
+    }
+
     @Test("Slow headers past the request timeout fail with timedOut")
     func slowHeaders() async {
         let url = server.url("/slow-headers")
@@ -364,6 +375,17 @@ struct HTTPMisbehaviourTests {
             let (data, _) = try await session.data(from: server.url("/ok"))
             #expect(String(decoding: data, as: UTF8.self) == "ok")
         }
+    }
+
+    @Test("An idle timeout that is not a number closes idle connections rather than spinning a timer on them")
+    func notANumberIdleTimeout() async throws {
+        let own = try ScriptedServer()
+        let session = scriptedSession { $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = .nan }
+        let (data, _) = try await session.data(from: own.url("/ok"))
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+        // The idle connection is closed at once (a timeout of no time), not kept with its timer re-armed forever.
+        for _ in 0..<500 where own.closedCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(own.closedCount == 1, "the idle connection stayed open")
     }
 
     @Test("A retry after a dropped idle connection goes on a new one, not on another idle one dropped alike")

@@ -104,6 +104,46 @@ struct HTTPNginxTests {
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
     }
 
+    @Test("A request that sets one HTTP setting keeps its session's others: the trust root, the host override")
+    func requestOptionsKeepSessionOnes() async throws {
+        let port = try Nginx.require().httpsPort
+        let session = try Nginx.session {
+            // The name resolves only through the session's override.
+            $0.handlerOptions[HTTPClientOptions.self].resolve["localhost.invalid:\(port)"] = "127.0.0.1"
+        }
+        var request = LoadRequest(url: try Nginx.https("/hello.txt"))
+        request.options[HTTPClientOptions.self].connectTimeout = 5
+        let (data, _) = try await session.data(for: request)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+
+        let merged = HTTPClientOptions.merged(request.options[HTTPClientOptions.self],
+                                              over: session.configuration.handlerOptions[HTTPClientOptions.self])
+        #expect(merged.connectTimeout == 5)
+        #expect(merged.tls.additionalTrustRootsPEMFile == (try Nginx.require().caFile))
+        #expect(merged.resolve == ["localhost.invalid:\(port)": "127.0.0.1"])
+        var modern = HTTPClientOptions()
+        modern.tls.minimumVersion = .tls13
+        #expect(HTTPClientOptions.merged(request.options[HTTPClientOptions.self], over: modern).tls.minimumVersion == .tls13)
+        // What a request sets wins, a default it sets again included.
+        var strict = HTTPClientOptions()
+        strict.tls.verifiesCertificates = true
+        var lax = HTTPClientOptions()
+        lax.tls.verifiesCertificates = false
+        #expect(HTTPClientOptions.merged(strict, over: lax).tls.verifiesCertificates == true)
+        #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
+        // Equal when they read the same, set or not: requests that set a default share a pool.
+        var explicit = HTTPClientOptions()
+        explicit.connectTimeout = 30
+        #expect(explicit == HTTPClientOptions() && explicit.hashValue == HTTPClientOptions().hashValue)
+
+        let viaOverride = LoadRequest(url: URL(string: "https://localhost.invalid:\(port)/hello.txt")!)
+        var overridden = viaOverride
+        overridden.options[HTTPClientOptions.self].connectTimeout = 5
+        let error = await loadError { _ = try await session.data(for: overridden) }
+        // The override connects, and the certificate (for localhost) does not match the name asked for.
+        #expect(error?.code == .serverCertificateWrongHost, "\(String(describing: error))")
+    }
+
     @Test("Sequential requests reuse one keep-alive connection (nginx's connection number stays the same), over TLS too, whatever their framing",
           arguments: ["http", "https"])
     func keepAlive(scheme: String) async throws {

@@ -78,9 +78,21 @@ private final class ScriptHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var incoming = unwrapInboundIn(data)
         buffer.writeBuffer(&incoming)
+        answerEarly(context)
         while let request = takeRequest() {
             play(request, context: context)
         }
+    }
+
+    /// Whether this connection's upload to `/garbage-before-body` was answered.
+    private var answeredEarly = false
+
+    /// `PUT /garbage-before-body` is answered as soon as its head is in, with a malformed status line, while
+    /// the client is still sending its body: a server that will not wait for an upload.
+    private func answerEarly(_ context: ChannelHandlerContext) {
+        guard !answeredEarly, buffer.readableBytesView.starts(with: Array("PUT /garbage-before-body ".utf8)) else { return }
+        answeredEarly = true
+        Self.send(context, "HTTP/1.1 twohundred OK\r\nContent-Length: 0\r\n\r\n")
     }
 
     struct Request {

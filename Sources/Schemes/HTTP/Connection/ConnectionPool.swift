@@ -248,7 +248,7 @@ final class ConnectionPool: Sendable {
             case .connect:
                 return try await connect(key, url: url, ask: ask)
             case .wait:
-                if let lease = try await waitForConnection(key, url: url) { return lease }
+                if let lease = try await waitForConnection(key, url: url, fresh: fresh) { return lease }
             }
         }
     }
@@ -380,8 +380,11 @@ final class ConnectionPool: Sendable {
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
+        // One budget for the connect and the handshake together: the handshake gets what the connect left.
+        let connectBudget = Self.timeAmount(key.options.connectTimeout)
+        let connectDeadline = NIODeadline.now() + connectBudget
         let bootstrap = ClientBootstrap(group: loops)
-            .connectTimeout(Self.timeAmount(key.options.connectTimeout))
+            .connectTimeout(connectBudget)
             .channelOption(.autoRead, value: false)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
@@ -430,8 +433,8 @@ final class ConnectionPool: Sendable {
             // that accepts and never answers the hello would otherwise hold a place in the pool for as long as
             // it kept the connection open. (A promise already completed ignores a later failure.)
             let seconds = key.options.connectTimeout
-            let timer = channel.eventLoop.scheduleTask(in: Self.timeAmount(seconds)) {
-                handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s (the connect timeout)"))
+            let timer = channel.eventLoop.scheduleTask(deadline: connectDeadline) {
+                handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s of connecting (the connect timeout)"))
                 channel.close(promise: nil)
             }
             defer { timer.cancel() }
@@ -458,13 +461,13 @@ final class ConnectionPool: Sendable {
 
     // MARK: Waiting
 
-    /// An idle connection or the next to come free; `nil` when there is room for a new one (or a slot
-    /// came free for this waiter to open one): `acquire` then looks again.
-    private func waitForConnection(_ key: Key, url: URL) async throws -> Lease? {
+    /// An idle connection (unless `fresh`) or the next to come free; `nil` when there is room for a new one
+    /// (or a slot came free for this waiter to open one): `acquire` then looks again.
+    private func waitForConnection(_ key: Key, url: URL, fresh: Bool) async throws -> Lease? {
         let id = waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Lease?, Never>) in
-                switch leaseOrQueue(key, id: id, deliver: { continuation.resume(returning: $0) }) {
+                switch leaseOrQueue(key, id: id, fresh: fresh, deliver: { continuation.resume(returning: $0) }) {
                 case .leased(let lease): continuation.resume(returning: lease)
                 case .mayConnect: continuation.resume(returning: nil)
                 case .queued:
@@ -493,13 +496,14 @@ final class ConnectionPool: Sendable {
     /// made only if the request is queued (under the pool's lock): a closure made for every request, though
     /// most find a connection idle, cost an allocation each.
     func leaseOrQueue(_ key: Key, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
-        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, deliver: deliver())
+        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, fresh: false, deliver: deliver())
     }
 
-    private func leaseOrQueue(_ key: Key, id: Int, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
+    /// `fresh`: not an idle connection (see ``acquire(_:url:fresh:ask:)``).
+    private func leaseOrQueue(_ key: Key, id: Int, fresh: Bool, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
         state.withLock { state in
             state.host(key) { host -> QueueOutcome in
-                if let lease = host.takeIdle() { return .leased(lease) }
+                if !fresh, let lease = host.takeIdle() { return .leased(lease) }
                 if host.hasRoom(under: key.options.maximumConnectionsPerHost) { return .mayConnect }
                 host.waiters.append(Waiter(id: id, deliver: deliver()))
                 return .queued(id: id)
@@ -542,7 +546,10 @@ final class ConnectionPool: Sendable {
         guard !connection.idleTimerArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.channel.eventLoop.scheduleTask(in: Self.timeAmount(seconds)) { [self] in
             connection.idleTimerArmed.store(false, ordering: .releasing)
-            let timeout = connection.key.options.idleConnectionTimeout
+            // Not a number reads as no time, as in `timeAmount`: compared as it is, it would never expire
+            // and the timer would re-arm itself at once, forever.
+            let configured = connection.key.options.idleConnectionTimeout
+            let timeout = configured.isNaN ? 0 : configured
             let now = NIODeadline.now().uptimeNanoseconds
             enum Verdict { case leased, expired, idleFor(TimeInterval) }
             // Decided under the lock, where leases happen: a connection leased meanwhile is not idle.

@@ -83,7 +83,7 @@ final class HTTPConnection: Sendable {
                 try await written.futureResult.get()
             } catch {
                 if exchange.responseEnded { break }
-                throw error
+                throw await Self.cause(of: error, in: exchange, done: done)
             }
             exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
             if exchange.responseEnded { break }
@@ -99,10 +99,24 @@ final class HTTPConnection: Sendable {
             do {
                 try await ended.futureResult.get()
             } catch {
-                if !exchange.responseEnded { throw error }
+                if !exchange.responseEnded { throw await Self.cause(of: error, in: exchange, done: done) }
             }
         }
         try await done.get()
+    }
+
+    /// What to report for a write that failed: the exchange's own failure if it had one. A malformed response
+    /// or a TLS alert fails the exchange and closes the connection, and the write still pending then fails
+    /// with a bare "closed" that would hide the cause (and let a request be retried as if the server had
+    /// merely dropped an idle connection).
+    private static func cause(of writeError: any Error, in exchange: HTTPExchange, done: EventLoopFuture<Void>) async -> any Error {
+        guard exchange.endReported else { return writeError }
+        do {
+            try await done.get()
+            return writeError
+        } catch {
+            return error
+        }
     }
 
     /// Starts a bodiless request: makes `exchange` current and writes the head, in one trip to the event

@@ -68,6 +68,8 @@ final class HTTPExchange: Sendable {
 
     /// Whether any of the response (its head) has arrived: after that a retry would repeat events.
     var responseStarted: Bool { flags.load(ordering: .acquiring) & Self.responseStartedFlag != 0 }
+    /// Whether the exchange's end, success or failure, has been reported.
+    var endReported: Bool { flags.load(ordering: .acquiring) & Self.endReportedFlag != 0 }
     /// Whether the response has ended (so a request body still being sent can stop).
     var responseEnded: Bool { flags.load(ordering: .acquiring) & Self.responseEndedFlag != 0 }
 
