@@ -43,6 +43,14 @@ struct FileSchemeHandlerTests {
         #expect(response.headerFields[.acceptRanges] == "bytes")
     }
 
+    @Test("A local file loads under returnCacheDataDontLoad: there is no origin for a cache to spare")
+    func cacheOnlyPolicy() async throws {
+        let scratch = try Scratch()
+        let url = try scratch.file("offline.txt", Data("local".utf8))
+        let (data, _) = try await session.data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataDontLoad))
+        #expect(String(decoding: data, as: UTF8.self) == "local")
+    }
+
     @Test("Percent-encoded paths with spaces and non-ASCII names open the right file")
     func encodedPaths() async throws {
         let scratch = try Scratch()

@@ -247,8 +247,7 @@ struct SessionTests {
     }
 }
 
-/// Rewrites each whole body with `transform` (test middleware).
-/// A cache of one response, answering requests for its URL without loading.
+/// A cache of one response, answering requests for its URL without loading (test middleware).
 struct OneEntryCache: LoadMiddleware {
     let url: URL
     let body: Data
@@ -259,6 +258,7 @@ struct OneEntryCache: LoadMiddleware {
     }
 }
 
+/// Rewrites each whole body with `transform` (test middleware).
 struct BodyMap: LoadMiddleware {
     let transform: @Sendable (Data) -> Data
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {

@@ -60,6 +60,12 @@ open class SchemeHandler: @unchecked Sendable {
         return schemes
     }
 
+    /// Whether this handler's loads reach an origin a cache could spare (a server): a request whose cache
+    /// policy is ``CachePolicy/returnCacheDataDontLoad``, answered by no layer, is refused before such a
+    /// handler starts. `true` by default; a handler that answers from the URL itself or from local files
+    /// (`data:`, `file:`) says `false`, and its loads go ahead under that policy.
+    open class var reachesOrigin: Bool { true }
+
     /// The canonical form of `request`: the loader loads this one and a cache keys on it. Must be
     /// idempotent (canonicalizing a canonical request changes nothing). The default returns it unchanged.
     open class func canonicalRequest(for request: LoadRequest) -> LoadRequest {

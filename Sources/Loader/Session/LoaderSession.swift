@@ -201,8 +201,8 @@ public final class LoaderSession: Sendable {
         }
         // Nothing above answered from a cache (the session keeps none of its own), and this request may be
         // answered from nowhere else: it fails rather than reach its origin, as URLSession's does when its
-        // cache is empty. A data: URL carries its bytes; there is no origin to spare it from.
-        if request.cachePolicy == .returnCacheDataDontLoad, scheme != "data" {
+        // cache is empty. A handler with no origin to spare (data:, file:) loads it.
+        if request.cachePolicy == .returnCacheDataDontLoad, handlerClass.reachesOrigin {
             throw LoadError(.resourceUnavailable, url: request.url,
                             reason: "the request may only be answered from a cache (returnCacheDataDontLoad), and no layer had it")
         }

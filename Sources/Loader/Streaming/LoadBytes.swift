@@ -3,9 +3,11 @@ import Synchronization
 
 /// A response body as a stream of bytes, from ``LoaderSession/bytes(for:delegate:)``.
 ///
-/// Read it once, to the end, as bytes or as ``lines``. The task completes when the stream ends; leaving a
-/// `for try await` loop over it early, or dropping the stream unread, cancels the load. Once the task has completed, reading again gives nothing: the bytes are
-/// not replayed, and the task reports none after its completion.
+/// Read it once, to the end, with one iterator, as bytes, ``chunks`` or ``lines``. The task completes when the
+/// stream ends; leaving a `for try await` loop over it early (releasing its iterator), or dropping the stream
+/// unread, cancels the load, so a second loop after an early exit throws ``LoadError/Code/cancelled``.
+/// Once the stream has ended, reading again gives nothing: the bytes are not replayed, and the task reports
+/// none after its completion.
 public struct LoadBytes: AsyncSequence, Sendable {
     /// One byte of the body.
     public typealias Element = UInt8

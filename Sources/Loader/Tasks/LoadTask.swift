@@ -229,7 +229,9 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     func didReceive(_ data: Data, notify: Bool) {
         mutable.withLock { $0.progress.countOfBytesReceived += Int64(data.count) }
-        if notify { eachDelegate { $0.loadTask(self, didReceive: data) } }
+        // A stream's reader may hand on a chunk just as a cancel completes the task from another thread:
+        // nothing follows the completion.
+        if notify { eachDelegate(unlessCompleted: true) { $0.loadTask(self, didReceive: data) } }
     }
 
     func didWrite(_ count: Int64) {

@@ -147,8 +147,9 @@ public enum CachePolicy: Sendable, Hashable {
     /// Use cached data of any age, or load if there is none.
     case returnCacheDataElseLoad
     /// Use cached data of any age, and fail if there is none: a request that no layer answers from a cache
-    /// fails with ``LoadError/Code/resourceUnavailable`` before any handler starts (`data:` URLs, which
-    /// carry their own bytes, excepted). The session keeps no cache of its own; an app's middleware may.
+    /// fails with ``LoadError/Code/resourceUnavailable`` before its handler starts, unless the handler has
+    /// no origin to spare (``SchemeHandler/reachesOrigin``: `data:` and `file:` load). The session keeps no
+    /// cache of its own; an app's middleware may.
     case returnCacheDataDontLoad
 }
 

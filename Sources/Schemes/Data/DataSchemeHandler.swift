@@ -13,6 +13,8 @@ public final class DataSchemeHandler: SchemeHandler, @unchecked Sendable {
 
     /// `data`.
     override public class var supportedSchemes: Set<String> { ["data"] }
+    /// No origin a cache could spare: loads go ahead under ``CachePolicy/returnCacheDataDontLoad``.
+    override public class var reachesOrigin: Bool { false }
 
     /// Bodies up to this size are decoded in one piece: the URL's text already takes a third more memory
     /// than the body, and a reader collecting the body then keeps that piece as it is, uncopied.

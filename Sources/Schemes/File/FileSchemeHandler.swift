@@ -38,6 +38,8 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
 
     /// `file`.
     override public class var supportedSchemes: Set<String> { ["file"] }
+    /// No origin a cache could spare: loads go ahead under ``CachePolicy/returnCacheDataDontLoad``.
+    override public class var reachesOrigin: Bool { false }
 
     static let readSize = 256 * 1024
 

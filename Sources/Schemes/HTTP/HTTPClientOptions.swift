@@ -5,8 +5,10 @@ import Loader
 /// or per request (`request.options[HTTPClientOptions.self]`).
 ///
 /// A request's settings change only what the request sets: one that sets a `connectTimeout` keeps its
-/// session's TLS settings, host overrides and the rest. Two values are equal when every setting reads the
-/// same, whether it was set or left at its default.
+/// session's TLS settings, host overrides and the rest. To undo a session's setting, a request sets it
+/// (to the default, if that is what it wants): a setting set counts even when it equals the default. Two
+/// values are equal when every setting reads the same, set or not, so equal values may still merge
+/// differently over a session.
 public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The settings when none were set.
     public static var defaultValue: HTTPClientOptions { HTTPClientOptions() }
@@ -28,7 +30,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     }
     /// Name-resolution overrides, curl's `--resolve`: `"host:port"` → an address to connect to instead.
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
-    /// added to its session's, replacing those for the same `"host:port"`.
+    /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
     public var resolve: [String: String] {
         get { chosen.resolve ?? [:] }
         set { chosen.resolve = newValue }

@@ -434,7 +434,7 @@ final class ConnectionPool: Sendable {
             // it kept the connection open. (A promise already completed ignores a later failure.)
             let seconds = key.options.connectTimeout
             let timer = channel.eventLoop.scheduleTask(deadline: connectDeadline) {
-                handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s of connecting (the connect timeout)"))
+                handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s for the connect and the handshake (the connect timeout)"))
                 channel.close(promise: nil)
             }
             defer { timer.cancel() }
@@ -455,8 +455,12 @@ final class ConnectionPool: Sendable {
     /// `seconds` as a NIO time amount, clamped to 0…10 years: an infinite or huge setting (no timeout, in
     /// effect) must not overflow the conversion to nanoseconds.
     static func timeAmount(_ seconds: TimeInterval) -> TimeAmount {
-        let bounded = seconds.isNaN ? 0 : min(max(0, seconds), 10 * 365 * 24 * 3600)
-        return .nanoseconds(Int64(bounded * 1e9))
+        .nanoseconds(Int64(bounded(seconds) * 1e9))
+    }
+
+    /// A setting in seconds as the pool uses it: not a number reads as no time, and it lasts ten years at most.
+    static func bounded(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isNaN ? 0 : min(max(0, seconds), 10 * 365 * 24 * 3600)
     }
 
     // MARK: Waiting
@@ -546,10 +550,9 @@ final class ConnectionPool: Sendable {
         guard !connection.idleTimerArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.channel.eventLoop.scheduleTask(in: Self.timeAmount(seconds)) { [self] in
             connection.idleTimerArmed.store(false, ordering: .releasing)
-            // Not a number reads as no time, as in `timeAmount`: compared as it is, it would never expire
-            // and the timer would re-arm itself at once, forever.
-            let configured = connection.key.options.idleConnectionTimeout
-            let timeout = configured.isNaN ? 0 : configured
+            // Bounded as the timer's delay is: a timeout that is not a number, compared as it is, would never
+            // expire, and the timer would re-arm itself at once, forever.
+            let timeout = Self.bounded(connection.key.options.idleConnectionTimeout)
             let now = NIODeadline.now().uptimeNanoseconds
             enum Verdict { case leased, expired, idleFor(TimeInterval) }
             // Decided under the lock, where leases happen: a connection leased meanwhile is not idle.
