@@ -211,8 +211,10 @@ open class SchemeHandler: @unchecked Sendable {
     /// The load, for handlers written as one `async` method: report the response and body through
     /// ``client`` and return. The default fails with ``LoadError/Code/unsupportedURL``.
     ///
-    /// `@concurrent`: it runs on Swift's global executor (or the handler's ``loadExecutor``), never on the
-    /// thread that started the load, so a handler may block (read a file) without holding anyone up.
+    /// `@concurrent`: it runs in a task of its own on Swift's global executor (or the handler's
+    /// ``loadExecutor``), never on the caller's actor or event loop. Started from a task already on the global
+    /// executor, it begins on that task's thread, which waits for it anyway (see ``startLoading()``). A
+    /// handler that blocks (reads a file) holds one of the global executor's threads, never its caller's.
     @concurrent open func load() async throws {
         throw LoadError(.unsupportedURL, url: request.url, reason: "\(type(of: self)) overrides neither load() nor startLoading()")
     }
