@@ -1,6 +1,8 @@
 import Foundation
 @testable import HTTPScheme
 import HTTPTypes
+import NIOCore
+import NIOPosix
 @testable import Loader
 import TestSupport
 import Testing
@@ -14,6 +16,61 @@ struct HTTPPoolQueueTests {
         configuration.handlerClasses = [HTTPSchemeHandler.self]
         options(&configuration.handlerOptions[HTTPClientOptions.self])
         return LoaderSession(configuration: configuration)
+    }
+
+    @Test("A load cancelled while its connect hangs gives its place in the pool back at once: the next request dials")
+    func cancelledConnectFreesItsPlace() async throws {
+        // A listener that never accepts, its queue of accepted connections already full: the kernel drops
+        // further connection requests, so a connect to it hangs (retrying) until its timeout.
+        let group = MultiThreadedEventLoopGroup.singleton
+        let listener = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1)
+            .serverChannelOption(.autoRead, value: false)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(listener.localAddress?.port)
+        var fillers: [any Channel] = []
+        for _ in 0..<4 {
+            guard let filler = try? await ClientBootstrap(group: group).connectTimeout(.milliseconds(300))
+                .connect(host: "127.0.0.1", port: port).get() else { break }
+            fillers.append(filler)
+        }
+        defer {
+            fillers.forEach { $0.close(promise: nil) }
+            // Closed, the port answers the hanging connects with a reset: they end at once.
+            listener.close(promise: nil)
+        }
+        #expect(Self.connectsHanging(to: port) == 0)
+
+        let session = session {
+            $0.maximumConnectionsPerHost = 1
+            $0.connectTimeout = 60
+        }
+        let url = URL(string: "http://127.0.0.1:\(port)/x")!
+        let first = Task { try await session.data(from: url) }
+        #expect(await Self.eventually { Self.connectsHanging(to: port) == 1 }, "the first load never dialled")
+        first.cancel()
+        #expect(await loadError { _ = try await first.value }?.code == .cancelled)
+        // The next request to the same origin dials now, beside the first's connect still under way, rather
+        // than waiting in the queue for that connect to end.
+        let second = Task { try await session.data(from: url) }
+        #expect(await Self.eventually { Self.connectsHanging(to: port) == 2 }, "the next request did not dial: the cancelled load kept its place")
+        second.cancel()
+        #expect(await loadError { _ = try await second.value }?.code == .cancelled)
+    }
+
+    /// Sockets of this process's machine in SYN-SENT (connecting) to `port` on 127.0.0.1, from /proc/net/tcp.
+    private static func connectsHanging(to port: Int) -> Int {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return -1 }
+        let remote = "0100007F:" + String(format: "%04X", port)
+        return table.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2] == remote && fields[3] == "02"
+        }.count
+    }
+
+    private static func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<500 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
+        return condition()
     }
 
     @Test("Cancelled waiters leave the queue; the others are served in turn on one new connection")

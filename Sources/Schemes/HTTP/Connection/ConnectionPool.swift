@@ -318,6 +318,8 @@ final class ConnectionPool: Sendable {
     }
 
     private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> HTTPConnection {
+        // A load cancelled before it dials gives its place back at once.
+        if Task.isCancelled { throw CancellationError() }
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
@@ -353,6 +355,28 @@ final class ConnectionPool: Sendable {
             connection.attach(to: self)
             return connection
         }.get()
+    }
+
+    /// The channel once `connecting` completes, unless the task is cancelled first: then the wait ends at
+    /// once, so that the load's place in the pool goes to the next request instead of waiting out a host
+    /// slow to answer (up to the connect timeout), and a connection that still comes is closed.
+    private static func connected(_ connecting: EventLoopFuture<any Channel>) async throws -> any Channel {
+        let waiter = Locked<CheckedContinuation<any Channel, any Error>?>(nil)
+        @Sendable func giveUp() {
+            guard let continuation = waiter.withLock({ $0.take() }) else { return }
+            connecting.whenSuccess { $0.close(promise: nil) }
+            continuation.resume(throwing: CancellationError())
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Channel, any Error>) in
+                waiter.withLock { $0 = continuation }
+                connecting.whenComplete { result in waiter.withLock { $0.take() }?.resume(with: result) }
+                // Cancelled before the continuation was stored: the handler below found nothing to end.
+                if Task.isCancelled { giveUp() }
+            }
+        } onCancel: {
+            giveUp()
+        }
     }
 
     /// How the server's certificate is checked on one connection attempt.
@@ -423,7 +447,7 @@ final class ConnectionPool: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: target, port: key.port).get()
+            channel = try await Self.connected(bootstrap.connect(host: target, port: key.port))
         } catch {
             handshake?.fail(error)
             throw error
