@@ -112,14 +112,19 @@ struct FTPUploadAndLoginTests {
         #expect(String(decoding: stored, as: UTF8.self) == "Hello from FTP\n")
     }
 
+    /// A session that requires TLS on ftp:// and trusts the CA in `caFile`.
+    private static func requiringTLS(trusting caFile: String) -> LoaderSession {
+        FTPServers.session {
+            $0.handlerOptions[FTPOptions.self].tls = .required
+            $0.handlerOptions[FTPOptions.self].trustRootsPEMFile = caFile
+        }
+    }
+
     @Test("Explicit FTPS (AUTH TLS) with the test CA; an unknown CA is serverCertificateUntrusted")
     func ftps() async throws {
         let server = try FTPServers.require()
         let url = try FTPServers.url("/hello.txt", port: server.tlsPort, host: "localhost")
-        let secure = FTPServers.session {
-            $0.handlerOptions[FTPOptions.self].tls = .required
-            $0.handlerOptions[FTPOptions.self].trustRootsPEMFile = server.caFile
-        }
+        let secure = Self.requiringTLS(trusting: server.caFile)
         let (data, _) = try await secure.data(from: url)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
 
@@ -134,6 +139,21 @@ struct FTPUploadAndLoginTests {
         let wrongHost = await loadError { _ = try await secure.data(from: byAddress) }
         #expect(wrongHost?.code == .serverCertificateWrongHost, "\(String(describing: wrongHost))")
         #expect(wrongHost?.url == byAddress)
+    }
+
+    @Test("A request that sets one FTP setting keeps its session's others: FTPS with the session's trust roots")
+    func requestOptionsKeepSessionOnes() async throws {
+        let server = try FTPServers.require()
+        let url = try FTPServers.url("/hello.txt", port: server.tlsPort, host: "localhost")
+        let secure = Self.requiringTLS(trusting: server.caFile)
+        var request = LoadRequest(url: url)
+        request.options[FTPOptions.self].connectTimeout = 20
+        let (data, _) = try await secure.data(for: request)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+        // A setting the request sets wins, even back to its default.
+        request.options[FTPOptions.self].tls = .never
+        let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
+        #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
     }
 
     @Test("Active mode (the server connects back) downloads too")

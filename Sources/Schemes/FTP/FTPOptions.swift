@@ -2,32 +2,33 @@ import FoundationEssentials
 import Loader
 
 /// Settings of the FTP handler, set per session (`configuration.handlerOptions[FTPOptions.self]`) or per
-/// request (`request.options[FTPOptions.self]`).
+/// request (`request.options[FTPOptions.self]`). A request's settings change only what the request sets, as
+/// with ``HandlerSetting``: two values are equal when every setting reads the same.
 public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// The settings when none were set.
     public static var defaultValue: FTPOptions { FTPOptions() }
 
     /// Whether an `ftp://` URL's control and data connections use TLS (`AUTH TLS`, explicit FTPS).
     /// `ftps://` URLs always do (implicit FTPS, port 990).
-    public var tls: TLSUse = .never
+    @HandlerSetting public var tls: TLSUse = .never
     /// Active mode (the server connects back to us, `PORT`/`EPRT`) instead of passive (`EPSV`/`PASV`).
-    public var usesActiveMode = false
+    @HandlerSetting public var usesActiveMode = false
     /// Whether an upload creates the folders its path names that do not exist yet.
-    public var createsMissingDirectories = false
+    @HandlerSetting public var createsMissingDirectories = false
     /// Seconds the connection and login may take.
-    public var connectTimeout: TimeInterval = 30
+    @HandlerSetting public var connectTimeout: TimeInterval = 30
     /// A PEM file of the CA certificates to trust for FTPS, instead of the system's.
-    public var trustRootsPEMFile: String?
+    @HandlerSetting public var trustRootsPEMFile: String? = nil
     /// Whether to verify the FTPS server's certificate and host name.
-    public var verifiesCertificates = true
+    @HandlerSetting public var verifiesCertificates = true
 
     /// Whether a download asks the server for the file's time (`MDTM`) to give `Last-Modified`: one more round
     /// trip per file, which curl makes only with `-R` (and `loadurl` only when it prints the response head).
-    public var readsModificationDate = true
+    @HandlerSetting public var readsModificationDate = true
     /// Seconds a control connection, logged in, is kept after its load for the session's next load of the same
     /// server with the same login and TLS settings, which then skips connecting and logging in (as curl does
     /// for several URLs). 0 closes it at the end of each load.
-    public var idleConnectionTimeout: TimeInterval = 60
+    @HandlerSetting public var idleConnectionTimeout: TimeInterval = 60
 
     /// ``idleConnectionTimeout`` in nanoseconds, or `nil` for none kept (0, negative or undefined).
     var idleConnectionNanoseconds: UInt64? {
@@ -45,6 +46,21 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
 
     /// Makes the default settings: plain FTP, passive mode, verified certificates.
     public init() {}
+
+    /// The session's settings with those the request set in their place: a request that sets one setting
+    /// keeps its session's others (its trust roots, its TLS use).
+    public static func merged(_ requestValue: FTPOptions, over sessionValue: FTPOptions) -> FTPOptions {
+        var merged = requestValue
+        merged._tls = requestValue._tls.over(sessionValue._tls)
+        merged._usesActiveMode = requestValue._usesActiveMode.over(sessionValue._usesActiveMode)
+        merged._createsMissingDirectories = requestValue._createsMissingDirectories.over(sessionValue._createsMissingDirectories)
+        merged._connectTimeout = requestValue._connectTimeout.over(sessionValue._connectTimeout)
+        merged._trustRootsPEMFile = requestValue._trustRootsPEMFile.over(sessionValue._trustRootsPEMFile)
+        merged._verifiesCertificates = requestValue._verifiesCertificates.over(sessionValue._verifiesCertificates)
+        merged._readsModificationDate = requestValue._readsModificationDate.over(sessionValue._readsModificationDate)
+        merged._idleConnectionTimeout = requestValue._idleConnectionTimeout.over(sessionValue._idleConnectionTimeout)
+        return merged
+    }
 
     /// When to use TLS on an `ftp://` URL.
     public enum TLSUse: Sendable, Hashable {

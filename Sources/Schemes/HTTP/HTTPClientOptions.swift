@@ -14,125 +14,52 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     public static var defaultValue: HTTPClientOptions { HTTPClientOptions() }
 
     /// Connections kept open to one origin (scheme, host, port) at most; further requests wait.
-    public var maximumConnectionsPerHost: Int {
-        get { chosen.maximumConnectionsPerHost ?? 8 }
-        set { chosen.maximumConnectionsPerHost = newValue }
-    }
+    @HandlerSetting public var maximumConnectionsPerHost = 8
     /// Seconds an unused keep-alive connection stays open.
-    public var idleConnectionTimeout: TimeInterval {
-        get { chosen.idleConnectionTimeout ?? 60 }
-        set { chosen.idleConnectionTimeout = newValue }
-    }
+    @HandlerSetting public var idleConnectionTimeout: TimeInterval = 60
     /// Seconds a TCP connect and its TLS handshake may take together.
-    public var connectTimeout: TimeInterval {
-        get { chosen.connectTimeout ?? 30 }
-        set { chosen.connectTimeout = newValue }
-    }
+    @HandlerSetting public var connectTimeout: TimeInterval = 30
     /// Name-resolution overrides, curl's `--resolve`: `"host:port"` → an address to connect to instead.
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
     /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
-    public var resolve: [String: String] {
-        get { chosen.resolve ?? [:] }
-        set { chosen.resolve = newValue }
-    }
+    @HandlerSetting public var resolve: [String: String] = [:]
     /// TLS settings for `https:`.
     public var tls = TLSOptions()
-
-    /// The settings set so far, `nil` where left at the default: what a request's value overrides.
-    private var chosen = Chosen()
-
-    private struct Chosen: Sendable {
-        var maximumConnectionsPerHost: Int?
-        var idleConnectionTimeout: TimeInterval?
-        var connectTimeout: TimeInterval?
-        var resolve: [String: String]?
-    }
 
     /// Makes the default settings.
     public init() {}
 
     /// The session's settings with those the request set in their place.
     public static func merged(_ requestValue: HTTPClientOptions, over sessionValue: HTTPClientOptions) -> HTTPClientOptions {
-        var merged = sessionValue
-        let request = requestValue.chosen
-        if let value = request.maximumConnectionsPerHost { merged.maximumConnectionsPerHost = value }
-        if let value = request.idleConnectionTimeout { merged.idleConnectionTimeout = value }
-        if let value = request.connectTimeout { merged.connectTimeout = value }
-        if let value = request.resolve { merged.resolve.merge(value) { _, requested in requested } }
+        var merged = requestValue
+        merged._maximumConnectionsPerHost = requestValue._maximumConnectionsPerHost.over(sessionValue._maximumConnectionsPerHost)
+        merged._idleConnectionTimeout = requestValue._idleConnectionTimeout.over(sessionValue._idleConnectionTimeout)
+        merged._connectTimeout = requestValue._connectTimeout.over(sessionValue._connectTimeout)
+        merged._resolve = sessionValue._resolve
+        if requestValue._resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
         merged.tls = TLSOptions.merged(requestValue.tls, over: sessionValue.tls)
         return merged
-    }
-
-    /// Whether every setting reads the same.
-    public static func == (lhs: HTTPClientOptions, rhs: HTTPClientOptions) -> Bool {
-        lhs.maximumConnectionsPerHost == rhs.maximumConnectionsPerHost
-            && lhs.idleConnectionTimeout == rhs.idleConnectionTimeout
-            && lhs.connectTimeout == rhs.connectTimeout
-            && lhs.resolve == rhs.resolve
-            && lhs.tls == rhs.tls
-    }
-
-    /// Hashes every setting as it reads.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(maximumConnectionsPerHost)
-        hasher.combine(idleConnectionTimeout)
-        hasher.combine(connectTimeout)
-        hasher.combine(resolve)
-        hasher.combine(tls)
     }
 
     /// TLS settings.
     public struct TLSOptions: Sendable, Hashable {
         /// The lowest TLS version accepted.
-        public var minimumVersion: Version {
-            get { chosen.minimumVersion ?? .tls12 }
-            set { chosen.minimumVersion = newValue }
-        }
+        @HandlerSetting public var minimumVersion: Version = .tls12
         /// A PEM file of extra trusted root certificates, added to the system's.
-        public var additionalTrustRootsPEMFile: String? {
-            get { chosen.additionalTrustRootsPEMFile ?? nil }
-            set { chosen.additionalTrustRootsPEMFile = .some(newValue) }
-        }
+        @HandlerSetting public var additionalTrustRootsPEMFile: String? = nil
         /// Whether to verify the server's certificate and host name. Turning it off is curl's `-k`.
-        public var verifiesCertificates: Bool {
-            get { chosen.verifiesCertificates ?? true }
-            set { chosen.verifiesCertificates = newValue }
-        }
-
-        /// The settings set so far, `nil` where left at the default.
-        private var chosen = Chosen()
-
-        private struct Chosen: Sendable {
-            var minimumVersion: Version?
-            // Set to `.some(nil)` when a request asks for no extra roots over a session that has some.
-            var additionalTrustRootsPEMFile: String??
-            var verifiesCertificates: Bool?
-        }
+        @HandlerSetting public var verifiesCertificates = true
 
         /// Makes the default TLS settings: TLS 1.2 or later, the system's trust store, full verification.
         public init() {}
 
         /// The session's TLS settings with those the request set in their place.
         static func merged(_ request: TLSOptions, over session: TLSOptions) -> TLSOptions {
-            var merged = session
-            if let value = request.chosen.minimumVersion { merged.minimumVersion = value }
-            if let value = request.chosen.additionalTrustRootsPEMFile { merged.additionalTrustRootsPEMFile = value }
-            if let value = request.chosen.verifiesCertificates { merged.verifiesCertificates = value }
+            var merged = request
+            merged._minimumVersion = request._minimumVersion.over(session._minimumVersion)
+            merged._additionalTrustRootsPEMFile = request._additionalTrustRootsPEMFile.over(session._additionalTrustRootsPEMFile)
+            merged._verifiesCertificates = request._verifiesCertificates.over(session._verifiesCertificates)
             return merged
-        }
-
-        /// Whether every setting reads the same.
-        public static func == (lhs: TLSOptions, rhs: TLSOptions) -> Bool {
-            lhs.minimumVersion == rhs.minimumVersion
-                && lhs.additionalTrustRootsPEMFile == rhs.additionalTrustRootsPEMFile
-                && lhs.verifiesCertificates == rhs.verifiesCertificates
-        }
-
-        /// Hashes every setting as it reads.
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(minimumVersion)
-            hasher.combine(additionalTrustRootsPEMFile)
-            hasher.combine(verifiesCertificates)
         }
 
         /// A TLS protocol version.
