@@ -154,6 +154,8 @@ struct FTPUploadAndLoginTests {
         request.options[FTPOptions.self].tls = .never
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
+        // Every setting is one `merged(_:over:)` knows: a new one must be added there.
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 8)
     }
 
     @Test("Active mode (the server connects back) downloads too")

@@ -131,6 +131,10 @@ struct HTTPNginxTests {
         lax.tls.verifiesCertificates = false
         #expect(HTTPClientOptions.merged(strict, over: lax).tls.verifiesCertificates == true)
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
+        // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
+        // set it would take the default over its session's.
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 5)
+        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 3)
         // Equal when they read the same, set or not: requests that set a default share a pool.
         var explicit = HTTPClientOptions()
         explicit.connectTimeout = 30

@@ -8,8 +8,8 @@
 ///     @HandlerSetting var timeout: Double = 30
 ///     static func merged(_ request: Self, over session: Self) -> Self {
 ///         var merged = request
-///         merged._greeting = request._greeting.over(session._greeting)
-///         merged._timeout = request._timeout.over(session._timeout)
+///         merged.$greeting = request.$greeting.over(session.$greeting)
+///         merged.$timeout = request.$timeout.over(session.$timeout)
 ///         return merged
 ///     }
 /// }
@@ -30,6 +30,12 @@ public struct HandlerSetting<Value: Hashable & Sendable>: Hashable, Sendable {
     public var wrappedValue: Value {
         get { chosen ?? standard }
         set { chosen = newValue }
+    }
+
+    /// The setting itself (`$name`), for ``over(_:)`` and ``isSet``, from any file.
+    public var projectedValue: HandlerSetting {
+        get { self }
+        set { self = newValue }
     }
 
     /// Whether a value was set, even one equal to the default.

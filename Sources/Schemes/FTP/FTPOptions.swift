@@ -51,14 +51,14 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// keeps its session's others (its trust roots, its TLS use).
     public static func merged(_ requestValue: FTPOptions, over sessionValue: FTPOptions) -> FTPOptions {
         var merged = requestValue
-        merged._tls = requestValue._tls.over(sessionValue._tls)
-        merged._usesActiveMode = requestValue._usesActiveMode.over(sessionValue._usesActiveMode)
-        merged._createsMissingDirectories = requestValue._createsMissingDirectories.over(sessionValue._createsMissingDirectories)
-        merged._connectTimeout = requestValue._connectTimeout.over(sessionValue._connectTimeout)
-        merged._trustRootsPEMFile = requestValue._trustRootsPEMFile.over(sessionValue._trustRootsPEMFile)
-        merged._verifiesCertificates = requestValue._verifiesCertificates.over(sessionValue._verifiesCertificates)
-        merged._readsModificationDate = requestValue._readsModificationDate.over(sessionValue._readsModificationDate)
-        merged._idleConnectionTimeout = requestValue._idleConnectionTimeout.over(sessionValue._idleConnectionTimeout)
+        merged.$tls = requestValue.$tls.over(sessionValue.$tls)
+        merged.$usesActiveMode = requestValue.$usesActiveMode.over(sessionValue.$usesActiveMode)
+        merged.$createsMissingDirectories = requestValue.$createsMissingDirectories.over(sessionValue.$createsMissingDirectories)
+        merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
+        merged.$trustRootsPEMFile = requestValue.$trustRootsPEMFile.over(sessionValue.$trustRootsPEMFile)
+        merged.$verifiesCertificates = requestValue.$verifiesCertificates.over(sessionValue.$verifiesCertificates)
+        merged.$readsModificationDate = requestValue.$readsModificationDate.over(sessionValue.$readsModificationDate)
+        merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
         return merged
     }
 

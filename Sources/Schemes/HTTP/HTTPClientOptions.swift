@@ -32,11 +32,11 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The session's settings with those the request set in their place.
     public static func merged(_ requestValue: HTTPClientOptions, over sessionValue: HTTPClientOptions) -> HTTPClientOptions {
         var merged = requestValue
-        merged._maximumConnectionsPerHost = requestValue._maximumConnectionsPerHost.over(sessionValue._maximumConnectionsPerHost)
-        merged._idleConnectionTimeout = requestValue._idleConnectionTimeout.over(sessionValue._idleConnectionTimeout)
-        merged._connectTimeout = requestValue._connectTimeout.over(sessionValue._connectTimeout)
-        merged._resolve = sessionValue._resolve
-        if requestValue._resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
+        merged.$maximumConnectionsPerHost = requestValue.$maximumConnectionsPerHost.over(sessionValue.$maximumConnectionsPerHost)
+        merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
+        merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
+        merged.$resolve = sessionValue.$resolve
+        if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
         merged.tls = TLSOptions.merged(requestValue.tls, over: sessionValue.tls)
         return merged
     }
@@ -56,9 +56,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         /// The session's TLS settings with those the request set in their place.
         static func merged(_ request: TLSOptions, over session: TLSOptions) -> TLSOptions {
             var merged = request
-            merged._minimumVersion = request._minimumVersion.over(session._minimumVersion)
-            merged._additionalTrustRootsPEMFile = request._additionalTrustRootsPEMFile.over(session._additionalTrustRootsPEMFile)
-            merged._verifiesCertificates = request._verifiesCertificates.over(session._verifiesCertificates)
+            merged.$minimumVersion = request.$minimumVersion.over(session.$minimumVersion)
+            merged.$additionalTrustRootsPEMFile = request.$additionalTrustRootsPEMFile.over(session.$additionalTrustRootsPEMFile)
+            merged.$verifiesCertificates = request.$verifiesCertificates.over(session.$verifiesCertificates)
             return merged
         }
 
