@@ -1,8 +1,6 @@
 import Foundation
 @testable import HTTPScheme
 import HTTPTypes
-import NIOCore
-import NIOPosix
 @testable import Loader
 import TestSupport
 import Testing
@@ -16,81 +14,6 @@ struct HTTPPoolQueueTests {
         configuration.handlerClasses = [HTTPSchemeHandler.self]
         options(&configuration.handlerOptions[HTTPClientOptions.self])
         return LoaderSession(configuration: configuration)
-    }
-
-    @Test("A load cancelled while its connect hangs closes that socket and gives its place in the pool back: the next request dials")
-    func cancelledConnectFreesItsPlace() async throws {
-        // A listener that never accepts, its queue of accepted connections already full: the kernel drops
-        // further connection requests, so a connect to it hangs (retrying) until its timeout.
-        let group = MultiThreadedEventLoopGroup.singleton
-        let listener = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 1)
-            .serverChannelOption(.autoRead, value: false)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(listener.localAddress?.port)
-        var fillers: [any Channel] = []
-        for _ in 0..<4 {
-            guard let filler = try? await ClientBootstrap(group: group).connectTimeout(.seconds(1))
-                .connect(host: "127.0.0.1", port: port).get() else { break }
-            fillers.append(filler)
-        }
-        defer {
-            fillers.forEach { $0.close(promise: nil) }
-            listener.close(promise: nil)
-        }
-        try #require(fillers.count < 4, "the listener's queue never filled: connects to it would not hang")
-        #expect(await Self.eventually { Self.connectsHanging(to: port) == 0 })
-
-        let session = session {
-            $0.maximumConnectionsPerHost = 1
-            $0.connectTimeout = 10
-        }
-        let url = URL(string: "http://127.0.0.1:\(port)/x")!
-        let first = Task { try await session.data(from: url) }
-        #expect(await Self.eventually { Self.connectsHanging(to: port) == 1 }, "the first load never dialled")
-        first.cancel()
-        #expect(await loadError { _ = try await first.value }?.code == .cancelled)
-        #expect(await Self.eventually { Self.connectsHanging(to: port) == 0 }, "the cancelled load's socket is still connecting")
-        // The next request to the same origin dials now, rather than waiting in the queue behind a connect
-        // nobody wants.
-        let second = Task { try await session.data(from: url) }
-        #expect(await Self.eventually { Self.connectsHanging(to: port) == 1 }, "the next request did not dial: the cancelled load kept its place")
-        second.cancel()
-        #expect(await loadError { _ = try await second.value }?.code == .cancelled)
-    }
-
-    /// Sockets on this machine connecting (SYN-SENT) to `port` on 127.0.0.1, from /proc/net/tcp: distinct
-    /// local addresses, as the file, made a page at a time while it is read, may show a line twice.
-    private static func connectsHanging(to port: Int) -> Int {
-        guard let table = Self.wholeFile("/proc/net/tcp") else { return -1 }
-        let remote = "0100007F:" + String(format: "%04X", port)
-        var locals: Set<Substring> = []
-        for line in table.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if fields.count > 3, fields[2] == remote, fields[3] == "02" { locals.insert(fields[1]) }
-        }
-        return locals.count
-    }
-
-    /// A file read to its end with `read`: a /proc file says it is empty, and a reader that trusts its size
-    /// (or stops at the first short read) gets only its first page.
-    private static func wholeFile(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        for _ in 0..<10_000 {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<500 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
-        return condition()
     }
 
     @Test("Cancelled waiters leave the queue; the others are served in turn on one new connection")

@@ -318,8 +318,6 @@ final class ConnectionPool: Sendable {
     }
 
     private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> HTTPConnection {
-        // A load cancelled before it dials gives its place back at once.
-        if Task.isCancelled { throw CancellationError() }
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
@@ -357,30 +355,6 @@ final class ConnectionPool: Sendable {
         }.get()
     }
 
-    /// The channel once `connecting` completes, unless the task is cancelled first: then the wait ends at
-    /// once, so that the load's place in the pool goes to the next request instead of waiting out a host
-    /// slow to answer (up to the connect timeout), and the socket (`dialling`, once made) is closed, still
-    /// connecting or not.
-    private static func connected(_ connecting: EventLoopFuture<any Channel>, dialling: Locked<(any Channel)?>) async throws -> any Channel {
-        let waiter = Locked<CheckedContinuation<any Channel, any Error>?>(nil)
-        @Sendable func giveUp() {
-            guard let continuation = waiter.withLock({ $0.take() }) else { return }
-            dialling.withLock { $0 }?.close(promise: nil)
-            connecting.whenSuccess { $0.close(promise: nil) }
-            continuation.resume(throwing: CancellationError())
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Channel, any Error>) in
-                waiter.withLock { $0 = continuation }
-                connecting.whenComplete { result in waiter.withLock { $0.take() }?.resume(with: result) }
-                // Cancelled before the continuation was stored: the handler below found nothing to end.
-                if Task.isCancelled { giveUp() }
-            }
-        } onCancel: {
-            giveUp()
-        }
-    }
-
     /// How the server's certificate is checked on one connection attempt.
     private enum Verification {
         /// NIOSSL's rules, or none when the options turn verification off.
@@ -406,11 +380,6 @@ final class ConnectionPool: Sendable {
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
-        // Checked here too: a load cancelled since `open` looked (a trust file read, the delegate's second
-        // dial) sends no connection attempt.
-        if Task.isCancelled { throw CancellationError() }
-        // The channel as soon as it exists, so that a cancel can close it while it is still connecting.
-        let dialling = Locked<(any Channel)?>(nil)
         // One budget for the connect and the handshake together: the handshake gets what the connect left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -426,7 +395,6 @@ final class ConnectionPool: Sendable {
             // connection at twice the largest read, which the allowance does not count.
             .channelOption(.recvAllocator, value: ReadBufferSizer(grant: sslContext == nil ? ReadBufferGrant() : nil))
             .channelInitializer { channel in
-                dialling.withLock { $0 = channel }
                 do {
                     let sync = channel.pipeline.syncOperations
                     if let sslContext {
@@ -455,7 +423,7 @@ final class ConnectionPool: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await Self.connected(bootstrap.connect(host: target, port: key.port), dialling: dialling)
+            channel = try await bootstrap.connect(host: target, port: key.port).get()
         } catch {
             handshake?.fail(error)
             throw error
