@@ -189,9 +189,8 @@ final class ReadingLifetime: Sendable {
 
     deinit {
         guard !completion.isFinished else { return }
-        let url = completion.task.currentRequest.url
         body.discard()
-        _ = completion.finish(LoadError(.cancelled, url: url, reason: "the reader stopped before the end of the byte stream"))
+        completion.cancel(because: "the reader stopped before the end of the byte stream")
     }
 }
 
@@ -214,9 +213,12 @@ final class TaskCompletion: Sendable {
         return task.complete(with: error)
     }
 
+    /// Completes the task as cancelled, for `reason`, unless the stream has ended.
+    func cancel(because reason: String) {
+        _ = finish(LoadError(.cancelled, url: task.currentRequest.url, reason: reason))
+    }
+
     deinit {
-        if !done.load(ordering: .acquiring) {
-            task.complete(with: LoadError(.cancelled, url: task.currentRequest.url, reason: "the byte stream was released before its end"))
-        }
+        cancel(because: "the byte stream was released before its end")
     }
 }

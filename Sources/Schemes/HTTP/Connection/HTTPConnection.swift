@@ -109,6 +109,7 @@ final class HTTPConnection: Sendable {
     /// or a TLS alert fails the exchange and closes the connection, and the write still pending then fails
     /// with a bare "closed" that would hide the cause (and let a request be retried as if the server had
     /// merely dropped an idle connection).
+    ///
     /// `done` must be the future the exchange's end completes (an upload's exchange always reports to one;
     /// a fast-path exchange, which reports to its handler, never uploads), or this would wait forever.
     private static func cause(of writeError: any Error, in exchange: HTTPExchange, done: EventLoopFuture<Void>) async -> any Error {
