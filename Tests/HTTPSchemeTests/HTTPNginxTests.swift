@@ -112,13 +112,13 @@ struct HTTPNginxTests {
             $0.handlerOptions[HTTPClientOptions.self].resolve["localhost.invalid:\(port)"] = "127.0.0.1"
         }
         var request = LoadRequest(url: try Nginx.https("/hello.txt"))
-        request.options[HTTPClientOptions.self].connectTimeout = 5
+        request.options[HTTPClientOptions.self].connectTimeout = 20
         let (data, _) = try await session.data(for: request)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
 
         let merged = HTTPClientOptions.merged(request.options[HTTPClientOptions.self],
                                               over: session.configuration.handlerOptions[HTTPClientOptions.self])
-        #expect(merged.connectTimeout == 5)
+        #expect(merged.connectTimeout == 20)
         #expect(merged.tls.additionalTrustRootsPEMFile == (try Nginx.require().caFile))
         #expect(merged.resolve == ["localhost.invalid:\(port)": "127.0.0.1"])
         var modern = HTTPClientOptions()

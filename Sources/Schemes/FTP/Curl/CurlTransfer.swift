@@ -60,8 +60,11 @@ final class CurlTransfer: @unchecked Sendable {
     var usesSharedConnections = false
     /// Whether the transfer failed on a kept connection that had gone away, before anything reached the reader:
     /// the handler then tries once more on a new connection. Set on the engine's thread before the transfer's
-    /// completion is resumed, read after it.
-    private(set) var failedOnLostKeptConnection = false
+    /// completion is resumed, read by the handler after it.
+    var failedOnLostKeptConnection: Bool { lostKeptConnection.load(ordering: .acquiring) }
+    // Atomic, not a plain field: the thread sanitizer reported the handler's read against the engine's write
+    // (1 run in 8) though the continuation's resume lies between them.
+    private let lostKeptConnection = Atomic<Bool>(false)
 
     /// Whether the reader has room for another chunk.
     private let hasRoom = Atomic<Bool>(true)
@@ -245,7 +248,7 @@ final class CurlTransfer: @unchecked Sendable {
             // came from a server that was still there, and is not retried.
             var made = -1
             ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &made)
-            failedOnLostKeptConnection = made == 0
+            lostKeptConnection.store(made == 0, ordering: .releasing)
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }

@@ -431,22 +431,19 @@ final class ConnectionPool: Sendable {
         if let handshake {
             // The connect timeout covers the handshake too, and a cancelled load stops waiting for it: a server
             // that accepts and never answers the hello would otherwise hold a place in the pool for as long as
-            // it kept the connection open. (A promise already completed ignores a later failure.)
+            // it kept the connection open. The deadline and the cancel only fail the promise, and the channel
+            // closes when the promise failed: a handshake that won the race keeps its connection (closing it
+            // unconditionally broke the request that came after, as "connection closed").
+            handshake.futureResult.whenFailure { _ in channel.close(promise: nil) }
             let seconds = key.options.connectTimeout
             let timer = channel.eventLoop.scheduleTask(deadline: connectDeadline) {
                 handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s for the connect and the handshake (the connect timeout)"))
-                channel.close(promise: nil)
             }
             defer { timer.cancel() }
-            do {
-                try await withTaskCancellationHandler {
-                    try await handshake.futureResult.get()
-                } onCancel: {
-                    channel.close(promise: nil)
-                }
-            } catch {
-                channel.close(promise: nil)
-                throw error
+            try await withTaskCancellationHandler {
+                try await handshake.futureResult.get()
+            } onCancel: {
+                handshake.fail(CancellationError())
             }
         }
         return channel
