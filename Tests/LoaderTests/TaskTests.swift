@@ -82,6 +82,53 @@ struct TaskTests {
         #expect(task.progress.fractionCompleted == 1)
     }
 
+    @Test("A suspended task is not subject to its request timeout: the timeout counts again from resume()")
+    func suspendedPastRequestTimeout() async throws {
+        let (probeID, probe) = Probes.make()
+        let session = testSession { $0.timeoutIntervalForRequest = 1 }
+        let outcome = Locked<LoadError??>(nil)
+        // A response, then nothing: idle, the load times out a second after its last activity.
+        let task = session.dataTask(with: URL(string: "hang://\(probeID)")!) { _, _, error in
+            outcome.withLock { $0 = .some(error) }
+        }
+        task.resume()
+        #expect(await eventually { probe["started"] == 1 })
+        task.suspend()
+        // Two and a half times the timeout, suspended: the task is still waiting, its handler still running.
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(outcome.withLock { $0 } == nil, "the task timed out while suspended")
+        #expect(probe["stopped"] == 0)
+        #expect(task.state == .suspended)
+        task.resume()
+        // Resumed and still idle: now the timeout applies.
+        #expect(await eventually(within: 10) { outcome.withLock { $0 != nil } })
+        #expect(outcome.withLock { $0 }??.code == .timedOut)
+        #expect(await eventually { probe["stopped"] == 1 })
+    }
+
+    @Test("Time spent suspended does not count against the resource timeout")
+    func suspendedPastResourceTimeout() async throws {
+        let (probeID, probe) = Probes.make()
+        let session = testSession {
+            $0.bodyBufferLimit = 128 * 1024
+            $0.timeoutIntervalForResource = 1.5
+        }
+        let outcome = Locked<(Int, LoadError?)?>(nil)
+        // 16 chunks, 5 ms apart: well within the resource timeout when not suspended.
+        let task = session.dataTask(with: URL(string: "stream://\(probeID)/1000000?pace=5")!) { data, _, error in
+            outcome.withLock { $0 = (data?.count ?? 0, error) }
+        }
+        task.resume()
+        #expect(await eventually { probe["produced"] > 0 })
+        task.suspend()
+        try await Task.sleep(for: .milliseconds(2000))
+        #expect(outcome.withLock { $0 } == nil, "the task ended while suspended")
+        task.resume()
+        #expect(await eventually(within: 10) { outcome.withLock { $0 != nil } })
+        #expect(outcome.withLock { $0 }?.1 == nil, "\(String(describing: outcome.withLock { $0 }?.1))")
+        #expect(outcome.withLock { $0 }?.0 == 1_000_000)
+    }
+
     @Test("Cancelling the Swift task of a reader waiting on a suspended load ends it cancelled and stops the handler")
     func cancelSuspendedReader() async throws {
         let (probeID, probe) = Probes.make()

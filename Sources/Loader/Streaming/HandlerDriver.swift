@@ -278,15 +278,21 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     /// Checks the idle and resource timeouts; one timer per load, re-armed only when it fires.
     /// Fails the load if it went idle too long or passed its resource deadline; `false` once it has ended.
+    /// A suspended task is not judged (as URLSession's is not subject to timeouts): its time suspended moves the
+    /// resource deadline back, and its idleness counts from its last resume.
     func checkTimeouts(now: UInt64) -> Bool {
+        // Read apart from this driver's lock: the task's lock is never taken inside it.
+        let pause = guarded.withLock { $0.task }?.pause ?? LoadTask.Pause()
+        if pause.since != nil { return !hasTerminated }
         let error = guarded.withLock { guarded -> LoadError? in
             guard !guarded.events.isTerminated else { return nil }
-            if now >= resourceDeadline {
+            if now >= resourceDeadline &+ pause.total {
                 return LoadError(.timedOut, url: url, reason: "the resource timeout passed")
             }
             // A full buffer waits for the reader, not for the handler: that is not idleness.
             // Activity may be newer than `now` (recorded since it was read): then the load is not idle.
-            let idle = guarded.events.lastActivity >= now ? 0 : now - guarded.events.lastActivity
+            let lastActivity = max(guarded.events.lastActivity, pause.endedAt)
+            let idle = lastActivity >= now ? 0 : now - lastActivity
             if Self.seconds(idle) >= idleTimeout, !guarded.events.isWaitingForConsumer {
                 return LoadError(.timedOut, url: url, reason: "no progress for \(Self.format(idleTimeout)) s (the request timeout)")
             }

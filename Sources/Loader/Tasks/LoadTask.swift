@@ -49,6 +49,26 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var resourceClockStart: UInt64?
         /// Whether the body went to a stream's reader (``handBodyToReader()``).
         var readerHasBody = false
+        /// Time spent suspended after the first start, on the watchdog's clock: timeouts do not count it.
+        var pause = Pause()
+    }
+
+    /// Suspensions of a started task, as its timeouts see them.
+    struct Pause: Sendable {
+        /// When the running suspension began; `nil` while the task runs.
+        var since: UInt64?
+        /// Nanoseconds spent in suspensions that have ended.
+        var total: UInt64 = 0
+        /// When the last suspension ended (0: never): the load was not idle before then.
+        var endedAt: UInt64 = 0
+
+        /// Ends a running suspension at `now`.
+        mutating func end(at now: UInt64) {
+            guard let since else { return }
+            total &+= now >= since ? now - since : 0
+            endedAt = now
+            self.since = nil
+        }
     }
 
     /// The default priority, 0.5.
@@ -109,6 +129,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         let (starter, waiters) = mutable.withLock { m -> ((@Sendable (LoadTask) -> Void)?, [CheckedContinuation<Void, Never>]) in
             guard m.state == .suspended || (m.state == .canceling && m.starter != nil) else { return (nil, []) }
             if m.state == .suspended { m.state = .running }
+            m.pause.end(at: Watchdog.now())
             defer { m.starter = nil; m.resumeWaiters = [] }
             return (m.starter, m.resumeWaiters)
         }
@@ -116,10 +137,14 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         starter?(self)
     }
 
-    /// Pauses a running task: its body stops being read, so backpressure holds the handler back.
+    /// Pauses a running task: its body stops being read, so backpressure holds the handler back. While
+    /// suspended the task is not subject to timeouts: the request timeout counts again from ``resume()``, and
+    /// the time spent suspended is added to the resource timeout.
     public func suspend() {
         mutable.withLock { m in
-            if m.state == .running { m.state = .suspended }
+            guard m.state == .running else { return }
+            m.state = .suspended
+            m.pause.since = Watchdog.now()
         }
     }
 
@@ -186,9 +211,14 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             if let start = m.resourceClockStart { return start }
             let now = Watchdog.now()
             m.resourceClockStart = now
+            // Suspended before the clock started: that time was never counted.
+            m.pause.total = 0
             return now
         }
     }
+
+    /// The task's suspensions, for its driver's timeouts.
+    var pause: Pause { mutable.withLock { $0.pause } }
 
     /// Makes `driver` the one that ``cancel()`` reaches, and records the request it loads.
     func attach(_ driver: HandlerDriver, request: LoadRequest) throws {
