@@ -62,6 +62,40 @@ struct HTTPMisbehaviourTests {
         #expect(error?.url == url)
     }
 
+    /// A body stream that gives one chunk and then waits (a live recording, a pipe) until it is stopped, which
+    /// `stopped` records.
+    private static func waitingBody(stopped: Locked<Bool>) -> RequestBody {
+        .stream(length: nil) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(Data(repeating: UInt8(ascii: "r"), count: 1024))
+                continuation.onTermination = { _ in stopped.withLock { $0 = true } }
+            }
+        }
+    }
+
+    @Test("A server that refuses an upload before its body is sent: the response stands, and the body's stream is stopped")
+    func refusedDuringSlowUpload() async throws {
+        let stopped = Locked(false)
+        let request = LoadRequest(url: server.url("/refuse-upload"), method: .put, body: Self.waitingBody(stopped: stopped),
+                                  timeoutInterval: 10)
+        let (data, response) = try await scriptedSession().data(for: request)
+        #expect(response.status?.code == 413)
+        #expect(String(decoding: data, as: UTF8.self) == "too big\n")
+        #expect(await eventually { stopped.withLock { $0 } }, "the body's stream was left waiting")
+    }
+
+    @Test("A malformed answer while the body's stream waits fails the load at once with badServerResponse, not at the timeout")
+    func malformedDuringSlowUpload() async throws {
+        let stopped = Locked(false)
+        let url = server.url("/garbage-before-body")
+        let request = LoadRequest(url: url, method: .put, body: Self.waitingBody(stopped: stopped), timeoutInterval: 10)
+        // Without the fix the load waited for the stream's next chunk, and failed at the request timeout.
+        let error = await loadError { _ = try await scriptedSession().data(for: request) }
+        #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(await eventually { stopped.withLock { $0 } }, "the body's stream was left waiting")
+    }
+
     @Test("Slow headers past the request timeout fail with timedOut")
     func slowHeaders() async {
         let url = server.url("/slow-headers")

@@ -88,11 +88,18 @@ private final class ScriptHandler: ChannelInboundHandler {
     private var answeredEarly = false
 
     /// `PUT /garbage-before-body` is answered as soon as its head is in, with a malformed status line, while
-    /// the client is still sending its body: a server that will not wait for an upload.
+    /// the client is still sending its body: a server that will not wait for an upload. `PUT /refuse-upload`
+    /// likewise, with a well-formed 413 (and `Connection: close`), as a server refuses an upload too large.
     private func answerEarly(_ context: ChannelHandlerContext) {
-        guard !answeredEarly, buffer.readableBytesView.starts(with: Array("PUT /garbage-before-body ".utf8)) else { return }
-        answeredEarly = true
-        Self.send(context, "HTTP/1.1 twohundred OK\r\nContent-Length: 0\r\n\r\n")
+        guard !answeredEarly else { return }
+        let bytes = buffer.readableBytesView
+        if bytes.starts(with: Array("PUT /garbage-before-body ".utf8)) {
+            answeredEarly = true
+            Self.send(context, "HTTP/1.1 twohundred OK\r\nContent-Length: 0\r\n\r\n")
+        } else if bytes.starts(with: Array("PUT /refuse-upload ".utf8)) {
+            answeredEarly = true
+            Self.send(context, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big\n")
+        }
     }
 
     struct Request {

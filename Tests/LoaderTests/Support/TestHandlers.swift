@@ -253,16 +253,6 @@ func testSession(
     return LoaderSession(configuration: configuration, delegate: delegate)
 }
 
-/// Waits up to `seconds` for `condition`, polling every 10 ms.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 /// Runs the rest of the chain in a task of its own that is cancelled before it calls next.
 struct PreCancelledNext: LoadMiddleware {
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {

@@ -39,10 +39,10 @@ final class HTTPConnection: Sendable {
 
     /// Sends the request and waits for the end of its response, whose events go to the exchange's client.
     ///
-    /// The request counts as sent (so the connection may be reused) once its last byte is written: the
+    /// The request counts as sent (so the connection may be reused) once its last part is written: with the
     /// last body byte for a `Content-Length` body, the terminating chunk for a chunked one. That moment is
     /// recorded on the event loop as the write completes, before any later read of the response's end. A
-    /// server may answer before the body is all sent; then sending stops and the response stands.
+    /// server may answer before the body is all sent; then sending stops at once and the response stands.
     /// `done` is the future the exchange's end completes.
     func execute(_ exchange: HTTPExchange, head: HTTPRequestHead, body: RequestBody?, done: EventLoopFuture<Void>) async throws {
         guard let body else {
@@ -54,14 +54,45 @@ final class HTTPConnection: Sendable {
             return
         }
         let forwarder = self.forwarder
+        try await channel.eventLoop.submit { try forwarder.value.start(exchange) }.get()
+        // The body is read and sent by a task of its own, which the exchange's end stops: a server that answers
+        // before the body is all sent (a 401, a 413) ends the load then, not at the body stream's next chunk,
+        // which may be long in coming.
+        let sending = Task { try await self.sendBody(body, of: exchange, head: head, done: done) }
+        done.whenComplete { _ in sending.cancel() }
+        do {
+            try await withTaskCancellationHandler {
+                try await sending.value
+            } onCancel: {
+                sending.cancel()
+            }
+        } catch where exchange.endReported {
+            // Stopped by the exchange's end, or failed with it: the exchange's own result stands.
+        }
+        try await done.get()
+    }
+
+    /// Writes the head and the body, and returns once they are written or the response has ended. Throws when
+    /// the body fails or gives other than its announced length, or when it was stopped (a cancel, the exchange's
+    /// failure): a stream stopped early must never go out as the body's end.
+    ///
+    /// The request's end is written with its last bytes, in one trip, and the request counts as sent (its
+    /// connection reusable) once that write completes. Written apart, a response that ended in between gave the
+    /// connection back to the pool first, and the end could go out in the middle of the next request on it.
+    private func sendBody(_ body: RequestBody, of exchange: HTTPExchange, head: HTTPRequestHead, done: EventLoopFuture<Void>) async throws {
         let loop = channel.eventLoop
         let channel = self.channel
-        try await loop.submit { try forwarder.value.start(exchange) }.get()
         let contentLength = head.headers.first(name: "content-length").flatMap { Int64($0) }
-
-        let headWritten = loop.makePromise(of: Void.self)
-        if contentLength == 0 { headWritten.futureResult.whenSuccess { exchange.markRequestSent() } }
-        channel.write(HTTPClientRequestPart.head(head), promise: headWritten)
+        var endWritten = false
+        if contentLength == 0 {
+            let written = loop.makePromise(of: Void.self)
+            written.futureResult.whenSuccess { exchange.markRequestSent() }
+            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+            endWritten = true
+        } else {
+            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        }
         let expected = body.knownLength
         var sent: Int64 = 0
         for try await chunk in body.chunks() {
@@ -69,40 +100,54 @@ final class HTTPConnection: Sendable {
             // request (a file that grew since its size was read, a stream that gave more than it said). If the
             // server has answered already, it had the request as announced: sending simply stops.
             if let contentLength, sent + Int64(chunk.count) > contentLength {
-                if exchange.responseEnded { break }
-                close()
-                throw LoadError(.requestBodyStreamExhausted, url: exchange.url,
-                                reason: "the request body gave more than its announced \(contentLength) bytes")
+                if exchange.responseEnded { return }
+                throw failing(exchange, LoadError(.requestBodyStreamExhausted, url: exchange.url,
+                                                  reason: "the request body gave more than its announced \(contentLength) bytes"))
             }
             sent += Int64(chunk.count)
             let written = loop.makePromise(of: Void.self)
-            if let contentLength, sent == contentLength { written.futureResult.whenSuccess { exchange.markRequestSent() } }
+            let part = HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk)))
+            if let contentLength, sent == contentLength {
+                written.futureResult.whenSuccess { exchange.markRequestSent() }
+                channel.write(part, promise: nil)
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+                endWritten = true
+            } else {
+                channel.writeAndFlush(part, promise: written)
+            }
             // Waiting for each write keeps a fast body from piling up in memory ahead of the socket.
-            channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk))), promise: written)
             do {
                 try await written.futureResult.get()
             } catch {
-                if exchange.responseEnded { break }
+                if exchange.responseEnded { return }
                 throw await Self.cause(of: error, in: exchange, done: done)
             }
             exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
-            if exchange.responseEnded { break }
+            if exchange.responseEnded { return }
         }
-        if let announced = contentLength ?? expected, sent != announced, !exchange.responseEnded {
-            close()
-            throw LoadError(.requestBodyStreamExhausted, url: exchange.url, reason: "the request body gave \(sent) of its announced \(announced) bytes")
+        if exchange.responseEnded { return }
+        if Task.isCancelled || exchange.endReported { throw CancellationError() }
+        if let announced = contentLength ?? expected, sent != announced {
+            throw failing(exchange, LoadError(.requestBodyStreamExhausted, url: exchange.url,
+                                              reason: "the request body gave \(sent) of its announced \(announced) bytes"))
         }
-        if !exchange.responseEnded {
-            let ended = loop.makePromise(of: Void.self)
-            if contentLength == nil { ended.futureResult.whenSuccess { exchange.markRequestSent() } }
-            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: ended)
-            do {
-                try await ended.futureResult.get()
-            } catch {
-                if !exchange.responseEnded { throw await Self.cause(of: error, in: exchange, done: done) }
-            }
+        guard !endWritten else { return }
+        let ended = loop.makePromise(of: Void.self)
+        ended.futureResult.whenSuccess { exchange.markRequestSent() }
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: ended)
+        do {
+            try await ended.futureResult.get()
+        } catch {
+            if !exchange.responseEnded { throw await Self.cause(of: error, in: exchange, done: done) }
         }
-        try await done.get()
+    }
+
+    /// Fails `exchange` with `error` and closes the connection (the request went out other than announced), and
+    /// returns the error to throw. The exchange is failed first, so that the close does not report it as closed.
+    private func failing(_ exchange: HTTPExchange, _ error: LoadError) -> LoadError {
+        exchange.fail(error)
+        close()
+        return error
     }
 
     /// What to report for a write that failed: the exchange's own failure if it had one. A malformed response
