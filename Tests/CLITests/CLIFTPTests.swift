@@ -114,6 +114,20 @@ struct CLIFTPTests {
         #expect(try Data(contentsOf: landed) == Data("named\n".utf8))
     }
 
+    @Test("An upload the server refuses exits 25 (curl's upload failed), naming the URL; the server's file is not made")
+    func refusedUpload() async throws {
+        let server = try ftp()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-refused-\(UUID().uuidString).txt")
+        try Data("refused\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        // Anonymous users may only read: the server refuses the STOR.
+        let url = "ftp://127.0.0.1:\(server.port)/upload/\(file.lastPathComponent)"
+        let run = try await LoadURLProcess.run(["-sS", "-T", file.path, url])
+        #expect(run.status == 25, "\(run.stderr)")
+        #expect(run.stderr.contains(url), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: server.root + "/upload/" + file.lastPathComponent))
+    }
+
     @Test("Exit statuses as curl's: 78 for a missing remote file, 67 for a refused login")
     func exitStatuses() async throws {
         let server = try ftp()

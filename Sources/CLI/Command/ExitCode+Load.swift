@@ -14,6 +14,7 @@ import Loader
 /// | 7 | cannot connect |
 /// | 22 | `-f` and the server answered with an HTTP error status (400 or above) |
 /// | 23 | the output file could not be written |
+/// | 25 | the server refused the upload (FTP: `STOR` denied) |
 /// | 26 | the upload body could not be read |
 /// | 28 | timed out |
 /// | 35 | TLS failure |
@@ -30,10 +31,12 @@ import Loader
 /// | 99 | anything else |
 public enum LoadURLExit {
     /// The exit status for `error`: as ``status(for:)-(LoadError.Code)``, except that a missing file on a
-    /// remote (FTP) server is curl's 78, not the 37 of a local one.
+    /// remote (FTP) server is curl's 78, not the 37 of a local one, and a file a remote server would not write
+    /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written.
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url?.isFileURL == false
         if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
+        if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
         return status(for: error.code)
     }
 
@@ -61,6 +64,8 @@ public enum LoadURLExit {
         }
     }
 
+    /// The body could not be written to its output (a full disk, a folder that does not exist).
+    public static let cannotWriteOutput: Int32 = 23
     /// `-f` saw an HTTP status of 400 or more.
     public static let httpError: Int32 = 22
     /// Usage error.

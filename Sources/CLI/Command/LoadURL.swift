@@ -36,9 +36,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
           7  cannot connect                     61  cannot decode body
          22  HTTP error with -f                 63  body too large
          23  cannot write output                67  login denied
-         26  cannot read upload                 78  remote resource not found
+         25  server refused the upload          78  remote resource not found
+         26  cannot read upload                 99  other
          28  timed out                         130  cancelled
-                                                99  other
         """
     )
 
@@ -253,8 +253,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             try output.finish()
             return 0
         } catch {
-            let failure = LoadError.wrapping(error, url: url)
-            let status = LoadURLExit.status(for: failure)
+            let output = error as? OutputFile.Failure
+            let failure = output?.error ?? LoadError.wrapping(error, url: url)
+            let status = output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput
             summary.exitCode = status
             summary.error = failure
             // The meter's line is cleared first, so that the message does not land at the end of it.

@@ -4,6 +4,13 @@ import SystemPackage
 
 /// Where one URL's body goes: standard output, or a file created when the first byte (or head) is written.
 final class OutputFile {
+    /// A failure to write the output, told apart from the load's own failures: a local file that cannot be
+    /// written is curl's 23, whatever the URL.
+    struct Failure: Error {
+        /// The error to report, naming the URL whose body was being written.
+        let error: LoadError
+    }
+
     private let path: String?
     private let createDirectories: Bool
     private let url: URL
@@ -21,7 +28,7 @@ final class OutputFile {
         do {
             _ = try data.withUnsafeBytes { try descriptor.writeAll($0) }
         } catch {
-            throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(path ?? "standard output"): \(error)", underlying: error)
+            throw Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(path ?? "standard output"): \(error)", underlying: error))
         }
     }
 
@@ -34,7 +41,7 @@ final class OutputFile {
         do {
             try descriptor.close()
         } catch {
-            throw LoadError(.cannotWriteToFile, url: url, reason: "cannot finish writing \(path): \(error)", underlying: error)
+            throw Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "cannot finish writing \(path): \(error)", underlying: error))
         }
     }
 
@@ -56,7 +63,7 @@ final class OutputFile {
             descriptor = opened
             return opened
         } catch {
-            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(path): \(error)", underlying: error)
+            throw Failure(error: LoadError(.cannotCreateFile, url: url, reason: "cannot create \(path): \(error)", underlying: error))
         }
     }
 }
