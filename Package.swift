@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HTTPScheme", targets: ["HTTPScheme"]),
         .library(name: "FTPScheme", targets: ["FTPScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
+        .library(name: "Cookies", targets: ["Cookies"]),
         .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
         .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
         .executable(name: "loadurl", targets: ["loadurl"]),
@@ -90,6 +91,14 @@ let package = Package(
             path: "Sources/Schemes/Standard",
             swiftSettings: strict
         ),
+        // The cookie layer's parts, in a target of its own for the data it carries: so far the Public Suffix List
+        // (publicsuffix.org's rules, compiled in by scripts/public-suffix-list) by which a cookie's domain is checked.
+        .target(
+            name: "Cookies",
+            path: "Sources/Middleware/Cookies",
+            exclude: ["PublicSuffix/public_suffix_list.LICENSE"],
+            swiftSettings: strict
+        ),
         // The conformance suite handler authors run in their own tests.
         .target(name: "HandlerConformance", dependencies: ["Loader"], path: "Sources/Conformance", swiftSettings: strict),
         // The command-line tool: its logic as a library (so tests can run it in-process with their own
@@ -123,6 +132,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "CookiesTests", dependencies: ["Cookies", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",
