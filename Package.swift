@@ -91,10 +91,11 @@ let package = Package(
             path: "Sources/Schemes/Standard",
             swiftSettings: strict
         ),
-        // The cookie layer's parts, in a target of its own for the data it carries: so far the Public Suffix List
-        // (publicsuffix.org's rules, compiled in by scripts/public-suffix-list) by which a cookie's domain is checked.
+        // Cookies: a jar with RFC 6265's rules (a session's cookie store), in a target of its own for the data it
+        // carries: the Public Suffix List (publicsuffix.org's rules, compiled in by scripts/public-suffix-list).
         .target(
             name: "Cookies",
+            dependencies: ["Loader"],
             path: "Sources/Middleware/Cookies",
             exclude: ["PublicSuffix/public_suffix_list.LICENSE"],
             swiftSettings: strict
@@ -132,7 +133,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "CookiesTests", dependencies: ["Cookies", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "CookiesTests", dependencies: ["Cookies", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -26,6 +26,10 @@ extension LoaderSession {
         /// by default, a new store in memory for each ephemeral configuration (the sessions made from one such
         /// value share it, as they would share a store set here), `nil` for none.
         public var credentialStore: CredentialStore?
+        /// Where the session keeps cookies, or `nil` (the default) to send and keep none. The `Cookies` library's
+        /// `CookieJar` is one; sessions given the same store share its cookies. A request that sets its own
+        /// `Cookie` field is sent with it alone.
+        public var cookieStore: (any CookieStore)?
         /// Whether and how compressed response bodies are asked for and decoded (on by default).
         public var contentDecoding = ContentDecoding.automatic
         /// Header fields added to every request that does not set them itself. An `Accept-Encoding` here

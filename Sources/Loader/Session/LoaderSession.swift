@@ -55,6 +55,7 @@ public final class LoaderSession: Sendable {
         var layers = configuration.middleware
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)) }
         layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
+        if let cookieStore = configuration.cookieStore { layers.append(CookieMiddleware(store: cookieStore)) }
         if configuration.contentDecoding.isEnabled { layers.append(ContentDecodingMiddleware(settings: configuration.contentDecoding)) }
         self.chain = MiddlewareChain(layers: layers)
     }

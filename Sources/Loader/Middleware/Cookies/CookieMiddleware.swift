@@ -1,0 +1,34 @@
+import FoundationEssentials
+import HTTPTypes
+
+/// Sends a store's cookies with each request and gives the store every response's `Set-Cookie` fields.
+///
+/// Below redirects and authentication (``LoaderSession/Configuration/cookieStore``), so that each hop of a
+/// redirect and each authenticated retry is a request of its own here: a cookie set by a `302` goes with the
+/// request that follows it. A request that sets its own `Cookie` field is sent as it is; what its response
+/// sets is still saved.
+struct CookieMiddleware: LoadMiddleware {
+    let store: any CookieStore
+
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        try await loadSplit(request, context: context, next: next)
+    }
+}
+
+// Everyday work only: a field added on the way down, the response's fields read on the way up.
+extension CookieMiddleware: BuiltInLayer {
+    func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
+        guard request.headerFields[.cookie] == nil, let field = store.cookieField(for: request.url) else {
+            return (request, true)
+        }
+        var request = request
+        request.headerFields.append(HTTPField(name: .cookie, value: field))
+        return (request, true)
+    }
+
+    func transformed(_ result: LoadResult) -> LoadResult {
+        let values = result.response.headerFields[values: .setCookie]
+        if !values.isEmpty { store.save(setCookie: values, from: result.response.url) }
+        return result
+    }
+}

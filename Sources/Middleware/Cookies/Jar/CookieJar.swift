@@ -1,0 +1,148 @@
+import FoundationEssentials
+import Loader
+
+/// Cookies in memory, kept and sent by RFC 6265's rules: a session's ``Loader/CookieStore`` for `http`,
+/// `https`, `ws` and `wss` URLs.
+///
+/// ```swift
+/// var configuration = LoaderSession.Configuration.default
+/// configuration.cookieStore = CookieJar()
+/// ```
+///
+/// A cookie whose `Domain` is a public suffix (`com`, `co.uk`, per ``PublicSuffixList``) or does not cover
+/// the host that set it is refused, as is a `Secure` one set over plain `http` (RFC 6265bis), one whose name
+/// and value pass 4,096 bytes, and a plain one that would replace a `Secure` one. Lifetimes are capped at
+/// 400 days. The jar keeps at most ``maximumCookiesPerDomain`` cookies per registrable domain and
+/// ``maximumCookies`` in all, dropping the earliest created first. Nothing is written to disk.
+public final class CookieJar: CookieStore {
+    /// The most cookies one registrable domain (`example.co.uk`) keeps.
+    public static let maximumCookiesPerDomain = 180
+    /// The most cookies the jar keeps.
+    public static let maximumCookies = 3_000
+    /// The most bytes of a cookie's name and value together.
+    public static let maximumCookieSize = 4_096
+
+    private let publicSuffixes: PublicSuffixList
+    private let stored = Locked<[Cookie]>([])
+    /// The clock, for tests of expiry.
+    private let now: @Sendable () -> Date
+
+    /// Makes an empty jar.
+    /// - Parameter publicSuffixes: The list that tells which domains may not take cookies.
+    public convenience init(publicSuffixes: PublicSuffixList = .shipped) {
+        self.init(publicSuffixes: publicSuffixes, clock: { Date() })
+    }
+
+    init(publicSuffixes: PublicSuffixList, clock: @escaping @Sendable () -> Date) {
+        self.publicSuffixes = publicSuffixes
+        self.now = clock
+    }
+
+    /// Every cookie kept and not expired, in the order they were first stored.
+    public var cookies: [Cookie] {
+        let now = now()
+        return stored.withLock { $0.filter { !$0.isExpired(at: now) } }
+    }
+
+    /// The cookies a request to `url` would carry, in the order of its `Cookie` field: longer paths first,
+    /// then the earlier stored.
+    public func cookies(for url: URL) -> [Cookie] {
+        guard let (host, path, secure) = Self.target(url) else { return [] }
+        let now = now()
+        let matching = stored.withLock { cookies -> [Cookie] in
+            cookies.removeAll { $0.isExpired(at: now) }
+            return cookies.filter { Self.goes($0, toHost: host, path: path, secure: secure) }
+        }
+        return matching.sorted(by: Self.sentFirst)
+    }
+
+    /// Whether `cookie` goes with a request to `host` and `path`, over a secure connection or not.
+    private static func goes(_ cookie: Cookie, toHost host: String, path: String, secure: Bool) -> Bool {
+        let hostMatches = cookie.isHostOnly ? host == cookie.domain : CookieMatching.host(host, matches: cookie.domain)
+        return hostMatches && CookieMatching.path(path, matches: cookie.path) && (secure || !cookie.isSecure)
+    }
+
+    /// The order of a `Cookie` field: longer paths first, then the earlier stored.
+    private static func sentFirst(_ a: Cookie, _ b: Cookie) -> Bool {
+        a.path.utf8.count != b.path.utf8.count ? a.path.utf8.count > b.path.utf8.count : a.created < b.created
+    }
+
+    /// Removes every cookie.
+    public func removeAll() {
+        stored.withLock { $0.removeAll() }
+    }
+
+    // MARK: CookieStore
+
+    /// `name=value` for each of ``cookies(for:)``, joined by `; `; `nil` when there are none.
+    public func cookieField(for url: URL) -> String? {
+        let cookies = cookies(for: url)
+        guard !cookies.isEmpty else { return nil }
+        return cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    /// Stores each cookie `values` sets that the rules allow; one that has expired removes its namesake.
+    public func save(setCookie values: [String], from url: URL) {
+        guard let (host, path, secure) = Self.target(url) else { return }
+        let now = now()
+        for value in values {
+            guard let parsed = SetCookie(value, now: now), let cookie = cookie(parsed, host: host, path: path, secure: secure, now: now) else { continue }
+            store(cookie, now: now)
+        }
+    }
+
+    // MARK: The storage model (RFC 6265 §5.3)
+
+    /// The cookie `parsed` makes for a response from `host`, or `nil` if the rules refuse it.
+    private func cookie(_ parsed: SetCookie, host: String, path: String, secure: Bool, now: Date) -> Cookie? {
+        guard parsed.name.utf8.count + parsed.value.utf8.count <= Self.maximumCookieSize else { return nil }
+        // A `Secure` cookie only from a secure origin: a plain-text response could otherwise plant one.
+        if parsed.isSecure, !secure { return nil }
+        var domain = host
+        var hostOnly = true
+        if var attribute = parsed.domain {
+            if publicSuffixes.isPublicSuffix(attribute) {
+                // A public suffix may set a cookie for itself alone (a host such as `localhost`), never for
+                // the sites beneath it.
+                guard attribute == host else { return nil }
+                attribute = host
+            } else {
+                guard CookieMatching.host(host, matches: attribute) else { return nil }
+                hostOnly = false
+            }
+            domain = attribute
+        }
+        return Cookie(name: parsed.name, value: parsed.value, domain: domain, isHostOnly: hostOnly,
+                      path: parsed.path ?? CookieMatching.defaultPath(path), expires: parsed.expires,
+                      isSecure: parsed.isSecure, isHTTPOnly: parsed.isHTTPOnly, sameSite: parsed.sameSite, created: now)
+    }
+
+    private func store(_ cookie: Cookie, now: Date) {
+        let site = publicSuffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
+        stored.withLock { cookies in
+            var cookie = cookie
+            if let old = cookies.firstIndex(where: { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }) {
+                // A plain cookie does not replace a `Secure` one (RFC 6265bis): the secure site set it.
+                if cookies[old].isSecure, !cookie.isSecure { return }
+                // In its place, with its creation time: the order cookies are sent in stays as it was.
+                cookie.created = cookies[old].created
+                cookies[old] = cookie
+            } else {
+                cookies.append(cookie)
+            }
+            cookies.removeAll { $0.isExpired(at: now) }
+            // Beyond the limits the earliest created go first: the newest is what the site just set.
+            let ofSite = cookies.indices.filter { (publicSuffixes.registrableDomain(of: cookies[$0].domain) ?? cookies[$0].domain) == site }
+            if ofSite.count > Self.maximumCookiesPerDomain { cookies.remove(at: ofSite[0]) }
+            if cookies.count > Self.maximumCookies { cookies.removeFirst(cookies.count - Self.maximumCookies) }
+        }
+    }
+
+    /// The lowercased host, path and whether the connection is secure, for a URL cookies apply to.
+    private static func target(_ url: URL) -> (String, String, Bool)? {
+        guard let scheme = url.scheme?.lowercased(), ["http", "https", "ws", "wss"].contains(scheme),
+              let host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { return nil }
+        let path = url.path(percentEncoded: true)
+        return (host.hasSuffix(".") ? String(host.dropLast()) : host, path.isEmpty ? "/" : path, scheme == "https" || scheme == "wss")
+    }
+}

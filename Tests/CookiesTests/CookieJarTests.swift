@@ -1,0 +1,107 @@
+@testable import Cookies
+import Foundation
+import Loader
+import Testing
+
+@Suite("CookieJar: RFC 6265's storage model and Cookie field, with the Public Suffix List")
+struct CookieJarTests {
+    /// A jar on a clock the test moves.
+    private final class Clock: Sendable {
+        let now = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+        func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
+    }
+
+    private func jar(_ clock: Clock = Clock()) -> CookieJar {
+        CookieJar(publicSuffixes: .shipped, clock: { clock.now.withLock { $0 } })
+    }
+
+    private func url(_ text: String) -> URL { URL(string: text)! }
+
+    @Test("A cookie without Domain goes back to its host alone; with one, to the domain's hosts too")
+    func domains() {
+        let jar = jar()
+        jar.save(setCookie: ["host=1", "wide=2; Domain=example.com"], from: url("https://www.example.com/"))
+        #expect(jar.cookieField(for: url("https://www.example.com/")) == "host=1; wide=2")
+        #expect(jar.cookieField(for: url("https://example.com/")) == "wide=2")
+        #expect(jar.cookieField(for: url("https://a.b.example.com/x")) == "wide=2")
+        #expect(jar.cookieField(for: url("https://badexample.com/")) == nil)
+        #expect(jar.cookieField(for: url("https://other.org/")) == nil)
+        #expect(jar.cookies.first { $0.name == "host" }?.isHostOnly == true)
+    }
+
+    @Test("A Domain that is a public suffix, or that does not cover the host, is refused")
+    func refusedDomains() {
+        let jar = jar()
+        jar.save(setCookie: ["a=1; Domain=com", "b=2; Domain=co.uk", "c=3; Domain=other.com", "d=4; Domain=www.example.co.uk.evil"],
+                 from: url("http://www.example.co.uk/"))
+        jar.save(setCookie: ["e=5; Domain=github.io"], from: url("http://site.github.io/"))
+        #expect(jar.cookies.isEmpty, "\(jar.cookies)")
+        // A host that is itself a public suffix may set a cookie for itself alone.
+        jar.save(setCookie: ["f=6; Domain=localhost"], from: url("http://localhost:8080/"))
+        #expect(jar.cookies.map(\.name) == ["f"])
+        #expect(jar.cookies.first?.isHostOnly == true)
+    }
+
+    @Test("Paths: the default is the request's folder; a cookie goes to its path and the paths beneath, longest first")
+    func paths() {
+        let jar = jar()
+        jar.save(setCookie: ["root=1; Path=/", "deep=2; Path=/docs/api"], from: url("http://example.com/x"))
+        jar.save(setCookie: ["implied=3"], from: url("http://example.com/docs/page.html"))
+        #expect(jar.cookies.first { $0.name == "implied" }?.path == "/docs")
+        #expect(jar.cookieField(for: url("http://example.com/docs/api/v1")) == "deep=2; implied=3; root=1")
+        #expect(jar.cookieField(for: url("http://example.com/docs")) == "implied=3; root=1")
+        #expect(jar.cookieField(for: url("http://example.com/docsx")) == "root=1", "/docs does not cover /docsx")
+    }
+
+    @Test("Secure cookies: set over https only, sent over https only, never replaced from plain http")
+    func secure() {
+        let jar = jar()
+        jar.save(setCookie: ["planted=1; Secure"], from: url("http://example.com/"))
+        #expect(jar.cookies.isEmpty)
+        jar.save(setCookie: ["token=1; Secure"], from: url("https://example.com/"))
+        #expect(jar.cookieField(for: url("http://example.com/")) == nil)
+        #expect(jar.cookieField(for: url("wss://example.com/socket")) == "token=1")
+        jar.save(setCookie: ["token=forged"], from: url("http://example.com/"))
+        #expect(jar.cookieField(for: url("https://example.com/")) == "token=1")
+    }
+
+    @Test("A cookie set again is replaced and keeps its place; Max-Age=0 removes it; expired cookies are not sent")
+    func lifetimes() {
+        let clock = Clock()
+        let jar = jar(clock)
+        let site = url("http://example.com/")
+        jar.save(setCookie: ["a=1", "b=2; Max-Age=60"], from: site)
+        clock.advance(1)
+        jar.save(setCookie: ["a=changed"], from: site)
+        #expect(jar.cookieField(for: site) == "a=changed; b=2", "the replaced cookie keeps its creation time and place")
+        clock.advance(60)
+        #expect(jar.cookieField(for: site) == "a=changed")
+        jar.save(setCookie: ["a=x; Max-Age=0"], from: site)
+        #expect(jar.cookieField(for: site) == nil)
+        #expect(jar.cookies.isEmpty)
+    }
+
+    @Test("Only http(s) and ws(s) take part; a cookie too large, and one with no name, are refused")
+    func limits() {
+        let jar = jar()
+        jar.save(setCookie: ["a=1"], from: url("ftp://example.com/"))
+        jar.save(setCookie: ["big=" + String(repeating: "x", count: 5_000), "=nameless"], from: url("http://example.com/"))
+        #expect(jar.cookies.isEmpty)
+        jar.save(setCookie: ["a=1"], from: url("http://example.com/"))
+        #expect(jar.cookieField(for: url("ftp://example.com/")) == nil)
+        #expect(jar.cookieField(for: url("data:,x")) == nil)
+    }
+
+    @Test("A site keeps at most 180 cookies, the earliest created going first")
+    func perSiteLimit() {
+        let jar = jar()
+        for index in 0..<200 {
+            jar.save(setCookie: ["c\(index)=\(index)"], from: url("http://www.example.com/"))
+        }
+        jar.save(setCookie: ["other=1"], from: url("http://other.example.org/"))
+        let names = jar.cookies.map(\.name)
+        #expect(names.count == 181)
+        #expect(names.first == "c20")
+        #expect(names.contains("c199") && names.contains("other"))
+    }
+}
