@@ -104,4 +104,23 @@ struct CookieJarTests {
         #expect(names.first == "c20")
         #expect(names.contains("c199") && names.contains("other"))
     }
+
+    @Test("Saved and read from many tasks at once, the jar loses nothing")
+    func concurrentUse() async {
+        let jar = jar()
+        await withTaskGroup(of: Void.self) { group in
+            for site in 0..<8 {
+                group.addTask {
+                    for index in 0..<100 {
+                        jar.save(setCookie: ["c\(index)=\(site)"], from: URL(string: "http://site\(site).example/")!)
+                        _ = jar.cookieField(for: URL(string: "http://site\((site + 1) % 8).example/")!)
+                    }
+                }
+            }
+        }
+        #expect(jar.cookies.count == 800)
+        for site in 0..<8 {
+            #expect(jar.cookies(for: URL(string: "http://site\(site).example/")!).count == 100)
+        }
+    }
 }

@@ -23,7 +23,8 @@ public final class CookieJar: CookieStore {
     public static let maximumCookieSize = 4_096
 
     private let publicSuffixes: PublicSuffixList
-    private let stored = Locked<[Cookie]>([])
+    /// The cookies, each with its registrable domain (for the per-site limit), in the order first stored.
+    private let stored = Locked<[(cookie: Cookie, site: String)]>([])
     /// The clock, for tests of expiry.
     private let now: @Sendable () -> Date
 
@@ -41,7 +42,7 @@ public final class CookieJar: CookieStore {
     /// Every cookie kept and not expired, in the order they were first stored.
     public var cookies: [Cookie] {
         let now = now()
-        return stored.withLock { $0.filter { !$0.isExpired(at: now) } }
+        return stored.withLock { $0.map(\.cookie).filter { !$0.isExpired(at: now) } }
     }
 
     /// The cookies a request to `url` would carry, in the order of its `Cookie` field: longer paths first,
@@ -49,9 +50,9 @@ public final class CookieJar: CookieStore {
     public func cookies(for url: URL) -> [Cookie] {
         guard let (host, path, secure) = Self.target(url) else { return [] }
         let now = now()
-        let matching = stored.withLock { cookies -> [Cookie] in
-            cookies.removeAll { $0.isExpired(at: now) }
-            return cookies.filter { Self.goes($0, toHost: host, path: path, secure: secure) }
+        let matching = stored.withLock { entries -> [Cookie] in
+            entries.removeAll { $0.cookie.isExpired(at: now) }
+            return entries.lazy.map(\.cookie).filter { Self.goes($0, toHost: host, path: path, secure: secure) }
         }
         return matching.sorted(by: Self.sentFirst)
     }
@@ -119,22 +120,24 @@ public final class CookieJar: CookieStore {
 
     private func store(_ cookie: Cookie, now: Date) {
         let site = publicSuffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
-        stored.withLock { cookies in
+        stored.withLock { entries in
             var cookie = cookie
-            if let old = cookies.firstIndex(where: { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }) {
+            if let old = entries.firstIndex(where: { $0.cookie.name == cookie.name && $0.cookie.domain == cookie.domain && $0.cookie.path == cookie.path }) {
                 // A plain cookie does not replace a `Secure` one (RFC 6265bis): the secure site set it.
-                if cookies[old].isSecure, !cookie.isSecure { return }
+                if entries[old].cookie.isSecure, !cookie.isSecure { return }
                 // In its place, with its creation time: the order cookies are sent in stays as it was.
-                cookie.created = cookies[old].created
-                cookies[old] = cookie
+                cookie.created = entries[old].cookie.created
+                entries[old].cookie = cookie
             } else {
-                cookies.append(cookie)
+                entries.append((cookie, site))
             }
-            cookies.removeAll { $0.isExpired(at: now) }
+            entries.removeAll { $0.cookie.isExpired(at: now) }
             // Beyond the limits the earliest created go first: the newest is what the site just set.
-            let ofSite = cookies.indices.filter { (publicSuffixes.registrableDomain(of: cookies[$0].domain) ?? cookies[$0].domain) == site }
-            if ofSite.count > Self.maximumCookiesPerDomain { cookies.remove(at: ofSite[0]) }
-            if cookies.count > Self.maximumCookies { cookies.removeFirst(cookies.count - Self.maximumCookies) }
+            if let first = entries.firstIndex(where: { $0.site == site }),
+               entries.count(where: { $0.site == site }) > Self.maximumCookiesPerDomain {
+                entries.remove(at: first)
+            }
+            if entries.count > Self.maximumCookies { entries.removeFirst(entries.count - Self.maximumCookies) }
         }
     }
 
