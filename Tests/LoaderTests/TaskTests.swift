@@ -111,7 +111,8 @@ struct TaskTests {
         let (probeID, probe) = Probes.make()
         let session = testSession {
             $0.bodyBufferLimit = 128 * 1024
-            $0.timeoutIntervalForResource = 1.5
+            // Seconds to spare under the thread sanitizer, whose slowest runs took over 1.5 s to start the handler.
+            $0.timeoutIntervalForResource = 4
         }
         let outcome = Locked<(Int, LoadError?)?>(nil)
         // 16 chunks, 5 ms apart: well within the resource timeout when not suspended.
@@ -121,7 +122,7 @@ struct TaskTests {
         task.resume()
         #expect(await eventually { probe["produced"] > 0 })
         task.suspend()
-        try await Task.sleep(for: .milliseconds(2000))
+        try await Task.sleep(for: .milliseconds(5000))
         #expect(outcome.withLock { $0 } == nil, "the task ended while suspended")
         task.resume()
         #expect(await eventually(within: 10) { outcome.withLock { $0 != nil } })
