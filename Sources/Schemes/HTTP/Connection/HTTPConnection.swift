@@ -96,6 +96,8 @@ final class HTTPConnection: Sendable {
         let expected = body.knownLength
         var sent: Int64 = 0
         for try await chunk in body.chunks() {
+            // Nothing to send: an empty chunk after the last bytes would otherwise write the end a second time.
+            if chunk.isEmpty { continue }
             // Never past the announced length: the extra bytes would reach the server as the start of another
             // request (a file that grew since its size was read, a stream that gave more than it said). If the
             // server has answered already, it had the request as announced: sending simply stops.
