@@ -63,6 +63,9 @@ struct CookieJarTests {
         #expect(jar.cookieField(for: url("wss://example.com/socket")) == "token=1")
         jar.save(setCookie: ["token=forged"], from: url("http://example.com/"))
         #expect(jar.cookieField(for: url("https://example.com/")) == "token=1")
+        // The secure site itself may remove it without repeating `Secure`, as a logout does.
+        jar.save(setCookie: ["token=; Max-Age=0"], from: url("https://example.com/"))
+        #expect(jar.cookies.isEmpty)
     }
 
     @Test("A cookie set again is replaced and keeps its place; Max-Age=0 removes it; expired cookies are not sent")

@@ -50,7 +50,7 @@ struct MiddlewareChain: Sendable {
 
     init(layers: [any LoadMiddleware]) {
         self.layers = layers
-        // At most 64, one bit each in `passDown`'s mask (a session has three).
+        // At most 64, one bit each in `passDown`'s mask (a session has three, four with a cookie store).
         var first = layers.count
         while first > 0, layers.count - first < 64, layers[first - 1] is any BuiltInLayer { first -= 1 }
         firstBuiltIn = first

@@ -211,8 +211,10 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             if let start = m.resourceClockStart { return start }
             let now = Watchdog.now()
             m.resourceClockStart = now
-            // Suspended before the clock started: that time was never counted.
+            // Suspended before the clock started: that time was never counted, and a suspension still running
+            // counts from now.
             m.pause.total = 0
+            if m.pause.since != nil { m.pause.since = now }
             return now
         }
     }

@@ -11,7 +11,7 @@ import Loader
 ///
 /// A cookie whose `Domain` is a public suffix (`com`, `co.uk`, per ``PublicSuffixList``) or does not cover
 /// the host that set it is refused, as is a `Secure` one set over plain `http` (RFC 6265bis), one whose name
-/// and value pass 4,096 bytes, and a plain one that would replace a `Secure` one. Lifetimes are capped at
+/// and value pass 4,096 bytes, and one from plain `http` that would replace a `Secure` one. Lifetimes are capped at
 /// 400 days. The jar keeps at most ``maximumCookiesPerDomain`` cookies per registrable domain and
 /// ``maximumCookies`` in all, dropping the earliest created first. Nothing is written to disk.
 public final class CookieJar: CookieStore {
@@ -88,7 +88,7 @@ public final class CookieJar: CookieStore {
         let now = now()
         for value in values {
             guard let parsed = SetCookie(value, now: now), let cookie = cookie(parsed, host: host, path: path, secure: secure, now: now) else { continue }
-            store(cookie, now: now)
+            store(cookie, fromSecureOrigin: secure, now: now)
         }
     }
 
@@ -118,13 +118,14 @@ public final class CookieJar: CookieStore {
                       isSecure: parsed.isSecure, isHTTPOnly: parsed.isHTTPOnly, sameSite: parsed.sameSite, created: now)
     }
 
-    private func store(_ cookie: Cookie, now: Date) {
+    private func store(_ cookie: Cookie, fromSecureOrigin secure: Bool, now: Date) {
         let site = publicSuffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
         stored.withLock { entries in
             var cookie = cookie
             if let old = entries.firstIndex(where: { $0.cookie.name == cookie.name && $0.cookie.domain == cookie.domain && $0.cookie.path == cookie.path }) {
-                // A plain cookie does not replace a `Secure` one (RFC 6265bis): the secure site set it.
-                if entries[old].cookie.isSecure, !cookie.isSecure { return }
+                // Plain `http` does not replace a `Secure` cookie (RFC 6265bis): the secure site set it. The
+                // site itself may, over `https` (a logout's `Max-Age=0` without `Secure`).
+                if entries[old].cookie.isSecure, !secure { return }
                 // In its place, with its creation time: the order cookies are sent in stays as it was.
                 cookie.created = entries[old].cookie.created
                 entries[old].cookie = cookie

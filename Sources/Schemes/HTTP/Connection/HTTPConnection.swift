@@ -72,7 +72,8 @@ final class HTTPConnection: Sendable {
         try await done.get()
     }
 
-    /// Writes the head and the body, and returns once they are written or the response has ended. Throws when
+    /// Writes the head and the body, and returns once the body stream has ended (or was stopped) with all of it
+    /// written, or the response has ended. Throws when
     /// the body fails or gives other than its announced length, or when it was stopped (a cancel, the exchange's
     /// failure): a stream stopped early must never go out as the body's end.
     ///
@@ -144,11 +145,13 @@ final class HTTPConnection: Sendable {
         }
     }
 
-    /// Fails `exchange` with `error` and closes the connection (the request went out other than announced), and
-    /// returns the error to throw. The exchange is failed first, so that the close does not report it as closed.
+    /// Fails `exchange` with `error` and gives up the connection (the request went out other than announced), and
+    /// returns the error to throw. The exchange is failed first, so that the close does not report it as closed;
+    /// `abandon` closes only if the response has not ended, checked on the loop, where a connection whose
+    /// response ended may already carry the next request.
     private func failing(_ exchange: HTTPExchange, _ error: LoadError) -> LoadError {
         exchange.fail(error)
-        close()
+        abandon(exchange)
         return error
     }
 
