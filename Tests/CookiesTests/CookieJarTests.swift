@@ -68,6 +68,36 @@ struct CookieJarTests {
         #expect(jar.cookies.isEmpty)
     }
 
+    @Test("Plain http cannot shadow a Secure cookie with one of its name on a covering domain or a deeper path")
+    func secureNotShadowed() {
+        let jar = jar()
+        jar.save(setCookie: ["token=1; Secure; Domain=example.com; Path=/app"], from: url("https://www.example.com/"))
+        jar.save(setCookie: ["token=forged; Path=/app/admin", "token=forged; Domain=www.example.com; Path=/app/x", "other=1"],
+                 from: url("http://www.example.com/app/"))
+        #expect(jar.cookies.map(\.name) == ["token", "other"], "\(jar.cookies)")
+        // Over https the site may set one beside it; a path outside the Secure one's, or wider, is no shadow.
+        jar.save(setCookie: ["token=2; Path=/app/admin"], from: url("https://www.example.com/"))
+        jar.save(setCookie: ["token=3; Path=/blog", "token=root; Path=/"], from: url("http://www.example.com/"))
+        #expect(jar.cookieField(for: url("https://www.example.com/app/admin")) == "token=2; token=1; other=1; token=root")
+        #expect(jar.cookieField(for: url("http://www.example.com/blog")) == "token=3; token=root")
+    }
+
+    @Test("__Secure- needs Secure; __Host- needs Secure, no Domain and Path=/; either prefix in any case")
+    func namePrefixes() {
+        let jar = jar()
+        let site = url("https://www.example.com/a/b")
+        jar.save(setCookie: ["__Secure-plain=1", "__secure-lower=1", "__Host-domain=1; Secure; Domain=example.com; Path=/",
+                             "__Host-nopath=1; Secure", "__Host-deep=1; Secure; Path=/a", "__HOST-plain=1; Path=/"], from: site)
+        #expect(jar.cookies.isEmpty, "\(jar.cookies)")
+        jar.save(setCookie: ["__Secure-id=1; Secure; Domain=example.com", "__Host-id=2; Secure; Path=/", "__host-x=3; Secure; Path=/"], from: site)
+        #expect(jar.cookies.map(\.name) == ["__Secure-id", "__Host-id", "__host-x"])
+        #expect(jar.cookies.first { $0.name == "__Host-id" }?.isHostOnly == true)
+        // Over plain http neither can be set, Secure or not.
+        jar.removeAll()
+        jar.save(setCookie: ["__Secure-id=1; Secure", "__Host-id=2; Path=/"], from: url("http://www.example.com/"))
+        #expect(jar.cookies.isEmpty)
+    }
+
     @Test("A cookie set again is replaced and keeps its place; Max-Age=0 removes it; expired cookies are not sent")
     func lifetimes() {
         let clock = Clock()
@@ -106,6 +136,18 @@ struct CookieJarTests {
         #expect(names.count == 181)
         #expect(names.first == "c20")
         #expect(names.contains("c199") && names.contains("other"))
+    }
+
+    @Test("Over a site's limit its plain cookies go before its Secure ones")
+    func perSiteLimitKeepsSecure() {
+        let jar = jar()
+        jar.save(setCookie: ["s0=0; Secure", "s1=1; Secure"], from: url("https://www.example.com/"))
+        for index in 0..<190 {
+            jar.save(setCookie: ["c\(index)=\(index)"], from: url("http://www.example.com/"))
+        }
+        let names = jar.cookies.map(\.name)
+        #expect(names.count == 180)
+        #expect(Array(names.prefix(3)) == ["s0", "s1", "c12"], "\(names.prefix(5))")
     }
 
     @Test("Saved and read from many tasks at once, the jar loses nothing")

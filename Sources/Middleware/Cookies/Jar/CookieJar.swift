@@ -11,9 +11,10 @@ import Loader
 ///
 /// A cookie whose `Domain` is a public suffix (`com`, `co.uk`, per ``PublicSuffixList``) or does not cover
 /// the host that set it is refused, as is a `Secure` one set over plain `http` (RFC 6265bis), one whose name
-/// and value pass 4,096 bytes, and one from plain `http` that would replace a `Secure` one. Lifetimes are capped at
-/// 400 days. The jar keeps at most ``maximumCookiesPerDomain`` cookies per registrable domain and
-/// ``maximumCookies`` in all, dropping the earliest created first. Nothing is written to disk.
+/// and value pass 4,096 bytes, one from plain `http` that would replace or shadow a `Secure` one, and a
+/// `__Secure-` or `__Host-` one that breaks its prefix's rules. Lifetimes are capped at 400 days. The jar keeps at
+/// most ``maximumCookiesPerDomain`` cookies per registrable domain (dropping its plain cookies before its `Secure`
+/// ones) and ``maximumCookies`` in all, the earliest created first. Nothing is written to disk.
 public final class CookieJar: CookieStore {
     /// The most cookies one registrable domain (`example.co.uk`) keeps.
     public static let maximumCookiesPerDomain = 180
@@ -99,6 +100,7 @@ public final class CookieJar: CookieStore {
         guard parsed.name.utf8.count + parsed.value.utf8.count <= Self.maximumCookieSize else { return nil }
         // A `Secure` cookie only from a secure origin: a plain-text response could otherwise plant one.
         if parsed.isSecure, !secure { return nil }
+        guard Self.keepsNamePrefix(parsed) else { return nil }
         var domain = host
         var hostOnly = true
         if var attribute = parsed.domain {
@@ -118,14 +120,32 @@ public final class CookieJar: CookieStore {
                       isSecure: parsed.isSecure, isHTTPOnly: parsed.isHTTPOnly, sameSite: parsed.sameSite, created: now)
     }
 
+    /// Whether a cookie named `__Secure-…` or `__Host-…` keeps the promise its name makes (RFC 6265bis §4.1.3):
+    /// `Secure` for both, and for `__Host-` no `Domain` and `Path=/`, so that only the very host, over a secure
+    /// connection, can have set it. The prefixes match without regard to case.
+    static func keepsNamePrefix(_ parsed: SetCookie) -> Bool {
+        if hasPrefix(parsed.name, ignoringASCIICase: "__host-") {
+            return parsed.isSecure && parsed.domain == nil && parsed.path == "/"
+        }
+        return parsed.isSecure || !hasPrefix(parsed.name, ignoringASCIICase: "__secure-")
+    }
+
+    /// Whether `name` starts with `lowercasePrefix`, ASCII letters matching in either case.
+    private static func hasPrefix(_ name: String, ignoringASCIICase lowercasePrefix: String) -> Bool {
+        let head = name.utf8.prefix(lowercasePrefix.utf8.count)
+        return head.count == lowercasePrefix.utf8.count
+            && zip(head, lowercasePrefix.utf8).allSatisfy { (($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0) == $1 }
+    }
+
     private func store(_ cookie: Cookie, fromSecureOrigin secure: Bool, now: Date) {
         let site = publicSuffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
         stored.withLock { entries in
             var cookie = cookie
+            // Plain `http` neither replaces nor shadows a `Secure` cookie of that name whose domain and path
+            // overlap the new one's (RFC 6265bis §5.7): the secure site set it. The site itself may, over
+            // `https` (a logout's `Max-Age=0` without `Secure`).
+            if !secure, entries.contains(where: { Self.shadows(cookie, secure: $0.cookie) }) { return }
             if let old = entries.firstIndex(where: { $0.cookie.name == cookie.name && $0.cookie.domain == cookie.domain && $0.cookie.path == cookie.path }) {
-                // Plain `http` does not replace a `Secure` cookie (RFC 6265bis): the secure site set it. The
-                // site itself may, over `https` (a logout's `Max-Age=0` without `Secure`).
-                if entries[old].cookie.isSecure, !secure { return }
                 // In its place, with its creation time: the order cookies are sent in stays as it was.
                 cookie.created = entries[old].cookie.created
                 entries[old].cookie = cookie
@@ -133,13 +153,22 @@ public final class CookieJar: CookieStore {
                 entries.append((cookie, site))
             }
             entries.removeAll { $0.cookie.isExpired(at: now) }
-            // Beyond the limits the earliest created go first: the newest is what the site just set.
-            if let first = entries.firstIndex(where: { $0.site == site }),
-               entries.count(where: { $0.site == site }) > Self.maximumCookiesPerDomain {
+            // Beyond the limits the earliest created go first (the newest is what the site just set), and
+            // within a site the plain ones before any `Secure` one, which plain `http` could not have pushed out.
+            if entries.count(where: { $0.site == site }) > Self.maximumCookiesPerDomain,
+               let first = entries.firstIndex(where: { $0.site == site && !$0.cookie.isSecure }) ?? entries.firstIndex(where: { $0.site == site }) {
                 entries.remove(at: first)
             }
             if entries.count > Self.maximumCookies { entries.removeFirst(entries.count - Self.maximumCookies) }
         }
+    }
+
+    /// Whether `cookie`, set over plain `http`, would stand in for `existing`, a `Secure` one: same name, one
+    /// domain covering the other, and the new path within the old.
+    private static func shadows(_ cookie: Cookie, secure existing: Cookie) -> Bool {
+        existing.isSecure && existing.name == cookie.name
+            && (CookieMatching.host(cookie.domain, matches: existing.domain) || CookieMatching.host(existing.domain, matches: cookie.domain))
+            && CookieMatching.path(cookie.path, matches: existing.path)
     }
 
     /// The lowercased host, path and whether the connection is secure, for a URL cookies apply to.
