@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "LoadURLCommand",
             dependencies: [
-                "Loader", "StandardSchemes", "HTTPScheme", "FTPScheme",
+                "Loader", "StandardSchemes", "HTTPScheme", "FTPScheme", "Cookies",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -20,7 +20,8 @@ extension LoadURL {
         "--max-time": "--max-time", "-X": "--request", "--request": "--request", "-H": "--header", "--header": "--header",
         "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-T": "--upload-file",
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
-        "--cacert": "--cacert", "--resolve": "--resolve",
+        "--cacert": "--cacert", "--resolve": "--resolve", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
+        "--cookie-jar": "--cookie-jar",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cookies
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -144,6 +145,18 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: .customLong("compressed"), help: "Ask for a gzip or deflate response and write it decoded.")
     public var compressed = false
 
+    /// Cookies to send (`NAME=VALUE; …`), or files of cookies to start the jar with.
+    @Option(name: [.customShort("b"), .customLong("cookie")], help: "Send 'NAME=VALUE; …' as cookies, or read FILE's cookies (Netscape format, as curl writes) into the cookie jar (repeatable).")
+    public var cookies: [String] = []
+
+    /// Where the jar's cookies are written when the transfers end.
+    @Option(name: [.customShort("c"), .customLong("cookie-jar")], help: "Keep cookies between the URLs and write them all to FILE at the end ('-' for stdout), in Netscape format.")
+    public var cookieJar: String?
+
+    /// Leave session cookies out of the -b files.
+    @Flag(name: [.customShort("j"), .customLong("junk-session-cookies")], help: "Leave the session cookies of -b files out, as a new browser session would.")
+    public var junkSessionCookies = false
+
     /// Never draw the progress meter.
     @Flag(name: .customLong("no-progress-meter"), help: "Never draw the progress meter.")
     public var noProgressMeter = false
@@ -170,13 +183,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             report("no URL given (try --help)", status: LoadURLExit.usage)
             return LoadURLExit.usage
         }
-        let configuration: LoaderSession.Configuration
+        var configuration: LoaderSession.Configuration
         do {
             configuration = try makeConfiguration()
         } catch {
             report(String(describing: error), status: LoadURLExit.usage)
             return LoadURLExit.usage
         }
+        let cookieEngine = CookieEngine(cookieArguments: cookies, jarPath: cookieJar, junkSessionCookies: junkSessionCookies)
+        configuration.cookieStore = cookieEngine.store
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
@@ -189,7 +204,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // is read on one core while the output is written on the other. Handlers that block (file:, FTP)
         // run off the loop anyway (see `SchemeHandler.startLoading()`).
         let requestOptions = self.requestOptions
-        return await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
+        let status = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
             var lastFailure: Int32 = 0
             for (index, text) in urls.enumerated() {
                 let status = await transfer(text, index: index, session: session, options: requestOptions)
@@ -197,6 +212,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             }
             return lastFailure
         }
+        // The jar is written whatever the transfers did, as curl writes it; a jar that cannot be written is a
+        // failure of its own (curl only warns, and the cookies would be lost unseen).
+        do {
+            try cookieEngine.save()
+        } catch {
+            report(error.description, status: LoadURLExit.cannotWriteOutput)
+            return status == 0 ? LoadURLExit.cannotWriteOutput : status
+        }
+        return status
     }
 
     /// Bodies up to this size are written out on the event loop that read them; larger ones (or ones of

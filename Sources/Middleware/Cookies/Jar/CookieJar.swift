@@ -69,6 +69,14 @@ public final class CookieJar: CookieStore {
         a.path.utf8.count != b.path.utf8.count ? a.path.utf8.count > b.path.utf8.count : a.created < b.created
     }
 
+    /// Stores `cookie` as it is, as from a file the user gave (``NetscapeCookieFile``): the rules for what a
+    /// response may set do not apply, the jar's limits do. It replaces a cookie of the same name, domain and
+    /// path; an expired one only removes that namesake.
+    public func insert(_ cookie: Cookie) {
+        guard cookie.name.utf8.count + cookie.value.utf8.count <= Self.maximumCookieSize else { return }
+        store(cookie, fromSecureOrigin: true, now: now())
+    }
+
     /// Removes every cookie.
     public func removeAll() {
         stored.withLock { $0.removeAll() }
