@@ -133,7 +133,17 @@ struct HTTPNginxTests {
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
         // set it would take the default over its session's.
-        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 5)
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 8)
+        var proxied = HTTPClientOptions()
+        proxied.httpProxy = HTTPClientOptions.Proxy(host: "proxy.test", port: 3128)
+        proxied.httpsProxy = HTTPClientOptions.Proxy(host: "secure.test", port: 3129)
+        proxied.noProxy = ["localhost"]
+        #expect(HTTPClientOptions.merged(request.options[HTTPClientOptions.self], over: proxied).httpProxy?.host == "proxy.test")
+        #expect(HTTPClientOptions.merged(request.options[HTTPClientOptions.self], over: proxied).httpsProxy?.port == 3129)
+        #expect(HTTPClientOptions.merged(request.options[HTTPClientOptions.self], over: proxied).noProxy == ["localhost"])
+        var direct = HTTPClientOptions()
+        direct.httpsProxy = nil
+        #expect(HTTPClientOptions.merged(direct, over: proxied).httpsProxy == nil, "a request that sets no proxy goes directly")
         #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 3)
         // Equal when they read the same, set or not: requests that set a default share a pool.
         var explicit = HTTPClientOptions()

@@ -44,6 +44,20 @@ public enum TestServers {
         public let caFile: String
     }
 
+    /// The HTTP proxies (tinyproxy) on 127.0.0.1: ``port`` open, ``authPort`` asking for `user`/`secret`.
+    public struct Proxies: Sendable {
+        /// An open proxy: forwards `http` requests (adding `Via: 1.1 … (tinyproxy/…)`) and tunnels to any port.
+        public let port: Int
+        /// The same, answering 407 (401 to `CONNECT`) without `Proxy-Authorization: Basic` for `user:secret`.
+        public let authPort: Int
+    }
+
+    /// The running proxies, or `nil` if they could not be started.
+    public static let proxies: Proxies? = {
+        guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init) else { return nil }
+        return Proxies(port: port, authPort: auth)
+    }()
+
     /// The running nginx, or `nil` if it could not be started.
     public static let nginx: Nginx? = {
         let values = environment

@@ -23,6 +23,15 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
     /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
     @HandlerSetting public var resolve: [String: String] = [:]
+    /// The HTTP proxy `http` requests go through (curl's `-x`, or `http_proxy`); `nil` (the default) connects
+    /// to servers directly. A request may set `nil` to go directly whatever its session sets. See ``Proxy``.
+    @HandlerSetting public var httpProxy: Proxy? = nil
+    /// The HTTP proxy `https` requests go through, in a tunnel (curl's `-x`, or `https_proxy`); `nil` (the
+    /// default) connects directly. Set both to send everything through one proxy.
+    @HandlerSetting public var httpsProxy: Proxy? = nil
+    /// Hosts reached directly even when a proxy is set, curl's `--noproxy`: each names itself and the hosts
+    /// beneath it (`example.com` covers `www.example.com`); `*` names every host.
+    @HandlerSetting public var noProxy: [String] = []
     /// TLS settings for `https:`.
     public var tls = TLSOptions()
 
@@ -37,6 +46,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
         merged.$resolve = sessionValue.$resolve
         if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
+        merged.$httpProxy = requestValue.$httpProxy.over(sessionValue.$httpProxy)
+        merged.$httpsProxy = requestValue.$httpsProxy.over(sessionValue.$httpsProxy)
+        merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
         merged.tls = TLSOptions.merged(requestValue.tls, over: sessionValue.tls)
         return merged
     }

@@ -263,12 +263,25 @@ struct HTTPRequestPlan: Sendable {
         // Lowercased only when it may have a capital (an ASCII one, or any non-ASCII letter): most hosts are
         // written in lowercase already.
         let lowercaseHost = host.utf8.contains(where: { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || $0 >= 0x80 }) ? host.lowercased() : host
+        var options = request.options[HTTPClientOptions.self]
+        // The pool's key holds the one proxy this request uses, or none: a host the exceptions name is
+        // reached directly, and its connections are those of no proxy.
+        var proxy = scheme == "https" ? options.httpsProxy : options.httpProxy
+        if proxy != nil, HTTPClientOptions.Proxy.bypasses(lowercaseHost, exceptions: options.noProxy) { proxy = nil }
+        if proxy != options.httpProxy || proxy != options.httpsProxy {
+            options.httpProxy = scheme == "http" ? proxy : nil
+            options.httpsProxy = scheme == "https" ? proxy : nil
+        }
         key = ConnectionPool.Key.recent(session: request.sessionIdentifier ?? 0, scheme: scheme, host: lowercaseHost,
-                                        port: port, options: request.options[HTTPClientOptions.self])
+                                        port: port, options: options)
 
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
+        // To an HTTP proxy, a plain `http` request names its whole URL (RFC 9112 §3.2.2); an `https` one goes
+        // through a tunnel, where the server sees it as if there were no proxy.
+        let forwardProxy = options.httpProxy
+        if forwardProxy != nil { target = "http://" + key.hostField + target }
 
         let method = request.method
         // A bodiless POST, PUT or PATCH says Content-Length: 0, over any length the request set; any other
@@ -279,7 +292,7 @@ struct HTTPRequestPlan: Sendable {
         // up in the NIO block (a case-insensitive scan per name) showed in profiles. The block is built as
         // an array and handed over whole: `HTTPHeaders.add` checks each name for non-ASCII bytes and for
         // "connection", which the fields' names (valid tokens) never need.
-        var has = (host: false, userAgent: false, contentLength: false, transferEncoding: false)
+        var has = (host: false, userAgent: false, contentLength: false, transferEncoding: false, proxyAuthorization: false)
         var lines: [(String, String)] = []
         lines.reserveCapacity(request.headerFields.count + 3)
         for field in request.headerFields {
@@ -292,12 +305,14 @@ struct HTTPRequestPlan: Sendable {
             case "transfer-encoding":
                 has.transferEncoding = true
                 if request.body == nil { continue }
+            case "proxy-authorization": has.proxyAuthorization = true
             default: break
             }
             lines.append((field.name.rawName, field.value))
         }
         if !has.host { lines.append(("host", key.hostField)) }
         if !has.userAgent { lines.append(("user-agent", Self.userAgent)) }
+        if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("proxy-authorization", authorization)) }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {

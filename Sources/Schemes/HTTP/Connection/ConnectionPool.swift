@@ -356,7 +356,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// How the server's certificate is checked on one connection attempt.
-    private enum Verification {
+    private enum Verification: Sendable {
         /// NIOSSL's rules, or none when the options turn verification off.
         case standard
         /// The delegate's word, after the standard rules refused the server.
@@ -364,7 +364,8 @@ final class ConnectionPool: Sendable {
     }
 
     /// Connects, and for `https` completes the TLS handshake, keeping the server's certificate in `leaf`
-    /// when one is given.
+    /// when one is given. With a proxy it connects to the proxy instead, and for `https` first opens a
+    /// tunnel through it (``ProxyTunnelHandler``).
     private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?) async throws -> any Channel {
         let sslContext: NIOSSLContext?
         if key.scheme == "https" {
@@ -374,13 +375,17 @@ final class ConnectionPool: Sendable {
         } else {
             sslContext = nil
         }
-        let serverName = key.host.isIPAddress ? nil : key.host
-        let target = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
+        let proxy = key.scheme == "https" ? key.options.httpsProxy : key.options.httpProxy
+        let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? (key.host, key.port)
+        let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
         // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
-        // One budget for the connect and the handshake together: the handshake gets what the connect left.
+        let tunnel: EventLoopPromise<Void>? = proxy != nil && sslContext != nil ? loops.next().makePromise() : nil
+        let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, handshake: handshake,
+                                        serverName: key.host.isIPAddress ? nil : key.host)
+        // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
         let bootstrap = ClientBootstrap(group: loops)
@@ -396,26 +401,13 @@ final class ConnectionPool: Sendable {
             .channelOption(.recvAllocator, value: ReadBufferSizer(grant: sslContext == nil ? ReadBufferGrant() : nil))
             .channelInitializer { channel in
                 do {
-                    let sync = channel.pipeline.syncOperations
-                    if let sslContext {
-                        switch verification {
-                        case .standard:
-                            // The name goes out (SNI) whether or not certificates are checked, as with curl -k:
-                            // a server behind a shared address picks its site by it. With checks off, the
-                            // context verifies nothing, the name included.
-                            try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
-                        case .delegated(let check):
-                            try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
-                        }
-                        if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf)) }
+                    // Through a tunnel, TLS and HTTP start once the proxy has opened it.
+                    if let tunnel, let proxy {
+                        try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
+                            target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel))
+                    } else {
+                        try exchange.add(to: channel.pipeline.syncOperations)
                     }
-                    // No outbound header validation: the request's fields come from `HTTPFields`, whose
-                    // names are tokens and values legal, and the plan checks the host it adds (~4% of
-                    // the CPU per request with 32 in flight went to checking them again).
-                    let readTail = ReadTail()
-                    try sync.addHandler(readTail)
-                    try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
-                    try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -423,30 +415,82 @@ final class ConnectionPool: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: target, port: key.port).get()
+            channel = try await bootstrap.connect(host: target, port: dialPort).get()
         } catch {
+            tunnel?.fail(error)
             handshake?.fail(error)
-            throw error
+            guard let proxy else { throw error }
+            let mapped = HTTPErrorMapping.map(error, url: url)
+            throw LoadError(mapped.code, url: url, reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)): \(mapped.reason ?? mapped.code.description)",
+                            underlying: mapped.underlying)
+        }
+        let seconds = key.options.connectTimeout.printed("%g")
+        if let tunnel {
+            do {
+                try await Self.complete(tunnel, on: channel, by: connectDeadline, url: url,
+                                        timeout: "no tunnel through the proxy within \(seconds) s (the connect timeout)")
+                try await channel.eventLoop.submit { try exchange.add(to: channel.pipeline.syncOperations) }.get()
+            } catch {
+                handshake?.fail(error)
+                throw error
+            }
         }
         if let handshake {
-            // The connect timeout covers the handshake too, and a cancelled load stops waiting for it: a server
-            // that accepts and never answers the hello would otherwise hold a place in the pool for as long as
-            // it kept the connection open. The deadline and the cancel only fail the promise, and the channel
-            // closes when the promise failed: a handshake that won the race keeps its connection (closing it
-            // unconditionally broke the request that came after, as "connection closed").
-            handshake.futureResult.whenFailure { _ in channel.close(promise: nil) }
-            let seconds = key.options.connectTimeout
-            let timer = channel.eventLoop.scheduleTask(deadline: connectDeadline) {
-                handshake.fail(LoadError(.timedOut, url: url, reason: "no TLS handshake within \(seconds.printed("%g")) s for the connect and the handshake (the connect timeout)"))
-            }
-            defer { timer.cancel() }
-            try await withTaskCancellationHandler {
-                try await handshake.futureResult.get()
-            } onCancel: {
-                handshake.fail(CancellationError())
-            }
+            try await Self.complete(handshake, on: channel, by: connectDeadline, url: url,
+                                    timeout: "no TLS handshake within \(seconds) s for the connect and the handshake (the connect timeout)")
         }
         return channel
+    }
+
+    /// Waits for `promise` (a tunnel or a TLS handshake) until `deadline`, or until the load is cancelled.
+    ///
+    /// The deadline and the cancel only fail the promise, and the channel closes when the promise failed: a
+    /// handshake that won the race keeps its connection (closing it unconditionally broke the request that
+    /// came after, as "connection closed"). A server that accepts and never answers would otherwise hold a
+    /// place in the pool for as long as it kept the connection open.
+    private static func complete(_ promise: EventLoopPromise<Void>, on channel: any Channel, by deadline: NIODeadline,
+                                 url: URL, timeout: String) async throws {
+        promise.futureResult.whenFailure { _ in channel.close(promise: nil) }
+        let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+            promise.fail(LoadError(.timedOut, url: url, reason: timeout))
+        }
+        defer { timer.cancel() }
+        try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
+        }
+    }
+
+    /// The handlers of a connection that carries requests: TLS for `https`, then the HTTP codec and ours.
+    private struct ExchangeHandlers: Sendable {
+        let sslContext: NIOSSLContext?
+        let verification: Verification
+        let leaf: Locked<NIOSSLCertificate?>?
+        let handshake: EventLoopPromise<Void>?
+        let serverName: String?
+
+        func add(to sync: ChannelPipeline.SynchronousOperations) throws {
+            if let sslContext {
+                switch verification {
+                case .standard:
+                    // The name goes out (SNI) whether or not certificates are checked, as with curl -k:
+                    // a server behind a shared address picks its site by it. With checks off, the
+                    // context verifies nothing, the name included.
+                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                case .delegated(let check):
+                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
+                }
+                if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf)) }
+            }
+            // No outbound header validation: the request's fields come from `HTTPFields`, whose
+            // names are tokens and values legal, and the plan checks the host it adds (~4% of
+            // the CPU per request with 32 in flight went to checking them again).
+            let readTail = ReadTail()
+            try sync.addHandler(readTail)
+            try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
+            try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail))
+        }
     }
 
     /// `seconds` as a NIO time amount, clamped to 0…10 years: an infinite or huge setting (no timeout, in

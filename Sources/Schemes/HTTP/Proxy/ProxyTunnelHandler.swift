@@ -1,0 +1,89 @@
+import FoundationEssentials
+import Loader
+import NIOCore
+
+/// Opens a tunnel through an HTTP proxy: sends `CONNECT host:port` when the connection to the proxy is up,
+/// reads the answer, and on a 2xx takes itself out of the pipeline and succeeds `established`; the TLS and HTTP
+/// handlers are added after that, so that nothing of theirs reaches the proxy. Any other answer fails it with a
+/// ``LoadError`` naming the proxy (the connection then closes).
+///
+/// The connection does not read on its own (`autoRead` off), so this handler asks for each read.
+final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let target: String
+    private let proxy: HTTPClientOptions.Proxy
+    private let url: URL
+    private let established: EventLoopPromise<Void>
+    private var response = TunnelResponse()
+    private var sent = false
+
+    /// - Parameters:
+    ///   - target: The server's `host:port`.
+    ///   - proxy: The proxy, for its credentials and for errors.
+    ///   - url: The request's URL, for errors.
+    ///   - established: Succeeded when the tunnel is open, failed otherwise.
+    init(target: String, proxy: HTTPClientOptions.Proxy, url: URL, established: EventLoopPromise<Void>) {
+        self.target = target
+        self.proxy = proxy
+        self.url = url
+        self.established = established
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { sendConnect(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendConnect(context: context)
+        context.fireChannelActive()
+    }
+
+    private func sendConnect(context: ChannelHandlerContext) {
+        guard !sent else { return }
+        sent = true
+        var head = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
+        if let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
+        head += "\r\n"
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: head)), promise: nil)
+        context.read()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch response.append(unwrapInboundIn(data)) {
+        case .incomplete:
+            context.read()
+        case .answered(let status, _, let extra) where (200..<300).contains(status):
+            // A proxy cannot speak for the server before the client's TLS hello: bytes after the answer are
+            // the proxy's, not the tunnel's.
+            guard extra == 0 else {
+                fail(context, LoadError(.badServerResponse, url: url, reason: "the proxy \(proxyName) sent bytes after opening the tunnel to \(target)"))
+                return
+            }
+            context.pipeline.syncOperations.removeHandler(self, promise: nil)
+            established.succeed()
+        case .answered(let status, let reason, _):
+            let said = "\(status)\(reason.isEmpty ? "" : " " + reason)"
+            let code: LoadError.Code = status == 407 || status == 401 ? .userAuthenticationRequired : .cannotConnectToHost
+            fail(context, LoadError(code, url: url, reason: "the proxy \(proxyName) refused the tunnel to \(target): \(said)"))
+        case .malformed(let reason):
+            fail(context, LoadError(.badServerResponse, url: url, reason: reason + " (proxy \(proxyName))"))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        established.fail(LoadError(.networkConnectionLost, url: url, reason: "the proxy \(proxyName) closed the connection before opening the tunnel to \(target)"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, error)
+    }
+
+    private var proxyName: String { HTTPClientOptions.Proxy.authority(proxy.host, proxy.port) }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: any Error) {
+        established.fail(error)
+        context.close(promise: nil)
+    }
+}

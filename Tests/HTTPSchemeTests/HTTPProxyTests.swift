@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Loader
+import NIOCore
+import TestSupport
+import Testing
+@testable import HTTPScheme
+
+/// Requests through real HTTP proxies (tinyproxy, started by scripts/test-servers) to the real nginx.
+@Suite("http(s): through an HTTP proxy (tinyproxy)")
+struct HTTPProxyTests {
+    private func proxies() throws -> TestServers.Proxies {
+        try #require(TestServers.proxies, "tinyproxy could not be started by scripts/test-servers")
+    }
+
+    private func session(_ proxy: HTTPClientOptions.Proxy?, noProxy: [String] = []) throws -> LoaderSession {
+        try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+            $0.handlerOptions[HTTPClientOptions.self].httpsProxy = proxy
+            $0.handlerOptions[HTTPClientOptions.self].noProxy = noProxy
+        }
+    }
+
+    @Test("An http request goes to the proxy whole (the proxy adds its Via field), and keeps its body and status")
+    func forwardsHTTP() async throws {
+        let session = try session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: try proxies().port))
+        let (data, response) = try await session.data(from: Nginx.http("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.status == .ok)
+        #expect(response.headerFields[HTTPField.Name("Via")!]?.contains("tinyproxy") == true, "\(response.headerFields)")
+        let (missing, notFound) = try await session.data(from: Nginx.http("/status/404"))
+        #expect(notFound.status == .notFound && String(decoding: missing, as: UTF8.self) == "not here\n")
+    }
+
+    @Test("An https request goes through a CONNECT tunnel: TLS with the server itself, the proxy's credentials to the proxy alone")
+    func tunnelsHTTPS() async throws {
+        let proxies = try proxies()
+        let root = try Nginx.require().root
+        let open = try session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.port))
+        let (data, response) = try await open.data(from: Nginx.https("/300k.bin"))
+        #expect(response.status == .ok)
+        #expect(response.headerFields[HTTPField.Name("Via")!] == nil, "inside the tunnel the proxy sees nothing to add to")
+        #expect(Bytes.difference(data, try Data(contentsOf: URL(fileURLWithPath: root + "/300k.bin"))) == nil)
+
+        let url = try Nginx.https("/hello.txt")
+        let refused = await loadError { _ = try await session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.authPort)).data(from: url) }
+        #expect(refused?.code == .userAuthenticationRequired, "\(String(describing: refused))")
+        #expect(refused?.url == url)
+        #expect(refused?.reason?.contains("the proxy 127.0.0.1:\(proxies.authPort) refused the tunnel to localhost:") == true, "\(String(describing: refused))")
+        let authorized = try session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.authPort, user: "user", password: "secret"))
+        let (hello, _) = try await authorized.data(from: url)
+        #expect(String(decoding: hello, as: UTF8.self) == "Hello from nginx\n")
+    }
+
+    @Test("A proxy asking for credentials answers 407 to an http request without them; with them, the request goes through")
+    func forwardAuthentication() async throws {
+        let port = try proxies().authPort
+        let (_, denied) = try await session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: port)).data(from: Nginx.http("/hello.txt"))
+        #expect(denied.status.map(\.code) == 407)
+        #expect(denied.headerFields[HTTPField.Name("Proxy-Authenticate")!]?.hasPrefix("Basic") == true)
+        let proxy = try #require(HTTPClientOptions.Proxy("http://user:secret@127.0.0.1:\(port)"))
+        let (data, response) = try await session(proxy).data(from: Nginx.http("/hello.txt"))
+        #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+    }
+
+    @Test("A proxy that cannot be reached fails the load with cannotConnectToHost naming the URL and the proxy")
+    func unreachableProxy() async throws {
+        let port = LoopbackPorts.closed()
+        for url in [try Nginx.http("/hello.txt"), try Nginx.https("/hello.txt")] {
+            let error = await loadError { _ = try await session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: port)).data(from: url) }
+            #expect(error?.code == .cannotConnectToHost, "\(String(describing: error))")
+            #expect(error?.url == url)
+            #expect(error?.reason?.hasPrefix("the proxy 127.0.0.1:\(port): ") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("Hosts in noProxy, and a request that sets no proxy, go directly")
+    func bypass() async throws {
+        let unreachable = HTTPClientOptions.Proxy(host: "127.0.0.1", port: LoopbackPorts.closed())
+        let (data, response) = try await session(unreachable, noProxy: ["example.com", "127.0.0.1"]).data(from: Nginx.http("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.headerFields[HTTPField.Name("Via")!] == nil)
+        var request = LoadRequest(url: try Nginx.https("/hello.txt"))
+        request.options[HTTPClientOptions.self].httpsProxy = nil
+        let (direct, _) = try await session(unreachable).data(for: request)
+        #expect(String(decoding: direct, as: UTF8.self) == "Hello from nginx\n")
+    }
+
+    @Test("Proxies are written as curl takes them; the environment's variables are read as curl reads them")
+    func settings() {
+        let full = HTTPClientOptions.Proxy("http://us%40er:p%3Ass@Proxy.Example:3128")
+        #expect(full == HTTPClientOptions.Proxy(host: "proxy.example", port: 3128, user: "us@er", password: "p:ss"))
+        #expect(HTTPClientOptions.Proxy("localhost") == HTTPClientOptions.Proxy(host: "localhost", port: 1080))
+        #expect(HTTPClientOptions.Proxy("[::1]:8080") == HTTPClientOptions.Proxy(host: "::1", port: 8080))
+        #expect(HTTPClientOptions.Proxy("socks5://localhost:1080") == nil)
+        #expect(HTTPClientOptions.Proxy("http://localhost:99999") == nil)
+        #expect(HTTPClientOptions.Proxy("") == nil)
+
+        let environment = ["HTTP_PROXY": "http://cgi:1", "https_proxy": "secure:2", "ALL_PROXY": "all:3", "no_proxy": " a.test, .b.test ,"]
+        #expect(HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "http")?.host == "all", "HTTP_PROXY is not read")
+        #expect(HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")?.port == 2)
+        #expect(HTTPClientOptions.Proxy.fromEnvironment(["http_proxy": "h:4"], scheme: "http")?.port == 4)
+        #expect(HTTPClientOptions.Proxy.fromEnvironment([:], scheme: "http") == nil)
+        let exceptions = HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+        #expect(exceptions == ["a.test", ".b.test"])
+        #expect(HTTPClientOptions.Proxy.bypasses("www.a.test", exceptions: exceptions))
+        #expect(HTTPClientOptions.Proxy.bypasses("b.test", exceptions: exceptions))
+        #expect(!HTTPClientOptions.Proxy.bypasses("nota.test", exceptions: exceptions))
+        #expect(HTTPClientOptions.Proxy.bypasses("::1", exceptions: ["[::1]"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("anything", exceptions: ["*"]))
+    }
+
+    @Test("The answer to CONNECT is read across reads; one not HTTP, or too long, is refused")
+    func tunnelAnswers() {
+        var split = TunnelResponse()
+        #expect(split.append(ByteBuffer(string: "HTTP/1.0 200 Connection estab")) == .incomplete)
+        #expect(split.append(ByteBuffer(string: "lished\r\nProxy-agent: x\r")) == .incomplete)
+        #expect(split.append(ByteBuffer(string: "\n\r\n")) == .answered(status: 200, reason: "Connection established", extraBytes: 0))
+        var refused = TunnelResponse()
+        #expect(refused.append(ByteBuffer(string: "HTTP/1.1 403 Forbidden\r\n\r\n<html>")) == .answered(status: 403, reason: "Forbidden", extraBytes: 6))
+        var garbage = TunnelResponse()
+        guard case .malformed = garbage.append(ByteBuffer(string: "SSH-2.0-OpenSSH\r\n\r\n")) else { Issue.record("not refused"); return }
+        var endless = TunnelResponse()
+        let line = ByteBuffer(string: "X-Filler: " + String(repeating: "x", count: 1_000) + "\r\n")
+        var outcome = endless.append(ByteBuffer(string: "HTTP/1.1 200 OK\r\n"))
+        for _ in 0..<20 where outcome == .incomplete { outcome = endless.append(line) }
+        guard case .malformed = outcome else { Issue.record("a 20 KiB head was not refused: \(outcome)"); return }
+    }
+}
