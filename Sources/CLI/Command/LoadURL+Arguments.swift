@@ -21,7 +21,8 @@ extension LoadURL {
         "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-T": "--upload-file",
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
         "--cacert": "--cacert", "--resolve": "--resolve", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
-        "--cookie-jar": "--cookie-jar",
+        "--cookie-jar": "--cookie-jar", "-x": "--proxy", "--proxy": "--proxy", "--noproxy": "--noproxy", "-U": "--proxy-user",
+        "--proxy-user": "--proxy-user",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).

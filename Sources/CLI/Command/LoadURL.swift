@@ -157,6 +157,18 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("j"), .customLong("junk-session-cookies")], help: "Leave the session cookies of -b files out, as a new browser session would.")
     public var junkSessionCookies = false
 
+    /// The HTTP proxy for every http and https URL; `""` for none, whatever the environment says.
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http and https requests through the HTTP proxy [http://][USER:PASSWORD@]HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
+    public var proxy: String?
+
+    /// Hosts reached directly even with a proxy.
+    @Option(name: .customLong("noproxy"), help: "Reach these hosts directly (comma-separated; each covers the hosts beneath it; '*' for all), in place of no_proxy.")
+    public var noProxy: String?
+
+    /// The proxy's credentials.
+    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "Log in to the proxy as USER:PASSWORD (Basic).")
+    public var proxyUser: String?
+
     /// Never draw the progress meter.
     @Flag(name: .customLong("no-progress-meter"), help: "Never draw the progress meter.")
     public var noProgressMeter = false
@@ -310,6 +322,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
             http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
         }
+        try setProxies(&http, environment: ProcessInfo.processInfo.environment)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly
@@ -317,6 +330,29 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
         configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
         return configuration
+    }
+
+    /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as
+    /// curl reads them (`http_proxy` for http, `https_proxy` for https, `all_proxy` for both, `no_proxy`).
+    func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
+        if let proxy {
+            let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
+                ?? { throw ValidationError("-x wants an HTTP proxy, [http://][USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
+            http.httpProxy = chosen
+            http.httpsProxy = chosen
+        } else {
+            http.httpProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "http")
+            http.httpsProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")
+        }
+        if let proxyUser {
+            let pair = proxyUser.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            for keyPath in [\HTTPClientOptions.httpProxy, \HTTPClientOptions.httpsProxy] where http[keyPath: keyPath] != nil {
+                http[keyPath: keyPath]?.user = pair[0]
+                http[keyPath: keyPath]?.password = pair.count > 1 ? pair[1] : ""
+            }
+        }
+        http.noProxy = noProxy.map { $0.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty } }
+            ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
     }
 
     /// The options that shape each request, read once: ArgumentParser's property wrappers look up generic

@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `loadurl`'s `-x`, `-U`, `--noproxy` and the proxy variables, through tinyproxy to nginx.
+@Suite("loadurl: proxies (-x, -U, --noproxy, http_proxy …) through tinyproxy")
+struct CLIProxyTests {
+    private func servers() throws -> (nginx: TestServers.Nginx, proxies: TestServers.Proxies) {
+        (try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers"),
+         try #require(TestServers.proxies, "tinyproxy could not be started by scripts/test-servers"))
+    }
+
+    /// Whether a printed head (`-i`) came through tinyproxy: it adds `Via: 1.1 … (tinyproxy/…)`.
+    private func viaProxy(_ output: String) -> Bool {
+        output.split(separator: "\r\n").contains { $0.lowercased().hasPrefix("via:") && $0.contains("tinyproxy") }
+    }
+
+    @Test("-x sends http and https through the proxy; -U logs in to it; without -U the tunnel is refused, naming the proxy")
+    func explicitProxy() async throws {
+        let (nginx, proxies) = try servers()
+        let http = "http://127.0.0.1:\(nginx.httpPort)/hello.txt"
+        let https = "https://localhost:\(nginx.httpsPort)/hello.txt"
+        let plain = try await LoadURLProcess.run(["-sS", "-i", "-x", "127.0.0.1:\(proxies.port)", http])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(viaProxy(plain.stdout) && plain.stdout.hasSuffix("Hello from nginx\n"), "\(plain.stdout)")
+        let tunnelled = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-x", "http://127.0.0.1:\(proxies.authPort)",
+                                                      "-U", "user:secret", https, http])
+        #expect(tunnelled.status == 0, "\(tunnelled.stderr)")
+        #expect(tunnelled.stdout == "Hello from nginx\nHello from nginx\n")
+        let refused = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-x", "127.0.0.1:\(proxies.authPort)", https])
+        #expect(refused.status != 0 && refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("the proxy 127.0.0.1:\(proxies.authPort) refused the tunnel"), "\(refused.stderr)")
+    }
+
+    @Test("Without -x, http_proxy, https_proxy and no_proxy are read as curl reads them; HTTP_PROXY is not; -x '' and --noproxy win")
+    func environment() async throws {
+        let (nginx, proxies) = try servers()
+        let http = "http://127.0.0.1:\(nginx.httpPort)/hello.txt"
+        let proxy = "http://127.0.0.1:\(proxies.port)"
+        let fromEnvironment = try await LoadURLProcess.run(["-sS", "-i", http], environment: ["http_proxy": proxy])
+        #expect(viaProxy(fromEnvironment.stdout), "\(fromEnvironment.stdout) \(fromEnvironment.stderr)")
+        let upper = try await LoadURLProcess.run(["-sS", "-i", http], environment: ["HTTP_PROXY": proxy])
+        #expect(upper.status == 0 && !viaProxy(upper.stdout), "\(upper.stdout)")
+        let excepted = try await LoadURLProcess.run(["-sS", "-i", http], environment: ["http_proxy": proxy, "no_proxy": "localhost,127.0.0.1"])
+        #expect(excepted.status == 0 && !viaProxy(excepted.stdout), "\(excepted.stdout)")
+        let none = try await LoadURLProcess.run(["-sS", "-i", "-x", "", http], environment: ["http_proxy": proxy])
+        #expect(none.status == 0 && !viaProxy(none.stdout), "\(none.stdout)")
+        let direct = try await LoadURLProcess.run(["-sS", "-i", "--noproxy", "*", http], environment: ["all_proxy": proxy])
+        #expect(direct.status == 0 && !viaProxy(direct.stdout), "\(direct.stdout)")
+        // https_proxy alone leaves http direct.
+        let secureOnly = try await LoadURLProcess.run(["-sS", "-i", http], environment: ["https_proxy": proxy])
+        #expect(secureOnly.status == 0 && !viaProxy(secureOnly.stdout), "\(secureOnly.stdout)")
+    }
+
+    @Test("A proxy that is not an HTTP one is a usage error (2), said before any transfer")
+    func unsupportedProxy() async throws {
+        let run = try await LoadURLProcess.run(["-sS", "-x", "socks5://127.0.0.1:1080", "data:,x"])
+        #expect(run.status == 2)
+        #expect(run.stdout.isEmpty)
+        #expect(run.stderr.contains("-x wants an HTTP proxy"), "\(run.stderr)")
+    }
+}
