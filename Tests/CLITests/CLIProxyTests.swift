@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `loadurl`'s `-x`, `-U`, `--noproxy` and the proxy variables, through tinyproxy to nginx.
-@Suite("loadurl: proxies (-x, -U, --noproxy, http_proxy …) through tinyproxy")
+/// `loadurl`'s `-x`, `-U`, `--noproxy` and the proxy variables, through tinyproxy and dante to nginx.
+@Suite("loadurl: proxies (-x, -U, --noproxy, http_proxy …) through tinyproxy and dante")
 struct CLIProxyTests {
     private func servers() throws -> (nginx: TestServers.Nginx, proxies: TestServers.Proxies) {
         (try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers"),
@@ -52,11 +52,16 @@ struct CLIProxyTests {
         #expect(secureOnly.status == 0 && !viaProxy(secureOnly.stdout), "\(secureOnly.stdout)")
     }
 
-    @Test("A proxy that is not an HTTP one is a usage error (2), said before any transfer")
-    func unsupportedProxy() async throws {
-        let run = try await LoadURLProcess.run(["-sS", "-x", "socks5://127.0.0.1:1080", "data:,x"])
+    @Test("-x socks5h:// goes through the SOCKS5 proxy; a proxy of another kind is a usage error (2), said before any transfer")
+    func socksAndUnsupported() async throws {
+        let (nginx, proxies) = try servers()
+        let socks = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(proxies.socksPort)", "--cacert", nginx.caFile,
+                                                  "http://localhost:\(nginx.httpPort)/hello.txt", "https://localhost:\(nginx.httpsPort)/hello.txt"])
+        #expect(socks.status == 0, "\(socks.stderr)")
+        #expect(socks.stdout == "Hello from nginx\nHello from nginx\n")
+        let run = try await LoadURLProcess.run(["-sS", "-x", "socks4://127.0.0.1:1080", "data:,x"])
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty)
-        #expect(run.stderr.contains("-x wants an HTTP proxy"), "\(run.stderr)")
+        #expect(run.stderr.contains("-x wants an HTTP or SOCKS5 proxy"), "\(run.stderr)")
     }
 }

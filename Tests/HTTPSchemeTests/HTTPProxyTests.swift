@@ -6,8 +6,8 @@ import TestSupport
 import Testing
 @testable import HTTPScheme
 
-/// Requests through real HTTP proxies (tinyproxy, started by scripts/test-servers) to the real nginx.
-@Suite("http(s): through an HTTP proxy (tinyproxy)")
+/// Requests through real proxies (tinyproxy and dante, started by scripts/test-servers) to the real nginx.
+@Suite("http(s): through HTTP proxies (tinyproxy) and a SOCKS5 proxy (dante)")
 struct HTTPProxyTests {
     private func proxies() throws -> TestServers.Proxies {
         try #require(TestServers.proxies, "tinyproxy could not be started by scripts/test-servers")
@@ -86,13 +86,48 @@ struct HTTPProxyTests {
         #expect(String(decoding: direct, as: UTF8.self) == "Hello from nginx\n")
     }
 
+    /// Whether the SOCKS proxy's log says it opened a tunnel to 127.0.0.1's `port` (dante writes `127.0.0.1.PORT`).
+    private func socksTunnelled(to port: Int) async throws -> Bool {
+        let log = try proxies().socksLog
+        return await eventually(within: 5) {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").contains { $0.contains("pass(") && $0.hasSuffix(" 127.0.0.1.\(port)") }
+        }
+    }
+
+    @Test("Through a SOCKS5 proxy (dante) http and https open a tunnel, the proxy resolving the name; a target it cannot reach is named")
+    func socks() async throws {
+        let proxies = try proxies()
+        let nginx = try Nginx.require()
+        let proxy = try #require(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)"))
+        #expect(proxy.kind == .socks5)
+        let session = try session(proxy)
+        let (data, response) = try await session.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.headerFields[HTTPField.Name("Via")!] == nil)
+        #expect(try await socksTunnelled(to: nginx.httpPort), "dante logged no tunnel to nginx's http port")
+        let (secure, _) = try await session.data(from: Nginx.https("/300k.bin"))
+        #expect(Bytes.difference(secure, try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))) == nil)
+        #expect(try await socksTunnelled(to: nginx.httpsPort), "dante logged no tunnel to nginx's https port")
+
+        let closed = LoopbackPorts.closed()
+        let url = URL(string: "http://127.0.0.1:\(closed)/")!
+        let error = await loadError { _ = try await session.data(from: url) }
+        #expect(error?.code == .cannotConnectToHost, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(error?.reason?.hasPrefix("the SOCKS proxy 127.0.0.1:\(proxies.socksPort) could not connect to 127.0.0.1:\(closed)") == true, "\(String(describing: error))")
+    }
+
     @Test("Proxies are written as curl takes them; the environment's variables are read as curl reads them")
     func settings() {
         let full = HTTPClientOptions.Proxy("http://us%40er:p%3Ass@Proxy.Example:3128")
         #expect(full == HTTPClientOptions.Proxy(host: "proxy.example", port: 3128, user: "us@er", password: "p:ss"))
         #expect(HTTPClientOptions.Proxy("localhost") == HTTPClientOptions.Proxy(host: "localhost", port: 1080))
         #expect(HTTPClientOptions.Proxy("[::1]:8080") == HTTPClientOptions.Proxy(host: "::1", port: 8080))
-        #expect(HTTPClientOptions.Proxy("socks5://localhost:1080") == nil)
+        #expect(HTTPClientOptions.Proxy("socks5://localhost:1080") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
+        #expect(HTTPClientOptions.Proxy("SOCKS5H://localhost") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
+        #expect(HTTPClientOptions.Proxy("socks5://user:pw@localhost:1080") == nil, "no SOCKS authentication")
+        #expect(HTTPClientOptions.Proxy("socks4://localhost:1080") == nil)
         #expect(HTTPClientOptions.Proxy("http://localhost:99999") == nil)
         #expect(HTTPClientOptions.Proxy("") == nil)
 

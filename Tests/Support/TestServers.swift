@@ -44,18 +44,25 @@ public enum TestServers {
         public let caFile: String
     }
 
-    /// The HTTP proxies (tinyproxy) on 127.0.0.1: ``port`` open, ``authPort`` asking for `user`/`secret`.
+    /// The proxies on 127.0.0.1: tinyproxy's HTTP ones (``port`` open, ``authPort`` asking for `user`/`secret`) and
+    /// dante's SOCKS5 one.
     public struct Proxies: Sendable {
         /// An open proxy: forwards `http` requests (adding `Via: 1.1 … (tinyproxy/…)`) and tunnels to any port.
         public let port: Int
         /// The same, answering 407 (401 to `CONNECT`) without `Proxy-Authorization: Basic` for `user:secret`.
         public let authPort: Int
+        /// A SOCKS5 proxy (dante) without authentication.
+        public let socksPort: Int
+        /// Where the SOCKS proxy logs each tunnel it opens: a line with `pass(` and the server's address as
+        /// `127.0.0.1.PORT` (dante's way of writing an address and port).
+        public let socksLog: String
     }
 
     /// The running proxies, or `nil` if they could not be started.
     public static let proxies: Proxies? = {
-        guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init) else { return nil }
-        return Proxies(port: port, authPort: auth)
+        guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init),
+              let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"] else { return nil }
+        return Proxies(port: port, authPort: auth, socksPort: socks, socksLog: socksLog)
     }()
 
     /// The running nginx, or `nil` if it could not be started.

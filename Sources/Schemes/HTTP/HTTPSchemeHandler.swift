@@ -278,9 +278,9 @@ struct HTTPRequestPlan: Sendable {
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
-        // To an HTTP proxy, a plain `http` request names its whole URL (RFC 9112 §3.2.2); an `https` one goes
-        // through a tunnel, where the server sees it as if there were no proxy.
-        let forwardProxy = options.httpProxy
+        // To an HTTP proxy, a plain `http` request names its whole URL (RFC 9112 §3.2.2); an `https` one, and
+        // any through a SOCKS proxy, goes through a tunnel, where the server sees it as if there were no proxy.
+        let forwardProxy = options.httpProxy?.kind == .http ? options.httpProxy : nil
         if forwardProxy != nil { target = "http://" + key.hostField + target }
 
         let method = request.method

@@ -382,7 +382,11 @@ final class ConnectionPool: Sendable {
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
-        let tunnel: EventLoopPromise<Void>? = proxy != nil && sslContext != nil ? loops.next().makePromise() : nil
+        // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy.
+        let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil } ?? false
+        let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
+        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
+        let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
@@ -402,7 +406,10 @@ final class ConnectionPool: Sendable {
             .channelInitializer { channel in
                 do {
                     // Through a tunnel, TLS and HTTP start once the proxy has opened it.
-                    if let tunnel, let proxy {
+                    if let tunnel, let proxy, proxy.kind == .socks5 {
+                        let (pump, socks, outcome) = try SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, url: url, established: tunnel)
+                        try channel.pipeline.syncOperations.addHandlers([pump, socks, outcome])
+                    } else if let tunnel, let proxy {
                         try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
                             target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel))
                     } else {
@@ -428,8 +435,14 @@ final class ConnectionPool: Sendable {
         if let tunnel {
             do {
                 try await Self.complete(tunnel, on: channel, by: connectDeadline, url: url,
-                                        timeout: "no tunnel through the proxy within \(seconds) s (the connect timeout)")
-                try await channel.eventLoop.submit { try exchange.add(to: channel.pipeline.syncOperations) }.get()
+                                        timeout: "no tunnel through the proxy within \(seconds) s for the connect and the tunnel (the connect timeout)")
+                try await channel.eventLoop.submit {
+                    let sync = channel.pipeline.syncOperations
+                    // The SOCKS helpers go (NIOSOCKS's own handler has left already); the HTTP tunnel's went itself.
+                    if let pump = try? sync.handler(type: SOCKSTunnel.ReadPump.self) { sync.removeHandler(pump, promise: nil) }
+                    if let outcome = try? sync.handler(type: SOCKSTunnel.Outcome.self) { sync.removeHandler(outcome, promise: nil) }
+                    try exchange.add(to: sync)
+                }.get()
             } catch {
                 handshake?.fail(error)
                 throw error

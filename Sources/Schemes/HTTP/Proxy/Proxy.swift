@@ -2,13 +2,25 @@ import FoundationEssentials
 import Loader
 
 extension HTTPClientOptions {
-    /// An HTTP proxy that requests go through (``HTTPClientOptions/httpProxy``, ``HTTPClientOptions/httpsProxy``),
-    /// as curl's `-x http://host:port`.
+    /// A proxy that requests go through (``HTTPClientOptions/httpProxy``, ``HTTPClientOptions/httpsProxy``), as
+    /// curl's `-x http://host:port` or `-x socks5h://host:port`.
     ///
-    /// An `http` request goes to the proxy with the whole URL as its target; an `https` one asks the proxy
-    /// for a tunnel (`CONNECT host:port`) and speaks TLS with the server inside it, so the proxy sees only the
-    /// host and port. Credentials go in a `Proxy-Authorization` field, Basic, to the proxy alone.
+    /// Through an HTTP proxy, an `http` request goes to the proxy with the whole URL as its target; an `https`
+    /// one asks the proxy for a tunnel (`CONNECT host:port`) and speaks TLS with the server inside it, so the
+    /// proxy sees only the host and port. Credentials go in a `Proxy-Authorization` field, Basic, to the proxy
+    /// alone. Through a SOCKS5 proxy both open a tunnel (RFC 1928, no authentication), and the proxy resolves the
+    /// server's name.
     public struct Proxy: Sendable, Hashable {
+        /// The protocol spoken with the proxy.
+        public enum Kind: Sendable, Hashable {
+            /// An HTTP proxy: absolute-form requests for `http`, `CONNECT` tunnels for `https`.
+            case http
+            /// A SOCKS5 proxy without authentication, given the server's name to resolve (curl's `socks5h`).
+            case socks5
+        }
+
+        /// The protocol spoken with the proxy.
+        public var kind: Kind
         /// The proxy's host name or address.
         public var host: String
         /// The proxy's port.
@@ -18,33 +30,42 @@ extension HTTPClientOptions {
         /// The password that goes with ``user``.
         public var password: String?
 
-        /// A proxy at `host` and `port`, with credentials if given.
-        public init(host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {
+        /// A proxy at `host` and `port`, with credentials if given (an HTTP proxy's only).
+        public init(_ kind: Kind = .http, host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {
+            self.kind = kind
             self.host = host
             self.port = port
             self.user = user
             self.password = password
         }
 
-        /// A proxy written as curl takes it: `http://user:password@host:port`, or `host:port` (the scheme
-        /// `http://` assumed, and the port 1080 when none is given). `nil` for any other scheme, or for text
-        /// that names no host. User and password are percent-decoded.
+        /// A proxy written as curl takes it: `http://user:password@host:port`, `socks5h://host:port`
+        /// (`socks5://` is read the same: the proxy resolves names either way), or `host:port` (the scheme
+        /// `http://` assumed, and the port 1080 when none is given). `nil` for any other scheme, for SOCKS
+        /// credentials, or for text that names no host. User and password are percent-decoded.
         public init?(_ text: String) {
             let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty else { return nil }
             let written = trimmed.contains("://") ? String(trimmed) : "http://" + trimmed
-            guard let url = URL(string: written), url.scheme?.lowercased() == "http",
+            guard let url = URL(string: written), let scheme = url.scheme?.lowercased(),
                   let host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
+            let kind: Kind
+            switch scheme {
+            case "http": kind = .http
+            case "socks5", "socks5h": kind = .socks5
+            default: return nil
+            }
+            guard kind == .http || url.user == nil else { return nil }
             let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
             guard (1...65535).contains(url.port ?? 1080) else { return nil }
-            self.init(host: bare.lowercased(), port: url.port ?? 1080, user: url.user(percentEncoded: false),
+            self.init(kind, host: bare.lowercased(), port: url.port ?? 1080, user: url.user(percentEncoded: false),
                       password: url.password(percentEncoded: false))
         }
 
         /// The proxy curl would use for a URL of `scheme` from these environment variables: `http_proxy` for
         /// `http` (lowercase only, as curl: a CGI server sets `HTTP_PROXY` from a request's `Proxy` field),
         /// `https_proxy` or `HTTPS_PROXY` for `https`, then `all_proxy` or `ALL_PROXY`. `nil` when none is set
-        /// or the value is not an `http://` proxy.
+        /// or the value is not a proxy ``init(_:)`` reads.
         public static func fromEnvironment(_ environment: [String: String], scheme: String) -> Proxy? {
             let names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : scheme == "http" ? ["http_proxy"] : []
             let value = (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
@@ -73,7 +94,7 @@ extension HTTPClientOptions {
 
         /// The value of a `Proxy-Authorization` field for ``user`` and ``password``; `nil` without a user.
         var authorization: String? {
-            guard let user else { return nil }
+            guard kind == .http, let user else { return nil }
             return "Basic " + Data("\(user):\(password ?? "")".utf8).base64EncodedString()
         }
 
