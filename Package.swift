@@ -72,6 +72,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Sources/Schemes/HTTP",
             swiftSettings: strict

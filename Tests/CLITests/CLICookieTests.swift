@@ -84,6 +84,11 @@ struct CLICookieTests {
         #expect(missing.status == 23, "\(missing.stderr)")
         #expect(missing.stdout == "cookie=\n", "the transfer itself went ahead")
         #expect(missing.stderr.contains("/nonexistent-folder/jar.txt") && missing.stderr.contains("No such file or directory"), "\(missing.stderr)")
+        // A jar that is not a regular file is written in place, as curl writes it: /dev/null stays the device.
+        let discarded = try await LoadURLProcess.run(["-sS", "-L", "-c", "/dev/null", "\(base)/cookies/login"])
+        #expect(discarded.status == 0, "\(discarded.stderr)")
+        let type = try FileManager.default.attributesOfItem(atPath: "/dev/null")[.type] as? FileAttributeType
+        #expect(type == .typeCharacterSpecial)
         try await TestServers.withFullDisk { folder in
             let jar = folder.appendingPathComponent("jar.txt")
             let old = "# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tkept\t1\n"

@@ -170,7 +170,9 @@ enum LoadURLProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // The machine's proxy variables are not the test's: loadurl reads them as curl does.
+        let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "HTTP_PROXY"]
+        process.environment = ProcessInfo.processInfo.environment.filter { !proxyVariables.contains($0.key) }.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -86,11 +86,18 @@ struct HTTPProxyTests {
         #expect(String(decoding: direct, as: UTF8.self) == "Hello from nginx\n")
     }
 
-    /// Whether the SOCKS proxy's log says it opened a tunnel to 127.0.0.1's `port` (dante writes `127.0.0.1.PORT`).
-    private func socksTunnelled(to port: Int) async throws -> Bool {
+    /// The SOCKS proxy's log: its length now, and whether it said since then that it opened a tunnel to
+    /// 127.0.0.1's `port` (dante writes `127.0.0.1.PORT`). The log is the proxy's whole life (and the CLI tests'
+    /// too): only what comes after the mark counts.
+    private func socksLogMark() throws -> Int {
+        (try? Data(contentsOf: URL(fileURLWithPath: try proxies().socksLog)).count) ?? 0
+    }
+
+    private func socksTunnelled(to port: Int, after mark: Int) async throws -> Bool {
         let log = try proxies().socksLog
         return await eventually(within: 5) {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()
+            let text = String(decoding: data.dropFirst(mark), as: UTF8.self)
             return text.split(separator: "\n").contains { $0.contains("pass(") && $0.hasSuffix(" 127.0.0.1.\(port)") }
         }
     }
@@ -102,13 +109,19 @@ struct HTTPProxyTests {
         let proxy = try #require(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)"))
         #expect(proxy.kind == .socks5)
         let session = try session(proxy)
+        let mark = try socksLogMark()
         let (data, response) = try await session.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         #expect(response.headerFields[HTTPField.Name("Via")!] == nil)
-        #expect(try await socksTunnelled(to: nginx.httpPort), "dante logged no tunnel to nginx's http port")
+        #expect(try await socksTunnelled(to: nginx.httpPort, after: mark), "dante logged no tunnel to nginx's http port")
         let (secure, _) = try await session.data(from: Nginx.https("/300k.bin"))
         #expect(Bytes.difference(secure, try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))) == nil)
-        #expect(try await socksTunnelled(to: nginx.httpsPort), "dante logged no tunnel to nginx's https port")
+        #expect(try await socksTunnelled(to: nginx.httpsPort, after: mark), "dante logged no tunnel to nginx's https port")
+
+        // A name longer than SOCKS5's 255 bytes is refused, not sent (NIOSOCKS would trap on it).
+        let long = URL(string: "http://" + String(repeating: "a.", count: 140) + "test/")!
+        let tooLong = await loadError { _ = try await session.data(from: long) }
+        #expect(tooLong?.code == .badURL && tooLong?.reason?.contains("255 bytes") == true, "\(String(describing: tooLong))")
 
         let closed = LoopbackPorts.closed()
         let url = URL(string: "http://127.0.0.1:\(closed)/")!

@@ -65,6 +65,20 @@ public enum TestServers {
         return Proxies(port: port, authPort: auth, socksPort: socks, socksLog: socksLog)
     }()
 
+    /// The WebSocket servers (scripts/ws-server.py): see that script for their paths.
+    public struct WebSockets: Sendable {
+        /// Plain `ws:`.
+        public let port: Int
+        /// `wss:`, certificate for `localhost` from the test CA.
+        public let tlsPort: Int
+    }
+
+    /// The running WebSocket servers, or `nil` if they could not be started.
+    public static let webSockets: WebSockets? = {
+        guard let port = environment["WS_PORT"].flatMap(Int.init), let tls = environment["WSS_PORT"].flatMap(Int.init) else { return nil }
+        return WebSockets(port: port, tlsPort: tls)
+    }()
+
     /// The running nginx, or `nil` if it could not be started.
     public static let nginx: Nginx? = {
         let values = environment

@@ -60,14 +60,30 @@ struct CookieEngine: Sendable {
             return
         }
         let file = URL(fileURLWithPath: savePath)
-        let temporary = FilePath(savePath + ".loadurl-\(getpid())")
+        var status = stat()
+        if stat(savePath, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            // Not a regular file (`/dev/null`, a pipe): written in place, as curl does; a rename would replace it.
+            do {
+                let descriptor = try FileDescriptor.open(FilePath(savePath), .writeOnly)
+                try descriptor.closeAfter { _ = try descriptor.writeAll(text.utf8) }
+            } catch {
+                throw LoadError(.cannotWriteToFile, url: file, reason: "cannot save the cookie jar to \(savePath): \(error)", underlying: error)
+            }
+            return
+        }
+        // A new file of an unguessable name, made here and nowhere else (exclusive, no link followed), then
+        // renamed over the old: a link planted beside the jar cannot redirect the write.
+        let temporary = FilePath(savePath + ".loadurl-" + UUID().uuidString)
+        var created = false
         do {
             // Owner-only, as the jar holds session tokens.
-            let descriptor = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .truncate], permissions: .ownerReadWrite)
+            let descriptor = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .exclusiveCreate, .noFollow],
+                                                     permissions: .ownerReadWrite)
+            created = true
             try descriptor.closeAfter { _ = try descriptor.writeAll(text.utf8) }
             guard rename(temporary.string, savePath) == 0 else { throw Errno(rawValue: errno) }
         } catch {
-            _ = unlink(temporary.string)
+            if created { _ = unlink(temporary.string) }
             throw LoadError(.cannotWriteToFile, url: file, reason: "cannot save the cookie jar to \(savePath): \(error)", underlying: error)
         }
     }

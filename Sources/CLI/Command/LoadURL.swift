@@ -343,6 +343,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         } else {
             http.httpProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "http")
             http.httpsProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")
+            // A variable this tool cannot use is said, not skipped in silence: the user meant traffic to go through it.
+            for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+                if let value = environment[name], !value.isEmpty, HTTPClientOptions.Proxy(value) == nil, !silent || showError {
+                    StandardStreams.error("loadurl: warning: \(name) is not an HTTP or SOCKS5 proxy this tool can use ('\(value)'): connecting without it\n")
+                }
+            }
+        }
+        if proxyUser != nil, http.httpProxy?.kind == .socks5 || http.httpsProxy?.kind == .socks5 {
+            throw ValidationError("-U: a SOCKS5 proxy takes no credentials here")
         }
         if let proxyUser {
             let pair = proxyUser.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)

@@ -167,7 +167,7 @@ public final class LoaderSession: Sendable {
 
     /// `request` with the session's additional header fields, handler options and identifier.
     @inline(never)
-    private func prepared(_ request: LoadRequest) -> LoadRequest {
+    package func prepared(_ request: LoadRequest) -> LoadRequest {
         var prepared = request
         for field in configuration.additionalHeaderFields where prepared.headerFields[field.name] == nil {
             prepared.headerFields.append(field)

@@ -305,7 +305,10 @@ struct HTTPRequestPlan: Sendable {
             case "transfer-encoding":
                 has.transferEncoding = true
                 if request.body == nil { continue }
-            case "proxy-authorization": has.proxyAuthorization = true
+            case "proxy-authorization":
+                // For the proxy alone: never to a server, directly or through a tunnel.
+                guard forwardProxy != nil else { continue }
+                has.proxyAuthorization = true
             default: break
             }
             lines.append((field.name.rawName, field.value))

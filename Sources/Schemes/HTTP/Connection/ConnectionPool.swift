@@ -4,6 +4,7 @@ import Loader
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSOCKS
 import NIOSSL
 import Synchronization
 
@@ -366,7 +367,11 @@ final class ConnectionPool: Sendable {
     /// Connects, and for `https` completes the TLS handshake, keeping the server's certificate in `leaf`
     /// when one is given. With a proxy it connects to the proxy instead, and for `https` first opens a
     /// tunnel through it (``ProxyTunnelHandler``).
-    private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?) async throws -> any Channel {
+    ///
+    /// `unpooled`: for a protocol that takes the connection over (WebSocket): no HTTP handlers, and the
+    /// connection reads on its own.
+    private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?,
+                      unpooled: Bool = false) async throws -> any Channel {
         let sslContext: NIOSSLContext?
         if key.scheme == "https" {
             var checksHostname = true
@@ -378,23 +383,27 @@ final class ConnectionPool: Sendable {
         let proxy = key.scheme == "https" ? key.options.httpsProxy : key.options.httpProxy
         let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? (key.host, key.port)
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
+        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
+        let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
+        // SOCKS5 gives a name one byte of length (RFC 1928 §5); NIOSOCKS traps on a longer one.
+        if proxy?.kind == .socks5, tunnelHost.utf8.count > 255 {
+            throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
+        }
         // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
         // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy.
-        let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil } ?? false
+        let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled } ?? false
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
-        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
-        let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, handshake: handshake,
-                                        serverName: key.host.isIPAddress ? nil : key.host)
+                                        serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
         let bootstrap = ClientBootstrap(group: loops)
             .connectTimeout(connectBudget)
-            .channelOption(.autoRead, value: false)
+            .channelOption(.autoRead, value: unpooled)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
             // its default of four, a connection whose body chunks still held the last buffer kept up to
@@ -438,13 +447,15 @@ final class ConnectionPool: Sendable {
                                         timeout: "no tunnel through the proxy within \(seconds) s for the connect and the tunnel (the connect timeout)")
                 try await channel.eventLoop.submit {
                     let sync = channel.pipeline.syncOperations
-                    // The SOCKS helpers go (NIOSOCKS's own handler has left already); the HTTP tunnel's went itself.
+                    // The SOCKS handlers go (the HTTP tunnel's went itself).
                     if let pump = try? sync.handler(type: SOCKSTunnel.ReadPump.self) { sync.removeHandler(pump, promise: nil) }
+                    if let socks = try? sync.handler(type: SOCKSClientHandler.self) { sync.removeHandler(socks, promise: nil) }
                     if let outcome = try? sync.handler(type: SOCKSTunnel.Outcome.self) { sync.removeHandler(outcome, promise: nil) }
                     try exchange.add(to: sync)
                 }.get()
             } catch {
                 handshake?.fail(error)
+                channel.close(promise: nil)
                 throw error
             }
         }
@@ -482,6 +493,9 @@ final class ConnectionPool: Sendable {
         let leaf: Locked<NIOSSLCertificate?>?
         let handshake: EventLoopPromise<Void>?
         let serverName: String?
+        /// Whether the connection carries the pool's exchanges; if not, it gets TLS (and a handler that hears the
+        /// handshake's end) and nothing else.
+        let carriesExchanges: Bool
 
         func add(to sync: ChannelPipeline.SynchronousOperations) throws {
             if let sslContext {
@@ -496,6 +510,10 @@ final class ConnectionPool: Sendable {
                 }
                 if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf)) }
             }
+            guard carriesExchanges else {
+                if let handshake { try sync.addHandler(HandshakeListener(handshake: handshake)) }
+                return
+            }
             // No outbound header validation: the request's fields come from `HTTPFields`, whose
             // names are tokens and values legal, and the plan checks the host it adds (~4% of
             // the CPU per request with 32 in flight went to checking them again).
@@ -503,6 +521,18 @@ final class ConnectionPool: Sendable {
             try sync.addHandler(readTail)
             try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
             try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail))
+        }
+    }
+
+    /// A connection of its own, never pooled, to `key`'s origin (through its proxy, with TLS for `https`), with
+    /// nothing above TLS yet and reading on its own: for a protocol that takes the connection over (WebSocket).
+    /// The server's certificate is checked by the standard rules only (no delegate is asked).
+    /// Through an HTTP proxy it always tunnels (`CONNECT`), `http` too: the protocol is not HTTP's once it starts.
+    func openUnpooled(_ key: Key, url: URL) async throws -> any Channel {
+        do {
+            return try await dial(key, url: url, verification: .standard, keepingLeafIn: nil, unpooled: true)
+        } catch {
+            throw HTTPErrorMapping.map(error, url: url)
         }
     }
 

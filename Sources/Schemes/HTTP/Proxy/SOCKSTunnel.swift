@@ -4,15 +4,19 @@ import NIOCore
 import NIOSOCKS
 
 /// The handlers around NIOSOCKS's `SOCKSClientHandler` that open a tunnel through a SOCKS5 proxy on a connection
-/// that does not read on its own (`autoRead` off), which that handler expects: ``reads`` (before it) asks for
-/// each read until the tunnel is open, and ``outcome`` (after it) succeeds `established` when the proxy says
-/// the tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS and HTTP handlers are added
-/// once it is open, after these two are taken out.
+/// that does not read on its own (`autoRead` off), which that handler expects: ``ReadPump`` (before it) asks
+/// for each read until the tunnel is open, and ``Outcome`` (after it) succeeds `established` when the proxy
+/// says the tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS and HTTP handlers are
+/// added once it is open, after the three are taken out.
 enum SOCKSTunnel {
     /// The three handlers in pipeline order.
     static func handlers(to host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL,
                          established: EventLoopPromise<Void>) throws -> (ReadPump, SOCKSClientHandler, Outcome) {
         let address: SOCKSAddress
+        // Checked before the connection is made too (the pool's dial): NIOSOCKS traps on a longer name.
+        guard host.utf8.count <= 255 else {
+            throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
+        }
         if host.isIPAddress {
             address = .address(try SocketAddress(ipAddress: host, port: port))
         } else {

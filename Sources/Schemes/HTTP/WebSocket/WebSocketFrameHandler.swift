@@ -1,0 +1,101 @@
+import FoundationEssentials
+import Loader
+import NIOCore
+import NIOWebSocket
+
+/// The end of an open WebSocket's pipeline: hands whole messages (NIO's aggregator has joined their fragments)
+/// to the ``WebSocketConnection``, answers pings, answers and records the server's close, and holds reads back
+/// while the reader is behind.
+final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let connection: WebSocketConnection
+    private let maximumMessageSize: Int
+    /// A read asked for while the reader was behind, to pass on when it catches up.
+    private var heldRead = false
+
+    init(connection: WebSocketConnection, maximumMessageSize: Int) {
+        self.connection = connection
+        self.maximumMessageSize = maximumMessageSize
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            guard let text = frame.unmaskedData.getString(at: frame.unmaskedData.readerIndex, length: frame.unmaskedData.readableBytes),
+                  text.utf8.elementsEqual(frame.unmaskedData.readableBytesView) else {
+                fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url, reason: "the server sent a text message that is not UTF-8"))
+                return
+            }
+            _ = connection.received(.string(text))
+        case .binary:
+            _ = connection.received(.data(Data(frame.unmaskedData.readableBytesView)))
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case .pong:
+            connection.pong()
+        case .connectionClose:
+            var payload = frame.unmaskedData
+            let code = payload.readInteger(as: UInt16.self).map { WebSocketTask.CloseCode(rawValue: Int($0)) }
+            let reason = payload.readableBytes > 0 ? Data(payload.readableBytesView) : nil
+            if !connection.sentClose {
+                // The close handshake: the server's code echoed back, then the server ends the TCP connection.
+                connection.markCloseSent()
+                var echo = context.channel.allocator.buffer(capacity: 2)
+                if let code { echo.writeInteger(UInt16(truncatingIfNeeded: code.rawValue)) }
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: echo)), promise: nil)
+            }
+            let said = reason.map { " '\(String(decoding: $0.prefix(123), as: UTF8.self))'" } ?? ""
+            connection.ended(LoadError(.networkConnectionLost, url: connection.url,
+                                       reason: "the server closed the WebSocket with \(code.map(\.description) ?? "no code")\(said)"),
+                             code: code ?? .noStatusReceived, reason: reason)
+            // The server closes the TCP connection; if it does not, the task's close or its timeout does.
+            context.close(mode: .output, promise: nil)
+        default:
+            break
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if connection.isFull {
+            heldRead = true
+        } else {
+            heldRead = false
+            context.read()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let aggregation = error as? NIOWebSocketFrameAggregator.Error, aggregation == .accumulatedFrameSizeIsTooLarge {
+            fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url,
+                                                    reason: "a message passed the maximum of \(maximumMessageSize) bytes", underlying: error))
+        } else if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
+            fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url,
+                                                    reason: "a frame passed the maximum of \(maximumMessageSize) bytes", underlying: error))
+        } else {
+            fail(context, .protocolError, LoadError(.badServerResponse, url: connection.url, reason: "the server broke the WebSocket protocol: \(error)", underlying: error))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection.ended(LoadError(.networkConnectionLost, url: connection.url, reason: "the connection closed without a WebSocket close frame"),
+                         code: .abnormalClosure, reason: nil)
+        context.fireChannelInactive()
+    }
+
+    /// Ends the connection for a fault of the server's: a close frame with `code`, then the connection closes.
+    private func fail(_ context: ChannelHandlerContext, _ code: WebSocketTask.CloseCode, _ error: LoadError) {
+        connection.ended(error, code: code, reason: nil)
+        if !connection.sentClose {
+            connection.markCloseSent()
+            var payload = context.channel.allocator.buffer(capacity: 2)
+            payload.writeInteger(UInt16(truncatingIfNeeded: code.rawValue))
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)), promise: nil)
+        }
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,125 @@
+import FoundationEssentials
+import HTTPTypes
+import Loader
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// Opens a WebSocket (RFC 6455 §4): a connection of its own to the server (through the session's proxy, with
+/// TLS for `wss`), a `GET` with `Upgrade: websocket` carrying the session's header fields and cookies, and on a
+/// `101` with the right `Sec-WebSocket-Accept` (NIO's upgrader checks it) the frame handlers in the HTTP ones'
+/// place.
+enum WebSocketOpening {
+    /// The open connection and the server's `101` response.
+    static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int) async throws -> (WebSocketConnection, LoadResponse) {
+        let url = request.url
+        let scheme = request.scheme
+        guard scheme == "ws" || scheme == "wss" else {
+            throw LoadError(.unsupportedURL, url: url, reason: "a WebSocket URL starts with ws: or wss:")
+        }
+        // The handshake is HTTP's: the plan of the same request over http(s) gives the pool's key (origin,
+        // options, proxy) and the request's fields with Host and User-Agent.
+        var http = session.prepared(request)
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw LoadError(.badURL, url: url, reason: "not a URL")
+        }
+        parts.scheme = scheme == "wss" ? "https" : "http"
+        guard let httpURL = parts.url else { throw LoadError(.badURL, url: url, reason: "not a URL") }
+        http.url = httpURL
+        http.method = .get
+        http.body = nil
+        if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
+            http.headerFields[.cookie] = field
+        }
+        let plan = try HTTPRequestPlan(http)
+        var head = plan.head
+        // The handshake goes through a tunnel when there is a proxy: the target is always the path.
+        var target = httpURL.path(percentEncoded: true)
+        if target.isEmpty { target = "/" }
+        if let query = httpURL.query(percentEncoded: true) { target += "?" + query }
+        head.uri = target
+        head.headers.remove(name: "proxy-authorization")
+        let requestHead = head
+
+        let channel = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url)
+        let opened = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
+        let connection = WebSocketConnection(channel: channel, url: url)
+        do {
+            try await channel.eventLoop.submit {
+                let sync = channel.pipeline.syncOperations
+                let watcher = HandshakeWatcher(url: url, opened: opened)
+                let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maximumMessageSize, automaticErrorHandling: false) { channel, response in
+                    channel.eventLoop.makeCompletedFuture {
+                        let sync = channel.pipeline.syncOperations
+                        if let watcher = try? sync.handler(type: HandshakeWatcher.self) { sync.removeHandler(watcher, promise: nil) }
+                        try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 1 << 16,
+                                                                        maxAccumulatedFrameSize: maximumMessageSize))
+                        try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
+                        opened.succeed(response)
+                    }
+                }
+                try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false,
+                                               withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+                try sync.addHandler(watcher)
+                channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+            }.get()
+            let seconds = request.options[HTTPClientOptions.self].connectTimeout
+            let timer = channel.eventLoop.scheduleTask(in: ConnectionPool.timeAmount(seconds)) {
+                opened.fail(LoadError(.timedOut, url: url, reason: "no answer to the WebSocket handshake within \(seconds.printed("%g")) s (the connect timeout)"))
+            }
+            defer { timer.cancel() }
+            let answer = try await withTaskCancellationHandler {
+                try await opened.futureResult.get()
+            } onCancel: {
+                opened.fail(LoadError(.cancelled, url: url))
+            }
+            let response = LoadResponse(url: url, status: HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase),
+                                        headerFields: HTTPFields(answer.headers))
+            if let store = session.configuration.cookieStore {
+                let values = response.headerFields[values: .setCookie]
+                if !values.isEmpty { store.save(setCookie: values, from: url) }
+            }
+            return (connection, response)
+        } catch {
+            channel.close(promise: nil)
+            throw HTTPErrorMapping.map(error, url: url)
+        }
+    }
+}
+
+/// Waits in the handshake's pipeline, after NIO's upgrade handler: it sees the response only when the server
+/// did not switch protocols (or the upgrade was refused), and fails the opening with what the server said.
+private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    private let url: URL
+    private let opened: EventLoopPromise<HTTPResponseHead>
+
+    init(url: URL, opened: EventLoopPromise<HTTPResponseHead>) {
+        self.url = url
+        self.opened = opened
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        let status = "\(head.status.code) \(head.status.reasonPhrase)"
+        opened.fail(LoadError(.badServerResponse, url: url, reason: "the server answered the WebSocket handshake with \(status), not 101 Switching Protocols"))
+        context.close(promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let reason: String
+        switch error as? NIOHTTPClientUpgradeError {
+        case .upgraderDeniedUpgrade?: reason = "the server's 101 answer did not accept the WebSocket key (Sec-WebSocket-Accept)"
+        case .responseProtocolNotFound?: reason = "the server's 101 answer switched to a protocol other than websocket"
+        default: reason = "the WebSocket handshake failed: \(error)"
+        }
+        opened.fail(LoadError(.badServerResponse, url: url, reason: reason, underlying: error))
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        opened.fail(LoadError(.networkConnectionLost, url: url, reason: "the connection closed during the WebSocket handshake"))
+        context.fireChannelInactive()
+    }
+}

@@ -1,0 +1,143 @@
+import FoundationEssentials
+import Loader
+
+/// A WebSocket (RFC 6455) to a `ws:` or `wss:` URL, as URLSession's web socket task: messages sent and received
+/// in order, pings, and a close with a code and a reason.
+///
+/// ```swift
+/// let socket = session.webSocketTask(with: URL(string: "wss://example.com/chat")!)
+/// socket.resume()
+/// try await socket.send(.string("hello"))
+/// let reply = try await socket.receive()
+/// socket.cancel(with: .normalClosure, reason: nil)
+/// ```
+///
+/// The handshake carries the session's header fields and cookie store's cookies and goes through its proxy
+/// (always in a tunnel) with its TLS settings (``HTTPClientOptions``); the server's certificate is checked by
+/// the standard rules (no delegate is asked), and redirects are not followed. `send` and `receive` open the
+/// socket if ``resume()`` has not. A message larger than ``maximumMessageSize`` ends the connection (close code
+/// 1009) and fails `receive` with `dataLengthExceedsMaximum`. Reading stops while 16 messages wait unread, so a
+/// reader that falls behind slows the server. Every failure is a `LoadError` naming the URL; once the socket
+/// has ended, `receive` returns the messages that arrived before and then throws, and ``closeCode`` and
+/// ``closeReason`` tell how it closed.
+public final class WebSocketTask: Sendable {
+    /// The request the socket was made with.
+    public let originalRequest: LoadRequest
+    private let session: LoaderSession
+
+    private struct State {
+        var maximumMessageSize = 1 << 20
+        var opening: Task<WebSocketConnection, any Error>?
+        var response: LoadResponse?
+        var connection: WebSocketConnection?
+        var cancelled: (code: CloseCode, reason: Data?)?
+    }
+    private let state = Locked(State())
+
+    init(request: LoadRequest, session: LoaderSession) {
+        originalRequest = request
+        self.session = session
+    }
+
+    /// The largest message `receive` takes, in bytes (1 MiB unless set); set it before the socket opens.
+    public var maximumMessageSize: Int {
+        get { state.withLock { $0.maximumMessageSize } }
+        set { state.withLock { $0.maximumMessageSize = max(1, newValue) } }
+    }
+
+    /// The server's `101 Switching Protocols` answer, once the socket is open.
+    public var response: LoadResponse? { state.withLock { $0.response } }
+
+    /// The code of the close frame that ended the socket (the server's, or the one ``cancel(with:reason:)``
+    /// sent), ``CloseCode/abnormalClosure`` when it ended without one; `nil` while it is open.
+    public var closeCode: CloseCode? {
+        guard let connection = finishedConnection else { return state.withLock { $0.cancelled?.code } }
+        return connection.closeInfo.code
+    }
+
+    /// The reason that came with ``closeCode``, if any.
+    public var closeReason: Data? {
+        guard let connection = finishedConnection else { return state.withLock { $0.cancelled?.reason } }
+        return connection.closeInfo.reason
+    }
+
+    /// Starts the handshake. Calling it again does nothing.
+    public func resume() {
+        _ = opening()
+    }
+
+    /// Sends `message` as one frame; returns when it is written to the connection.
+    public func send(_ message: Message) async throws {
+        try await connection().send(message)
+    }
+
+    /// The next message, waiting for one.
+    public func receive() async throws -> Message {
+        try await connection().receive()
+    }
+
+    /// Sends a ping and returns when the server's pong comes back.
+    public func sendPing() async throws {
+        try await connection().ping()
+    }
+
+    /// Closes the socket: a close frame with `code` and `reason` (at most 123 bytes of it), a wait of up to five
+    /// seconds for the server's answer, then the connection closes. Before the socket is open, the handshake is
+    /// abandoned. Calls waiting on the socket fail with `cancelled`.
+    public func cancel(with code: CloseCode = .normalClosure, reason: Data? = nil) {
+        let opening = state.withLock { state -> Task<WebSocketConnection, any Error>? in
+            if state.cancelled == nil { state.cancelled = (code, reason) }
+            return state.opening
+        }
+        guard let opening else { return }
+        opening.cancel()
+        Task { if let connection = try? await opening.value { await connection.close(code, reason: reason) } }
+    }
+
+    // MARK: Opening
+
+    private func opening() -> Task<WebSocketConnection, any Error> {
+        state.withLock { state in
+            if let opening = state.opening { return opening }
+            let request = originalRequest, session = session, size = state.maximumMessageSize
+            let cancelled = state.cancelled != nil
+            let opening = Task<WebSocketConnection, any Error> { [weak self] in
+                if cancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled before it opened") }
+                let (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size)
+                self?.state.withLock {
+                    $0.response = response
+                    $0.connection = connection
+                }
+                return connection
+            }
+            state.opening = opening
+            return opening
+        }
+    }
+
+    private func connection() async throws -> WebSocketConnection {
+        do {
+            return try await opening().value
+        } catch {
+            throw LoadError.wrapping(error, url: originalRequest.url)
+        }
+    }
+
+    /// The connection, once the socket has opened.
+    private var finishedConnection: WebSocketConnection? {
+        state.withLock { $0.connection }
+    }
+}
+
+extension LoaderSession {
+    /// A WebSocket to `url` (`ws:` or `wss:`); call ``WebSocketTask/resume()`` (or `send`, `receive`) to open it.
+    public func webSocketTask(with url: URL) -> WebSocketTask {
+        webSocketTask(with: LoadRequest(url: url))
+    }
+
+    /// A WebSocket for `request` (its URL `ws:` or `wss:`; its header fields go with the handshake, a
+    /// `Sec-WebSocket-Protocol` among them for a subprotocol).
+    public func webSocketTask(with request: LoadRequest) -> WebSocketTask {
+        WebSocketTask(request: request, session: self)
+    }
+}

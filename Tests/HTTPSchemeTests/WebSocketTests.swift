@@ -1,0 +1,119 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+/// WebSockets against a real server (the websockets package, scripts/ws-server.py).
+@Suite("ws(s): WebSocket tasks against a real server")
+struct WebSocketTests {
+    private func servers() throws -> TestServers.WebSockets {
+        try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+    }
+
+    private func ws(_ path: String) throws -> URL { URL(string: "ws://127.0.0.1:\(try servers().port)\(path)")! }
+
+    @Test("Text and binary messages go out and come back in order; a ping gets its pong; the 101 answer is kept")
+    func echo() async throws {
+        let socket = try Nginx.session().webSocketTask(with: try ws("/echo"))
+        socket.resume()
+        try await socket.send(.string("héllo"))
+        try await socket.send(.data(Data([0, 1, 2, 255])))
+        let large = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try await socket.send(.data(large))
+        #expect(try await socket.receive() == .string("héllo"))
+        #expect(try await socket.receive() == .data(Data([0, 1, 2, 255])))
+        #expect(try await socket.receive() == .data(large))
+        try await socket.sendPing()
+        #expect(socket.response?.status?.code == 101)
+        #expect(socket.closeCode == nil)
+        socket.cancel(with: .goingAway, reason: Data("bye".utf8))
+        #expect(await eventually { socket.closeCode != nil })
+        let after = await loadError { _ = try await socket.receive() }
+        #expect(after != nil, "a closed socket's receive throws")
+    }
+
+    @Test("wss: through TLS with the test CA; an untrusted certificate fails the handshake as untrusted")
+    func secure() async throws {
+        let url = URL(string: "wss://localhost:\(try servers().tlsPort)/echo")!
+        let socket = try Nginx.session().webSocketTask(with: url)
+        try await socket.send(.string("over TLS"))
+        #expect(try await socket.receive() == .string("over TLS"))
+        socket.cancel()
+        var plain = LoaderSession.Configuration.ephemeral
+        plain.handlerClasses = [HTTPSchemeHandler.self]
+        let untrusted = await loadError { _ = try await LoaderSession(configuration: plain).webSocketTask(with: url).receive() }
+        #expect(untrusted?.code == .serverCertificateUntrusted, "\(String(describing: untrusted))")
+        #expect(untrusted?.url == url)
+    }
+
+    @Test("The server's close: messages before it are read, then receive throws and the code and reason are kept")
+    func serverCloses() async throws {
+        let socket = try Nginx.session().webSocketTask(with: try ws("/close"))
+        #expect(try await socket.receive() == .string("closing"))
+        let error = await loadError { _ = try await socket.receive() }
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        #expect(error?.reason?.contains("4000") == true && error?.reason?.contains("done") == true, "\(String(describing: error))")
+        #expect(socket.closeCode?.rawValue == 4000)
+        #expect(socket.closeReason == Data("done".utf8))
+
+        let many = try Nginx.session().webSocketTask(with: try ws("/many"))
+        var received: [String] = []
+        while case .string(let text)? = try? await many.receive() { received.append(text) }
+        #expect(received == (0..<200).map(String.init), "every message, in order, before the close")
+        #expect(many.closeCode == .normalClosure)
+    }
+
+    @Test("A refused handshake, a message over the limit, and a connection dropped without a close frame are typed errors naming the URL")
+    func failures() async throws {
+        let missing = try ws("/nowhere")
+        let refused = await loadError { _ = try await Nginx.session().webSocketTask(with: missing).receive() }
+        #expect(refused?.code == .badServerResponse && refused?.url == missing, "\(String(describing: refused))")
+        #expect(refused?.reason?.contains("404") == true, "\(String(describing: refused))")
+
+        let big = try Nginx.session().webSocketTask(with: try ws("/big"))
+        big.maximumMessageSize = 1 << 20
+        let tooBig = await loadError { _ = try await big.receive() }
+        #expect(tooBig?.code == .dataLengthExceedsMaximum, "\(String(describing: tooBig))")
+        #expect(big.closeCode == .messageTooBig)
+
+        let dropped = try Nginx.session().webSocketTask(with: try ws("/drop"))
+        #expect(try await dropped.receive() == .string("dropping"))
+        let lost = await loadError { _ = try await dropped.receive() }
+        #expect(lost?.code == .networkConnectionLost, "\(String(describing: lost))")
+        #expect(dropped.closeCode == .abnormalClosure)
+
+        let wrong = URL(string: "http://127.0.0.1:\(try servers().port)/echo")!
+        let unsupported = await loadError { _ = try await Nginx.session().webSocketTask(with: wrong).receive() }
+        #expect(unsupported?.code == .unsupportedURL)
+        let closed = URL(string: "ws://127.0.0.1:\(LoopbackPorts.closed())/echo")!
+        let unreachable = await loadError { _ = try await Nginx.session().webSocketTask(with: closed).receive() }
+        #expect(unreachable?.code == .cannotConnectToHost && unreachable?.url == closed, "\(String(describing: unreachable))")
+    }
+
+    @Test("The handshake carries the session's header fields and its cookie store's cookies for the ws URL")
+    func handshakeFields() async throws {
+        final class Store: CookieStore {
+            func cookieField(for url: URL) -> String? { url.scheme == "ws" ? "session=abc" : nil }
+            func save(setCookie values: [String], from url: URL) {}
+        }
+        let session = try Nginx.session { $0.cookieStore = Store() }
+        let socket = session.webSocketTask(with: try ws("/cookie"))
+        #expect(try await socket.receive() == .string("session=abc"))
+        socket.cancel()
+    }
+
+    @Test("Through the SOCKS5 and the HTTP proxy, ws goes through a tunnel")
+    func proxied() async throws {
+        let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
+        for proxy in [HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort),
+                      HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.port)] {
+            let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy }
+            let socket = session.webSocketTask(with: URL(string: "ws://localhost:\(try servers().port)/echo")!)
+            try await socket.send(.string("via \(proxy.kind)"))
+            #expect(try await socket.receive() == .string("via \(proxy.kind)"))
+            socket.cancel()
+        }
+    }
+}

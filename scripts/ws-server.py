@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The WebSocket servers of the tests, on 127.0.0.1 only (the websockets package): plain (ws) and TLS (wss, the
+test certificate for localhost). Usage:
+    ws-server.py CERT KEY ENV_FILE
+Paths: /echo answers each message with itself (text as text, bytes as bytes); /close sends "closing" and closes
+with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0" to "199" and closes with 1000;
+/cookie sends the Cookie field of the handshake; /drop ends the TCP connection without a close frame; any other
+path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
+import asyncio
+import ssl
+import sys
+
+from websockets.asyncio.server import serve
+from websockets.http11 import Response
+from websockets.datastructures import Headers
+
+cert, key, env_file = sys.argv[1:4]
+PATHS = {"/echo", "/close", "/big", "/many", "/cookie", "/drop"}
+
+
+def refuse_unknown(connection, request):
+    if request.path not in PATHS:
+        return Response(404, "Not Found", Headers([("Content-Length", "10")]), b"not here\r\n")
+    return None
+
+
+async def handle(ws):
+    path = ws.request.path
+    if path == "/echo":
+        async for message in ws:
+            await ws.send(message)
+    elif path == "/close":
+        await ws.send("closing")
+        await ws.close(4000, "done")
+    elif path == "/big":
+        await ws.send(bytes(2 * 1024 * 1024))
+        await ws.wait_closed()
+    elif path == "/many":
+        for index in range(200):
+            await ws.send(str(index))
+        await ws.close(1000, "")
+    elif path == "/cookie":
+        await ws.send(ws.request.headers.get("Cookie", ""))
+        await ws.wait_closed()
+    elif path == "/drop":
+        await ws.send("dropping")
+        await asyncio.sleep(0.3)  # the message leaves first: abort() discards what is still buffered
+        ws.transport.abort()
+
+
+async def main():
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    options = dict(process_request=refuse_unknown, ping_interval=None, max_size=4 * 1024 * 1024)
+    async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure:
+        ports = [server.sockets[0].getsockname()[1] for server in (plain, secure)]
+        with open(env_file, "w") as out:
+            out.write("WS_PORT=%d\nWSS_PORT=%d\n" % tuple(ports))
+        await asyncio.get_running_loop().create_future()
+
+
+asyncio.run(main())
