@@ -3,8 +3,9 @@
 test certificate for localhost). Usage:
     ws-server.py CERT KEY ENV_FILE
 Paths: /echo answers each message with itself (text as text, bytes as bytes); /close sends "closing" and closes
-with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0" to "199" and closes with 1000;
-/cookie sends the Cookie field of the handshake; /drop ends the TCP connection without a close frame; any other
+with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0" to "199" and closes with 1000; /flood sends 64
+binary messages of 256 KiB (each filled with its index) and closes with 1000;
+/cookie sends the Cookie field of the handshake, then its X-Greeting field; /drop ends the TCP connection without a close frame; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import ssl
@@ -15,7 +16,7 @@ from websockets.http11 import Response
 from websockets.datastructures import Headers
 
 cert, key, env_file = sys.argv[1:4]
-PATHS = {"/echo", "/close", "/big", "/many", "/cookie", "/drop"}
+PATHS = {"/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop"}
 
 
 def refuse_unknown(connection, request):
@@ -39,8 +40,13 @@ async def handle(ws):
         for index in range(200):
             await ws.send(str(index))
         await ws.close(1000, "")
+    elif path == "/flood":
+        for index in range(64):
+            await ws.send(bytes([index]) * (256 * 1024))
+        await ws.close(1000, "")
     elif path == "/cookie":
         await ws.send(ws.request.headers.get("Cookie", ""))
+        await ws.send(ws.request.headers.get("X-Greeting", ""))
         await ws.wait_closed()
     elif path == "/drop":
         await ws.send("dropping")

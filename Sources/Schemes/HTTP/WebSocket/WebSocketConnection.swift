@@ -9,14 +9,17 @@ import NIOWebSocket
 final class WebSocketConnection: Sendable {
     let channel: any Channel
     let url: URL
+    /// How long a close waits for the server's answer, and a ping for its pong.
+    static let patience: TimeAmount = .seconds(5)
 
     private struct State {
         var inbox = WebSocketInbox()
+        var nextWaiter = 0
         var pings: Deque<CheckedContinuation<Void, any Error>> = []
-        /// The code and reason of the close frame that ended the connection (the server's, or ours echoed).
+        /// The code and reason of the close frame that ended the connection (the server's, or the one this end sent).
         var closeCode: WebSocketTask.CloseCode?
         var closeReason: Data?
-        /// Whether this end sent a close frame.
+        /// Whether this end sent a close frame: no frame but a pong may follow it (RFC 6455 §5.5.1).
         var sentClose = false
     }
     private let state = Locked(State())
@@ -28,15 +31,24 @@ final class WebSocketConnection: Sendable {
 
     // MARK: The task's side
 
-    /// The next message, waiting for one; throws once the connection has ended and every message is read.
+    /// The next message, waiting for one; throws once the connection has ended and every message is read, or
+    /// when the calling task is cancelled (the socket stays open).
     func receive() async throws -> WebSocketTask.Message {
-        let message: WebSocketTask.Message = try await withCheckedThrowingContinuation { continuation in
-            let now = state.withLock { $0.inbox.take(orWait: continuation) }
-            switch now {
-            case .success(let message)?: continuation.resume(returning: message)
-            case .failure(let error)?: continuation.resume(throwing: error)
-            case nil: break
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let message: WebSocketTask.Message = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let now = state.withLock { $0.inbox.take(orWait: continuation, id: id) }
+                switch now {
+                case .success(let message)?: continuation.resume(returning: message)
+                case .failure(let error)?: continuation.resume(throwing: error)
+                case nil: break
+                }
             }
+        } onCancel: { [self] in
+            state.withLock { $0.inbox.withdraw(id) }?.resume(throwing: LoadError(.cancelled, url: url, reason: "receive was cancelled"))
         }
         // A read held back for a full inbox goes ahead now that there is room (the frame handler checks again).
         channel.read()
@@ -45,21 +57,24 @@ final class WebSocketConnection: Sendable {
 
     /// Sends `message` as one frame; returns when it is written to the socket.
     func send(_ message: WebSocketTask.Message) async throws {
-        let buffer: ByteBuffer
-        let opcode: WebSocketOpcode
+        let frame: WebSocketFrame
         switch message {
         case .string(let text):
-            buffer = channel.allocator.buffer(string: text)
-            opcode = .text
+            frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: channel.allocator.buffer(string: text))
         case .data(let data):
-            buffer = channel.allocator.buffer(bytes: data)
-            opcode = .binary
+            frame = WebSocketFrame(fin: true, opcode: .binary, maskKey: .random(), data: channel.allocator.buffer(bytes: data))
         }
-        try await write(WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: buffer), what: "the message")
+        try await write(frame, what: "the message")
     }
 
-    /// Sends a ping and waits for the server's pong.
+    /// Sends a ping and waits for a pong, up to ``patience``: a connection whose pong does not come is closed.
     func ping() async throws {
+        try checkOpen()
+        let timer = channel.eventLoop.scheduleTask(in: Self.patience) { [self] in
+            ended(LoadError(.timedOut, url: url, reason: "no pong within 5 s of a ping"), code: .abnormalClosure, reason: nil)
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let finished = state.withLock { state -> LoadError? in
                 if let ending = state.inbox.ending { return ending }
@@ -72,29 +87,26 @@ final class WebSocketConnection: Sendable {
             }
             let frame = WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(string: "ping"))
             channel.writeAndFlush(frame).whenFailure { [self] error in
-                ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: nil, reason: nil)
+                ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
             }
         }
     }
 
-    /// Sends a close frame with `code` and `reason` (once), waits up to `seconds` for the server's answer and
-    /// the connection's end, then closes it whatever happened.
-    func close(_ code: WebSocketTask.CloseCode, reason: Data?, waiting seconds: Double = 5) async {
-        let first = state.withLock { state -> Bool in
-            defer { state.sentClose = true }
-            return !state.sentClose
-        }
-        if first, channel.isActive {
+    /// Ends the socket from this end: every waiting call fails with `cancelled` and ``closeCode`` is `code`; a
+    /// close frame with `code` and `reason` goes out (once), and the connection closes when the server has
+    /// answered and closed it, or after ``patience`` whatever happened (a server that reads nothing included).
+    func close(_ code: WebSocketTask.CloseCode, reason: Data?) async {
+        ended(LoadError(.cancelled, url: url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
+        let timer = channel.eventLoop.scheduleTask(in: Self.patience) { [channel] in channel.close(promise: nil) }
+        if claimClose(), channel.isActive {
             var payload = channel.allocator.buffer(capacity: 2 + (reason?.count ?? 0))
             payload.writeInteger(UInt16(truncatingIfNeeded: code.rawValue))
             if let reason { payload.writeBytes(reason.prefix(123)) }
-            try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)).get()
+            // Not awaited: a server that reads nothing would hold the write, and the close with it.
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload), promise: nil)
         }
-        let closed = channel.closeFuture
-        let timer = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { [channel] in channel.close(promise: nil) }
-        try? await closed.get()
+        try? await channel.closeFuture.get()
         timer.cancel()
-        ended(LoadError(.cancelled, url: url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
     }
 
     /// The close frame's code and reason, once the connection has closed with one.
@@ -102,8 +114,16 @@ final class WebSocketConnection: Sendable {
         state.withLock { ($0.closeCode, $0.closeReason) }
     }
 
+    private func checkOpen() throws {
+        let refusal = state.withLock { state -> LoadError? in
+            if let ending = state.inbox.ending { return ending }
+            return state.sentClose ? LoadError(.networkConnectionLost, url: url, reason: "the WebSocket is closing") : nil
+        }
+        if let refusal { throw refusal }
+    }
+
     private func write(_ frame: WebSocketFrame, what: String) async throws {
-        if let ending = state.withLock({ $0.inbox.ending }) { throw ending }
+        try checkOpen()
         do {
             try await channel.writeAndFlush(frame).get()
         } catch {
@@ -114,33 +134,34 @@ final class WebSocketConnection: Sendable {
 
     // MARK: The channel's side (on its event loop)
 
-    /// A message arrived; returns whether reads should wait for the reader.
-    func received(_ message: WebSocketTask.Message) -> Bool {
-        let (waiter, full) = state.withLock { ($0.inbox.deliver(message), $0.inbox.isFull) }
-        waiter?.resume(returning: message)
-        return full
+    /// A message arrived.
+    func received(_ message: WebSocketTask.Message) {
+        state.withLock { $0.inbox.deliver(message) }?.resume(returning: message)
     }
 
-    /// Whether the reader is behind.
-    var isFull: Bool { state.withLock { $0.inbox.isFull } }
+    /// Whether reads should wait for the reader: the inbox is full and the socket still open (a closing one
+    /// reads on, to hear the server's close).
+    var holdsReads: Bool {
+        state.withLock { $0.inbox.isFull && !$0.sentClose && $0.inbox.ending == nil }
+    }
 
-    /// Whether this end has sent a close frame.
-    var sentClose: Bool { state.withLock { $0.sentClose } }
-
-    /// Notes that the frame handler answers the server's close frame itself.
-    func markCloseSent() {
-        state.withLock { $0.sentClose = true }
+    /// Whether this end may still send its close frame; if so, it counts as sent from now on (one check and
+    /// set, so that the task's close and the frame handler's answer never both send one).
+    func claimClose() -> Bool {
+        state.withLock { state in
+            defer { state.sentClose = true }
+            return !state.sentClose
+        }
     }
 
     /// The server's pong: the oldest ping waiting is answered.
     func pong() {
-        let waiter = state.withLock { $0.pings.popFirst() }
-        waiter?.resume()
+        state.withLock { $0.pings.popFirst() }?.resume()
     }
 
-    /// The connection ended (the first ending stands): every waiting call fails with `error`.
+    /// The connection ended (the first ending stands, with its close code): every waiting call fails with `error`.
     func ended(_ error: LoadError, code: WebSocketTask.CloseCode?, reason: Data?) {
-        let (waiters, pings) = state.withLock { state -> ([CheckedContinuation<WebSocketTask.Message, any Error>], [CheckedContinuation<Void, any Error>]) in
+        let (waiters, pings) = state.withLock { state -> ([WebSocketInbox.Waiter], [CheckedContinuation<Void, any Error>]) in
             if state.inbox.ending == nil {
                 state.closeCode = code
                 state.closeReason = reason

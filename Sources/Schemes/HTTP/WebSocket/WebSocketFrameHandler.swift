@@ -1,11 +1,12 @@
 import FoundationEssentials
 import Loader
 import NIOCore
+import NIOSSL
 import NIOWebSocket
 
 /// The end of an open WebSocket's pipeline: hands whole messages (NIO's aggregator has joined their fragments)
 /// to the ``WebSocketConnection``, answers pings, answers and records the server's close, and holds reads back
-/// while the reader is behind.
+/// while the reader is behind (a `receive` asks for the next read when it has taken a message).
 final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -13,8 +14,6 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private let connection: WebSocketConnection
     private let maximumMessageSize: Int
-    /// A read asked for while the reader was behind, to pass on when it catches up.
-    private var heldRead = false
 
     init(connection: WebSocketConnection, maximumMessageSize: Int) {
         self.connection = connection
@@ -25,14 +24,15 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text:
-            guard let text = frame.unmaskedData.getString(at: frame.unmaskedData.readerIndex, length: frame.unmaskedData.readableBytes),
-                  text.utf8.elementsEqual(frame.unmaskedData.readableBytesView) else {
+            let bytes = frame.unmaskedData
+            guard let text = bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes),
+                  text.utf8.elementsEqual(bytes.readableBytesView) else {
                 fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url, reason: "the server sent a text message that is not UTF-8"))
                 return
             }
-            _ = connection.received(.string(text))
+            connection.received(.string(text))
         case .binary:
-            _ = connection.received(.data(Data(frame.unmaskedData.readableBytesView)))
+            connection.received(.data(Data(frame.unmaskedData.readableBytesView)))
         case .ping:
             let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
@@ -42,31 +42,27 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
             var payload = frame.unmaskedData
             let code = payload.readInteger(as: UInt16.self).map { WebSocketTask.CloseCode(rawValue: Int($0)) }
             let reason = payload.readableBytes > 0 ? Data(payload.readableBytesView) : nil
-            if !connection.sentClose {
-                // The close handshake: the server's code echoed back, then the server ends the TCP connection.
-                connection.markCloseSent()
-                var echo = context.channel.allocator.buffer(capacity: 2)
-                if let code { echo.writeInteger(UInt16(truncatingIfNeeded: code.rawValue)) }
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: echo)), promise: nil)
-            }
             let said = reason.map { " '\(String(decoding: $0.prefix(123), as: UTF8.self))'" } ?? ""
             connection.ended(LoadError(.networkConnectionLost, url: connection.url,
                                        reason: "the server closed the WebSocket with \(code.map(\.description) ?? "no code")\(said)"),
                              code: code ?? .noStatusReceived, reason: reason)
-            // The server closes the TCP connection; if it does not, the task's close or its timeout does.
-            context.close(mode: .output, promise: nil)
+            if connection.claimClose() {
+                // The close handshake: the server's code echoed back; the server then ends the TCP connection.
+                var echo = context.channel.allocator.buffer(capacity: 2)
+                if let code { echo.writeInteger(UInt16(truncatingIfNeeded: code.rawValue)) }
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: echo)), promise: nil)
+            }
+            // The server closes the connection; one that does not is closed after a while.
+            let channel = context.channel
+            channel.eventLoop.scheduleTask(in: WebSocketConnection.patience) { channel.close(promise: nil) }
         default:
             break
         }
     }
 
     func read(context: ChannelHandlerContext) {
-        if connection.isFull {
-            heldRead = true
-        } else {
-            heldRead = false
-            context.read()
-        }
+        // Held while the reader is behind; its next `receive` asks again.
+        if !connection.holdsReads { context.read() }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -76,8 +72,14 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         } else if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
             fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url,
                                                     reason: "a frame passed the maximum of \(maximumMessageSize) bytes", underlying: error))
-        } else {
+        } else if error is NIOWebSocketError || error is NIOWebSocketFrameAggregator.Error {
             fail(context, .protocolError, LoadError(.badServerResponse, url: connection.url, reason: "the server broke the WebSocket protocol: \(error)", underlying: error))
+        } else {
+            // The connection itself failed (a reset, a TLS close without close_notify): nothing to send a frame on.
+            let mapped = HTTPErrorMapping.map(error, url: connection.url)
+            connection.ended(LoadError(.networkConnectionLost, url: connection.url, reason: mapped.reason ?? "the connection failed", underlying: error),
+                             code: .abnormalClosure, reason: nil)
+            context.close(promise: nil)
         }
     }
 
@@ -90,8 +92,7 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Ends the connection for a fault of the server's: a close frame with `code`, then the connection closes.
     private func fail(_ context: ChannelHandlerContext, _ code: WebSocketTask.CloseCode, _ error: LoadError) {
         connection.ended(error, code: code, reason: nil)
-        if !connection.sentClose {
-            connection.markCloseSent()
+        if connection.claimClose() {
             var payload = context.channel.allocator.buffer(capacity: 2)
             payload.writeInteger(UInt16(truncatingIfNeeded: code.rawValue))
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)), promise: nil)

@@ -51,11 +51,18 @@ enum WebSocketOpening {
                 let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maximumMessageSize, automaticErrorHandling: false) { channel, response in
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
-                        if let watcher = try? sync.handler(type: HandshakeWatcher.self) { sync.removeHandler(watcher, promise: nil) }
-                        try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 1 << 16,
-                                                                        maxAccumulatedFrameSize: maximumMessageSize))
-                        try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
-                        opened.succeed(response)
+                        do {
+                            try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 1 << 16,
+                                                                            maxAccumulatedFrameSize: maximumMessageSize))
+                            try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
+                            // Out before the frames the upgrade held back flow (it takes HTTP parts, not frames).
+                            sync.removeHandler(try sync.handler(type: HandshakeWatcher.self), promise: nil)
+                            opened.succeed(response)
+                        } catch {
+                            opened.fail(error)
+                            channel.close(promise: nil)
+                            throw error
+                        }
                     }
                 }
                 try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false,
@@ -64,7 +71,7 @@ enum WebSocketOpening {
                 channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             }.get()
-            let seconds = request.options[HTTPClientOptions.self].connectTimeout
+            let seconds = http.options[HTTPClientOptions.self].connectTimeout
             let timer = channel.eventLoop.scheduleTask(in: ConnectionPool.timeAmount(seconds)) {
                 opened.fail(LoadError(.timedOut, url: url, reason: "no answer to the WebSocket handshake within \(seconds.printed("%g")) s (the connect timeout)"))
             }
@@ -82,6 +89,8 @@ enum WebSocketOpening {
             }
             return (connection, response)
         } catch {
+            // Failed where it may never have been completed (the server closed before the handlers went in).
+            opened.fail(error)
             channel.close(promise: nil)
             throw HTTPErrorMapping.map(error, url: url)
         }

@@ -39,10 +39,17 @@ public final class WebSocketTask: Sendable {
         self.session = session
     }
 
-    /// The largest message `receive` takes, in bytes (1 MiB unless set); set it before the socket opens.
+    deinit {
+        // A socket nobody holds any more is closed (abruptly: there is no one to hear the close handshake).
+        let (opening, connection) = state.withLock { ($0.opening, $0.connection) }
+        opening?.cancel()
+        connection?.channel.close(promise: nil)
+    }
+
+    /// The largest message `receive` takes, in bytes (1 MiB unless set, at most 1 GiB); set it before the socket opens.
     public var maximumMessageSize: Int {
         get { state.withLock { $0.maximumMessageSize } }
-        set { state.withLock { $0.maximumMessageSize = max(1, newValue) } }
+        set { state.withLock { $0.maximumMessageSize = min(max(1, newValue), 1 << 30) } }
     }
 
     /// The server's `101 Switching Protocols` answer, once the socket is open.
@@ -81,14 +88,16 @@ public final class WebSocketTask: Sendable {
         try await connection().ping()
     }
 
-    /// Closes the socket: a close frame with `code` and `reason` (at most 123 bytes of it), a wait of up to five
-    /// seconds for the server's answer, then the connection closes. Before the socket is open, the handshake is
-    /// abandoned. Calls waiting on the socket fail with `cancelled`.
+    /// Closes the socket: calls waiting on it fail with `cancelled` at once, and ``closeCode`` is `code`; a close
+    /// frame with `code` and `reason` (at most 123 bytes of it) goes out, and the connection closes when the
+    /// server has answered, or after five seconds. Before the socket is open, the handshake is abandoned.
     public func cancel(with code: CloseCode = .normalClosure, reason: Data? = nil) {
-        let opening = state.withLock { state -> Task<WebSocketConnection, any Error>? in
+        let (opening, connection) = state.withLock { state -> (Task<WebSocketConnection, any Error>?, WebSocketConnection?) in
             if state.cancelled == nil { state.cancelled = (code, reason) }
-            return state.opening
+            return (state.opening, state.connection)
         }
+        // Waiting calls fail now, and the code reads back at once; the close handshake follows.
+        connection?.ended(LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
         guard let opening else { return }
         opening.cancel()
         Task { if let connection = try? await opening.value { await connection.close(code, reason: reason) } }
@@ -104,7 +113,12 @@ public final class WebSocketTask: Sendable {
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
                 if cancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled before it opened") }
                 let (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size)
-                self?.state.withLock {
+                // A task let go while it opened leaves no socket behind.
+                guard let self else {
+                    connection.channel.close(promise: nil)
+                    throw LoadError(.cancelled, url: request.url, reason: "the WebSocket task was released while it opened")
+                }
+                self.state.withLock {
                     $0.response = response
                     $0.connection = connection
                 }
