@@ -256,6 +256,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             summarize(summary, format: options.writeOut)
         }
         let destination = outputPath(for: url, index: index)
+        if let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
+            return await webSocketTransfer(url, to: destination, session: session, options: options, summary: &summary)
+        }
         // The label only for a meter that shows: `lastPathComponent` parses the URL's path again, which was
         // about 2% of a run of many small transfers.
         let showsMeter = showsProgress(toStdout: destination == nil)
@@ -472,7 +475,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
     /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
-    private static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
+    static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
         if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
             let path = String(only.dropFirst())
             guard FileManager.default.isReadableFile(atPath: path) else {
@@ -523,7 +526,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         !silent && !noProgressMeter && isatty(STDERR_FILENO) == 1 && !(toStdout && isatty(STDOUT_FILENO) == 1)
     }
 
-    private func report(_ message: String, status: Int32) {
+    func report(_ message: String, status: Int32) {
         guard !silent || showError else { return }
         StandardStreams.error("loadurl: (\(status)) \(message)\n")
     }

@@ -1,0 +1,41 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `loadurl ws://…` against the real WebSocket servers (scripts/ws-server.py).
+@Suite("loadurl: ws and wss URLs")
+struct CLIWebSocketTests {
+    private func servers() throws -> TestServers.WebSockets {
+        try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+    }
+
+    @Test("The server's messages are written out in order until its normal close (exit 0); -d goes out as a message; -m bounds an open socket (28)")
+    func messages() async throws {
+        let port = try servers().port
+        let many = try await LoadURLProcess.run(["-sS", "-w", "%{size_download}", "ws://127.0.0.1:\(port)/many"])
+        #expect(many.status == 0, "\(many.stderr)")
+        let digits = (0..<200).map(String.init).joined()
+        #expect(many.stdout == digits + String(digits.utf8.count))
+        let echo = try await LoadURLProcess.run(["-sS", "-d", "hello", "-m", "1", "ws://127.0.0.1:\(port)/echo"])
+        #expect(echo.status == 28, "\(echo.stderr)")
+        #expect(echo.stdout == "hello")
+        #expect(echo.stderr.contains("-m allows"), "\(echo.stderr)")
+        let tls = try servers().tlsPort
+        let nginx = try #require(TestServers.nginx, "nginx (and its test CA) could not be started")
+        let secure = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-d", "over TLS", "-m", "1", "wss://localhost:\(tls)/echo"])
+        #expect(secure.stdout == "over TLS" && secure.status == 28, "\(secure.stderr)")
+    }
+
+    @Test("A close with another code, a refused handshake and a dropped connection exit 56 naming the URL and the cause")
+    func failures() async throws {
+        let port = try servers().port
+        let closed = try await LoadURLProcess.run(["-sS", "ws://127.0.0.1:\(port)/close"])
+        #expect(closed.status == 56 && closed.stdout == "closing", "\(closed.stderr)")
+        #expect(closed.stderr.contains("4000") && closed.stderr.contains("'done'") && closed.stderr.contains("ws://127.0.0.1:\(port)/close"), "\(closed.stderr)")
+        let refused = try await LoadURLProcess.run(["-sS", "ws://127.0.0.1:\(port)/nowhere"])
+        #expect(refused.status == 56 && refused.stderr.contains("404"), "\(refused.stderr)")
+        let dropped = try await LoadURLProcess.run(["-sS", "ws://127.0.0.1:\(port)/drop"])
+        #expect(dropped.status == 56 && dropped.stdout == "dropping", "\(dropped.stderr)")
+        #expect(dropped.stderr.contains("without a WebSocket close frame"), "\(dropped.stderr)")
+    }
+}
