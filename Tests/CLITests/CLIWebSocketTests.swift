@@ -24,6 +24,9 @@ struct CLIWebSocketTests {
         let nginx = try #require(TestServers.nginx, "nginx (and its test CA) could not be started")
         let secure = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-d", "over TLS", "-m", "1", "wss://localhost:\(tls)/echo"])
         #expect(secure.stdout == "over TLS" && secure.status == 28, "\(secure.stderr)")
+        // -b's cookies and -H's fields go with the handshake (the server answers with its Cookie and X-Greeting fields).
+        let fields = try await LoadURLProcess.run(["-sS", "-b", "a=1", "-H", "X-Greeting: hi", "-m", "1", "ws://127.0.0.1:\(port)/cookie"])
+        #expect(fields.stdout == "a=1hi", "\(fields.stderr)")
     }
 
     @Test("A close with another code, a refused handshake and a dropped connection exit 56 naming the URL and the cause")

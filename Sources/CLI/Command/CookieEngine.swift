@@ -88,14 +88,15 @@ struct CookieEngine: Sendable {
         }
     }
 
-    /// The jar's cookies followed by the typed ones, which go to every `http` and `https` URL as curl sends them.
+    /// The jar's cookies followed by the typed ones, which go to every `http`, `https`, `ws` and `wss` URL as
+    /// curl sends them.
     private struct Store: CookieStore {
         let jar: CookieJar?
         let typed: String?
 
         func cookieField(for url: URL) -> String? {
             let stored = jar?.cookieField(for: url)
-            guard let typed, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return stored }
+            guard let typed, let scheme = url.scheme?.lowercased(), ["http", "https", "ws", "wss"].contains(scheme) else { return stored }
             return stored.map { $0 + "; " + typed } ?? typed
         }
 
