@@ -158,7 +158,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var junkSessionCookies = false
 
     /// The HTTP proxy for every http and https URL; `""` for none, whatever the environment says.
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http and https requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
     public var proxy: String?
 
     /// Hosts reached directly even with a proxy.

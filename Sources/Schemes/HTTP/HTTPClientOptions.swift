@@ -23,11 +23,13 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
     /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
     @HandlerSetting public var resolve: [String: String] = [:]
-    /// The HTTP proxy `http` requests go through (curl's `-x`, or `http_proxy`); `nil` (the default) connects
-    /// to servers directly. A request may set `nil` to go directly whatever its session sets. See ``Proxy``.
+    /// The proxy (HTTP or SOCKS5) that `http` requests and `ws` handshakes go through (curl's `-x`, or
+    /// `http_proxy`); `nil` (the default) connects to servers directly. A request may set `nil` to go directly
+    /// whatever its session sets. See ``Proxy``.
     @HandlerSetting public var httpProxy: Proxy? = nil
-    /// The HTTP proxy `https` requests go through, in a tunnel (curl's `-x`, or `https_proxy`); `nil` (the
-    /// default) connects directly. Set both to send everything through one proxy.
+    /// The proxy (HTTP or SOCKS5) that `https` requests and `wss` handshakes go through, always in a tunnel
+    /// (curl's `-x`, or `https_proxy`); `nil` (the default) connects directly. Set both to send everything
+    /// through one proxy.
     @HandlerSetting public var httpsProxy: Proxy? = nil
     /// Hosts reached directly even when a proxy is set, curl's `--noproxy`: each names itself and the hosts
     /// beneath it (`example.com` covers `www.example.com`); `*` names every host.

@@ -55,8 +55,10 @@ public final class WebSocketTask: Sendable {
     /// The server's `101 Switching Protocols` answer, once the socket is open.
     public var response: LoadResponse? { state.withLock { $0.response } }
 
-    /// The code of the close frame that ended the socket (the server's, or the one ``cancel(with:reason:)``
-    /// sent), ``CloseCode/abnormalClosure`` when it ended without one; `nil` while it is open.
+    /// The code of the close frame that ended the socket: the server's (``CloseCode/noStatusReceived`` if its
+    /// frame had none), the one ``cancel(with:reason:)`` sent, or the one this end sent for a fault of the
+    /// server's (1002, 1007, 1009); ``CloseCode/abnormalClosure`` when it ended without a close frame (or a ping
+    /// went unanswered); `nil` while it is open.
     public var closeCode: CloseCode? {
         guard let connection = finishedConnection else { return state.withLock { $0.cancelled?.code } }
         return connection.closeInfo.code
