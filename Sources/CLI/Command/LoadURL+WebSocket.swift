@@ -13,8 +13,13 @@ extension LoadURL {
         var output: OutputFile?
         defer { output?.close() }
         let socket: WebSocketTask
+        let firstMessage: WebSocketTask.Message?
         do {
-            socket = session.webSocketTask(with: try makeRequest(url, options: options))
+            // The body -d makes (read once, by makeRequest) goes out as the first message, not with the handshake.
+            var request = try makeRequest(url, options: options)
+            firstMessage = try Self.message(from: request.body, url: url)
+            request.body = nil
+            socket = session.webSocketTask(with: request)
         } catch {
             return fail(LoadError.wrapping(error, url: url), summary: &summary)
         }
@@ -28,7 +33,7 @@ extension LoadURL {
         }
         defer { watchdog?.cancel() }
         do {
-            if let message = try Self.message(options, url: url) { try await socket.send(message) }
+            if let firstMessage { try await socket.send(firstMessage) }
             summary.response = socket.response
             output = try OutputFile(path: destination, createDirectories: createDirectories, url: url)
             while true {
@@ -61,12 +66,11 @@ extension LoadURL {
     }
 
     /// The message a `-d` or `--data-binary` body makes: text when it is UTF-8, else binary.
-    private static func message(_ options: RequestOptions, url: URL) throws -> WebSocketTask.Message? {
-        guard !options.data.isEmpty || !options.dataBinary.isEmpty else { return nil }
+    private static func message(from body: RequestBody?, url: URL) throws -> WebSocketTask.Message? {
         let data: Data
-        switch try body(form: options.data, binary: options.dataBinary, input: options.standardInput, url: url) {
-        case .bytes(let bytes): data = bytes
-        case .file(let file):
+        switch body {
+        case .bytes(let bytes)?: data = bytes
+        case .file(let file)?:
             guard let read = FileManager.default.contents(atPath: file.path) else {
                 throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(file.path)")
             }
@@ -77,7 +81,7 @@ extension LoadURL {
     }
 
     private func fail(_ error: LoadError, status: Int32? = nil, summary: inout TransferSummary) -> Int32 {
-        let code = status ?? (error.code == .networkConnectionLost || error.code == .badServerResponse ? 56 : LoadURLExit.status(for: error))
+        let code = status ?? LoadURLExit.status(for: error)
         summary.exitCode = code
         summary.error = error
         report(error.description, status: code)

@@ -475,7 +475,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
     /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
-    static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
+    private static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
         if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
             let path = String(only.dropFirst())
             guard FileManager.default.isReadableFile(atPath: path) else {

@@ -238,7 +238,9 @@ struct HTTPRequestPlan: Sendable {
 
     static let userAgent = "swift-url-loader/0.1"
 
-    init(_ request: LoadRequest) throws(LoadError) {
+    /// - Parameter tunnelled: The request goes through a tunnel whatever its proxy (a WebSocket handshake): its
+    ///   target is the path, and no `Proxy-Authorization` goes with it.
+    init(_ request: LoadRequest, tunnelled: Bool = false) throws(LoadError) {
         let url = request.url
         let scheme = request.scheme
         guard scheme == "http" || scheme == "https" else {
@@ -280,7 +282,7 @@ struct HTTPRequestPlan: Sendable {
         if let query = url.query(percentEncoded: true) { target += "?" + query }
         // To an HTTP proxy, a plain `http` request names its whole URL (RFC 9112 §3.2.2); an `https` one, and
         // any through a SOCKS proxy, goes through a tunnel, where the server sees it as if there were no proxy.
-        let forwardProxy = options.httpProxy?.kind == .http ? options.httpProxy : nil
+        let forwardProxy = !tunnelled && options.httpProxy?.kind == .http ? options.httpProxy : nil
         if forwardProxy != nil { target = "http://" + key.hostField + target }
 
         let method = request.method

@@ -31,15 +31,9 @@ enum WebSocketOpening {
         if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
             http.headerFields[.cookie] = field
         }
-        let plan = try HTTPRequestPlan(http)
-        var head = plan.head
-        // The handshake goes through a tunnel when there is a proxy: the target is always the path.
-        var target = httpURL.path(percentEncoded: true)
-        if target.isEmpty { target = "/" }
-        if let query = httpURL.query(percentEncoded: true) { target += "?" + query }
-        head.uri = target
-        head.headers.remove(name: "proxy-authorization")
-        let requestHead = head
+        // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:)``).
+        let plan = try HTTPRequestPlan(http, tunnelled: true)
+        let requestHead = plan.head
 
         let channel = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url)
         let opened = channel.eventLoop.makePromise(of: HTTPResponseHead.self)

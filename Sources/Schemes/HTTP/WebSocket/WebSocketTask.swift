@@ -60,13 +60,13 @@ public final class WebSocketTask: Sendable {
     /// server's (1002, 1007, 1009); ``CloseCode/abnormalClosure`` when it ended without a close frame (or a ping
     /// went unanswered); `nil` while it is open.
     public var closeCode: CloseCode? {
-        guard let connection = finishedConnection else { return state.withLock { $0.cancelled?.code } }
+        guard let connection = state.withLock({ $0.connection }) else { return state.withLock { $0.cancelled?.code } }
         return connection.closeInfo.code
     }
 
     /// The reason that came with ``closeCode``, if any.
     public var closeReason: Data? {
-        guard let connection = finishedConnection else { return state.withLock { $0.cancelled?.reason } }
+        guard let connection = state.withLock({ $0.connection }) else { return state.withLock { $0.cancelled?.reason } }
         return connection.closeInfo.reason
     }
 
@@ -137,11 +137,6 @@ public final class WebSocketTask: Sendable {
         } catch {
             throw LoadError.wrapping(error, url: originalRequest.url)
         }
-    }
-
-    /// The connection, once the socket has opened.
-    private var finishedConnection: WebSocketConnection? {
-        state.withLock { $0.connection }
     }
 }
 
