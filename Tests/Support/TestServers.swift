@@ -16,6 +16,12 @@ public enum TestServers {
         public let caFile: String
         /// The folder nginx serves.
         public let root: String
+
+        /// Where nginx logs each request under `/cache/`, a line each: method, URI, status, and the
+        /// `If-None-Match` and `If-Modified-Since` it carried (`inm=… ims=…`, `-` when absent).
+        public var cacheLog: String {
+            URL(fileURLWithPath: root).deletingLastPathComponent().appendingPathComponent("logs/cache.log").path
+        }
     }
 
     /// Where the FTP servers (pyftpdlib) listen and what they serve.

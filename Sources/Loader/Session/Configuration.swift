@@ -30,6 +30,11 @@ extension LoaderSession {
         /// `CookieJar` is one; sessions given the same store share its cookies. A request that sets its own
         /// `Cookie` field is sent with it alone.
         public var cookieStore: (any CookieStore)?
+        /// Where the session keeps HTTP responses for later requests, or `nil` (the default) to keep none.
+        /// ``MemoryResponseCache`` keeps them in memory; the `ResponseCaches` library's `DiskResponseCache` on
+        /// disk. What is stored, and when a stored response answers a request, follow RFC 9111 and each request's
+        /// ``LoadRequest/cachePolicy`` (see ``ResponseCache``).
+        public var responseCache: (any ResponseCache)?
         /// Whether and how compressed response bodies are asked for and decoded (on by default).
         public var contentDecoding = ContentDecoding.automatic
         /// Header fields added to every request that does not set them itself. An `Accept-Encoding` here

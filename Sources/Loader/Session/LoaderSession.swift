@@ -56,6 +56,7 @@ public final class LoaderSession: Sendable {
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)) }
         layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
         if let cookieStore = configuration.cookieStore { layers.append(CookieMiddleware(store: cookieStore)) }
+        if let responseCache = configuration.responseCache { layers.append(CacheMiddleware(cache: responseCache)) }
         if configuration.contentDecoding.isEnabled { layers.append(ContentDecodingMiddleware(settings: configuration.contentDecoding)) }
         self.chain = MiddlewareChain(layers: layers)
     }
@@ -200,7 +201,7 @@ public final class LoaderSession: Sendable {
         guard let handlerClass = session.registry.handlerClass(for: request) else {
             throw LoadError(.unsupportedURL, url: request.url, reason: "no handler is registered for the scheme '\(scheme)'")
         }
-        // Nothing above answered from a cache (the session keeps none of its own), and this request may be
+        // Nothing above answered from a cache (the session's, if it has one, or an app's layer), and this request may be
         // answered from nowhere else: it fails rather than reach its origin, as URLSession's does when its
         // cache is empty. A handler with no origin to spare (data:, file:) loads it.
         if request.cachePolicy == .returnCacheDataDontLoad, handlerClass.reachesOrigin {

@@ -148,24 +148,7 @@ public enum CachePolicy: Sendable, Hashable {
     case returnCacheDataElseLoad
     /// Use cached data of any age, and fail if there is none: a request that no layer answers from a cache
     /// fails with ``LoadError/Code/resourceUnavailable`` before its handler starts, unless the handler has
-    /// no origin to spare (``SchemeHandler/reachesOrigin``: `data:` and `file:` load). The session keeps no
-    /// cache of its own; an app's middleware may.
+    /// no origin to spare (``SchemeHandler/reachesOrigin``: `data:` and `file:` load). The answer comes from the
+    /// session's ``LoaderSession/Configuration/responseCache`` or an app's middleware.
     case returnCacheDataDontLoad
-}
-
-/// A response stored by a cache, handed to a handler so that it can validate it.
-public struct CachedResponse: Sendable {
-    /// The stored response head.
-    public var response: LoadResponse
-    /// The stored body.
-    public var data: Data
-    /// When it was stored.
-    public var storedAt: Date
-
-    /// Makes a cached response.
-    public init(response: LoadResponse, data: Data, storedAt: Date = Date()) {
-        self.response = response
-        self.data = data
-        self.storedAt = storedAt
-    }
 }

@@ -1,0 +1,108 @@
+import FoundationEssentials
+import HTTPTypes
+
+/// Answers `http` and `https` `GET` requests from a ``ResponseCache`` when RFC 9111 allows, validates stored
+/// responses with the server when it asks to, and stores what may be stored.
+///
+/// Between cookies and content decoding (``LoaderSession/Configuration/responseCache``): each hop of a redirect
+/// and each authenticated retry is a request of its own here, a `Cookie` field does not split entries, and
+/// bodies are stored decoded. The request's ``LoadRequest/cachePolicy`` chooses how: by HTTP's rules, from
+/// whatever is stored (`returnCacheDataElseLoad`, `returnCacheDataDontLoad`), or from the server whatever is
+/// stored (`reloadIgnoringLocalCacheData`, whose answer is still stored). A request with its own conditions
+/// (`If-None-Match`, `Range` …) passes by the cache both ways: its answer is for the app, and is not a whole body.
+struct CacheMiddleware: LoadMiddleware {
+    let cache: any ResponseCache
+    /// The clock entries are aged by.
+    var now: @Sendable () -> Date = { Date() }
+
+    /// Fields with which the app asks for something other than the current whole body.
+    static let ownConditions: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
+
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        guard request.scheme == "http" || request.scheme == "https" else { return try await next(request) }
+        let key = CachedResponse.key(for: request.url)
+        guard request.method == .get else {
+            let result = try await next(request)
+            if CacheRules.invalidates(request.method, status: result.response.status?.code) {
+                await invalidate(key: key, after: result.response, to: request.url)
+            }
+            return result
+        }
+        let control = CacheControl(request.headerFields)
+        if control.noStore || Self.ownConditions.contains(where: { request.headerFields[$0] != nil }) {
+            return try await next(request)
+        }
+        var entry: CachedResponse?
+        if request.cachePolicy != .reloadIgnoringLocalCacheData, let stored = await cache.cachedResponse(for: key),
+           CacheRules.matches(stored, request) {
+            entry = stored
+        }
+        switch CacheRules.decide(request, requestControl: control, entry: entry, now: now()) {
+        case .serve(let entry):
+            return LoadResult(response: CacheRules.servedHead(of: entry, now: now()), body: ResponseBody(data: entry.data))
+        case .gatewayTimeout:
+            return LoadResult(response: LoadResponse(url: request.url, status: .gatewayTimeout), body: .empty)
+        case .load:
+            return try await loaded(request, control: control, key: key, next: next)
+        case .validate(let conditional, let entry):
+            let requestedAt = now()
+            let result = try await next(conditional)
+            guard result.response.status == .notModified else {
+                return stored(result, for: request, control: control, key: key, requestedAt: requestedAt)
+            }
+            await drain(result.body)
+            guard let refreshed = CacheRules.refreshed(entry, by: result.response, requestedAt: requestedAt, receivedAt: now()) else {
+                // The server's 304 is for a representation other than the one stored: ask for the whole body.
+                return try await loaded(request, control: control, key: key, next: next)
+            }
+            await cache.store(refreshed, for: key)
+            return LoadResult(response: CacheRules.servedHead(of: refreshed, now: now()), body: ResponseBody(data: refreshed.data))
+        }
+    }
+
+    private func loaded(_ request: LoadRequest, control: CacheControl, key: String, next: LoadNext) async throws -> LoadResult {
+        let requestedAt = now()
+        return stored(try await next(request), for: request, control: control, key: key, requestedAt: requestedAt)
+    }
+
+    /// `result` with a body that is stored once it has arrived whole, if RFC 9111 lets it be stored and the store
+    /// takes a body of its length.
+    private func stored(_ result: LoadResult, for request: LoadRequest, control: CacheControl, key: String,
+                        requestedAt: Date) -> LoadResult {
+        guard let varying = CacheRules.storable(result.response, for: request, requestControl: control) else { return result }
+        let limit = cache.maximumEntrySize
+        let length = result.response.expectedContentLength
+        if let length, length > Int64(limit) { return result }
+        var head = result.response
+        // The cookie layer above has these from this response; a stored copy would set them again at every hit.
+        head.headerFields[.setCookie] = nil
+        let entry = CachedResponse(response: head, data: Data(), requestedAt: requestedAt, storedAt: now(), varyingFields: varying)
+        let cache = self.cache
+        let body = CachingBody(inner: result.body, limit: limit, expectedLength: length) { data in
+            var entry = entry
+            entry.data = data
+            await cache.store(entry, for: key)
+        }
+        var result = result
+        result.body = ResponseBody(body, wrapping: result.body)
+        return result
+    }
+
+    /// Reads a 304's body (empty, or a few bytes from a careless server) so that its connection goes back to the
+    /// pool, giving it up if there is more.
+    private func drain(_ body: ResponseBody) async {
+        do { _ = try await body.collect(upTo: 64 * 1024) } catch { body.discard() }
+    }
+
+    /// Removes what is stored for a URL a successful unsafe request changed, and for the same-origin URLs its
+    /// response's `Location` and `Content-Location` name (RFC 9111 §4.4).
+    private func invalidate(key: String, after response: LoadResponse, to url: URL) async {
+        await cache.removeCachedResponse(for: key)
+        for name in [HTTPField.Name.location, .contentLocation] {
+            guard let value = response.headerFields[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                  target.scheme?.lowercased() == url.scheme?.lowercased(), target.host?.lowercased() == url.host?.lowercased(),
+                  target.port == url.port else { continue }
+            await cache.removeCachedResponse(for: CachedResponse.key(for: target))
+        }
+    }
+}

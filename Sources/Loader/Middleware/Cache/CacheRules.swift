@@ -1,0 +1,175 @@
+import FoundationEssentials
+import HTTPTypes
+
+/// What a private HTTP cache may do, after RFC 9111: which responses it may store, how old a stored one is,
+/// whether it may answer a request as it is or must be validated first, and how a `304` refreshes it. Plain
+/// functions of the request, the entry and the time; the cache layer (``CacheMiddleware``) does the I/O.
+enum CacheRules {
+    /// How a request may be answered, given what is stored.
+    enum Decision {
+        /// From the stored response, as it is.
+        case serve(CachedResponse)
+        /// From the server, asked with the stored response's validators (`If-None-Match`, `If-Modified-Since`).
+        case validate(LoadRequest, CachedResponse)
+        /// From the server, unconditionally.
+        case load
+        /// Not at all: the request allows only a stored response (`only-if-cached`) and none will do; RFC 9111
+        /// §5.2.1.7 answers it with 504.
+        case gatewayTimeout
+    }
+
+    /// Statuses a cache may store without explicit freshness (RFC 9110 §15.1), minus 206, which this cache
+    /// does not keep.
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// The longest freshness a heuristic gives: a file unchanged for years is not taken as fresh for months.
+    static let heuristicLimit: TimeInterval = 7 * 24 * 3600
+
+    /// Fields a `304` does not replace in the stored head: they describe the stored body or the connection, or
+    /// (`Set-Cookie`) belong to the cookie layer, which saw them on their way up.
+    static let keptOnUpdate: Set<HTTPField.Name> = [
+        .contentLength, .contentEncoding, .contentRange, .transferEncoding, .connection, .setCookie,
+        HTTPField.Name("Keep-Alive")!,
+    ]
+
+    /// Whether `response` to `request` may be stored (RFC 9111 §3), and if so the request's values of the
+    /// fields it varies on.
+    static func storable(_ response: LoadResponse, for request: LoadRequest, requestControl: CacheControl) -> HTTPFields? {
+        guard request.method == .get, let status = response.status?.code, status >= 200, status != 206, status != 304,
+              !requestControl.noStore else { return nil }
+        let control = CacheControl(response.headerFields)
+        guard !control.noStore else { return nil }
+        // A response to a request with credentials is one user's, unless the server says it is for anyone.
+        if request.headerFields[.authorization] != nil, !(control.isPublic || control.mustRevalidate || control.sharedMaxAge != nil) {
+            return nil
+        }
+        let explicit = control.maxAge != nil || response.headerFields[.expires] != nil || control.isPublic
+        guard explicit || heuristicallyCacheable.contains(status) else { return nil }
+        return varyingFields(of: response, for: request)
+    }
+
+    /// The request's values of the fields `Vary` names, or `nil` for `Vary: *` (no later request can match).
+    static func varyingFields(of response: LoadResponse, for request: LoadRequest) -> HTTPFields? {
+        var fields = HTTPFields()
+        for value in response.headerFields[values: .vary] {
+            for item in value.split(separator: ",") {
+                let name = item.trimmingSpaces()
+                if name == "*" { return nil }
+                guard let fieldName = HTTPField.Name(String(name)), fields[fieldName] == nil else { continue }
+                fields[fieldName] = request.headerFields[fieldName] ?? ""
+            }
+        }
+        return fields
+    }
+
+    /// Whether `request` has the values `entry` was stored for (RFC 9111 §4.1).
+    static func matches(_ entry: CachedResponse, _ request: LoadRequest) -> Bool {
+        entry.varyingFields.allSatisfy { field in
+            normalized(request.headerFields[field.name] ?? "") == normalized(field.value)
+        }
+    }
+
+    /// Values compared as RFC 9111 §4.1 allows: spaces around list items dropped.
+    private static func normalized(_ value: String) -> String {
+        value.split(separator: ",").map { $0.trimmingSpaces() }.joined(separator: ",")
+    }
+
+    /// How long `response` stays fresh from when it was made (RFC 9111 §4.2.1): `max-age`, else `Expires`
+    /// less `Date`, else a tenth of the time since `Last-Modified` for a status that allows it and a URL
+    /// without a query (as OkHttp does: a query often means a computed page), else 0.
+    static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
+        let response = entry.response
+        let control = CacheControl(response.headerFields)
+        if let maxAge = control.maxAge { return TimeInterval(maxAge) }
+        let date = response.headerFields[.date].flatMap(HTTPDate.parse) ?? entry.storedAt
+        if let expires = response.headerFields[.expires] {
+            // An `Expires` that is not a date (often "0") means already expired.
+            guard let expiry = HTTPDate.parse(expires) else { return 0 }
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        guard let status = response.status?.code, heuristicallyCacheable.contains(status), response.url.query == nil,
+              let modified = response.headerFields[.lastModified].flatMap(HTTPDate.parse) else { return 0 }
+        return min(heuristicLimit, max(0, date.timeIntervalSince(modified) / 10))
+    }
+
+    /// How old `entry` is at `now` (RFC 9111 §4.2.3): its age when it arrived (the larger of what `Date` and
+    /// `Age` say, counting the request's round trip) plus the time it has been stored.
+    static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
+        let fields = entry.response.headerFields
+        let date = fields[.date].flatMap(HTTPDate.parse) ?? entry.storedAt
+        let ageValue = fields[.age].flatMap { TimeInterval($0.trimmingSpaces()) } ?? 0
+        let apparentAge = max(0, entry.storedAt.timeIntervalSince(date))
+        let correctedAge = ageValue + max(0, entry.storedAt.timeIntervalSince(entry.requestedAt))
+        return max(apparentAge, correctedAge) + max(0, now.timeIntervalSince(entry.storedAt))
+    }
+
+    /// How to answer `request` under its cache policy, given the entry stored for its URL (if it matches).
+    static func decide(_ request: LoadRequest, requestControl: CacheControl, entry: CachedResponse?, now: Date) -> Decision {
+        guard let entry else { return requestControl.onlyIfCached ? .gatewayTimeout : .load }
+        switch request.cachePolicy {
+        case .returnCacheDataElseLoad, .returnCacheDataDontLoad: return .serve(entry)
+        case .reloadIgnoringLocalCacheData: return .load
+        case .useProtocolCachePolicy: break
+        }
+        let control = CacheControl(entry.response.headerFields)
+        let lifetime = freshnessLifetime(of: entry)
+        let age = currentAge(of: entry, now: now)
+        if !control.noCache, !requestControl.noCache {
+            let fresh = age < lifetime
+                && requestControl.maxAge.map { age <= TimeInterval($0) } ?? true
+                && requestControl.minFresh.map { lifetime - age >= TimeInterval($0) } ?? true
+            // RFC 9111 §4.2.4: a stale response only if the request accepts it and the response allows it.
+            let acceptedStale = !fresh && !control.mustRevalidate
+                && requestControl.maxStale.map { age - lifetime <= TimeInterval($0) } ?? false
+            if fresh || acceptedStale { return .serve(entry) }
+        }
+        if requestControl.onlyIfCached { return .gatewayTimeout }
+        guard let conditional = conditionalRequest(request, for: entry) else { return .load }
+        return .validate(conditional, entry)
+    }
+
+    /// `request` asking whether `entry` is still current (RFC 9110 §13.1), or `nil` when it has no validator.
+    static func conditionalRequest(_ request: LoadRequest, for entry: CachedResponse) -> LoadRequest? {
+        let etag = entry.response.headerFields[.eTag]
+        let modified = entry.response.headerFields[.lastModified]
+        guard etag != nil || modified != nil else { return nil }
+        var request = request
+        if let etag { request.headerFields[.ifNoneMatch] = etag }
+        if let modified { request.headerFields[.ifModifiedSince] = modified }
+        return request
+    }
+
+    /// `entry` refreshed by a `304` (RFC 9111 §4.3.4): the 304's fields replace the stored ones of the same
+    /// name, and its times become the entry's. `nil` when the 304 names another representation (its strong
+    /// `ETag` differs from the stored one), which then cannot be answered from this entry.
+    static func refreshed(_ entry: CachedResponse, by notModified: LoadResponse, requestedAt: Date, receivedAt: Date) -> CachedResponse? {
+        if let etag = notModified.headerFields[.eTag], let stored = entry.response.headerFields[.eTag],
+           !etag.hasPrefix("W/"), !stored.hasPrefix("W/"), etag != stored {
+            return nil
+        }
+        var entry = entry
+        let replaced = Set(notModified.headerFields.map(\.name)).subtracting(keptOnUpdate)
+        var fields = HTTPFields()
+        for field in entry.response.headerFields where !replaced.contains(field.name) { fields.append(field) }
+        for field in notModified.headerFields where replaced.contains(field.name) { fields.append(field) }
+        entry.response.headerFields = fields
+        entry.requestedAt = requestedAt
+        entry.storedAt = receivedAt
+        return entry
+    }
+
+    /// The head a stored response is given to the caller with: its current `Age` (RFC 9111 §5.1) and the body's
+    /// length.
+    static func servedHead(of entry: CachedResponse, now: Date) -> LoadResponse {
+        var response = entry.response
+        response.headerFields[.age] = String(Int(currentAge(of: entry, now: now).rounded(.down)))
+        if response.headerFields[.contentLength] == nil { response.headerFields[.contentLength] = String(entry.data.count) }
+        return response
+    }
+
+    /// Whether a response to `method` makes stored responses for its URL out of date (RFC 9111 §4.4): a
+    /// successful or redirected answer to a method that may change the resource.
+    static func invalidates(_ method: HTTPRequest.Method, status: Int?) -> Bool {
+        guard let status, (200..<400).contains(status) else { return false }
+        return ![.get, .head, .options, .trace].contains(method)
+    }
+}

@@ -1,0 +1,54 @@
+import FoundationEssentials
+
+/// A body passed on chunk by chunk while a copy is kept, for storing once it has arrived whole: nothing is
+/// stored from a body that failed, was abandoned, was longer than the store takes, or ended short of its
+/// `Content-Length`.
+struct CachingBody: AsyncSequence, Sendable {
+    typealias Element = Data
+
+    let inner: ResponseBody
+    /// The most bytes kept; past it the copy is dropped and the body only passed on.
+    let limit: Int
+    let expectedLength: Int64?
+    /// Called with the whole body when it ended as expected, before the end is passed on.
+    let complete: @Sendable (Data) async -> Void
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(inner: inner.makeAsyncIterator(), limit: limit, expectedLength: expectedLength, complete: complete)
+    }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var inner: ResponseBody.Iterator
+        let limit: Int
+        let expectedLength: Int64?
+        let complete: @Sendable (Data) async -> Void
+        /// The copy so far; `nil` once it went past the limit or was handed to `complete`.
+        var kept: Data? = Data()
+
+        init(inner: ResponseBody.Iterator, limit: Int, expectedLength: Int64?, complete: @escaping @Sendable (Data) async -> Void) {
+            self.inner = inner
+            self.limit = limit
+            self.expectedLength = expectedLength
+            self.complete = complete
+        }
+
+        mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
+            try await next()
+        }
+
+        mutating func next() async throws -> Data? {
+            guard let chunk = try await inner.next() else {
+                if let whole = kept, expectedLength.map({ $0 == Int64(whole.count) }) ?? true {
+                    kept = nil
+                    await complete(whole)
+                }
+                kept = nil
+                return nil
+            }
+            if kept != nil {
+                if kept!.count + chunk.count > limit { kept = nil } else { kept!.append(chunk) }
+            }
+            return chunk
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import FoundationEssentials
+
+/// Where a session keeps HTTP responses for later requests (``LoaderSession/Configuration/responseCache``).
+///
+/// The session's cache layer decides, by RFC 9111's rules, what may be stored, when a stored response may answer
+/// a request as it is and when it must be validated with the server first; a store only keeps entries. One
+/// entry per key: the key is the request's URL without its fragment, for `GET` requests. A store decides what
+/// to keep (its capacity, ``maximumEntrySize``) and may drop any entry at any time.
+///
+/// ``MemoryResponseCache`` keeps entries in memory; the `ResponseCaches` library's `DiskResponseCache` keeps them
+/// in an SQLite database. Sessions given the same store share its entries.
+public protocol ResponseCache: Sendable {
+    /// The largest body, in bytes, the store takes: the cache layer does not collect a body larger than this.
+    var maximumEntrySize: Int { get }
+    /// The entry stored for `key`, or `nil`.
+    func cachedResponse(for key: String) async -> CachedResponse?
+    /// Stores `response` for `key`, replacing any entry there; the store may decline it.
+    func store(_ response: CachedResponse, for key: String) async
+    /// Removes the entry for `key`, if any.
+    func removeCachedResponse(for key: String) async
+    /// Removes every entry.
+    func removeAllCachedResponses() async
+}
+
+extension CachedResponse {
+    /// The key under which a store keeps the response for `url`: the URL without its fragment, which never
+    /// reaches a server.
+    public static func key(for url: URL) -> String {
+        let text = url.absoluteString
+        guard let hash = text.firstIndex(of: "#") else { return text }
+        return String(text[..<hash])
+    }
+}

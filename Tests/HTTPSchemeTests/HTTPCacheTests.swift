@@ -1,0 +1,262 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+/// The requests nginx logged under `/cache/` since a test began, those whose URI holds the test's token.
+struct CacheLog {
+    let path: String
+    let token: String
+    let start: Int
+
+    init(token: String = UUID().uuidString) throws {
+        path = try Nginx.require().cacheLog
+        self.token = token
+        start = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+
+    /// The lines logged since ``start`` with the token (nginx writes each line as its request ends).
+    var lines: [String] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: UInt64(start))
+        let text = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+        return text.split(separator: "\n").map(String.init).filter { $0.contains(token) }
+    }
+}
+
+@Suite("HTTP cache: RFC 9111 against a real nginx")
+struct HTTPCacheTests {
+    private func session(_ cache: MemoryResponseCache) throws -> LoaderSession {
+        try Nginx.session { $0.responseCache = cache }
+    }
+
+    private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+
+    @Test("A fresh response (max-age) answers the next request without reaching the server, with its Age")
+    func freshHit() async throws {
+        let cache = MemoryResponseCache()
+        let session = try session(cache)
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/stamp?t=\(log.token)")
+        let (first, firstResponse) = try await session.data(from: url)
+        let (second, secondResponse) = try await session.data(from: url)
+        #expect(text(first).count == 33)
+        #expect(second == first, "the second body should be the stored one")
+        #expect(log.lines.count == 1, "\(log.lines)")
+        #expect(firstResponse.headerFields[.age] == nil)
+        #expect(secondResponse.status == .ok)
+        #expect(secondResponse.headerFields[.age].flatMap { Int($0) }.map { $0 >= 0 && $0 < 3600 } == true)
+        #expect(secondResponse.expectedContentLength == 33)
+        #expect(cache.count == 1)
+    }
+
+    @Test("Expires, with no max-age, gives freshness too")
+    func expires() async throws {
+        let session = try session(MemoryResponseCache())
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/stamp-expires?t=\(log.token)")
+        let (first, _) = try await session.data(from: url)
+        let (second, _) = try await session.data(from: url)
+        #expect(second == first)
+        #expect(log.lines.count == 1, "\(log.lines)")
+    }
+
+    @Test("no-cache: each request is validated with If-None-Match, and the 304 is answered with the stored body")
+    func revalidated() async throws {
+        let session = try session(MemoryResponseCache())
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/revalidate/page.txt?t=\(log.token)")
+        let (first, firstResponse) = try await session.data(from: url)
+        let (second, secondResponse) = try await session.data(from: url)
+        #expect(text(first) == "A page to keep\n")
+        #expect(second == first)
+        #expect(secondResponse.status == .ok, "the caller sees the stored 200, not the 304")
+        #expect(secondResponse.headerFields[.eTag] == firstResponse.headerFields[.eTag])
+        let lines = log.lines
+        #expect(lines.count == 2, "\(lines)")
+        let etag = try #require(firstResponse.headerFields[.eTag]).replacingOccurrences(of: "\"", with: "\\x22")
+        #expect(lines.last?.hasSuffix(" 304 inm=\(etag) ims=\(firstResponse.headerFields[.lastModified] ?? "?")") == true, "\(lines)")
+        #expect(lines.first?.contains(" 200 inm=- ims=-") == true, "\(lines)")
+    }
+
+    @Test("no-store: nothing is stored, every request reaches the server")
+    func noStore() async throws {
+        let cache = MemoryResponseCache()
+        let session = try session(cache)
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/no-store/page.txt?t=\(log.token)")
+        _ = try await session.data(from: url)
+        _ = try await session.data(from: url)
+        #expect(log.lines.count == 2)
+        #expect(log.lines.allSatisfy { $0.hasSuffix(" 200 inm=- ims=-") }, "\(log.lines)")
+        #expect(cache.count == 0)
+    }
+
+    @Test("A stale response without validators is loaded again")
+    func staleReloaded() async throws {
+        let session = try session(MemoryResponseCache())
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/stamp-stale?t=\(log.token)")
+        let (first, _) = try await session.data(from: url)
+        let (second, _) = try await session.data(from: url)
+        #expect(first != second)
+        #expect(log.lines.count == 2)
+    }
+
+    @Test("Heuristic freshness: a page unchanged for ten days, with no Cache-Control, is fresh for a while")
+    func heuristic() async throws {
+        let session = try session(MemoryResponseCache())
+        // No query (a URL with one gets no heuristic freshness): the path itself is the test's own.
+        let log = try CacheLog(token: "/cache/heuristic/old.txt ")
+        let url = try Nginx.http("/cache/heuristic/old.txt")
+        let (first, _) = try await session.data(from: url)
+        let (second, _) = try await session.data(from: url)
+        #expect(text(first) == "An old page\n")
+        #expect(second == first)
+        #expect(log.lines.count == 1, "\(log.lines)")
+    }
+
+    @Test("Vary: a request with another value of the named field is not answered from the stored response")
+    func vary() async throws {
+        let session = try session(MemoryResponseCache())
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/vary/page.txt?t=\(log.token)")
+        func load(_ variant: String) async throws {
+            var request = LoadRequest(url: url)
+            request.headerFields[HTTPField.Name("X-Variant")!] = variant
+            _ = try await session.data(for: request)
+        }
+        try await load("a")
+        try await load("a")
+        #expect(log.lines.count == 1)
+        try await load("b")
+        #expect(log.lines.count == 2)
+    }
+
+    @Test("A successful POST makes the stored response for its URL out of date")
+    func postInvalidates() async throws {
+        let session = try session(MemoryResponseCache())
+        let url = try Nginx.http("/cache/stamp?t=\(UUID().uuidString)")
+        let (first, _) = try await session.data(from: url)
+        var post = LoadRequest(url: url)
+        post.method = .post
+        _ = try await session.data(for: post)
+        let (after, _) = try await session.data(from: url)
+        #expect(after != first)
+    }
+
+    @Test("Cache policies: returnCacheDataElseLoad takes a stale entry, reloadIgnoringLocalCacheData goes to the server")
+    func policies() async throws {
+        let session = try session(MemoryResponseCache())
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/stamp-stale?t=\(log.token)")
+        let dontLoad = await loadError { _ = try await session.data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataDontLoad)) }
+        #expect(dontLoad?.code == .resourceUnavailable)
+        #expect(dontLoad?.url == url)
+        let (stored, _) = try await session.data(from: url)
+        let (elseLoad, _) = try await session.data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataElseLoad))
+        let (onlyStored, _) = try await session.data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataDontLoad))
+        #expect(elseLoad == stored)
+        #expect(onlyStored == stored)
+        #expect(log.lines.count == 1)
+        let (reloaded, _) = try await session.data(for: LoadRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData))
+        #expect(reloaded != stored)
+        let (latest, _) = try await session.data(for: LoadRequest(url: url, cachePolicy: .returnCacheDataDontLoad))
+        #expect(latest == reloaded, "the reload's answer is stored")
+        #expect(log.lines.count == 2)
+    }
+
+    @Test("A request's own Cache-Control: no-cache validates a fresh entry; only-if-cached with nothing stored is 504")
+    func requestDirectives() async throws {
+        let session = try session(MemoryResponseCache())
+        let log = try CacheLog()
+        let url = try Nginx.http("/cache/fresh/page.txt?t=\(log.token)")
+        var onlyIfCached = LoadRequest(url: url)
+        onlyIfCached.headerFields[.cacheControl] = "only-if-cached"
+        let (_, gateway) = try await session.data(for: onlyIfCached)
+        #expect(gateway.status == .gatewayTimeout)
+        #expect(log.lines.isEmpty)
+        _ = try await session.data(from: url)
+        var noCache = LoadRequest(url: url)
+        noCache.headerFields[.cacheControl] = "no-cache"
+        let (body, response) = try await session.data(for: noCache)
+        #expect(text(body) == "A page to keep\n")
+        #expect(response.status == .ok)
+        #expect(log.lines.count == 2)
+        #expect(log.lines.last?.contains(" 304 inm=\\x22") == true, "\(log.lines)")
+        let (_, cached) = try await session.data(for: onlyIfCached)
+        #expect(cached.status == .ok)
+        #expect(log.lines.count == 2)
+    }
+
+    @Test("The app's own If-None-Match passes by the cache: its 304 reaches the app")
+    func appConditions() async throws {
+        let session = try session(MemoryResponseCache())
+        let url = try Nginx.http("/cache/fresh/page.txt?t=\(UUID().uuidString)")
+        let (_, response) = try await session.data(from: url)
+        let etag = try #require(response.headerFields[.eTag])
+        var conditional = LoadRequest(url: url)
+        conditional.headerFields[.ifNoneMatch] = etag
+        let (body, answer) = try await session.data(for: conditional)
+        #expect(answer.status == .notModified)
+        #expect(body.isEmpty)
+    }
+
+    @Test("A stored response is served without the Set-Cookie it came with")
+    func setCookieNotReplayed() async throws {
+        let session = try session(MemoryResponseCache())
+        let url = try Nginx.http("/cache/stamp-cookie?t=\(UUID().uuidString)")
+        let (first, origin) = try await session.data(from: url)
+        let (second, hit) = try await session.data(from: url)
+        #expect(second == first)
+        #expect(origin.headerFields[.setCookie]?.hasPrefix("visit=") == true)
+        #expect(hit.headerFields[.setCookie] == nil)
+    }
+
+    @Test("A body larger than the store takes reaches the caller whole and is not stored")
+    func tooLarge() async throws {
+        // A twentieth of 1 MB: the 300 kB file is over it.
+        let cache = MemoryResponseCache(capacity: 1_000_000)
+        let session = try session(cache)
+        let root = try Nginx.require().root
+        let (data, _) = try await session.data(from: Nginx.http("/cache/fresh/300k.bin?t=\(UUID().uuidString)"))
+        #expect(Bytes.difference(data, try Data(contentsOf: URL(fileURLWithPath: root + "/cache/300k.bin"))) == nil)
+        #expect(cache.count == 0)
+    }
+
+    @Test("A streamed body is stored once read to its end, and not when abandoned")
+    func streamed() async throws {
+        let cache = MemoryResponseCache()
+        let session = try session(cache)
+        let abandoned = try Nginx.http("/cache/fresh/300k.bin?t=\(UUID().uuidString)")
+        do {
+            let (bytes, _) = try await session.bytes(from: abandoned)
+            var iterator = bytes.makeAsyncIterator()
+            _ = try await iterator.next()
+        }
+        #expect(await cache.cachedResponse(for: CachedResponse.key(for: abandoned)) == nil)
+        let whole = try Nginx.http("/cache/fresh/300k.bin?t=\(UUID().uuidString)")
+        var count = 0
+        let (bytes, _) = try await session.bytes(from: whole)
+        for try await _ in bytes { count += 1 }
+        #expect(count == 300_000)
+        #expect(await cache.cachedResponse(for: CachedResponse.key(for: whole))?.data.count == 300_000)
+    }
+
+    @Test("A body cut short fails the load, naming its URL, and nothing of it is stored")
+    func truncatedNotStored() async throws {
+        let cache = MemoryResponseCache()
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.responseCache = cache
+        let session = LoaderSession(configuration: configuration)
+        let url = ScriptedServer.shared.url("/cache-truncated")
+        let error = await loadError { _ = try await session.data(from: url) }
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(cache.count == 0)
+    }
+}

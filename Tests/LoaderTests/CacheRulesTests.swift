@@ -1,0 +1,193 @@
+import Foundation
+import HTTPTypes
+@testable import Loader
+import Testing
+
+/// RFC 9111's rules as plain values: no server, the clock given.
+@Suite("HTTP cache rules")
+struct CacheRulesTests {
+    let url = URL(string: "http://example.test/page")!
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func entry(_ fields: HTTPFields, status: HTTPResponse.Status = .ok, url: URL? = nil,
+                       requestedAt: Date? = nil, storedAt: Date? = nil) -> CachedResponse {
+        CachedResponse(response: LoadResponse(url: url ?? self.url, status: status, headerFields: fields), data: Data("body".utf8),
+                       requestedAt: requestedAt ?? t0, storedAt: storedAt ?? t0)
+    }
+
+    private func date(_ offset: TimeInterval) -> String {
+        IMFFixdate.string(fromUnixTime: Int(t0.timeIntervalSince1970 + offset))!
+    }
+
+    @Test("HTTP dates in the three forms RFC 9110 accepts, and not otherwise")
+    func httpDates() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse(date(0)) == t0)
+        for bad in ["0", "-1", "", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 8:49:37 GMT"] {
+            #expect(HTTPDate.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("Cache-Control: directives in any case, across fields, quoted values with commas, bad numbers as 0")
+    func cacheControl() {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cacheControl, value: "Max-Age=60, private=\"a, b\", must-revalidate"))
+        fields.append(HTTPField(name: .cacheControl, value: "max-stale, min-fresh=x"))
+        let control = CacheControl(fields)
+        #expect(control.maxAge == 60)
+        #expect(control.mustRevalidate)
+        #expect(control.maxStale == Int.max)
+        #expect(control.minFresh == 0)
+        #expect(!control.noStore && !control.noCache)
+        #expect(CacheControl([.cacheControl: "max-age=99999999999999"]).maxAge == 1 << 31)
+        #expect(CacheControl([HTTPField.Name("Pragma")!: "no-cache"]).noCache)
+        #expect(!CacheControl([HTTPField.Name("Pragma")!: "no-cache", .cacheControl: "max-age=5"]).noCache,
+                "Pragma counts only without Cache-Control")
+    }
+
+    @Test("Freshness lifetime: max-age over Expires, Expires less Date, an invalid Expires is 0, the heuristic's tenth")
+    func lifetime() {
+        #expect(CacheRules.freshnessLifetime(of: entry([.cacheControl: "max-age=60", .expires: date(3600), .date: date(0)])) == 60)
+        #expect(CacheRules.freshnessLifetime(of: entry([.expires: date(3600), .date: date(0)])) == 3600)
+        #expect(CacheRules.freshnessLifetime(of: entry([.expires: "0", .date: date(0)])) == 0)
+        #expect(CacheRules.freshnessLifetime(of: entry([.lastModified: date(-100_000), .date: date(0)])) == 10_000)
+        #expect(CacheRules.freshnessLifetime(of: entry([.lastModified: date(-100_000_000), .date: date(0)])) == 7 * 24 * 3600,
+                "the heuristic is capped")
+        #expect(CacheRules.freshnessLifetime(of: entry([.lastModified: date(-100_000)], url: URL(string: "http://example.test/?q=1")!)) == 0,
+                "no heuristic for a URL with a query")
+        #expect(CacheRules.freshnessLifetime(of: entry([.lastModified: date(-100_000)], status: .found)) == 0,
+                "no heuristic for a status that does not allow it")
+    }
+
+    @Test("Current age: the larger of Date's and Age's account, plus the round trip and the time stored")
+    func age() {
+        // Sent at t0, arrived 2 s later with Age: 10 and a Date 1 s after t0; asked 100 s after it arrived.
+        let stored = entry([.age: "10", .date: date(1)], requestedAt: t0, storedAt: t0.addingTimeInterval(2))
+        #expect(CacheRules.currentAge(of: stored, now: t0.addingTimeInterval(102)) == 112)
+        // A Date in the past (a server clock behind) counts when it says more.
+        let behind = entry([.date: date(-500)], storedAt: t0)
+        #expect(CacheRules.currentAge(of: behind, now: t0) == 500)
+    }
+
+    /// The decision's case, as a word, for comparing.
+    private func decision(_ request: LoadRequest, _ entry: CachedResponse?, at offset: TimeInterval) -> String {
+        decision(request, CacheControl(), entry, at: offset)
+    }
+
+    private func decision(_ request: LoadRequest, _ control: CacheControl, _ entry: CachedResponse?,
+                          at offset: TimeInterval) -> String {
+        switch CacheRules.decide(request, requestControl: control, entry: entry, now: t0.addingTimeInterval(offset)) {
+        case .serve: "serve"
+        case .validate: "validate"
+        case .load: "load"
+        case .gatewayTimeout: "504"
+        }
+    }
+
+    @Test("Decisions: fresh is served, stale is validated, no validator means a plain load, must-revalidate beats max-stale")
+    func decisions() throws {
+        let request = LoadRequest(url: url)
+        let fresh = entry([.cacheControl: "max-age=60", .date: date(0), .eTag: "\"v1\""])
+        #expect(decision(request, fresh, at: 30) == "serve")
+        #expect(decision(request, fresh, at: 61) == "validate")
+        guard case .validate(let conditional, _) = CacheRules.decide(request, requestControl: CacheControl(), entry: fresh,
+                                                                      now: t0.addingTimeInterval(61)) else { return }
+        #expect(conditional.headerFields[.ifNoneMatch] == "\"v1\"")
+        #expect(conditional.headerFields[.ifModifiedSince] == nil)
+        let noValidator = entry([.cacheControl: "max-age=60", .date: date(0)])
+        #expect(decision(request, noValidator, at: 61) == "load")
+        var maxStale = CacheControl()
+        maxStale.maxStale = 100
+        #expect(decision(request, maxStale, noValidator, at: 120) == "serve", "max-stale=100 accepts an entry 60 s stale")
+        #expect(decision(request, maxStale, noValidator, at: 200) == "load", "but not one 140 s stale")
+        let mustRevalidate = entry([.cacheControl: "max-age=60, must-revalidate", .date: date(0)])
+        #expect(decision(request, maxStale, mustRevalidate, at: 120) == "load", "must-revalidate forbids serving stale")
+        var minFresh = CacheControl()
+        minFresh.minFresh = 50
+        #expect(decision(request, minFresh, noValidator, at: 30) == "load", "min-fresh=50 refuses an entry fresh for 30 s more")
+        var onlyIfCached = CacheControl()
+        onlyIfCached.onlyIfCached = true
+        #expect(decision(request, onlyIfCached, nil, at: 0) == "504")
+        #expect(decision(request, onlyIfCached, noValidator, at: 61) == "504")
+        let elseLoad = LoadRequest(url: url, cachePolicy: .returnCacheDataElseLoad)
+        #expect(decision(elseLoad, noValidator, at: 1e6) == "serve", "returnCacheDataElseLoad serves an entry of any age")
+        let reload = LoadRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
+        #expect(decision(reload, fresh, at: 0) == "load")
+        let noCache = entry([.cacheControl: "no-cache, max-age=600", .lastModified: date(-10)])
+        #expect(decision(request, noCache, at: 1) == "validate")
+    }
+
+    @Test("Storable: GET only, no no-store, credentials only when public, Vary: * never, explicit freshness or a heuristic status")
+    func storable() {
+        let get = LoadRequest(url: url)
+        let none = CacheControl()
+        func response(_ fields: HTTPFields, _ status: HTTPResponse.Status = .ok) -> LoadResponse {
+            LoadResponse(url: url, status: status, headerFields: fields)
+        }
+        #expect(CacheRules.storable(response([:]), for: get, requestControl: none) != nil)
+        var post = get
+        post.method = .post
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60"]), for: post, requestControl: none) == nil)
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60, no-store"]), for: get, requestControl: none) == nil)
+        #expect(CacheRules.storable(response([:], .found), for: get, requestControl: none) == nil)
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60"], .found), for: get, requestControl: none) != nil)
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60"], .partialContent), for: get, requestControl: none) == nil)
+        #expect(CacheRules.storable(response([.vary: "*"]), for: get, requestControl: none) == nil)
+        var authorized = get
+        authorized.headerFields[.authorization] = "Basic dTpw"
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60"]), for: authorized, requestControl: none) == nil)
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60, public"]), for: authorized, requestControl: none) != nil)
+        var withLanguage = get
+        withLanguage.headerFields[.acceptLanguage] = "fr"
+        let varying = CacheRules.storable(response([.vary: "Accept-Language, X-Absent"]), for: withLanguage, requestControl: none)
+        #expect(varying?[.acceptLanguage] == "fr")
+        #expect(varying?[HTTPField.Name("X-Absent")!] == "")
+    }
+
+    @Test("A 304 replaces the stored fields it carries, keeps the body's own, and is refused for another ETag")
+    func refreshed() throws {
+        let stored = entry([.eTag: "\"v1\"", .contentLength: "4", .cacheControl: "max-age=1", .contentType: "text/plain"])
+        let later = t0.addingTimeInterval(500)
+        let notModified = LoadResponse(url: url, status: .notModified,
+                                       headerFields: [.eTag: "\"v1\"", .cacheControl: "max-age=600", .contentLength: "0"])
+        let updated = try #require(CacheRules.refreshed(stored, by: notModified, requestedAt: later, receivedAt: later))
+        #expect(updated.response.headerFields[.cacheControl] == "max-age=600")
+        #expect(updated.response.headerFields[.contentLength] == "4")
+        #expect(updated.response.headerFields[.contentType] == "text/plain")
+        #expect(updated.storedAt == later)
+        #expect(updated.data == stored.data)
+        let other = LoadResponse(url: url, status: .notModified, headerFields: [.eTag: "\"v2\""])
+        #expect(CacheRules.refreshed(stored, by: other, requestedAt: later, receivedAt: later) == nil)
+    }
+
+    @Test("Unsafe methods that succeed invalidate; safe ones and failures do not")
+    func invalidation() {
+        #expect(CacheRules.invalidates(.post, status: 200))
+        #expect(CacheRules.invalidates(.delete, status: 303))
+        #expect(!CacheRules.invalidates(.post, status: 500))
+        #expect(!CacheRules.invalidates(.get, status: 200))
+        #expect(!CacheRules.invalidates(.head, status: 200))
+    }
+
+    @Test("The memory store: least recently used first past its capacity, bodies over a twentieth refused")
+    func memoryStore() async {
+        let cache = MemoryResponseCache(capacity: 20_000)
+        func sized(_ bytes: Int) -> CachedResponse {
+            CachedResponse(response: LoadResponse(url: url, status: .ok), data: Data(count: bytes))
+        }
+        await cache.store(sized(900), for: "a")
+        await cache.store(sized(900), for: "b")
+        await cache.store(sized(1_001), for: "big")
+        #expect(cache.count == 2)
+        _ = await cache.cachedResponse(for: "a")
+        for index in 0..<20 { await cache.store(sized(900), for: "k\(index)") }
+        #expect(cache.currentSize <= 20_000)
+        #expect(await cache.cachedResponse(for: "b") == nil, "the least recently used went first")
+        await cache.removeAllCachedResponses()
+        #expect(cache.count == 0 && cache.currentSize == 0)
+    }
+}
