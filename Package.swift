@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "FTPScheme", targets: ["FTPScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
         .library(name: "Cookies", targets: ["Cookies"]),
+        .library(name: "ResponseCaches", targets: ["ResponseCaches"]),
         .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
         .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
         .executable(name: "loadurl", targets: ["loadurl"]),
@@ -32,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // libcurl, the system's, for FTP only: built against its header (Debian's libcurl4-openssl-dev) and
@@ -103,6 +105,14 @@ let package = Package(
             exclude: ["PublicSuffix/public_suffix_list.LICENSE"],
             swiftSettings: strict
         ),
+        // Response stores beyond memory: DiskResponseCache, an SQLite database through GRDB (which brings Foundation
+        // and the system's libsqlite3, so it is a target of its own; the memory store is in Loader).
+        .target(
+            name: "ResponseCaches",
+            dependencies: ["Loader", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/Middleware/Cache",
+            swiftSettings: strict
+        ),
         // The conformance suite handler authors run in their own tests.
         .target(name: "HandlerConformance", dependencies: ["Loader"], path: "Sources/Conformance", swiftSettings: strict),
         // The command-line tool: its logic as a library (so tests can run it in-process with their own
@@ -137,6 +147,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CookiesTests", dependencies: ["Cookies", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ResponseCachesTests", dependencies: ["ResponseCaches", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 
 /// A ``ResponseCache`` in memory, shared by the sessions given it and gone with the process: the least
 /// recently used entries go first once the entries together pass ``capacity``.
@@ -21,7 +20,7 @@ public final class MemoryResponseCache: ResponseCache {
         var clock: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Makes an empty cache.
     /// - Parameter capacity: Bytes the entries may take together (10 MiB by default).

@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+import Loader
+
+/// A ``ResponseCache`` on disk: an SQLite database (through GRDB) in a folder of its own, kept between runs and
+/// shared by the sessions and processes that open the same folder. Past ``capacity`` the least recently used
+/// entries go first.
+///
+/// A store that fails (a full disk, a file that is not a database any more) loses only what it would have kept:
+/// a look-up then finds nothing and a response is not stored, and the load goes on. Opening fails with a
+/// ``DiskResponseCache/OpenError`` naming the folder.
+public final class DiskResponseCache: ResponseCache {
+    /// Bytes the bodies and heads may take together.
+    public let capacity: Int
+    /// The largest body kept: a twentieth of the capacity, so that one response cannot empty the cache.
+    public var maximumEntrySize: Int { capacity / 20 }
+    /// The database file.
+    public let fileURL: URL
+
+    private let database: DatabasePool
+
+    /// Why a cache folder could not be opened.
+    public struct OpenError: Error, CustomStringConvertible {
+        /// The folder.
+        public let directory: URL
+        /// What went wrong.
+        public let underlying: any Error
+        /// The folder and the cause.
+        public var description: String { "cannot open the response cache in \(directory.path): \(underlying)" }
+    }
+
+    /// Opens the cache kept in `directory`, making the folder and its database if they do not exist.
+    /// - Parameters:
+    ///   - directory: A folder for the cache alone.
+    ///   - capacity: Bytes the entries may take together (100 MiB by default).
+    public init(directory: URL, capacity: Int = 100 * 1024 * 1024) throws {
+        self.capacity = max(0, capacity)
+        fileURL = directory.appendingPathComponent("responses.sqlite")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var configuration = Configuration()
+            // Another process writing at the same moment is waited for, briefly, rather than failed at once.
+            configuration.busyMode = .timeout(5)
+            database = try DatabasePool(path: fileURL.path, configuration: configuration)
+            try Self.migrator.migrate(database)
+        } catch {
+            throw OpenError(directory: directory, underlying: error)
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("responses") { db in
+            try db.create(table: "response") { table in
+                table.primaryKey("key", .text)
+                table.column("head", .blob).notNull()
+                table.column("body", .blob).notNull()
+                table.column("size", .integer).notNull()
+                table.column("lastUse", .double).notNull().indexed()
+            }
+        }
+        return migrator
+    }
+
+    public func cachedResponse(for key: String) async -> CachedResponse? {
+        let now = Date().timeIntervalSince1970
+        let row = try? await database.write { db -> (head: Data, body: Data)? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT head, body FROM response WHERE key = ?", arguments: [key]) else {
+                return nil
+            }
+            try db.execute(sql: "UPDATE response SET lastUse = ? WHERE key = ?", arguments: [now, key])
+            return (row["head"], row["body"])
+        }
+        guard let row else { return nil }
+        guard let head = try? JSONDecoder().decode(StoredHead.self, from: row.head), let entry = head.entry(body: row.body) else {
+            // Unreadable: gone, rather than found again at every look-up.
+            await removeCachedResponse(for: key)
+            return nil
+        }
+        return entry
+    }
+
+    public func store(_ response: CachedResponse, for key: String) async {
+        let size = response.cost
+        guard response.data.count <= maximumEntrySize, size <= capacity,
+              let head = try? JSONEncoder().encode(StoredHead(response)) else {
+            await removeCachedResponse(for: key)
+            return
+        }
+        let capacity = self.capacity
+        let now = Date().timeIntervalSince1970
+        _ = try? await database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [key, head, response.data, size, now])
+            // Least recently used first, a few at a time, until the rest fit.
+            var total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM response") ?? 0
+            while total > capacity {
+                let oldest = try Row.fetchAll(db, sql: "SELECT key, size FROM response ORDER BY lastUse LIMIT 16")
+                guard !oldest.isEmpty else { break }
+                for row in oldest {
+                    try db.execute(sql: "DELETE FROM response WHERE key = ?", arguments: [row["key"] as String])
+                    total -= row["size"] as Int
+                    if total <= capacity { break }
+                }
+            }
+        }
+    }
+
+    public func removeCachedResponse(for key: String) async {
+        _ = try? await database.write { db in
+            try db.execute(sql: "DELETE FROM response WHERE key = ?", arguments: [key])
+        }
+    }
+
+    public func removeAllCachedResponses() async {
+        _ = try? await database.write { db in
+            try db.execute(sql: "DELETE FROM response")
+        }
+    }
+
+    /// Bytes the entries take now (0 if the database cannot be read).
+    public func currentSize() async -> Int {
+        (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM response") ?? 0 }) ?? 0
+    }
+
+    /// The number of entries (0 if the database cannot be read).
+    public func count() async -> Int {
+        (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM response") ?? 0 }) ?? 0
+    }
+}

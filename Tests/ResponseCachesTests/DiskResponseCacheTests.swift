@@ -1,0 +1,132 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import ResponseCaches
+import TestSupport
+import Testing
+
+@Suite("DiskResponseCache: an SQLite store kept between runs")
+struct DiskResponseCacheTests {
+    private let url = URL(string: "http://example.test/page")!
+
+    private func folder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("disk-cache-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    private func entry(_ bytes: Int, fields: HTTPFields = [:]) -> CachedResponse {
+        CachedResponse(response: LoadResponse(url: url, status: .ok, headerFields: fields), data: Data(repeating: 7, count: bytes))
+    }
+
+    @Test("An entry reads back whole from a new instance on the same folder: head in order, status, varying values, times, body")
+    func persists() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .setCookie, value: "a=1"))
+        fields.append(HTTPField(name: .contentType, value: "text/plain"))
+        fields.append(HTTPField(name: .setCookie, value: "b=2"))
+        let stored = CachedResponse(
+            response: LoadResponse(url: url, status: HTTPResponse.Status(code: 203, reasonPhrase: "Not Quite"), headerFields: fields),
+            data: Data("the body".utf8), requestedAt: Date(timeIntervalSince1970: 1_000), storedAt: Date(timeIntervalSince1970: 1_002.5),
+            varyingFields: [.acceptLanguage: "fr"])
+        do {
+            let cache = try DiskResponseCache(directory: directory)
+            await cache.store(stored, for: "k")
+        }
+        let reopened = try DiskResponseCache(directory: directory)
+        let read = try #require(await reopened.cachedResponse(for: "k"))
+        #expect(read.data == stored.data)
+        #expect(read.response.status?.code == 203)
+        #expect(read.response.status?.reasonPhrase == "Not Quite")
+        #expect(read.response.headerFields == fields)
+        #expect(read.response.url == url)
+        #expect(read.varyingFields == stored.varyingFields)
+        #expect(read.requestedAt == stored.requestedAt)
+        #expect(read.storedAt == stored.storedAt)
+        #expect(await reopened.cachedResponse(for: "other") == nil)
+    }
+
+    @Test("Past its capacity the least recently used entries go; a body over a twentieth is refused")
+    func eviction() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskResponseCache(directory: directory, capacity: 40_000)
+        await cache.store(entry(1_900), for: "a")
+        await cache.store(entry(1_900), for: "b")
+        await cache.store(entry(2_001), for: "big")
+        #expect(await cache.count() == 2)
+        _ = await cache.cachedResponse(for: "a")
+        // 21 entries of 1,923 bytes (body, URL) pass 40,000 by one: the least recently used goes.
+        for index in 0..<19 { await cache.store(entry(1_900), for: "k\(index)") }
+        #expect(await cache.currentSize() <= 40_000)
+        #expect(await cache.cachedResponse(for: "a") != nil, "read after b was stored")
+        #expect(await cache.cachedResponse(for: "b") == nil, "the least recently used went first")
+        await cache.removeAllCachedResponses()
+        #expect(await cache.count() == 0)
+    }
+
+    @Test("A folder that cannot hold the database fails to open, naming it")
+    func openFails() throws {
+        let file = folder()
+        try Data("not a folder".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect {
+            _ = try DiskResponseCache(directory: file)
+        } throws: { error in
+            (error as? DiskResponseCache.OpenError)?.description.contains(file.path) == true
+        }
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(repeating: 0x41, count: 4096).write(to: directory.appendingPathComponent("responses.sqlite"))
+        #expect(throws: DiskResponseCache.OpenError.self) { _ = try DiskResponseCache(directory: directory) }
+    }
+
+    private func session(_ cache: any ResponseCache) -> LoaderSession {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.responseCache = cache
+        return LoaderSession(configuration: configuration)
+    }
+
+    private func nginx(_ path: String) throws -> URL {
+        let nginx = try #require(TestServers.nginx, "scripts/test-servers could not start nginx")
+        return URL(string: "http://127.0.0.1:\(nginx.httpPort)\(path)")!
+    }
+
+    private func logged(_ token: String) throws -> Int {
+        let log = try #require(TestServers.nginx).cacheLog
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.contains(token) }.count
+    }
+
+    @Test("A response stored by one session answers another that opens the same folder later, without reaching nginx")
+    func acrossSessions() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = UUID().uuidString
+        let url = try nginx("/cache/stamp?t=\(token)")
+        let (first, _) = try await session(try DiskResponseCache(directory: directory)).data(from: url)
+        let (second, response) = try await session(try DiskResponseCache(directory: directory)).data(from: url)
+        #expect(second == first)
+        #expect(response.headerFields[.age] != nil)
+        #expect(try logged(token) == 1)
+    }
+
+    @Test("On a full disk the response still reaches the caller whole; nothing is stored, the next load asks nginx")
+    func fullDisk() async throws {
+        try await TestServers.withFullDisk { directory in
+            let cache = try DiskResponseCache(directory: directory.appendingPathComponent("cache"), capacity: 20_000_000)
+            let token = UUID().uuidString
+            let url = try nginx("/cache/fresh/300k.bin?t=\(token)")
+            let expected = try Data(contentsOf: URL(fileURLWithPath: try #require(TestServers.nginx).root + "/cache/300k.bin"))
+            let (first, _) = try await session(cache).data(from: url)
+            #expect(Bytes.difference(first, expected) == nil)
+            #expect(await cache.count() == 0)
+            let (second, _) = try await session(cache).data(from: url)
+            #expect(Bytes.difference(second, expected) == nil)
+            #expect(try logged(token) == 2)
+        }
+    }
+}
