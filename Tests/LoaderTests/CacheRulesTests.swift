@@ -140,7 +140,10 @@ struct CacheRulesTests {
         var authorized = get
         authorized.headerFields[.authorization] = "Basic dTpw"
         #expect(CacheRules.storable(response([.cacheControl: "max-age=60"]), for: authorized, requestControl: none) == nil)
-        #expect(CacheRules.storable(response([.cacheControl: "max-age=60, public"]), for: authorized, requestControl: none) != nil)
+        #expect(CacheRules.storable(response([.cacheControl: "max-age=60, public"]), for: authorized, requestControl: none) == nil,
+                "one user's answer, public or not")
+        #expect(CacheRules.storable(response([:]), for: get, requestControl: none)?[.acceptEncoding] == "",
+                "Accept-Encoding always counts, absent as empty")
         var withLanguage = get
         withLanguage.headerFields[.acceptLanguage] = "fr"
         let varying = CacheRules.storable(response([.vary: "Accept-Language, X-Absent"]), for: withLanguage, requestControl: none)
@@ -162,6 +165,37 @@ struct CacheRulesTests {
         #expect(updated.data == stored.data)
         let other = LoadResponse(url: url, status: .notModified, headerFields: [.eTag: "\"v2\""])
         #expect(CacheRules.refreshed(stored, by: other, requestedAt: later, receivedAt: later) == nil)
+    }
+
+    @Test("A 304 extends freshness: its Date (or the time it came, without one) and Cache-Control; the stored Age goes")
+    func refreshExtendsFreshness() throws {
+        let stored = entry([.cacheControl: "max-age=60", .date: date(0), .age: "30", .eTag: "\"v1\""])
+        let request = LoadRequest(url: url)
+        #expect(decision(request, stored, at: 100) == "validate")
+        let at100 = t0.addingTimeInterval(100)
+        let dated = LoadResponse(url: url, status: .notModified, headerFields: [.date: date(100), .eTag: "\"v1\""])
+        let refreshed = try #require(CacheRules.refreshed(stored, by: dated, requestedAt: at100, receivedAt: at100))
+        #expect(refreshed.response.headerFields[.age] == nil)
+        #expect(decision(request, refreshed, at: 130) == "serve")
+        #expect(decision(request, refreshed, at: 161) == "validate")
+        let undated = LoadResponse(url: url, status: .notModified, headerFields: [.eTag: "\"v1\""])
+        let stamped = try #require(CacheRules.refreshed(stored, by: undated, requestedAt: at100, receivedAt: at100))
+        #expect(stamped.response.headerFields[.date] == date(100))
+        #expect(decision(request, stamped, at: 130) == "serve")
+    }
+
+    @Test("The stored head drops the connection's fields, those Connection names, and Set-Cookie")
+    func storedHead() {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .connection, value: "keep-alive, X-Hop"))
+        fields.append(HTTPField(name: HTTPField.Name("X-Hop")!, value: "1"))
+        fields.append(HTTPField(name: HTTPField.Name("Keep-Alive")!, value: "timeout=5"))
+        fields.append(HTTPField(name: .transferEncoding, value: "chunked"))
+        fields.append(HTTPField(name: .setCookie, value: "a=1"))
+        fields.append(HTTPField(name: .contentType, value: "text/plain"))
+        fields.append(HTTPField(name: .eTag, value: "\"v1\""))
+        let head = CacheRules.storedHead(of: LoadResponse(url: url, status: .ok, headerFields: fields))
+        #expect(head.headerFields == [.contentType: "text/plain", .eTag: "\"v1\""])
     }
 
     @Test("Unsafe methods that succeed invalidate; safe ones and failures do not")

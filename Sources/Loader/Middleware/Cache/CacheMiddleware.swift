@@ -10,6 +10,7 @@ import HTTPTypes
 /// whatever is stored (`returnCacheDataElseLoad`, `returnCacheDataDontLoad`), or from the server whatever is
 /// stored (`reloadIgnoringLocalCacheData`, whose answer is still stored). A request with its own conditions
 /// (`If-None-Match`, `Range` …) passes by the cache both ways: its answer is for the app, and is not a whole body.
+/// So does one with credentials (`Authorization`): its answer is one user's.
 struct CacheMiddleware: LoadMiddleware {
     let cache: any ResponseCache
     /// The clock entries are aged by.
@@ -29,7 +30,8 @@ struct CacheMiddleware: LoadMiddleware {
             return result
         }
         let control = CacheControl(request.headerFields)
-        if control.noStore || Self.ownConditions.contains(where: { request.headerFields[$0] != nil }) {
+        if control.noStore || request.headerFields[.authorization] != nil
+            || Self.ownConditions.contains(where: { request.headerFields[$0] != nil }) {
             return try await next(request)
         }
         var entry: CachedResponse?
@@ -48,7 +50,7 @@ struct CacheMiddleware: LoadMiddleware {
             let requestedAt = now()
             let result = try await next(conditional)
             guard result.response.status == .notModified else {
-                return stored(result, for: request, control: control, key: key, requestedAt: requestedAt)
+                return await stored(result, for: request, control: control, key: key, requestedAt: requestedAt)
             }
             await drain(result.body)
             guard let refreshed = CacheRules.refreshed(entry, by: result.response, requestedAt: requestedAt, receivedAt: now()) else {
@@ -56,30 +58,52 @@ struct CacheMiddleware: LoadMiddleware {
                 return try await loaded(request, control: control, key: key, next: next)
             }
             await cache.store(refreshed, for: key)
-            return LoadResult(response: CacheRules.servedHead(of: refreshed, now: now()), body: ResponseBody(data: refreshed.data))
+            var head = CacheRules.servedHead(of: refreshed, now: now())
+            // Cookies the 304 sets (a session kept alive) go up to the cookie layer; they are not stored.
+            for field in result.response.headerFields where field.name == .setCookie { head.headerFields.append(field) }
+            return LoadResult(response: head, body: ResponseBody(data: refreshed.data))
         }
     }
 
     private func loaded(_ request: LoadRequest, control: CacheControl, key: String, next: LoadNext) async throws -> LoadResult {
         let requestedAt = now()
-        return stored(try await next(request), for: request, control: control, key: key, requestedAt: requestedAt)
+        return await stored(try await next(request), for: request, control: control, key: key, requestedAt: requestedAt)
     }
 
+    /// The largest redirect body read at once to store the redirect: the redirect layer gives a body up unread.
+    static let redirectBodyLimit = 16 * 1024
+
     /// `result` with a body that is stored once it has arrived whole, if RFC 9111 lets it be stored and the store
-    /// takes a body of its length.
+    /// takes a body of its length. A successful answer that may not be stored removes what was: it is newer.
     private func stored(_ result: LoadResult, for request: LoadRequest, control: CacheControl, key: String,
-                        requestedAt: Date) -> LoadResult {
-        guard let varying = CacheRules.storable(result.response, for: request, requestControl: control) else { return result }
+                        requestedAt: Date) async -> LoadResult {
         let limit = cache.maximumEntrySize
         let length = result.response.expectedContentLength
-        if let length, length > Int64(limit) { return result }
-        var head = result.response
-        // The cookie layer above has these from this response; a stored copy would set them again at every hit.
-        head.headerFields[.setCookie] = nil
-        let entry = CachedResponse(response: head, data: Data(), requestedAt: requestedAt, storedAt: now(), varyingFields: varying)
+        guard let varying = CacheRules.storable(result.response, for: request, requestControl: control),
+              length.map({ $0 <= Int64(limit) }) ?? true else {
+            if result.response.isSuccess { await cache.removeCachedResponse(for: key) }
+            return result
+        }
+        var entry = CachedResponse(response: CacheRules.storedHead(of: result.response), data: Data(), requestedAt: requestedAt,
+                                   storedAt: now(), varyingFields: varying)
+        if result.response.status?.kind == .redirection, result.response.headerFields[.location] != nil,
+           let length, length <= Int64(Self.redirectBodyLimit) {
+            // A redirect is stored now, its small body read: the redirect layer would give it up unread.
+            var result = result
+            do {
+                entry.data = try await result.body.collect(upTo: Self.redirectBodyLimit)
+                await cache.store(entry, for: key)
+                result.body = ResponseBody(data: entry.data)
+            } catch {
+                // A caller that does not follow redirects reads the body: it fails there, as it would have.
+                result.body = ResponseBody(FailedBody(error: error))
+            }
+            return result
+        }
         let cache = self.cache
+        let head = entry
         let body = CachingBody(inner: result.body, limit: limit, expectedLength: length) { data in
-            var entry = entry
+            var entry = head
             entry.data = data
             await cache.store(entry, for: key)
         }

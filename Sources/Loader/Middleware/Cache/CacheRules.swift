@@ -24,12 +24,9 @@ enum CacheRules {
     /// The longest freshness a heuristic gives: a file unchanged for years is not taken as fresh for months.
     static let heuristicLimit: TimeInterval = 7 * 24 * 3600
 
-    /// Fields a `304` does not replace in the stored head: they describe the stored body or the connection, or
-    /// (`Set-Cookie`) belong to the cookie layer, which saw them on their way up.
-    static let keptOnUpdate: Set<HTTPField.Name> = [
-        .contentLength, .contentEncoding, .contentRange, .transferEncoding, .connection, .setCookie,
-        HTTPField.Name("Keep-Alive")!,
-    ]
+    /// Fields a `304` does not replace in the stored head: those that describe the stored body, and those never
+    /// stored (``notStored``; the 304's `Set-Cookie` goes up with the answer, not into the store).
+    static let keptOnUpdate: Set<HTTPField.Name> = notStored.union([.contentLength, .contentEncoding, .contentRange])
 
     /// Whether `response` to `request` may be stored (RFC 9111 §3), and if so the request's values of the
     /// fields it varies on.
@@ -37,19 +34,19 @@ enum CacheRules {
         guard request.method == .get, let status = response.status?.code, status >= 200, status != 206, status != 304,
               !requestControl.noStore else { return nil }
         let control = CacheControl(response.headerFields)
-        guard !control.noStore else { return nil }
-        // A response to a request with credentials is one user's, unless the server says it is for anyone.
-        if request.headerFields[.authorization] != nil, !(control.isPublic || control.mustRevalidate || control.sharedMaxAge != nil) {
-            return nil
-        }
+        // A response to a request with credentials is one user's: kept, it would answer the next request without
+        // them (the authentication layer sends credentials only after a 401), or another session's.
+        guard !control.noStore, request.headerFields[.authorization] == nil else { return nil }
         let explicit = control.maxAge != nil || response.headerFields[.expires] != nil || control.isPublic
         guard explicit || heuristicallyCacheable.contains(status) else { return nil }
         return varyingFields(of: response, for: request)
     }
 
     /// The request's values of the fields `Vary` names, or `nil` for `Vary: *` (no later request can match).
+    /// `Accept-Encoding` always counts, named or not: a request that sets its own gets the body as sent (the
+    /// decoding layer below leaves it alone), one that does not gets it decoded, and neither may have the other's.
     static func varyingFields(of response: LoadResponse, for request: LoadRequest) -> HTTPFields? {
-        var fields = HTTPFields()
+        var fields: HTTPFields = [.acceptEncoding: request.headerFields[.acceptEncoding] ?? ""]
         for value in response.headerFields[values: .vary] {
             for item in value.split(separator: ",") {
                 let name = item.trimmingSpaces()
@@ -147,14 +144,40 @@ enum CacheRules {
             return nil
         }
         var entry = entry
-        let replaced = Set(notModified.headerFields.map(\.name)).subtracting(keptOnUpdate)
+        var replaced = Set(notModified.headerFields.map(\.name)).subtracting(keptOnUpdate)
+        // The stored Date and Age describe the first answer: a 304 without its own would leave the entry as old
+        // as that answer (RFC 9110 §6.6.1: a recipient supplies Date as the time it received a response).
+        replaced.formUnion([.date, .age])
         var fields = HTTPFields()
         for field in entry.response.headerFields where !replaced.contains(field.name) { fields.append(field) }
         for field in notModified.headerFields where replaced.contains(field.name) { fields.append(field) }
+        if notModified.headerFields[.date] == nil, let date = IMFFixdate.string(fromUnixTime: Int(receivedAt.timeIntervalSince1970)) {
+            fields.append(HTTPField(name: .date, value: date))
+        }
         entry.response.headerFields = fields
         entry.requestedAt = requestedAt
         entry.storedAt = receivedAt
         return entry
+    }
+
+    /// Fields that describe one connection's transfer, not the response (RFC 9110 §7.6.1), and `Set-Cookie`, which
+    /// the cookie layer has from the response itself: none of them is stored.
+    static let notStored: Set<HTTPField.Name> = [
+        .connection, .transferEncoding, .te, .trailer, .upgrade, .setCookie, .proxyAuthenticate,
+        HTTPField.Name("Keep-Alive")!, HTTPField.Name("Proxy-Connection")!,
+    ]
+
+    /// `response` as it is stored: without ``notStored`` fields and those its `Connection` field names.
+    static func storedHead(of response: LoadResponse) -> LoadResponse {
+        var dropped = notStored
+        for value in response.headerFields[values: .connection] {
+            for name in value.split(separator: ",") {
+                if let name = HTTPField.Name(String(name.trimmingSpaces())) { dropped.insert(name) }
+            }
+        }
+        var response = response
+        response.headerFields = HTTPFields(response.headerFields.filter { !dropped.contains($0.name) })
+        return response
     }
 
     /// The head a stored response is given to the caller with: its current `Age` (RFC 9111 §5.1) and the body's

@@ -52,3 +52,16 @@ struct CachingBody: AsyncSequence, Sendable {
         }
     }
 }
+
+/// A body that fails with `error` when read: one whose bytes were read early and failed then.
+struct FailedBody: AsyncSequence, Sendable {
+    typealias Element = Data
+    let error: any Error
+
+    func makeAsyncIterator() -> Iterator { Iterator(error: error) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        let error: any Error
+        func next() async throws -> Data? { throw error }
+    }
+}
