@@ -20,7 +20,7 @@ let package = Package(
         .library(name: "FTPScheme", targets: ["FTPScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
         .library(name: "Cookies", targets: ["Cookies"]),
-        .library(name: "ResponseCaches", targets: ["ResponseCaches"]),
+        .library(name: "DiskStores", targets: ["DiskStores"]),
         .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
         .library(name: "LoadURLCommand", targets: ["LoadURLCommand"]),
         .executable(name: "loadurl", targets: ["loadurl"]),
@@ -105,12 +105,13 @@ let package = Package(
             exclude: ["PublicSuffix/public_suffix_list.LICENSE"],
             swiftSettings: strict
         ),
-        // Response stores beyond memory: DiskResponseCache, an SQLite database through GRDB (which brings Foundation
-        // and the system's libsqlite3, so it is a target of its own; the memory store is in Loader).
+        // Stores kept on disk between runs: DiskResponseCache and DiskCookieJar, SQLite databases through GRDB
+        // (which brings Foundation and the system's libsqlite3, so they are a target of their own; the memory
+        // stores are in Loader and Cookies).
         .target(
-            name: "ResponseCaches",
-            dependencies: ["Loader", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Sources/Middleware/Cache",
+            name: "DiskStores",
+            dependencies: ["Loader", "Cookies", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/Storage",
             swiftSettings: strict
         ),
         // The conformance suite handler authors run in their own tests.
@@ -147,7 +148,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CookiesTests", dependencies: ["Cookies", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ResponseCachesTests", dependencies: ["ResponseCaches", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DiskStoresTests", dependencies: ["DiskStores", "Cookies", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",

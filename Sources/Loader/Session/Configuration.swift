@@ -31,7 +31,7 @@ extension LoaderSession {
         /// `Cookie` field is sent with it alone.
         public var cookieStore: (any CookieStore)?
         /// Where the session keeps HTTP responses for later requests, or `nil` (the default) to keep none.
-        /// ``MemoryResponseCache`` keeps them in memory; the `ResponseCaches` library's `DiskResponseCache` on
+        /// ``MemoryResponseCache`` keeps them in memory; the `DiskStores` library's `DiskResponseCache` on
         /// disk. What is stored, and when a stored response answers a request, follow RFC 9111 and each request's
         /// ``LoadRequest/cachePolicy`` (see ``ResponseCache``).
         public var responseCache: (any ResponseCache)?

@@ -7,7 +7,7 @@ import FoundationEssentials
 /// entry per key: the key is the request's URL without its fragment, for `GET` requests. A store decides what
 /// to keep (its capacity, ``maximumEntrySize``) and may drop any entry at any time.
 ///
-/// ``MemoryResponseCache`` keeps entries in memory; the `ResponseCaches` library's `DiskResponseCache` keeps them
+/// ``MemoryResponseCache`` keeps entries in memory; the `DiskStores` library's `DiskResponseCache` keeps them
 /// in an SQLite database. Sessions given the same store share its entries.
 public protocol ResponseCache: Sendable {
     /// The largest body, in bytes, the store takes: the cache layer does not collect a body larger than this.

@@ -14,7 +14,8 @@ import Loader
 /// and value pass 4,096 bytes, one from plain `http` that would replace or shadow a `Secure` one, and a
 /// `__Secure-` or `__Host-` one that breaks its prefix's rules. Lifetimes are capped at 400 days. The jar keeps at
 /// most ``maximumCookiesPerDomain`` cookies per registrable domain (dropping its plain cookies before its `Secure`
-/// ones) and ``maximumCookies`` in all, the earliest created first. Nothing is written to disk.
+/// ones) and ``maximumCookies`` in all, the earliest created first. Nothing is written to disk (the `DiskStores`
+/// library's `DiskCookieJar` keeps a jar's lasting cookies in a database).
 public final class CookieJar: CookieStore {
     /// The most cookies one registrable domain (`example.co.uk`) keeps.
     public static let maximumCookiesPerDomain = 180

@@ -2,7 +2,7 @@ import Foundation
 import HTTPScheme
 import HTTPTypes
 import Loader
-import ResponseCaches
+import DiskStores
 import TestSupport
 import Testing
 
@@ -74,13 +74,13 @@ struct DiskResponseCacheTests {
         #expect {
             _ = try DiskResponseCache(directory: file)
         } throws: { error in
-            (error as? DiskResponseCache.OpenError)?.description.contains(file.path) == true
+            (error as? DiskStoreOpenError)?.description.contains(file.path) == true
         }
         let directory = folder()
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(repeating: 0x41, count: 4096).write(to: directory.appendingPathComponent("responses.sqlite"))
-        #expect(throws: DiskResponseCache.OpenError.self) { _ = try DiskResponseCache(directory: directory) }
+        #expect(throws: DiskStoreOpenError.self) { _ = try DiskResponseCache(directory: directory) }
     }
 
     private func session(_ cache: any ResponseCache) -> LoaderSession {

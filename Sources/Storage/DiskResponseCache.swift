@@ -8,7 +8,7 @@ import Loader
 ///
 /// A store that fails (a full disk, a file that is not a database any more) loses only what it would have kept:
 /// a look-up then finds nothing and a response is not stored, and the load goes on. Opening fails with a
-/// ``DiskResponseCache/OpenError`` naming the folder.
+/// ``DiskStoreOpenError`` naming the folder.
 public final class DiskResponseCache: ResponseCache {
     /// Bytes the bodies and heads may take together.
     public let capacity: Int
@@ -19,33 +19,13 @@ public final class DiskResponseCache: ResponseCache {
 
     private let database: DatabasePool
 
-    /// Why a cache folder could not be opened.
-    public struct OpenError: Error, CustomStringConvertible {
-        /// The folder.
-        public let directory: URL
-        /// What went wrong.
-        public let underlying: any Error
-        /// The folder and the cause.
-        public var description: String { "cannot open the response cache in \(directory.path): \(underlying)" }
-    }
-
     /// Opens the cache kept in `directory`, making the folder and its database if they do not exist.
     /// - Parameters:
     ///   - directory: A folder for the cache alone.
     ///   - capacity: Bytes the entries may take together (100 MiB by default).
     public init(directory: URL, capacity: Int = 100 * 1024 * 1024) throws {
         self.capacity = max(0, capacity)
-        fileURL = directory.appendingPathComponent("responses.sqlite")
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            var configuration = Configuration()
-            // Another process writing at the same moment is waited for, briefly, rather than failed at once.
-            configuration.busyMode = .timeout(5)
-            database = try DatabasePool(path: fileURL.path, configuration: configuration)
-            try Self.migrator.migrate(database)
-        } catch {
-            throw OpenError(directory: directory, underlying: error)
-        }
+        (database, fileURL) = try DiskDatabase.open("responses.sqlite", in: directory, migrator: Self.migrator)
     }
 
     private static var migrator: DatabaseMigrator {
