@@ -148,7 +148,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CookiesTests", dependencies: ["Cookies", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DiskStoresTests", dependencies: ["DiskStores", "Cookies", "Loader", "HTTPScheme", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "DiskStoresTests",
+            dependencies: ["DiskStores", "Cookies", "Loader", "HTTPScheme", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",

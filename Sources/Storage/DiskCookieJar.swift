@@ -12,12 +12,13 @@ import Loader
 /// configuration.cookieStore = try DiskCookieJar(directory: appSupport.appendingPathComponent("cookies"))
 /// ```
 ///
-/// The rules are the jar's. Each change is written in the background, in order; ``synchronize()`` waits until
-/// every change so far is on disk (call it before the process ends). A write that fails (a full disk) leaves the
-/// cookies in memory as they are; the next change writes what differs from what is on disk.
+/// The rules are ``Cookies/CookieJar``'s. Each change is written in the background, in order; ``synchronize()``
+/// waits until every change so far is on disk (call it before the process ends). A write that fails (a full disk)
+/// leaves the cookies in memory as they are, and the next change or ``synchronize()`` writes again what the disk
+/// lacks. Rows that do not read as cookies are dropped when the jar is opened.
 public final class DiskCookieJar: CookieStore {
-    /// The jar in memory: the cookies and RFC 6265's rules.
-    public let jar: CookieJar
+    /// The jar in memory: the cookies and RFC 6265's rules. Private: a change made through it would skip the disk.
+    private let jar: CookieJar
     /// The database file.
     public let fileURL: URL
 
@@ -40,13 +41,23 @@ public final class DiskCookieJar: CookieStore {
     public init(directory: URL, publicSuffixes: PublicSuffixList = .shipped) throws {
         (database, fileURL) = try DiskDatabase.open("cookies.sqlite", in: directory, migrator: Self.migrator)
         jar = CookieJar(publicSuffixes: publicSuffixes)
-        let rows: [Row]
+        let stored: [Cookie]
         do {
-            rows = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM cookie ORDER BY created") }
+            stored = try database.write { db in
+                var cookies: [Cookie] = []
+                for row in try Row.fetchAll(db, sql: "SELECT rowid, * FROM cookie ORDER BY created") {
+                    if let cookie = try? Self.cookie(row) {
+                        cookies.append(cookie)
+                    } else {
+                        // A row something else wrote, which does not read as a cookie: gone, not a crash.
+                        try db.execute(sql: "DELETE FROM cookie WHERE rowid = ?", arguments: [row["rowid"] as Int64?])
+                    }
+                }
+                return cookies
+            }
         } catch {
             throw DiskStoreOpenError(directory: directory, underlying: error)
         }
-        let stored = rows.map(Self.cookie)
         for cookie in stored { jar.insert(cookie) }
         // What the jar did not take (expired, or past its limits) goes from the disk too.
         written = Locked(Dictionary(stored.map { (Key($0), $0) }, uniquingKeysWith: { $1 }))
@@ -73,10 +84,13 @@ public final class DiskCookieJar: CookieStore {
         return migrator
     }
 
-    private static func cookie(_ row: Row) -> Cookie {
-        Cookie(name: row["name"], value: row["value"], domain: row["domain"], isHostOnly: row["hostOnly"], path: row["path"],
-               expires: Date(timeIntervalSince1970: row["expires"]), isSecure: row["secure"], isHTTPOnly: row["httpOnly"],
-               sameSite: row["sameSite"], created: Date(timeIntervalSince1970: row["created"]))
+    /// The cookie a row holds; throws for a value of the wrong type (GRDB's subscripts would trap).
+    private static func cookie(_ row: Row) throws -> Cookie {
+        try Cookie(name: row.decode(forColumn: "name"), value: row.decode(forColumn: "value"), domain: row.decode(forColumn: "domain"),
+                   isHostOnly: row.decode(forColumn: "hostOnly"), path: row.decode(forColumn: "path"),
+                   expires: Date(timeIntervalSince1970: row.decode(forColumn: "expires")), isSecure: row.decode(forColumn: "secure"),
+                   isHTTPOnly: row.decode(forColumn: "httpOnly"), sameSite: row.decode(String?.self, forColumn: "sameSite"),
+                   created: Date(timeIntervalSince1970: row.decode(forColumn: "created")))
     }
 
     /// Every cookie kept and not expired, session cookies included.
@@ -106,9 +120,13 @@ public final class DiskCookieJar: CookieStore {
         persist()
     }
 
-    /// Waits until every change made so far is written (or failed to be).
+    /// Writes what differs from the disk (a change whose write failed is tried again) and waits until every
+    /// change made so far is written, or failed to be; a cancelled caller waits too.
     public func synchronize() async {
-        _ = try? await database.write { _ in }
+        persist()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            database.asyncWriteWithoutTransaction { _ in done.resume() }
+        }
     }
 
     /// Hands the database what differs between the jar's persistent cookies and what was last handed to it.
@@ -122,7 +140,13 @@ public final class DiskCookieJar: CookieStore {
             let changed = current.values.filter { written[Key($0)] != $0 }
             let removed = written.keys.filter { current[$0] == nil }
             guard !changed.isEmpty || !removed.isEmpty else { return }
+            // What the disk held before, for the keys this write touches: if it fails (a full disk), `written`
+            // says so again, and the next change (or synchronize()) sends these keys anew.
+            var before: [Key: Cookie?] = [:]
+            for cookie in changed { before[Key(cookie)] = written[Key(cookie)] }
+            for key in removed { before[key] = written[key] }
             written = current
+            let restore = before
             database.asyncWrite({ db in
                 for key in removed {
                     try db.execute(sql: "DELETE FROM cookie WHERE name = ? AND domain = ? AND path = ?",
@@ -136,7 +160,12 @@ public final class DiskCookieJar: CookieStore {
                                          cookie.expires?.timeIntervalSince1970 ?? 0, cookie.isSecure, cookie.isHTTPOnly,
                                          cookie.sameSite, cookie.created.timeIntervalSince1970])
                 }
-            }, completion: { _, _ in })
+            }, completion: { [weak self] _, result in
+                guard case .failure = result, let self else { return }
+                self.written.withLock { written in
+                    for (key, cookie) in restore { written[key] = cookie }
+                }
+            })
         }
     }
 }

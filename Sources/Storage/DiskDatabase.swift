@@ -21,6 +21,13 @@ enum DiskDatabase {
             var configuration = Configuration()
             // Another process writing at the same moment is waited for, briefly, rather than failed at once.
             configuration.busyMode = .timeout(5)
+            configuration.prepareDatabase { db in
+                // Freed pages go back to the file system, and the write-ahead log is cut back to 4 MiB after each
+                // checkpoint: what was removed stops taking disk space. (auto_vacuum counts only for a new file;
+                // both concern the writer, and a reader's connection may not set the first.)
+                guard !db.configuration.readonly else { return }
+                try db.execute(sql: "PRAGMA auto_vacuum = FULL; PRAGMA journal_size_limit = 4194304")
+            }
             let database = try DatabasePool(path: file.path, configuration: configuration)
             try migrator.migrate(database)
             return (database, file)

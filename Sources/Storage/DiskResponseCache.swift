@@ -42,20 +42,41 @@ public final class DiskResponseCache: ResponseCache {
         return migrator
     }
 
+    /// What a look-up found in the database.
+    private enum LookUp {
+        case missing
+        case found(head: Data, body: Data)
+        /// A row whose columns are not what this store writes.
+        case unreadable
+    }
+
     public func cachedResponse(for key: String) async -> CachedResponse? {
-        let now = Date().timeIntervalSince1970
-        let row = try? await database.write { db -> (head: Data, body: Data)? in
+        // A read, not a write: a look-up never waits behind a store, and a disk that takes no writes still answers.
+        let found = (try? await database.read { db -> LookUp in
             guard let row = try Row.fetchOne(db, sql: "SELECT head, body FROM response WHERE key = ?", arguments: [key]) else {
-                return nil
+                return .missing
             }
-            try db.execute(sql: "UPDATE response SET lastUse = ? WHERE key = ?", arguments: [now, key])
-            return (row["head"], row["body"])
+            // Decoded with a throw, not GRDB's subscripts, which trap on a value of another type.
+            guard let head = try? row.decode(Data.self, forColumn: "head"), let body = try? row.decode(Data.self, forColumn: "body") else {
+                return .unreadable
+            }
+            return .found(head: head, body: body)
+        }) ?? .missing
+        var entry: CachedResponse?
+        switch found {
+        case .missing: return nil
+        case .unreadable: entry = nil
+        case .found(let head, let body): entry = (try? JSONDecoder().decode(StoredHead.self, from: head))?.entry(body: body)
         }
-        guard let row else { return nil }
-        guard let head = try? JSONDecoder().decode(StoredHead.self, from: row.head), let entry = head.entry(body: row.body) else {
-            // Unreadable: gone, rather than found again at every look-up.
+        guard let entry else {
+            // A row that does not read back: gone, rather than found again at every look-up.
             await removeCachedResponse(for: key)
             return nil
+        }
+        // Its use is noted in the background; if that write fails, the entry only looks older than it is.
+        let now = Date().timeIntervalSince1970
+        database.asyncWriteWithoutTransaction { db in
+            try? db.execute(sql: "UPDATE response SET lastUse = ? WHERE key = ?", arguments: [now, key])
         }
         return entry
     }
@@ -78,8 +99,8 @@ public final class DiskResponseCache: ResponseCache {
                 let oldest = try Row.fetchAll(db, sql: "SELECT key, size FROM response ORDER BY lastUse LIMIT 16")
                 guard !oldest.isEmpty else { break }
                 for row in oldest {
-                    try db.execute(sql: "DELETE FROM response WHERE key = ?", arguments: [row["key"] as String])
-                    total -= row["size"] as Int
+                    try db.execute(sql: "DELETE FROM response WHERE key = ?", arguments: [row.decode(String.self, forColumn: "key")])
+                    total -= try row.decode(Int.self, forColumn: "size")
                     if total <= capacity { break }
                 }
             }

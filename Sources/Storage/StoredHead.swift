@@ -26,7 +26,8 @@ struct StoredHead: Codable {
 
     /// The entry, with `body`; `nil` if a value does not read back (a row written by something else).
     func entry(body: Data) -> CachedResponse? {
-        guard let url = URL(string: url), let fields = Self.fields(fields), let varying = Self.fields(varying) else { return nil }
+        guard let url = URL(string: url), let fields = Self.fields(fields), let varying = Self.fields(varying),
+              status.map({ (100...999).contains($0) }) ?? true else { return nil }
         let status = status.map { HTTPResponse.Status(code: $0, reasonPhrase: reason ?? "") }
         return CachedResponse(response: LoadResponse(url: url, status: status, headerFields: fields), data: body,
                               requestedAt: Date(timeIntervalSince1970: requestedAt), storedAt: Date(timeIntervalSince1970: storedAt),

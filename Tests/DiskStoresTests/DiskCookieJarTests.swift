@@ -10,9 +10,7 @@ import Testing
 struct DiskCookieJarTests {
     private let site = URL(string: "https://shop.example.com/cart")!
 
-    private func folder() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("disk-cookies-\(UUID().uuidString)", isDirectory: true)
-    }
+    private func folder() -> URL { temporaryFolder("disk-cookies") }
 
     @Test("Cookies with an expiry read back from a new instance, with every attribute; session cookies do not")
     func persists() async throws {
@@ -46,6 +44,45 @@ struct DiskCookieJarTests {
         jar.removeAll()
         await jar.synchronize()
         #expect(try DiskCookieJar(directory: directory).cookies.isEmpty)
+    }
+
+    @Test("A session cookie that replaces a lasting one, and a change of expiry alone, reach the disk")
+    func replacements() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jar = try DiskCookieJar(directory: directory)
+        jar.save(setCookie: ["a=1; Max-Age=3600", "b=1; Max-Age=3600"], from: site)
+        await jar.synchronize()
+        jar.save(setCookie: ["a=1", "b=1; Max-Age=7200"], from: site)
+        await jar.synchronize()
+        let reopened = try DiskCookieJar(directory: directory)
+        #expect(reopened.cookieField(for: site) == "b=1", "a is a session cookie now: not kept")
+        let b = try #require(reopened.cookies.first)
+        #expect(b.expires.map { $0.timeIntervalSinceNow > 3700 } == true, "the later expiry was written")
+    }
+
+    @Test("A write that failed on a full disk is made again once there is room: nothing set meanwhile is lost")
+    func fullDiskRetried() async throws {
+        try await TestServers.withFullDisk { folder in
+            let directory = folder.appendingPathComponent("cookies")
+            let jar = try DiskCookieJar(directory: directory)
+            // Fill what is left, 4 KiB at a time (the file system is 256 KiB).
+            let filler = folder.appendingPathComponent("filler")
+            _ = FileManager.default.createFile(atPath: filler.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: filler)
+            for _ in 0..<128 {
+                do { try handle.write(contentsOf: Data(count: 4096)) } catch { break }
+            }
+            try? handle.close()
+            jar.save(setCookie: ["a=1; Max-Age=3600; Path=/" + String(repeating: "p", count: 2000)], from: site)
+            await jar.synchronize()
+            #expect((try? DiskCookieJar(directory: directory))?.cookies.isEmpty != false, "the fixture: the write failed")
+            try FileManager.default.removeItem(at: filler)
+            jar.save(setCookie: ["b=1; Max-Age=3600"], from: site)
+            await jar.synchronize()
+            let names = try DiskCookieJar(directory: directory).cookies.map(\.name).sorted()
+            #expect(names == ["a", "b"])
+        }
     }
 
     @Test("A file that is not a database fails to open, naming the folder")

@@ -3,6 +3,7 @@ import HTTPScheme
 import HTTPTypes
 import Loader
 import DiskStores
+import GRDB
 import TestSupport
 import Testing
 
@@ -10,9 +11,7 @@ import Testing
 struct DiskResponseCacheTests {
     private let url = URL(string: "http://example.test/page")!
 
-    private func folder() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("disk-cache-\(UUID().uuidString)", isDirectory: true)
-    }
+    private func folder() -> URL { temporaryFolder("disk-cache") }
 
     private func entry(_ bytes: Int, fields: HTTPFields = [:]) -> CachedResponse {
         CachedResponse(response: LoadResponse(url: url, status: .ok, headerFields: fields), data: Data(repeating: 7, count: bytes))
@@ -128,5 +127,57 @@ struct DiskResponseCacheTests {
             #expect(Bytes.difference(second, expected) == nil)
             #expect(try logged(token) == 2)
         }
+    }
+}
+
+@Suite("Disk stores: rows that something else wrote")
+struct UnreadableRowsTests {
+    private func folder() -> URL { temporaryFolder("disk-rows") }
+
+    @Test("A cache row whose head is not JSON, not a blob, or holds an impossible status is a miss and is removed")
+    func cacheRows() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskResponseCache(directory: directory)
+        let good = CachedResponse(response: LoadResponse(url: URL(string: "http://example.test/")!, status: .ok), data: Data("ok".utf8))
+        await cache.store(good, for: "good")
+        let impossible = String(decoding: try JSONEncoder().encode(["url": "http://example.test/"]), as: UTF8.self)
+            .replacingOccurrences(of: "}", with: #","status":5000,"fields":[],"varying":[],"requestedAt":0,"storedAt":0}"#)
+        let database = try DatabaseQueue(path: cache.fileURL.path)
+        try await database.write { db in
+            let insert = "INSERT INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, 1, 0)"
+            try db.execute(sql: insert, arguments: ["text", Data("not json".utf8), Data()])
+            try db.execute(sql: insert, arguments: ["integer", 5, Data()])
+            try db.execute(sql: insert, arguments: ["status", Data(impossible.utf8), Data()])
+        }
+        #expect(await cache.count() == 4)
+        let vacuum = try await database.read { db in try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") }
+        #expect(vacuum == 1, "freed pages go back to the file system (auto_vacuum FULL)")
+        for key in ["text", "integer", "status"] {
+            #expect(await cache.cachedResponse(for: key) == nil, "\(key)")
+        }
+        #expect(await cache.count() == 1)
+        #expect(await cache.cachedResponse(for: "good")?.data == Data("ok".utf8))
+    }
+
+    @Test("A cookie row of the wrong types is dropped when the jar opens; the others are read")
+    func cookieRows() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let site = URL(string: "https://example.com/")!
+        let jar = try DiskCookieJar(directory: directory)
+        jar.save(setCookie: ["good=1; Max-Age=3600"], from: site)
+        await jar.synchronize()
+        let database = try DatabaseQueue(path: jar.fileURL.path)
+        try await database.write { db in
+            try db.execute(sql: """
+                INSERT INTO cookie (name, domain, path, value, hostOnly, expires, secure, httpOnly, sameSite, created)
+                VALUES ('bad', 'example.com', '/', 'x', 'yes', 'tomorrow', 0, 0, NULL, 0)
+                """)
+        }
+        let reopened = try DiskCookieJar(directory: directory)
+        #expect(reopened.cookieField(for: site) == "good=1")
+        let rows = try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM cookie") }
+        #expect(rows == 1, "the unreadable row is gone from the disk")
     }
 }

@@ -36,6 +36,30 @@ struct WebSocketTests {
         #expect(send?.code == .cancelled, "\(String(describing: send))")
     }
 
+    @Test("An open socket is the session's running work: invalidateAndCancel closes it (1001), and the session is invalid after")
+    func sessionInvalidation() async throws {
+        final class Watcher: LoaderSessionDelegate {
+            let invalid = Locked(false)
+            func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?) { invalid.withLock { $0 = true } }
+        }
+        let watcher = Watcher()
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        let session = LoaderSession(configuration: configuration, delegate: watcher)
+        let socket = session.webSocketTask(with: try ws("/echo"))
+        try await socket.send(.string("still here"))
+        #expect(try await socket.receive() == .string("still here"))
+        session.finishTasksAndInvalidate()
+        #expect(!watcher.invalid.withLock { $0 }, "an open socket is running work: the session waits for it")
+        session.invalidateAndCancel()
+        #expect(socket.closeCode == .goingAway)
+        let after = await loadError { _ = try await socket.receive() }
+        #expect(after?.code == .cancelled, "\(String(describing: after))")
+        #expect(await eventually(within: 10) { watcher.invalid.withLock { $0 } }, "reported invalid once the socket closed")
+        let refused = await loadError { try await session.webSocketTask(with: try ws("/echo")).send(.string("late")) }
+        #expect(refused?.code == .cancelled, "\(String(describing: refused))")
+    }
+
     @Test("wss: through TLS with the test CA; an untrusted certificate fails the handshake as untrusted")
     func secure() async throws {
         let url = URL(string: "wss://localhost:\(try servers().tlsPort)/echo")!

@@ -37,6 +37,10 @@ public final class LoaderSession: Sendable {
 
     private struct TaskTable {
         var running: [Int: LoadTask] = [:]
+        /// Work of the session's that is not a ``LoadTask`` (an open WebSocket), by the number ``join(cancel:)``
+        /// gave it, with what cancels it.
+        var members: [Int: @Sendable () -> Void] = [:]
+        var nextMember = 0
         var invalidated = false
         var invalidationReported = false
     }
@@ -99,12 +103,34 @@ public final class LoaderSession: Sendable {
     /// Does nothing on ``shared`` (see ``finishTasksAndInvalidate()``).
     public func invalidateAndCancel() {
         guard self !== Self.shared else { return }
-        let running = tasks.withLock { table -> [LoadTask] in
+        let (running, members) = tasks.withLock { table -> ([LoadTask], [@Sendable () -> Void]) in
             table.invalidated = true
-            return Array(table.running.values)
+            return (Array(table.running.values), Array(table.members.values))
         }
         running.forEach { $0.cancel() }
+        members.forEach { $0() }
         finishTasksAndInvalidate()
+    }
+
+    /// Counts work that is not a ``LoadTask`` (a WebSocket while it is open) among the session's running
+    /// work: ``invalidateAndCancel()`` calls `cancel`, and the session is reported invalid only once it has
+    /// left (``leave(_:)``). `nil` when the session is invalidated already and takes no new work.
+    package func join(cancel: @escaping @Sendable () -> Void) -> Int? {
+        tasks.withLock { table -> Int? in
+            guard !table.invalidated else { return nil }
+            table.nextMember += 1
+            table.members[table.nextMember] = cancel
+            return table.nextMember
+        }
+    }
+
+    /// Ends what ``join(cancel:)`` began for `member`; leaving twice does nothing.
+    package func leave(_ member: Int) {
+        let reportNow = tasks.withLock { table -> Bool in
+            guard table.members.removeValue(forKey: member) != nil else { return false }
+            return Self.takeInvalidationReport(&table)
+        }
+        if reportNow { reportInvalid() }
     }
 
     /// Whether the session was invalidated.
@@ -146,7 +172,7 @@ public final class LoaderSession: Sendable {
     }
 
     private static func takeInvalidationReport(_ table: inout TaskTable) -> Bool {
-        guard table.invalidated, table.running.isEmpty, !table.invalidationReported else { return false }
+        guard table.invalidated, table.running.isEmpty, table.members.isEmpty, !table.invalidationReported else { return false }
         table.invalidationReported = true
         return true
     }

@@ -14,7 +14,9 @@ import Loader
 ///
 /// The handshake carries the session's header fields and cookie store's cookies and goes through its proxy
 /// (always in a tunnel) with its TLS settings (``HTTPClientOptions``); the server's certificate is checked by
-/// the standard rules (no delegate is asked), and redirects are not followed. `send` and `receive` open the
+/// the standard rules (no delegate is asked), and redirects are not followed. From ``resume()`` until its
+/// connection closes it counts among the session's running work: `invalidateAndCancel()` closes it with
+/// ``CloseCode/goingAway``, and a session invalidated before it opens refuses it (`cancelled`). `send` and `receive` open the
 /// socket if ``resume()`` has not. A message larger than ``maximumMessageSize`` ends the connection (close code
 /// 1009) and fails `receive` with `dataLengthExceedsMaximum`. Reading stops while 16 messages wait unread, so a
 /// reader that falls behind slows the server. Every failure is a `LoadError` naming the URL; once the socket
@@ -114,7 +116,19 @@ public final class WebSocketTask: Sendable {
             let cancelled = state.cancelled != nil
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
                 if cancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled before it opened") }
-                let (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size)
+                // One of the session's running tasks from here until its connection closes: invalidateAndCancel()
+                // closes it (1001, going away), and the session is reported invalid after.
+                guard let member = session.join(cancel: { [weak self] in self?.cancel(with: .goingAway) }) else {
+                    throw LoadError(.cancelled, url: request.url, reason: "the session was invalidated before the WebSocket opened")
+                }
+                let connection: WebSocketConnection, response: LoadResponse
+                do {
+                    (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size)
+                } catch {
+                    session.leave(member)
+                    throw error
+                }
+                connection.channel.closeFuture.whenComplete { _ in session.leave(member) }
                 // A task let go while it opened leaves no socket behind.
                 guard let self else {
                     connection.channel.close(promise: nil)
