@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HTTPScheme", targets: ["HTTPScheme"]),
         .library(name: "FTPScheme", targets: ["FTPScheme"]),
         .library(name: "StandardSchemes", targets: ["StandardSchemes"]),
+        .library(name: "ArchiveScheme", targets: ["ArchiveScheme"]),
         .library(name: "Cookies", targets: ["Cookies"]),
         .library(name: "DiskStores", targets: ["DiskStores"]),
         .library(name: "HandlerConformance", targets: ["HandlerConformance"]),
@@ -89,6 +90,10 @@ let package = Package(
             path: "Sources/Schemes/FTP",
             swiftSettings: strict
         ),
+        // Plugins: handlers that are not built in, registered by the app that wants them. The archive: handler
+        // reads entries of local archives with the system's libarchive (Debian's libarchive-dev).
+        .systemLibrary(name: "CArchive", path: "Plugins/Archive/CArchive", providers: [.apt(["libarchive-dev"])]),
+        .target(name: "ArchiveScheme", dependencies: ["Loader", "CArchive"], path: "Plugins/Archive/Sources", swiftSettings: strict),
         // The built-in handlers, registered in one call.
         .target(
             name: "StandardSchemes",
@@ -121,7 +126,7 @@ let package = Package(
         .target(
             name: "LoadURLCommand",
             dependencies: [
-                "Loader", "StandardSchemes", "HTTPScheme", "FTPScheme", "Cookies",
+                "Loader", "StandardSchemes", "HTTPScheme", "FTPScheme", "Cookies", "ArchiveScheme",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -153,6 +158,7 @@ let package = Package(
             dependencies: ["DiskStores", "Cookies", "Loader", "HTTPScheme", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
+        .testTarget(name: "ArchiveSchemeTests", dependencies: ["ArchiveScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(name: "FTPSchemeTests", dependencies: ["FTPScheme", "Loader", "TestSupport", "HandlerConformance"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",

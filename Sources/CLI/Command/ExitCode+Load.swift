@@ -32,9 +32,10 @@ import Loader
 public enum LoadURLExit {
     /// The exit status for `error`: as ``status(for:)-(LoadError.Code)``, except that a missing file on a
     /// remote (FTP) server is curl's 78, not the 37 of a local one, and a file a remote server would not write
-    /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written.
+    /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written. Local means a
+    /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
-        let remote = error.url?.isFileURL == false
+        let remote = error.url.map { url in SchemeRegistry.default.handlerClass(for: LoadRequest(url: url))?.reachesOrigin ?? true } ?? false
         if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
         if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
         return status(for: error.code)

@@ -1,3 +1,4 @@
+import ArchiveScheme
 import ArgumentParser
 import Cookies
 import FoundationEssentials
@@ -182,14 +183,17 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if status != 0 { throw ExitCode(status) }
     }
 
-    /// Loads every URL and returns the exit status, without exiting. Registers the built-in schemes into
-    /// the process-wide registry if they are not there yet.
+    /// Loads every URL and returns the exit status, without exiting. Registers the built-in schemes and the
+    /// `archive:` plugin into the process-wide registry if they are not there yet.
     ///
     /// `@concurrent`: the loop runs on Swift's global executor, not on the main actor that calls it, so that
     /// each load does not hop to the main thread and back (measured: 5.8 → 3.4 context switches per URL,
     /// 5,000 URLs in 0.58–0.66 s instead of 0.71–1.02 s).
     @concurrent public func execute() async -> Int32 {
         StandardSchemes.register()
+        if !SchemeRegistry.default.handlers.contains(where: { $0 == ArchiveSchemeHandler.self }) {
+            SchemeRegistry.default.register(ArchiveSchemeHandler.self)
+        }
         signal(SIGPIPE, SIG_IGN)
         guard !urls.isEmpty else {
             report("no URL given (try --help)", status: LoadURLExit.usage)

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Archives made for the tests by Python's `zipfile` and `tarfile` (another implementation than the one that reads
+/// them), in a folder of their own.
+struct ArchiveFixtures {
+    let folder: URL
+
+    static let index = Data("<h1>docs</h1>\n".utf8)
+    /// 600,000 bytes: more than two of the handler's reads.
+    static let medium = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("archives-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let script = """
+            import io, os, sys, tarfile, zipfile
+            out = sys.argv[1]
+            index = b"<h1>docs</h1>\\n"
+            medium = bytes((i * 7) & 255 for i in range(600000))
+            files = {"docs/index.html": index, "docs/img/logo.bin": medium, "na\\u00efve name.txt": b"accents\\n", "README": b"read me\\n"}
+            with zipfile.ZipFile(os.path.join(out, "site.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+                for name, data in files.items():
+                    z.writestr(name, data)
+            for mode, name in (("w:gz", "site.tar.gz"), ("w:xz", "site.tar.xz"), ("w:bz2", "site.tar.bz2")):
+                with tarfile.open(os.path.join(out, name), mode) as t:
+                    for folder in ("./docs", "./docs/img"):
+                        info = tarfile.TarInfo(folder); info.type = tarfile.DIRTYPE; info.mtime = 1700000000
+                        t.addfile(info)
+                    for path, data in files.items():
+                        info = tarfile.TarInfo("./" + path); info.size = len(data); info.mtime = 1700000000
+                        t.addfile(info, io.BytesIO(data))
+            # An archive cut short inside a 1 MB entry of random bytes (which gzip cannot shrink).
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w:gz") as t:
+                data = os.urandom(1000000)
+                info = tarfile.TarInfo("big.bin"); info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+            whole = buffer.getvalue()
+            open(os.path.join(out, "cut.tar.gz"), "wb").write(whole[: len(whole) // 2])
+            open(os.path.join(out, "noise.zip"), "wb").write(os.urandom(4096))
+            # 160 MiB of zeros, compressed to little: the conformance suite's large body.
+            with tarfile.open(os.path.join(out, "large.tar.gz"), "w:gz", compresslevel=1) as t:
+                info = tarfile.TarInfo("large.bin"); info.size = 160 * 1024 * 1024
+                class Zeros:
+                    def read(self, n): return bytes(n)
+                t.addfile(info, Zeros())
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, folder.path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// `archive:` + the archive's file URL + `!/` + `entry` (percent-encoded here).
+    func url(_ archive: String, _ entry: String) -> URL {
+        let encoded = entry.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? entry
+        return URL(string: "archive:" + folder.appendingPathComponent(archive).absoluteString + "!/" + encoded)!
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+}
