@@ -101,6 +101,9 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
     public var reason: String?
     /// The error underneath, such as a `POSIXError` or a handler's own error.
     public var underlying: (any Error)?
+    /// For a download that stopped part way, what ``LoaderSession/download(resumeFrom:delegate:)`` needs to go on
+    /// (``ResumeData``); `nil` when it cannot.
+    public var resumeData: ResumeData?
 
     /// Makes an error.
     /// - Parameters:

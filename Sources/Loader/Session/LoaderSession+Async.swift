@@ -1,4 +1,11 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import SystemPackage
 
@@ -53,6 +60,44 @@ extension LoaderSession {
         try await loadFile(request(for: url), delegate: delegate)
     }
 
+    /// Goes on with a download that stopped part way (``LoadError/resumeData``): asks for the bytes after those
+    /// of the partial file on condition that the resource is unchanged (`Range`, `If-Range`), appends them, and
+    /// returns the partial file, now whole, with the server's response (a `206`). If the resource changed, the
+    /// server sends it whole (a `200`), which replaces the partial file's bytes. Fails as a download does,
+    /// with new resume data when it stops part way again, or with the same resume data when it failed before
+    /// touching the file (a server that cannot be reached); resume data whose file is missing, shorter than it
+    /// says, or outside the session's temporary directory fails at once.
+    @concurrent public func download(resumeFrom resumeData: ResumeData, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
+        try checkResumable(resumeData)
+        var request = request(for: resumeData.url)
+        request.headerFields[.range] = "bytes=\(resumeData.bytesReceived)-"
+        request.headerFields[.ifRange] = resumeData.validator
+        return try await loadFile(request, delegate: delegate, resuming: resumeData)
+    }
+
+    /// Throws unless `resumeData` names a regular file of this session's temporary directory, of the downloads'
+    /// name, holding at least the bytes it says: resume data read back from storage must not make a download
+    /// write into any other file.
+    private func checkResumable(_ resumeData: ResumeData) throws {
+        let file = resumeData.partialFile.standardizedFileURL
+        let url = resumeData.url
+        guard resumeData.validator != nil else {
+            throw LoadError(.badServerResponse, url: url, reason: "the resume data has no validator (ETag or Last-Modified) to resume on")
+        }
+        let folder = configuration.temporaryDirectory.standardizedFileURL.path
+        guard file.isFileURL, file.deletingLastPathComponent().path == folder || file.deletingLastPathComponent().path + "/" == folder,
+              file.lastPathComponent.hasPrefix("loader-"), file.lastPathComponent.hasSuffix(".tmp") else {
+            throw LoadError(.cannotWriteToFile, url: url, reason: "the resume data names \(file.path), not a download file of the session's temporary directory")
+        }
+        var info = stat()
+        guard lstat(file.path, &info) == 0 else {
+            throw LoadError(.fileDoesNotExist, url: url, reason: "the partial file \(file.path) of the resume data is gone")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) >= resumeData.bytesReceived, resumeData.bytesReceived >= 0 else {
+            throw LoadError(.fileDoesNotExist, url: url, reason: "the partial file \(file.path) does not hold the \(resumeData.bytesReceived) bytes the resume data says")
+        }
+    }
+
     // MARK: Streams
 
     /// Loads `request` and returns as soon as the response head arrives, with the body as a byte stream.
@@ -97,12 +142,20 @@ extension LoaderSession {
     }
 
     /// What ``download(for:delegate:)`` does.
-    func loadFile(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?) async throws -> (URL, LoadResponse) {
+    func loadFile(_ request: LoadRequest, delegate: (any LoadTaskDelegate)?, resuming resume: ResumeData? = nil) async throws -> (URL, LoadResponse) {
         let directory = configuration.temporaryDirectory
-        return try await perform(request, delegate: delegate) { task, result in
-            (try await Self.write(result, to: directory, task: task), result.response)
-        } undo: { written in
-            try? FileManager.default.removeItem(at: written.0)
+        // What a download that stops part way leaves to resume from: until the write touches the file, the resume
+        // data it started from.
+        let partial = Locked<ResumeData?>(resume)
+        do {
+            return try await perform(request, delegate: delegate) { task, result in
+                (try await Self.write(result, to: directory, task: task, resuming: resume, partial: partial), result.response)
+            } undo: { written in
+                try? FileManager.default.removeItem(at: written.0)
+            }
+        } catch var error as LoadError {
+            error.resumeData = partial.withLock { $0 }
+            throw error
         }
     }
 
@@ -149,18 +202,34 @@ extension LoaderSession {
         return data
     }
 
-    /// Writes a body to a new file in `directory`, in batches of about 256 KiB.
-    static func write(_ result: LoadResult, to directory: URL, task: LoadTask) async throws -> URL {
-        let file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
+    /// Writes a body to a new file in `directory`, in batches of about 128 KiB; or, resuming, to the partial file
+    /// of `resume` (a `206` after its bytes, a `200` over them). A body that stops part way leaves its file and
+    /// resume data in `partial` when the server can serve the rest (``ResumeData``), and removes the file otherwise.
+    static func write(_ result: LoadResult, to directory: URL, task: LoadTask, resuming resume: ResumeData? = nil,
+                      partial: Locked<ResumeData?>? = nil) async throws -> URL {
         let url = task.currentRequest.url
+        let file: URL
         let handle: FileDescriptor
+        var offset: Int64 = 0
         do {
-            handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate],
-                                             permissions: [.ownerReadWrite])
+            if let resume {
+                (file, handle, offset) = try openPartial(resume, for: result, url: url)
+            } else {
+                file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
+                do {
+                    handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate],
+                                                     permissions: [.ownerReadWrite])
+                } catch {
+                    throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(error)", underlying: error)
+                }
+            }
         } catch {
             result.body.discard()
-            throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(error)", underlying: error)
+            throw error
         }
+        // From here the file is this attempt's: what it leaves to resume from is decided below.
+        partial?.withLock { $0 = nil }
+        var written: Int64 = 0
         do {
             var closed = false
             defer { if !closed { try? handle.close() } }
@@ -172,18 +241,28 @@ extension LoaderSession {
                 } catch {
                     throw LoadError(.cannotWriteToFile, url: url, reason: "cannot write \(file.path): \(error)", underlying: error)
                 }
+                written += Int64(batch.count)
                 task.didWrite(Int64(batch.count))
                 batch.removeAll(keepingCapacity: true)
             }
-            for try await chunk in result.body {
-                try task.checkCancelled(url)
-                if batch.isEmpty && chunk.count >= 128 * 1024 {
-                    batch = chunk
-                } else {
-                    batch.append(chunk)
+            do {
+                for try await chunk in result.body {
+                    try task.checkCancelled(url)
+                    if batch.isEmpty && chunk.count >= 128 * 1024 {
+                        batch = chunk
+                    } else {
+                        batch.append(chunk)
+                    }
+                    if batch.count >= 128 * 1024 { try flush() }
+                    await task.waitWhileSuspended()
                 }
-                if batch.count >= 128 * 1024 { try flush() }
-                await task.waitWhileSuspended()
+            } catch {
+                // The bytes that came whole are kept for resuming (a write that failed keeps none of its batch).
+                try? flush()
+                if let resumable = ResumeData.after(result.response, of: task.currentRequest, file: file, written: written, offset: offset) {
+                    partial?.withLock { $0 = resumable }
+                }
+                throw error
             }
             try flush()
             // No fsync, as curl and URLSession: the file is the caller's to keep or move. A full disk shows
@@ -196,9 +275,45 @@ extension LoaderSession {
             }
         } catch {
             result.body.discard()
-            try? FileManager.default.removeItem(at: file)
+            if partial?.withLock({ $0 }) == nil { try? FileManager.default.removeItem(at: file) }
             throw error
         }
         return file
+    }
+
+    /// The partial file of `resume`, opened for what `result` brings: after its bytes for a `206` that starts
+    /// there, over them for a `200` (the resource changed); any other answer leaves it as it was and fails.
+    private static func openPartial(_ resume: ResumeData, for result: LoadResult, url: URL) throws -> (URL, FileDescriptor, Int64) {
+        let file = resume.partialFile
+        let status = result.response.status?.code
+        let start: Int64
+        switch status {
+        case 206:
+            // `bytes START-END/TOTAL`: it must start where the partial file ends.
+            let range = result.response.headerFields[.contentRange] ?? ""
+            let first = range.split(separator: " ").last?.split(separator: "-").first.flatMap { Int64($0) }
+            guard range.lowercased().hasPrefix("bytes "), first == resume.bytesReceived else {
+                throw LoadError(.badServerResponse, url: url, reason: "the server resumed with '\(range)', not at byte \(resume.bytesReceived)")
+            }
+            start = resume.bytesReceived
+        case 200:
+            start = 0
+        default:
+            throw LoadError(.badServerResponse, url: url, reason: "the server answered the resumed download with \(status.map(String.init) ?? "no status"), not 206 or 200")
+        }
+        do {
+            let handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.noFollow])
+            do {
+                // Anything past the resumed bytes (a write cut short) goes, then writing goes on at the end.
+                _ = try handle.resize(to: start)
+                _ = try handle.seek(offset: start, from: .start)
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            return (file, handle, start)
+        } catch {
+            throw LoadError(.cannotWriteToFile, url: url, reason: "cannot reopen the partial file \(file.path): \(error)", underlying: error)
+        }
     }
 }

@@ -200,6 +200,26 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/truncated":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
             context.close(promise: nil)
+        case "/resumable", "/resumable-changed":
+            // 1,000 bytes (byte i is i % 251) with a strong ETag and byte ranges. Without a Range the connection
+            // closes after 400 of them; with `Range: bytes=N-` and `If-Range: "v1"` the rest comes as a 206.
+            // /resumable-changed has changed meanwhile: its If-Range no longer matches and the answer is a whole
+            // 200 of other bytes (byte i is (i + 7) % 251) with ETag "v2".
+            let body = (0..<1000).map { UInt8($0 % 251) }
+            let fields = "Accept-Ranges: bytes\r\nContent-Type: application/octet-stream\r\n"
+            if let range = request.header("range"), range.hasPrefix("bytes="), let start = Int(range.dropFirst(6).dropLast()) {
+                if path == "/resumable", request.header("if-range") == "\"v1\"", start < 1000 {
+                    Self.send(context, "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n\(fields)Content-Range: bytes \(start)-999/1000\r\nContent-Length: \(1000 - start)\r\n\r\n")
+                    Self.send(context, Array(body[start...]))
+                } else {
+                    Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\n\(fields)Content-Length: 1000\r\n\r\n")
+                    Self.send(context, (0..<1000).map { UInt8(($0 + 7) % 251) })
+                }
+            } else {
+                Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\n\(fields)Content-Length: 1000\r\n\r\n")
+                Self.send(context, Array(body[..<400]))
+                context.close(promise: nil)
+            }
         case "/cache-truncated":
             // A response a cache may keep for an hour, cut short: nothing of it may be kept.
             Self.send(context, "HTTP/1.1 200 OK\r\nCache-Control: max-age=3600\r\nContent-Length: 100\r\n\r\nonly ten b")

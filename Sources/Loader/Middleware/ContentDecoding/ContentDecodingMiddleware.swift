@@ -43,6 +43,9 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         result.body = body
         result.response.headerFields[.contentEncoding] = nil
         result.response.headerFields[.contentLength] = nil
+        // Ranges count bytes of the encoded body: none of the decoded one can be asked for (a download of it
+        // must not be resumed with a Range).
+        result.response.headerFields[.acceptRanges] = nil
         return result
     }
 }

@@ -1,0 +1,70 @@
+import FoundationEssentials
+import HTTPTypes
+
+/// What a download that stopped part way (cancelled, or its connection lost) needs to go on from where it
+/// stopped: ``LoaderSession/download(resumeFrom:delegate:)`` asks the server for the rest (`Range`) on the
+/// condition that the resource has not changed (`If-Range`), appends it to the partial file, and starts over
+/// if the resource did change.
+///
+/// A failed download carries it in ``LoadError/resumeData`` when the server can serve the rest: an HTTP `GET`
+/// answered with byte ranges (`Accept-Ranges: bytes` or a `206`), a validator (a strong `ETag` or a
+/// `Last-Modified`), and a body as sent (not decoded from gzip). The partial file then stays in the session's
+/// temporary directory; it is the app's to resume from or delete. ``data`` is a form to keep across launches.
+public struct ResumeData: Sendable, Hashable, Codable {
+    /// The URL the bytes came from (after redirects).
+    public var url: URL
+    /// The file holding the bytes received so far.
+    public var partialFile: URL
+    /// How many bytes the partial file holds.
+    public var bytesReceived: Int64
+    /// The response's strong `ETag`, if it had one.
+    public var entityTag: String?
+    /// The response's `Last-Modified`, if it had one.
+    public var lastModified: String?
+    /// The whole body's length, when the response told it.
+    public var expectedLength: Int64?
+
+    /// Makes resume data.
+    public init(url: URL, partialFile: URL, bytesReceived: Int64, entityTag: String?, lastModified: String?, expectedLength: Int64?) {
+        self.url = url
+        self.partialFile = partialFile
+        self.bytesReceived = bytesReceived
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+        self.expectedLength = expectedLength
+    }
+
+    /// The resume data as bytes to keep (JSON).
+    public var data: Data {
+        (try? JSONEncoder().encode(self)) ?? Data()
+    }
+
+    /// Resume data read back from ``data``; `nil` for bytes that are not.
+    public init?(data: Data) {
+        guard let value = try? JSONDecoder().decode(ResumeData.self, from: data) else { return nil }
+        self = value
+    }
+
+    /// What `If-Range` carries: the strong entity tag, else the date.
+    var validator: String? { entityTag ?? lastModified }
+
+    /// Resume data for a download of `request` that wrote `written` bytes of `response` into `file`, or `nil` when
+    /// the server could not serve the rest (see the type's summary).
+    static func after(_ response: LoadResponse, of request: LoadRequest, file: URL, written: Int64, offset: Int64) -> ResumeData? {
+        let scheme = response.url.scheme?.lowercased()
+        guard written + offset > 0, request.method == .get, scheme == "http" || scheme == "https",
+              let status = response.status?.code, status == 200 || status == 206 else { return nil }
+        let fields = response.headerFields
+        guard status == 206 || fields[.acceptRanges]?.lowercased().contains("bytes") == true else { return nil }
+        // A weak tag may not be used in If-Range (RFC 9110 §13.1.5).
+        let etag = fields[.eTag].flatMap { $0.hasPrefix("W/") ? nil : $0 }
+        let modified = fields[.lastModified]
+        guard etag != nil || modified != nil else { return nil }
+        var total: Int64? = response.expectedContentLength.map { $0 + (status == 206 ? offset : 0) }
+        if status == 206, let range = fields[.contentRange], let slash = range.lastIndex(of: "/") {
+            total = Int64(range[range.index(after: slash)...])
+        }
+        return ResumeData(url: response.url, partialFile: file, bytesReceived: offset + written, entityTag: etag,
+                          lastModified: modified, expectedLength: total)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+@Suite("Downloads that stop part way, resumed")
+struct HTTPResumeTests {
+    /// A session whose downloads go to a folder of the test's own, to see what they leave.
+    private func session(_ folder: URL) throws -> LoaderSession {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try Nginx.session { $0.temporaryDirectory = folder }
+    }
+
+    private func folder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    private static let original = Data((0..<1000).map { UInt8($0 % 251) })
+
+    @Test("A connection lost after 400 of 1,000 bytes leaves resume data; resuming fetches the rest as a 206 and appends it")
+    func lostThenResumed() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let url = ScriptedServer.shared.url("/resumable")
+        let error = await loadError { _ = try await session.download(from: url) }
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        let resume = try #require(error?.resumeData)
+        #expect(resume.bytesReceived == 400)
+        #expect(resume.entityTag == "\"v1\"")
+        #expect(resume.expectedLength == 1000)
+        #expect(try Data(contentsOf: resume.partialFile) == Self.original.prefix(400))
+        let kept = try #require(ResumeData(data: resume.data))
+        let (file, response) = try await session.download(resumeFrom: kept)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(response.status == .partialContent)
+        #expect(file == resume.partialFile)
+        #expect(Bytes.difference(try Data(contentsOf: file), Self.original) == nil)
+    }
+
+    @Test("A resource that changed meanwhile comes whole (200) and replaces the partial bytes")
+    func changedThenRestarted() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let error = await loadError { _ = try await session.download(from: ScriptedServer.shared.url("/resumable-changed")) }
+        let resume = try #require(error?.resumeData)
+        let (file, response) = try await session.download(resumeFrom: resume)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(response.status == .ok)
+        #expect(try Data(contentsOf: file) == Data((0..<1000).map { UInt8(($0 + 7) % 251) }))
+    }
+
+    @Test("A download from nginx cancelled part way resumes from nginx to the whole file")
+    func cancelledThenResumed() async throws {
+        final class CancelPartWay: LoadTaskDelegate {
+            func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
+                if totalBytesWritten >= 256 * 1024 { task.cancel() }
+            }
+        }
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        // Served at 256 KiB/s: the cancel comes well before the end.
+        let error = await loadError { _ = try await session.download(from: Nginx.http("/slow/1m.bin"), delegate: CancelPartWay()) }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        let resume = try #require(error?.resumeData)
+        #expect(resume.bytesReceived >= 256 * 1024 && resume.bytesReceived < 1_048_576)
+        #expect(resume.expectedLength == 1_048_576)
+        let (file, response) = try await session.download(resumeFrom: resume)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(response.status == .partialContent)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: try Nginx.require().root + "/1m.bin"))
+        #expect(Bytes.difference(try Data(contentsOf: file), whole) == nil)
+    }
+
+    @Test("A body without byte ranges or validators leaves no resume data and no file")
+    func notResumable() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let error = await loadError { _ = try await session.download(from: ScriptedServer.shared.url("/truncated")) }
+        #expect(error?.code == .networkConnectionLost)
+        #expect(error?.resumeData == nil)
+        #expect(filesLeft(in: folder).isEmpty)
+    }
+
+    @Test("Resume data is checked: a file outside the temporary folder or one that is gone fails; a failed connect keeps it")
+    func checked() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let url = ScriptedServer.shared.url("/resumable")
+        let outside = ResumeData(url: url, partialFile: URL(fileURLWithPath: "/etc/hostname"), bytesReceived: 1, entityTag: "\"v1\"",
+                                 lastModified: nil, expectedLength: nil)
+        let refused = await loadError { _ = try await session.download(resumeFrom: outside) }
+        #expect(refused?.code == .cannotWriteToFile, "\(String(describing: refused))")
+        let gone = ResumeData(url: url, partialFile: folder.appendingPathComponent("loader-gone.tmp"), bytesReceived: 1,
+                              entityTag: "\"v1\"", lastModified: nil, expectedLength: nil)
+        #expect(await loadError { _ = try await session.download(resumeFrom: gone) }?.code == .fileDoesNotExist)
+        let error = await loadError { _ = try await session.download(from: url) }
+        var resume = try #require(error?.resumeData)
+        resume.url = URL(string: "http://127.0.0.1:\(LoopbackPorts.closed())/resumable")!
+        let unreachable = await loadError { _ = try await session.download(resumeFrom: resume) }
+        #expect(unreachable?.code == .cannotConnectToHost, "\(String(describing: unreachable))")
+        #expect(unreachable?.resumeData == resume, "the partial file is untouched: the same resume data serves again")
+        #expect(try Data(contentsOf: resume.partialFile).count == 400)
+    }
+}
