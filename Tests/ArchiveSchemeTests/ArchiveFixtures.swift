@@ -38,6 +38,21 @@ struct ArchiveFixtures {
             whole = buffer.getvalue()
             open(os.path.join(out, "cut.tar.gz"), "wb").write(whole[: len(whole) // 2])
             open(os.path.join(out, "noise.zip"), "wb").write(os.urandom(4096))
+            # Links, a name that repeats, and a name that climbs out.
+            with tarfile.open(os.path.join(out, "links.tar"), "w") as t:
+                def add(name, data=b"", kind=tarfile.REGTYPE, link=""):
+                    info = tarfile.TarInfo(name); info.type = kind; info.linkname = link; info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+                add("data/real.txt", b"real\\n")
+                add("data/hard.txt", kind=tarfile.LNKTYPE, link="data/real.txt")
+                add("data/sym.txt", kind=tarfile.SYMTYPE, link="real.txt")
+                add("data/up.txt", kind=tarfile.SYMTYPE, link="../../etc/hostname")
+                add("data/loop.txt", kind=tarfile.SYMTYPE, link="loop.txt")
+                add("data/dup.txt", b"first\\n")
+                add("data/dup.txt", b"second\\n")
+                add("../escape.txt", b"out\\n")
+            import shutil
+            shutil.copy(os.path.join(out, "site.zip"), os.path.join(out, "my site.zip"))
             # 160 MiB of zeros, compressed to little: the conformance suite's large body.
             with tarfile.open(os.path.join(out, "large.tar.gz"), "w:gz", compresslevel=1) as t:
                 info = tarfile.TarInfo("large.bin"); info.size = 160 * 1024 * 1024
@@ -48,9 +63,12 @@ struct ArchiveFixtures {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, folder.path]
+        let errors = Pipe()
+        process.standardError = errors
         try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard process.terminationStatus == 0 else { throw FixtureError(message: message) }
     }
 
     /// `archive:` + the archive's file URL + `!/` + `entry` (percent-encoded here).
@@ -60,4 +78,9 @@ struct ArchiveFixtures {
     }
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    struct FixtureError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { "the archives could not be made: \(message)" }
+    }
 }

@@ -77,6 +77,41 @@ struct ArchiveSchemeHandlerTests {
         }
     }
 
+    @Test("Links are followed inside the archive (not out of it, not forever); a repeated name serves its first entry")
+    func links() async throws {
+        let fixtures = try ArchiveFixtures()
+        defer { fixtures.remove() }
+        for name in ["data/real.txt", "data/hard.txt", "data/sym.txt"] {
+            let (body, _) = try await session().data(from: fixtures.url("links.tar", name))
+            #expect(body == Data("real\n".utf8), "\(name)")
+        }
+        let (first, _) = try await session().data(from: fixtures.url("links.tar", "data/dup.txt"))
+        #expect(first == Data("first\n".utf8))
+        for name in ["data/up.txt", "data/loop.txt"] {
+            let error = await loadError { _ = try await session().data(from: fixtures.url("links.tar", name)) }
+            #expect(error?.code == .fileDoesNotExist, "\(name): \(String(describing: error))")
+        }
+        let (top, _) = try await session().data(from: fixtures.url("links.tar", ""))
+        #expect(String(decoding: top, as: UTF8.self) == "data/\n", "the entry named ../escape.txt is left out")
+    }
+
+    @Test("A folder a zip only implies is a folder; a raw space in the URL is read; a FIFO or a query in the archive's place is refused")
+    func edges() async throws {
+        let fixtures = try ArchiveFixtures()
+        defer { fixtures.remove() }
+        let folder = await loadError { _ = try await session().data(from: fixtures.url("site.zip", "docs")) }
+        #expect(folder?.code == .fileIsDirectory, "\(String(describing: folder))")
+        let raw = try #require(URL(string: "archive:file://" + fixtures.folder.path + "/my site.zip!/docs/index.html"))
+        let (index, _) = try await session().data(from: raw)
+        #expect(index == ArchiveFixtures.index)
+        let fifo = fixtures.folder.appendingPathComponent("pipe.zip")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let piped = await loadError { _ = try await session().data(from: fixtures.url("pipe.zip", "a.txt")) }
+        #expect(piped?.code == .cannotDecodeContentData, "\(String(describing: piped))")
+        let query = URL(string: "archive:" + fixtures.folder.appendingPathComponent("site.zip").absoluteString + "?x!/README")!
+        #expect(await loadError { _ = try await session().data(from: query) }?.code == .badURL)
+    }
+
     @Test("archive: passes the conformance suite")
     func conformance() async throws {
         let fixtures = try ArchiveFixtures()

@@ -23,8 +23,15 @@ struct ArchiveURL {
         guard let bang = rest.firstRange(of: "!/") else {
             throw LoadError(.badURL, url: url, reason: "an archive URL names its entry after '!/' (archive:file:///a.zip!/entry)")
         }
-        guard let archive = URL(string: String(rest[..<bang.lowerBound])), archive.scheme?.lowercased() == "file" else {
+        var archiveText = String(rest[..<bang.lowerBound])
+        // Foundation escapes the colon of `file:` when the whole URL needed escaping (a raw space, say).
+        if archiveText.lowercased().hasPrefix("file%3a") { archiveText = "file:" + archiveText.dropFirst(7) }
+        guard let archive = URL(string: archiveText), archive.scheme?.lowercased() == "file" else {
             throw LoadError(.unsupportedURL, url: url, reason: "the archive must be a file: URL (archive:file:///path/a.zip!/entry)")
+        }
+        // A query or fragment is no part of a file's path: refused, rather than a file of the name before it opened.
+        guard archive.query == nil, archive.fragment == nil else {
+            throw LoadError(.badURL, url: url, reason: "the archive's URL has a query or a fragment (escape ? and # in its name)")
         }
         if let host = archive.host(percentEncoded: false), !host.isEmpty, host.lowercased() != "localhost" {
             throw LoadError(.unsupportedURL, url: url, reason: "file: URLs on another host (\(host)) are not supported")
@@ -38,13 +45,34 @@ struct ArchiveURL {
         }
         self.archive = archive
         self.path = path
+        guard let normalized = Self.normalized(entry) else {
+            throw LoadError(.badURL, url: url, reason: "the entry path climbs out of the archive (..)")
+        }
         self.isFolder = entry.isEmpty || entry.hasSuffix("/")
-        self.entry = Self.normalized(entry)
+        self.entry = normalized
     }
 
-    /// A name as archives write it (`./docs/a.txt`, `/docs/`, `docs//a.txt`) in the form compared here: `docs/a.txt`.
-    static func normalized(_ name: String) -> String {
-        name.split(separator: "/").filter { $0 != "." }.joined(separator: "/")
+    /// A name as archives write it (`./docs/a.txt`, `/docs/`, `docs//a.txt`) in the form compared here: `docs/a.txt`;
+    /// `nil` for one with a `..` part, which names nothing inside the archive.
+    static func normalized(_ name: String) -> String? {
+        let parts = name.split(separator: "/").filter { $0 != "." }
+        guard !parts.contains("..") else { return nil }
+        return parts.joined(separator: "/")
+    }
+
+    /// Where a symbolic link of the entry `name` leads inside the archive: its target taken from the link's folder
+    /// (or from the top, for an absolute one), `..` resolved; `nil` when it leads out of the archive.
+    static func linkTarget(_ target: String, from name: String) -> String? {
+        var parts = target.hasPrefix("/") ? [] : name.split(separator: "/").dropLast().map(String.init)
+        for part in target.split(separator: "/") where part != "." {
+            if part == ".." {
+                guard !parts.isEmpty else { return nil }
+                parts.removeLast()
+            } else {
+                parts.append(String(part))
+            }
+        }
+        return parts.joined(separator: "/")
     }
 
     private static func decoded(_ text: inout String) -> String? {

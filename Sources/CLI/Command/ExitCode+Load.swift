@@ -35,7 +35,9 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
-        let remote = error.url.map { url in SchemeRegistry.default.handlerClass(for: LoadRequest(url: url))?.reachesOrigin ?? true } ?? false
+        let remote = error.url.map { url in
+            !url.isFileURL && SchemeRegistry.default.handlerClass(for: LoadRequest(url: url))?.reachesOrigin != false
+        } ?? false
         if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
         if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
         return status(for: error.code)
