@@ -76,6 +76,30 @@ struct HTTPResumeTests {
         #expect(Bytes.difference(try Data(contentsOf: file), whole) == nil)
     }
 
+    @Test("Completion-handler download tasks hand over resume data and resume from it")
+    func callbacks() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let first: LoadError? = await withCheckedContinuation { done in
+            session.downloadTask(with: ScriptedServer.shared.url("/resumable")) { _, _, error in done.resume(returning: error) }.resume()
+        }
+        let resume = try #require(first?.resumeData)
+        let resumed: (Data?, LoadResponse?) = await withCheckedContinuation { done in
+            session.downloadTask(withResumeData: resume) { file, response, _ in
+                done.resume(returning: (file.flatMap { try? Data(contentsOf: $0) }, response))
+            }.resume()
+        }
+        #expect(resumed.0 == Self.original)
+        #expect(resumed.1?.status == .partialContent)
+        var outside = resume
+        outside.partialFile = URL(fileURLWithPath: "/etc/hostname")
+        let refused: LoadError? = await withCheckedContinuation { done in
+            session.downloadTask(withResumeData: outside) { _, _, error in done.resume(returning: error) }.resume()
+        }
+        #expect(refused?.code == .cannotWriteToFile, "\(String(describing: refused))")
+    }
+
     @Test("A body without byte ranges or validators leaves no resume data and no file")
     func notResumable() async throws {
         let folder = folder()

@@ -69,16 +69,21 @@ extension LoaderSession {
     /// says, or outside the session's temporary directory fails at once.
     @concurrent public func download(resumeFrom resumeData: ResumeData, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
         try checkResumable(resumeData)
+        return try await loadFile(resumeRequest(resumeData), delegate: delegate, resuming: resumeData)
+    }
+
+    /// The request for the rest of a download: its bytes after those kept, if the resource is unchanged.
+    func resumeRequest(_ resumeData: ResumeData) -> LoadRequest {
         var request = request(for: resumeData.url)
         request.headerFields[.range] = "bytes=\(resumeData.bytesReceived)-"
         request.headerFields[.ifRange] = resumeData.validator
-        return try await loadFile(request, delegate: delegate, resuming: resumeData)
+        return request
     }
 
     /// Throws unless `resumeData` names a regular file of this session's temporary directory, of the downloads'
     /// name, holding at least the bytes it says: resume data read back from storage must not make a download
     /// write into any other file.
-    private func checkResumable(_ resumeData: ResumeData) throws {
+    func checkResumable(_ resumeData: ResumeData) throws {
         let file = resumeData.partialFile.standardizedFileURL
         let url = resumeData.url
         guard resumeData.validator != nil else {

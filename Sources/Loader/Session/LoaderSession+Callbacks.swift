@@ -54,16 +54,42 @@ extension LoaderSession {
 
     /// A suspended task that downloads `request` into a temporary file and calls `completionHandler` with
     /// its URL. As with URLSession, the file is removed when the handler returns: move it to keep it.
+    /// A download that stops part way hands the handler an error with ``LoadError/resumeData`` when it can be
+    /// resumed (``downloadTask(withResumeData:completionHandler:)``); its partial file is then kept.
     public func downloadTask(
         with request: LoadRequest,
         completionHandler: @escaping @Sendable (URL?, LoadResponse?, LoadError?) -> Void
     ) -> LoadTask {
+        downloadTask(request, resuming: nil, completionHandler: completionHandler)
+    }
+
+    /// A suspended task that goes on with a download that stopped part way; see
+    /// ``download(resumeFrom:delegate:)``. As with any download task, the file is removed when the handler
+    /// returns: move it to keep it.
+    public func downloadTask(
+        withResumeData resumeData: ResumeData,
+        completionHandler: @escaping @Sendable (URL?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
+        var refusal: LoadError?
+        do { try checkResumable(resumeData) } catch { refusal = LoadError.wrapping(error, url: resumeData.url) }
+        return downloadTask(resumeRequest(resumeData), resuming: resumeData, refusal: refusal, completionHandler: completionHandler)
+    }
+
+    private func downloadTask(
+        _ request: LoadRequest,
+        resuming resume: ResumeData?,
+        refusal: LoadError? = nil,
+        completionHandler: @escaping @Sendable (URL?, LoadResponse?, LoadError?) -> Void
+    ) -> LoadTask {
         let directory = configuration.temporaryDirectory
-        return callbackTask(request) { task, result in
-            try await Self.write(result, to: directory, task: task)
+        let partial = Locked<ResumeData?>(resume)
+        return callbackTask(request, refusal: refusal) { task, result in
+            try await Self.write(result, to: directory, task: task, resuming: resume, partial: partial)
         } undo: { file in
             try? FileManager.default.removeItem(at: file)
         } completion: { file, task, error in
+            var error = error
+            if refusal == nil { error?.resumeData = partial.withLock { $0 } }
             completionHandler(file, task.response, error)
             if let file { try? FileManager.default.removeItem(at: file) }
         }
@@ -77,15 +103,21 @@ extension LoaderSession {
         downloadTask(with: request(for: url), completionHandler: completionHandler)
     }
 
+    /// `refusal`: an error the task ends with when resumed, before any load (resume data that may not be used).
     private func callbackTask<Value: Sendable>(
         _ request: LoadRequest,
         delegate: (any LoadTaskDelegate)? = nil,
+        refusal: LoadError? = nil,
         consume: @escaping @Sendable (LoadTask, LoadResult) async throws -> Value,
         undo: (@Sendable (Value) -> Void)? = nil,
         completion: @escaping @Sendable (Value?, LoadTask, LoadError?) -> Void
     ) -> LoadTask {
         makeTask(request, delegate: delegate) { task in
             let session = task.session
+            if let refusal {
+                completion(nil, task, Self.fail(task, with: refusal))
+                return
+            }
             task.setSwiftTask(Task {
                 do {
                     let value = try await session.run(task, consume: consume, undo: undo)
