@@ -100,6 +100,52 @@ struct HTTPResumeTests {
         #expect(refused?.code == .cannotWriteToFile, "\(String(describing: refused))")
     }
 
+    @Test("Cut again while resuming: new resume data after the bytes kept, and a third attempt completes the file")
+    func cutTwice() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let first = await loadError { _ = try await session.download(from: ScriptedServer.shared.url("/resumable-twice")) }
+        let second = await loadError { _ = try await session.download(resumeFrom: try #require(first?.resumeData)) }
+        #expect(second?.code == .networkConnectionLost)
+        let resume = try #require(second?.resumeData)
+        #expect(resume.bytesReceived == 700)
+        #expect(resume.expectedLength == 1000)
+        let (file, _) = try await session.download(resumeFrom: resume)
+        #expect(try Data(contentsOf: file) == Self.original)
+    }
+
+    @Test("A 206 that is not the whole rest (capped) fails and leaves the resume data as it was")
+    func capped() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let first = await loadError { _ = try await session.download(from: ScriptedServer.shared.url("/resumable-capped")) }
+        let resume = try #require(first?.resumeData)
+        let error = await loadError { _ = try await session.download(resumeFrom: resume) }
+        #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+        #expect(error?.resumeData == resume)
+        #expect(try Data(contentsOf: resume.partialFile) == Self.original.prefix(400))
+    }
+
+    @Test("No resume data for a slice the caller asked for, nor for a coded body, decoded or not")
+    func notFromSlicesOrCodings() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        var slice = LoadRequest(url: ScriptedServer.shared.url("/resumable-twice"))
+        slice.headerFields[.range] = "bytes=100-"
+        let sliced = await loadError { _ = try await session.download(for: slice) }
+        #expect(sliced != nil && sliced?.resumeData == nil, "\(String(describing: sliced))")
+        let decoded = await loadError { _ = try await session.download(from: ScriptedServer.shared.url("/resumable-gzip")) }
+        #expect(decoded != nil && decoded?.resumeData == nil, "\(String(describing: decoded))")
+        var coded = LoadRequest(url: ScriptedServer.shared.url("/resumable-gzip"))
+        coded.headerFields[.acceptEncoding] = "gzip"
+        let raw = await loadError { _ = try await session.download(for: coded) }
+        #expect(raw != nil && raw?.resumeData == nil, "\(String(describing: raw))")
+        #expect(filesLeft(in: folder).isEmpty)
+    }
+
     @Test("A body without byte ranges or validators leaves no resume data and no file")
     func notResumable() async throws {
         let folder = folder()

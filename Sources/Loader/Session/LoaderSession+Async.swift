@@ -50,7 +50,9 @@ extension LoaderSession {
     /// Loads `request` into a new temporary file and returns the file's URL with the response.
     ///
     /// Bytes are written as they arrive, so memory stays bounded for any size. The caller owns the file
-    /// (move or delete it). On failure the partial file is removed and the error names the URL.
+    /// (move or delete it). On failure the error names the URL; the partial file is removed, unless the error
+    /// carries ``LoadError/resumeData`` to go on from it (``download(resumeFrom:delegate:)``), which then names
+    /// the file for the app to resume from or delete.
     @concurrent public func download(for request: LoadRequest, delegate: (any LoadTaskDelegate)? = nil) async throws -> (URL, LoadResponse) {
         try await loadFile(request, delegate: delegate)
     }
@@ -90,7 +92,9 @@ extension LoaderSession {
             throw LoadError(.badServerResponse, url: url, reason: "the resume data has no validator (ETag or Last-Modified) to resume on")
         }
         let folder = configuration.temporaryDirectory.standardizedFileURL.path
-        guard file.isFileURL, file.deletingLastPathComponent().path == folder || file.deletingLastPathComponent().path + "/" == folder,
+        // The path as given is the one opened: one with `..` or `.` in it could pass through a link elsewhere.
+        guard resumeData.partialFile.path == file.path,
+              file.isFileURL, file.deletingLastPathComponent().path == folder || file.deletingLastPathComponent().path + "/" == folder,
               file.lastPathComponent.hasPrefix("loader-"), file.lastPathComponent.hasSuffix(".tmp") else {
             throw LoadError(.cannotWriteToFile, url: url, reason: "the resume data names \(file.path), not a download file of the session's temporary directory")
         }
@@ -156,7 +160,16 @@ extension LoaderSession {
             return try await perform(request, delegate: delegate) { task, result in
                 (try await Self.write(result, to: directory, task: task, resuming: resume, partial: partial), result.response)
             } undo: { written in
-                try? FileManager.default.removeItem(at: written.0)
+                // Whole, but the task ended otherwise (cancelled at the last moment): kept to resume from when it
+                // can be (a resume then finds nothing left to fetch), rather than losing the bytes.
+                let (file, response) = written
+                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
+                let offset = response.status?.code == 206 ? resume?.bytesReceived ?? 0 : 0
+                if let whole = ResumeData.after(response, of: request, file: file, written: size - offset, offset: offset) {
+                    partial.withLock { $0 = whole }
+                } else {
+                    try? FileManager.default.removeItem(at: file)
+                }
             }
         } catch var error as LoadError {
             error.resumeData = partial.withLock { $0 }
@@ -218,7 +231,12 @@ extension LoaderSession {
         var offset: Int64 = 0
         do {
             if let resume {
-                (file, handle, offset) = try openPartial(resume, for: result, url: url)
+                guard let opened = try openPartial(resume, for: result, url: url) else {
+                    // Nothing was left to fetch: the partial file is the whole body.
+                    result.body.discard()
+                    return resume.partialFile
+                }
+                (file, handle, offset) = (resume.partialFile, opened.handle, opened.start)
             } else {
                 file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
                 do {
@@ -262,12 +280,17 @@ extension LoaderSession {
                     await task.waitWhileSuspended()
                 }
             } catch {
-                // The bytes that came whole are kept for resuming (a write that failed keeps none of its batch).
-                try? flush()
-                if let resumable = ResumeData.after(result.response, of: task.currentRequest, file: file, written: written, offset: offset) {
-                    partial?.withLock { $0 = resumable }
+                // The bytes that came whole are kept for resuming; a batch whose write failed part way is cut off
+                // again, so that the file ends where `written` says.
+                do { try flush() } catch { _ = try? handle.resize(to: offset + written) }
+                guard let resumable = ResumeData.after(result.response, of: task.currentRequest, file: file, written: written, offset: offset) else {
+                    throw error
                 }
-                throw error
+                partial?.withLock { $0 = resumable }
+                // On the error itself too, so that the delegates that hear of it have it.
+                guard var failure = error as? LoadError else { throw error }
+                failure.resumeData = resumable
+                throw failure
             }
             try flush()
             // No fsync, as curl and URLSession: the file is the caller's to keep or move. A full disk shows
@@ -286,29 +309,52 @@ extension LoaderSession {
         return file
     }
 
-    /// The partial file of `resume`, opened for what `result` brings: after its bytes for a `206` that starts
-    /// there, over them for a `200` (the resource changed); any other answer leaves it as it was and fails.
-    private static func openPartial(_ resume: ResumeData, for result: LoadResult, url: URL) throws -> (URL, FileDescriptor, Int64) {
-        let file = resume.partialFile
-        let status = result.response.status?.code
+    /// The partial file of `resume`, opened for what `result` brings: after its bytes for a `206` with the rest of
+    /// the same representation (its range from where the file ends to the end, its total and validator as
+    /// stored), over them for a `200` (the resource changed); `nil` for a `416` that says the file is whole
+    /// already. Any other answer leaves the file as it was and fails.
+    private static func openPartial(_ resume: ResumeData, for result: LoadResult, url: URL) throws -> (handle: FileDescriptor, start: Int64)? {
+        let response = result.response
+        let fields = response.headerFields
+        let range = fields[.contentRange].flatMap(ContentRange.init)
         let start: Int64
-        switch status {
+        switch response.status?.code {
         case 206:
-            // `bytes START-END/TOTAL`: it must start where the partial file ends.
-            let range = result.response.headerFields[.contentRange] ?? ""
-            let first = range.split(separator: " ").last?.split(separator: "-").first.flatMap { Int64($0) }
-            guard range.lowercased().hasPrefix("bytes "), first == resume.bytesReceived else {
-                throw LoadError(.badServerResponse, url: url, reason: "the server resumed with '\(range)', not at byte \(resume.bytesReceived)")
+            let text = fields[.contentRange] ?? "no Content-Range"
+            guard let range, range.first == resume.bytesReceived, let last = range.last,
+                  range.complete.map({ last + 1 == $0 }) ?? false,
+                  resume.expectedLength.map({ $0 == range.complete }) ?? true else {
+                throw LoadError(.badServerResponse, url: url, reason: "the server resumed with '\(text)', not the rest from byte \(resume.bytesReceived)")
+            }
+            // A server that ignored If-Range must not have its bytes joined to another version's (RFC 9110 §15.3.7.3).
+            let sameTag = resume.entityTag.map { $0 == fields[.eTag] } ?? true
+            let sameDate = resume.entityTag != nil || resume.lastModified.map { $0 == fields[.lastModified] } ?? true
+            let coding = fields[.contentEncoding]?.lowercased()
+            guard sameTag, sameDate, coding == nil || coding == "identity" else {
+                throw LoadError(.badServerResponse, url: url, reason: "the server resumed with another version of the resource (its validator or coding differs)")
             }
             start = resume.bytesReceived
         case 200:
             start = 0
-        default:
+        case 416 where range?.first == nil && range?.complete == resume.bytesReceived:
+            return nil
+        case let status:
             throw LoadError(.badServerResponse, url: url, reason: "the server answered the resumed download with \(status.map(String.init) ?? "no status"), not 206 or 200")
         }
+        let file = resume.partialFile
         do {
-            let handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.noFollow])
+            let handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.noFollow, .nonBlocking, .closeOnExec])
             do {
+                // The file checked when the resume was asked for, still: a regular file of one name, holding the
+                // bytes to keep, that no other resume of the same data is writing.
+                var info = stat()
+                guard fstat(handle.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
+                      Int64(info.st_size) >= start else {
+                    throw LoadError(.cannotWriteToFile, url: url, reason: "the partial file \(file.path) changed since its resume data was made")
+                }
+                guard flock(handle.rawValue, LOCK_EX | LOCK_NB) == 0 else {
+                    throw LoadError(.cannotWriteToFile, url: url, reason: "the partial file \(file.path) is being resumed already")
+                }
                 // Anything past the resumed bytes (a write cut short) goes, then writing goes on at the end.
                 _ = try handle.resize(to: start)
                 _ = try handle.seek(offset: start, from: .start)
@@ -316,7 +362,9 @@ extension LoaderSession {
                 try? handle.close()
                 throw error
             }
-            return (file, handle, start)
+            return (handle, start)
+        } catch let error as LoadError {
+            throw error
         } catch {
             throw LoadError(.cannotWriteToFile, url: url, reason: "cannot reopen the partial file \(file.path): \(error)", underlying: error)
         }

@@ -53,18 +53,60 @@ public struct ResumeData: Sendable, Hashable, Codable {
     static func after(_ response: LoadResponse, of request: LoadRequest, file: URL, written: Int64, offset: Int64) -> ResumeData? {
         let scheme = response.url.scheme?.lowercased()
         guard written + offset > 0, request.method == .get, scheme == "http" || scheme == "https",
-              let status = response.status?.code, status == 200 || status == 206 else { return nil }
+              let status = response.status?.code else { return nil }
+        // A whole body from its first byte (a 200), or the rest of one this download resumed (a 206 after `offset`
+        // bytes): a 206 to a caller's own Range holds a slice from elsewhere, which nothing may be appended to.
+        guard status == 200 || (status == 206 && offset > 0) else { return nil }
         let fields = response.headerFields
         guard status == 206 || fields[.acceptRanges]?.lowercased().contains("bytes") == true else { return nil }
-        // A weak tag may not be used in If-Range (RFC 9110 §13.1.5).
+        // Bytes as sent, not a coding of them: a resumed request asks for none, and would get other bytes.
+        if let coding = fields[.contentEncoding], coding.lowercased() != "identity" { return nil }
+        // A weak tag may not be used in If-Range (RFC 9110 §13.1.5); nor a date less than a second before the
+        // response's Date, since the resource may change again within that second (§8.8.2.2).
         let etag = fields[.eTag].flatMap { $0.hasPrefix("W/") ? nil : $0 }
-        let modified = fields[.lastModified]
+        var modified = fields[.lastModified]
+        if let date = fields[.date].flatMap(HTTPDate.parse), let lastModified = modified.flatMap(HTTPDate.parse),
+           date.timeIntervalSince(lastModified) >= 1 {
+            // A strong date.
+        } else {
+            modified = nil
+        }
         guard etag != nil || modified != nil else { return nil }
         var total: Int64? = response.expectedContentLength.map { $0 + (status == 206 ? offset : 0) }
-        if status == 206, let range = fields[.contentRange], let slash = range.lastIndex(of: "/") {
-            total = Int64(range[range.index(after: slash)...])
+        if status == 206, let range = fields[.contentRange].flatMap(ContentRange.init) {
+            total = range.complete
         }
         return ResumeData(url: response.url, partialFile: file, bytesReceived: offset + written, entityTag: etag,
                           lastModified: modified, expectedLength: total)
+    }
+}
+
+/// A `Content-Range` of bytes (RFC 9110 §14.4): `bytes FIRST-LAST/COMPLETE` (COMPLETE `*` when unknown), or an
+/// unsatisfied range's `bytes */COMPLETE`.
+struct ContentRange: Equatable {
+    /// The first and last byte sent; `nil` for an unsatisfied range.
+    var first: Int64?
+    var last: Int64?
+    /// The whole representation's length, when given.
+    var complete: Int64?
+
+    init?(_ text: String) {
+        let parts = text.trimmingSpaces().split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
+        let halves = parts[1].split(separator: "/", omittingEmptySubsequences: false)
+        guard halves.count == 2 else { return nil }
+        if halves[1] == "*" { complete = nil } else {
+            guard let total = Int64(halves[1]), total >= 0 else { return nil }
+            complete = total
+        }
+        if halves[0] == "*" {
+            guard complete != nil else { return nil }
+            return
+        }
+        let bounds = halves[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first,
+              complete.map({ last < $0 }) ?? true else { return nil }
+        self.first = first
+        self.last = last
     }
 }

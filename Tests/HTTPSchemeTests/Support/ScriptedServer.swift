@@ -161,6 +161,42 @@ private final class ScriptHandler: ChannelInboundHandler {
         Self.send(context, head + "\r\n\r\n" + body)
     }
 
+    /// 1,000 bytes (byte i is i % 251) with a strong ETag and byte ranges. Without a Range the connection closes
+    /// after 400 of them. With `Range: bytes=N-` (and no If-Range, or `"v1"`): /resumable sends the rest as a 206;
+    /// /resumable-twice sends only 300 bytes of it and closes, unless N is 700; /resumable-capped sends a 206 of
+    /// bytes N to N+99 alone. /resumable-changed has changed: any Range gets a whole 200 of other bytes (byte i is
+    /// (i + 7) % 251) with ETag "v2". /resumable-gzip claims a gzip coding and closes after 400 bytes.
+    private func playResumable(_ request: Request, path: String, context: ChannelHandlerContext) {
+        let body = (0..<1000).map { UInt8($0 % 251) }
+        let fields = "Accept-Ranges: bytes\r\nContent-Type: application/octet-stream\r\n"
+        guard path != "/resumable-gzip" else {
+            Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"g1\"\r\n\(fields)Content-Encoding: gzip\r\nContent-Length: 1000\r\n\r\n")
+            Self.send(context, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3] + Array(body[10..<400]))
+            context.close(promise: nil)
+            return
+        }
+        guard let range = request.header("range"), range.hasPrefix("bytes="), let start = Int(range.dropFirst(6).dropLast()), start < 1000 else {
+            Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\n\(fields)Content-Length: 1000\r\n\r\n")
+            Self.send(context, Array(body[..<400]))
+            context.close(promise: nil)
+            return
+        }
+        let unchanged = request.header("if-range").map { $0 == "\"v1\"" } ?? true
+        guard path != "/resumable-changed", unchanged else {
+            Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\n\(fields)Content-Length: 1000\r\n\r\n")
+            Self.send(context, (0..<1000).map { UInt8(($0 + 7) % 251) })
+            return
+        }
+        let end = path == "/resumable-capped" ? min(start + 99, 999) : 999
+        Self.send(context, "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n\(fields)Content-Range: bytes \(start)-\(end)/1000\r\nContent-Length: \(end + 1 - start)\r\n\r\n")
+        if path == "/resumable-twice", start != 700 {
+            Self.send(context, Array(body[start..<(start + 300)]))
+            context.close(promise: nil)
+        } else {
+            Self.send(context, Array(body[start...end]))
+        }
+    }
+
     private func play(_ request: Request, context: ChannelHandlerContext) {
         let loop = context.eventLoop
         let bound = NIOLoopBound(context, eventLoop: loop)
@@ -200,26 +236,8 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/truncated":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
             context.close(promise: nil)
-        case "/resumable", "/resumable-changed":
-            // 1,000 bytes (byte i is i % 251) with a strong ETag and byte ranges. Without a Range the connection
-            // closes after 400 of them; with `Range: bytes=N-` and `If-Range: "v1"` the rest comes as a 206.
-            // /resumable-changed has changed meanwhile: its If-Range no longer matches and the answer is a whole
-            // 200 of other bytes (byte i is (i + 7) % 251) with ETag "v2".
-            let body = (0..<1000).map { UInt8($0 % 251) }
-            let fields = "Accept-Ranges: bytes\r\nContent-Type: application/octet-stream\r\n"
-            if let range = request.header("range"), range.hasPrefix("bytes="), let start = Int(range.dropFirst(6).dropLast()) {
-                if path == "/resumable", request.header("if-range") == "\"v1\"", start < 1000 {
-                    Self.send(context, "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n\(fields)Content-Range: bytes \(start)-999/1000\r\nContent-Length: \(1000 - start)\r\n\r\n")
-                    Self.send(context, Array(body[start...]))
-                } else {
-                    Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\n\(fields)Content-Length: 1000\r\n\r\n")
-                    Self.send(context, (0..<1000).map { UInt8(($0 + 7) % 251) })
-                }
-            } else {
-                Self.send(context, "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\n\(fields)Content-Length: 1000\r\n\r\n")
-                Self.send(context, Array(body[..<400]))
-                context.close(promise: nil)
-            }
+        case "/resumable", "/resumable-changed", "/resumable-twice", "/resumable-capped", "/resumable-gzip":
+            playResumable(request, path: path, context: context)
         case "/cache-truncated":
             // A response a cache may keep for an hour, cut short: nothing of it may be kept.
             Self.send(context, "HTTP/1.1 200 OK\r\nCache-Control: max-age=3600\r\nContent-Length: 100\r\n\r\nonly ten b")
