@@ -114,7 +114,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("archive: passes the conformance suite")
     func conformance() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try ArchiveFixtures(large: true)
         defer { fixtures.remove() }
         let suiteFixtures = ConformanceFixtures(
             success: [
