@@ -158,6 +158,24 @@ struct WebSocketTests {
         #expect(unreachable?.code == .cannotConnectToHost && unreachable?.url == closed, "\(String(describing: unreachable))")
     }
 
+    @Test("A server that closes right after its 101 and a first message (often one read): the socket opened, then ended")
+    func closedWithTheHandshake() async throws {
+        for _ in 0..<5 {
+            let socket = try Nginx.session().webSocketTask(with: try ws("/drop-now"))
+            var ending: LoadError?
+            do {
+                // The message may be lost with the close in NIO's upgrade (the note's open item): not asserted.
+                _ = try await socket.receive()
+                ending = await loadError { _ = try await socket.receive() }
+            } catch {
+                ending = error as? LoadError
+            }
+            #expect(socket.response?.status?.code == 101, "the handshake succeeded: \(String(describing: ending))")
+            #expect(ending?.code == .networkConnectionLost && ending?.reason?.contains("handshake") == false, "\(String(describing: ending))")
+            #expect(socket.closeCode == .abnormalClosure)
+        }
+    }
+
     @Test("The handshake carries the session's header fields and its cookie store's cookies for the ws URL")
     func handshakeFields() async throws {
         final class Store: CookieStore {

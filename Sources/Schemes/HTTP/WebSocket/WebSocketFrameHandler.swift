@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Loader
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import NIOWebSocket
 
@@ -83,10 +84,40 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
+    /// Added by the upgrade after the connection closed (the server's close came in the same read as its 101 and
+    /// a first message): the socket ends once the upgrade has handed on the frames it held back.
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard !context.channel.isActive else { return }
+        endAfterUpgrade(context.pipeline, turnsLeft: 16)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        // While NIO's upgrade handler is still in place it may yet hand on frames that came before the close.
+        if (try? context.pipeline.syncOperations.handler(type: NIOHTTPClientUpgradeHandler.self)) != nil {
+            endAfterUpgrade(context.pipeline, turnsLeft: 16)
+        } else {
+            endWithoutCloseFrame()
+        }
+        context.fireChannelInactive()
+    }
+
+    /// Ends the socket once NIO's upgrade handler has left the pipeline (after handing on what it held back), or
+    /// after `turnsLeft` turns of the loop.
+    private func endAfterUpgrade(_ pipeline: ChannelPipeline, turnsLeft: Int) {
+        let handler = NIOLoopBound(self, eventLoop: pipeline.eventLoop)
+        pipeline.eventLoop.execute {
+            let upgrading = (try? pipeline.syncOperations.handler(type: NIOHTTPClientUpgradeHandler.self)) != nil
+            if upgrading, turnsLeft > 0 {
+                handler.value.endAfterUpgrade(pipeline, turnsLeft: turnsLeft - 1)
+            } else {
+                handler.value.endWithoutCloseFrame()
+            }
+        }
+    }
+
+    private func endWithoutCloseFrame() {
         connection.ended(LoadError(.networkConnectionLost, url: connection.url, reason: "the connection closed without a WebSocket close frame"),
                          code: .abnormalClosure, reason: nil)
-        context.fireChannelInactive()
     }
 
     /// Ends the connection for a fault of the server's: a close frame with `code`, then the connection closes.
