@@ -283,7 +283,9 @@ extension LoaderSession {
                 // The bytes that came whole are kept for resuming; a batch whose write failed part way is cut off
                 // again, so that the file ends where `written` says.
                 do { try flush() } catch { _ = try? handle.resize(to: offset + written) }
-                guard let resumable = ResumeData.after(result.response, of: task.currentRequest, file: file, written: written, offset: offset) else {
+                // Not when the file itself could not be written (a full disk): its bytes go, to give the space back.
+                guard (error as? LoadError)?.code != .cannotWriteToFile,
+                      let resumable = ResumeData.after(result.response, of: task.currentRequest, file: file, written: written, offset: offset) else {
                     throw error
                 }
                 partial?.withLock { $0 = resumable }

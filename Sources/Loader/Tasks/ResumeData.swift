@@ -8,7 +8,8 @@ import HTTPTypes
 ///
 /// A failed download carries it in ``LoadError/resumeData`` when the server can serve the rest: an HTTP `GET`
 /// answered with byte ranges (`Accept-Ranges: bytes` or a `206`), a validator (a strong `ETag` or a
-/// `Last-Modified`), and a body as sent (not decoded from gzip). The partial file then stays in the session's
+/// `Last-Modified`), and a body as sent (not decoded from gzip); not when the file could not be written (a full
+/// disk, whose space the partial file gives back). The partial file then stays in the session's
 /// temporary directory; it is the app's to resume from or delete. ``data`` is a form to keep across launches.
 public struct ResumeData: Sendable, Hashable, Codable {
     /// The URL the bytes came from (after redirects).
