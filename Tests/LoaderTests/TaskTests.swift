@@ -85,17 +85,19 @@ struct TaskTests {
     @Test("A suspended task is not subject to its request timeout: the timeout counts again from resume()")
     func suspendedPastRequestTimeout() async throws {
         let (probeID, probe) = Probes.make()
-        let session = testSession { $0.timeoutIntervalForRequest = 1 }
+        // Three seconds: with one, a sanitizer pass on a busy machine saw the load time out between the handler's start
+        // and the suspend (the fresh-clone run at 17b4db3).
+        let session = testSession { $0.timeoutIntervalForRequest = 3 }
         let outcome = Locked<LoadError??>(nil)
-        // A response, then nothing: idle, the load times out a second after its last activity.
+        // A response, then nothing: idle, the load times out three seconds after its last activity.
         let task = session.dataTask(with: URL(string: "hang://\(probeID)")!) { _, _, error in
             outcome.withLock { $0 = .some(error) }
         }
         task.resume()
         #expect(await eventually { probe["started"] == 1 })
         task.suspend()
-        // Two and a half times the timeout, suspended: the task is still waiting, its handler still running.
-        try await Task.sleep(for: .milliseconds(2500))
+        // More than twice the timeout, suspended: the task is still waiting, its handler still running.
+        try await Task.sleep(for: .milliseconds(6500))
         #expect(outcome.withLock { $0 } == nil, "the task timed out while suspended")
         #expect(probe["stopped"] == 0)
         #expect(task.state == .suspended)
