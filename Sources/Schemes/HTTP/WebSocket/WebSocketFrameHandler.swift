@@ -88,31 +88,22 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// a first message): the socket ends once the upgrade has handed on the frames it held back.
     func handlerAdded(context: ChannelHandlerContext) {
         guard !context.channel.isActive else { return }
-        endAfterUpgrade(context.pipeline, turnsLeft: 16)
+        endAfterUpgrade(context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         // While NIO's upgrade handler is still in place it may yet hand on frames that came before the close.
         if (try? context.pipeline.syncOperations.handler(type: NIOHTTPClientUpgradeHandler.self)) != nil {
-            endAfterUpgrade(context.pipeline, turnsLeft: 16)
+            endAfterUpgrade(context)
         } else {
             endWithoutCloseFrame()
         }
         context.fireChannelInactive()
     }
 
-    /// Ends the socket once NIO's upgrade handler has left the pipeline (after handing on what it held back), or
-    /// after `turnsLeft` turns of the loop.
-    private func endAfterUpgrade(_ pipeline: ChannelPipeline, turnsLeft: Int) {
-        let handler = NIOLoopBound(self, eventLoop: pipeline.eventLoop)
-        pipeline.eventLoop.execute {
-            let upgrading = (try? pipeline.syncOperations.handler(type: NIOHTTPClientUpgradeHandler.self)) != nil
-            if upgrading, turnsLeft > 0 {
-                handler.value.endAfterUpgrade(pipeline, turnsLeft: turnsLeft - 1)
-            } else {
-                handler.value.endWithoutCloseFrame()
-            }
-        }
+    private func endAfterUpgrade(_ context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.pipeline.afterUpgradeSettles { handler.value.endWithoutCloseFrame() }
     }
 
     private func endWithoutCloseFrame() {

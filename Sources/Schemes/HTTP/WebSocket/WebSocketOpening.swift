@@ -126,19 +126,11 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
         // handler while NIO's upgrade, which goes on over a few turns of the loop, is still putting the WebSocket
         // handlers in place (and holding the message for them). The opening fails only if the upgrade handler is
         // still waiting after those turns: no upgrade is under way.
-        Self.failUnlessUpgraded(opened, url: url, pipeline: context.pipeline, turnsLeft: 16)
-        context.fireChannelInactive()
-    }
-
-    private static func failUnlessUpgraded(_ opened: EventLoopPromise<HTTPResponseHead>, url: URL, pipeline: ChannelPipeline, turnsLeft: Int) {
-        pipeline.eventLoop.execute {
-            let upgrading = (try? pipeline.syncOperations.handler(type: NIOHTTPClientUpgradeHandler.self)) != nil
-            if upgrading, turnsLeft > 0 {
-                failUnlessUpgraded(opened, url: url, pipeline: pipeline, turnsLeft: turnsLeft - 1)
-            } else {
-                // A no-op when the upgrade succeeded the opening meanwhile.
-                opened.fail(LoadError(.networkConnectionLost, url: url, reason: "the connection closed during the WebSocket handshake"))
-            }
+        let opened = self.opened, url = self.url
+        context.pipeline.afterUpgradeSettles {
+            // A no-op when the upgrade succeeded the opening meanwhile.
+            opened.fail(LoadError(.networkConnectionLost, url: url, reason: "the connection closed during the WebSocket handshake"))
         }
+        context.fireChannelInactive()
     }
 }
