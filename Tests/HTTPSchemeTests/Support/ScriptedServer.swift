@@ -354,12 +354,25 @@ private final class ScriptHandler: ChannelInboundHandler {
         }
     }
 
+    /// Sends chunks of `size` bytes every `interval` until the connection closes, as a live stream would: only
+    /// while the channel is writable, so that a client that stops reading (or is slowed down, under the thread
+    /// sanitizer) makes this server wait rather than pile up writes. Without that check a held stream took
+    /// gigabytes and kept one of the shared event loops busy building them, and every test on that loop (the
+    /// loader's own connections too) then timed out.
     private static func streamForever(_ bound: NIOLoopBound<ChannelHandlerContext>, loop: any EventLoop,
                                       chunk size: Int = 16 * 1024, every interval: TimeAmount = .milliseconds(1)) {
         let context = bound.value
+        let chunk = context.channel.allocator.buffer(string: String(size, radix: 16) + "\r\n" + String(repeating: "e", count: size) + "\r\n")
+        keepStreaming(bound, loop: loop, chunk: chunk, every: interval)
+    }
+
+    private static func keepStreaming(_ bound: NIOLoopBound<ChannelHandlerContext>, loop: any EventLoop,
+                                      chunk: ByteBuffer, every interval: TimeAmount) {
+        let context = bound.value
         guard context.channel.isActive else { return }
-        let chunk = String(repeating: "e", count: size)
-        Self.send(context, String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n")
-        loop.scheduleTask(in: interval) { Self.streamForever(bound, loop: loop, chunk: size, every: interval) }
+        if context.channel.isWritable {
+            context.writeAndFlush(NIOAny(chunk), promise: nil)
+        }
+        loop.scheduleTask(in: interval) { keepStreaming(bound, loop: loop, chunk: chunk, every: interval) }
     }
 }
