@@ -61,16 +61,24 @@ struct FTPDownloadTests {
         }
     }
 
-    @Test("A byte range starts the transfer at its offset (REST) and stops at its end")
+    @Test("A byte range starts the transfer at its offset (REST) and stops at its end, and says so in Content-Range")
     func ranges() async throws {
         let whole = try FTPServers.file("/300k.bin")
         var request = LoadRequest(url: try FTPServers.url("/300k.bin"))
         request.headerFields[.range] = "bytes=100-199"
-        let (middle, _) = try await FTPServers.session().data(for: request)
+        let (middle, middleResponse) = try await FTPServers.session().data(for: request)
         #expect(middle == whole.subdata(in: 100..<200))
+        // Stopped at its own end: the file's size is not known from this transfer.
+        #expect(middleResponse.headerFields[.contentRange] == "bytes 100-199/*")
         request.headerFields[.range] = "bytes=299990-"
-        let (tail, _) = try await FTPServers.session().data(for: request)
+        let (tail, tailResponse) = try await FTPServers.session().data(for: request)
         #expect(tail == whole.suffix(10))
+        #expect(tailResponse.headerFields[.contentRange] == "bytes 299990-299999/300000")
+        // From the file's size: nothing to send, and the size said, as for a range that selects nothing.
+        request.headerFields[.range] = "bytes=300000-"
+        let (nothing, nothingResponse) = try await FTPServers.session().data(for: request)
+        #expect(nothing.isEmpty)
+        #expect(nothingResponse.headerFields[.contentRange] == "bytes */300000")
         request.headerFields[.range] = "bytes=5-1"
         let error = await loadError { _ = try await FTPServers.session().data(for: request) }
         #expect(error?.code == .resourceUnavailable)

@@ -17,6 +17,8 @@ import Loader
 /// | 25 | the server refused the upload (FTP: `STOR` denied) |
 /// | 26 | the upload body could not be read |
 /// | 28 | timed out |
+/// | 33 | `-C`: the answer is not the rest of the download (a server that ignores ranges) |
+/// | 36 | `-C`: the offset is past the end of the resource |
 /// | 35 | TLS failure |
 /// | 37 | a local file could not be read: missing, a directory, or no permission |
 /// | 47 | too many redirects |

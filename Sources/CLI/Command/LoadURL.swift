@@ -41,6 +41,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
          25  server refused the upload          78  remote resource not found
          26  cannot read upload                 99  other
          28  timed out                         130  cancelled
+         33  -C: the rest cannot be had
+         36  -C: the offset is past the end
         """
     )
 
@@ -141,6 +143,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// Name-resolution overrides, `HOST:PORT:ADDRESS`.
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []
+
+    /// Where a download goes on from: `-` for the end of its output file, or a byte offset.
+    @Option(name: [.customShort("C"), .customLong("continue-at")], help: "Go on with a download from byte OFFSET, or with '-' from the end of its output file, appending the rest; a partial file is left as it was if the server cannot send the rest (exit 33).")
+    public var continueAt: String?
 
     /// Ask for a compressed response and decode it.
     @Flag(name: .customLong("compressed"), help: "Ask for a gzip or deflate response and write it decoded.")
@@ -269,7 +275,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         var meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
         defer { meter.finish() }
         do {
-            let (bytes, response) = try await session.bytes(for: try makeRequest(url, options: options))
+            let request = try makeRequest(url, options: options)
+            let offset = options.headOnly ? 0 : options.continueAt?.offset(writingTo: destination) ?? 0
+            guard let (bytes, response) = try await startLoad(request, from: offset, session: session) else {
+                // Whole already: nothing to write, the file stays as it is.
+                return 0
+            }
             summary.response = response
             if failOnHTTPError, let status = response.status, status.code >= 400 {
                 bytes.task.cancel()
@@ -277,7 +288,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                 report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
                 return LoadURLExit.httpError
             }
-            let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url)
+            let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
             defer { output.close() }
             if include || headOnly { try output.write(Data(response.printableHead.utf8)) }
             func copyBody() async throws {
@@ -297,8 +308,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             return 0
         } catch {
             let output = error as? OutputFile.Failure
-            let failure = output?.error ?? LoadError.wrapping(error, url: url)
-            let status = output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput
+            let resume = error as? ContinueAt.Failure
+            let failure = output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
+            let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
             summary.exitCode = status
             summary.error = failure
             // The meter's line is cleared first, so that the message does not land at the end of it.
@@ -308,9 +320,52 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
     }
 
+    /// Starts loading `request`; from a positive `offset` (`-C`), asks for the bytes from there on and takes the
+    /// answer only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure``
+    /// when the rest cannot be had, having touched no file.
+    private func startLoad(_ request: LoadRequest, from offset: Int64, session: LoaderSession) async throws -> (LoadBytes, LoadResponse)? {
+        guard offset > 0 else { return try await session.bytes(for: request) }
+        var ranged = request
+        ranged.headerFields[.range] = "bytes=\(offset)-"
+        let started: (LoadBytes, LoadResponse)
+        do {
+            started = try await session.bytes(for: ranged)
+        } catch let error as LoadError where error.code == .resourceUnavailable {
+            // A handler without statuses (file:, ftp:) fails a range past the end; whether the resource ends just
+            // at the offset (the output is whole) is asked with its last byte.
+            if let (probe, answer) = try? await session.bytes(for: ContinueAt.lastByteRequest(request, offset: offset)) {
+                probe.task.cancel()
+                if ContinueAt.endsAt(offset, answer) { return nil }
+            }
+            throw ContinueAt.Failure(error: LoadError(.resourceUnavailable, url: request.url,
+                                                      reason: "cannot go on from byte \(offset): \(error.reason ?? "past the end")", underlying: error),
+                                     status: ContinueAt.pastTheEnd)
+        }
+        let (bytes, response) = started
+        // With -f an error status is -f's to report (22), as without -C.
+        if failOnHTTPError, let status = response.status?.code, status >= 400, status != 416 { return started }
+        switch ContinueAt.verdict(on: response, offset: offset) {
+        case .append:
+            return started
+        case .complete:
+            bytes.task.cancel()
+            return nil
+        case .refuse(let reason, let status):
+            bytes.task.cancel()
+            throw ContinueAt.Failure(error: LoadError(.resourceUnavailable, url: request.url, reason: "cannot go on from byte \(offset): \(reason)"),
+                                     status: status)
+        }
+    }
+
     /// The session settings the options ask for.
     func makeConfiguration() throws -> LoaderSession.Configuration {
         var configuration = LoaderSession.Configuration.default
+        if let continueAt {
+            guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
+            // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
+            if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty { throw ValidationError("-C resumes downloads only, not -T or -d") }
+        }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
         // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
         // -m bounds the whole transfer.
@@ -381,6 +436,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let uploadFile: String?
         let headOnly: Bool
         let method: String?
+        /// Where downloads go on from (`-C`), if anywhere.
+        let continueAt: ContinueAt?
         /// Standard input, read once when a -d or --data-binary piece is `@-`: every URL gets the same body.
         let standardInput: Data?
         /// The -w format, read from its file once when given as `@FILE` (`@-`: standard input), as curl does.
@@ -392,7 +449,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let readsInput = (data + dataBinary).contains("@-")
         let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
         var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, uploadFile: uploadFile,
-                                     headOnly: headOnly, method: method, standardInput: input)
+                                     headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init),
+                                     standardInput: input)
         if let writeOut, writeOut.hasPrefix("@") {
             let path = String(writeOut.dropFirst())
             let contents = path == "-" ? (input ?? FileManager.default.contents(atPath: "/dev/stdin")) : FileManager.default.contents(atPath: path)

@@ -13,12 +13,15 @@ final class OutputFile {
 
     private let path: String?
     private let createDirectories: Bool
+    /// Whether the body goes on at the end of the file (`-C`) rather than replacing it.
+    private let appends: Bool
     private let url: URL
     private var descriptor: FileDescriptor?
 
-    init(path: String?, createDirectories: Bool, url: URL) throws {
+    init(path: String?, createDirectories: Bool, url: URL, appends: Bool = false) throws {
         self.path = path
         self.createDirectories = createDirectories
+        self.appends = appends
         self.url = url
         if path == nil { descriptor = .standardOutput }
     }
@@ -58,7 +61,7 @@ final class OutputFile {
             try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         }
         do {
-            let opened = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate],
+            let opened = try FileDescriptor.open(FilePath(path), .writeOnly, options: appends ? [.create, .append] : [.create, .truncate],
                                                  permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
             descriptor = opened
             return opened

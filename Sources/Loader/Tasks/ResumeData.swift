@@ -81,33 +81,3 @@ public struct ResumeData: Sendable, Hashable, Codable {
                           lastModified: modified, expectedLength: total)
     }
 }
-
-/// A `Content-Range` of bytes (RFC 9110 §14.4): `bytes FIRST-LAST/COMPLETE` (COMPLETE `*` when unknown), or an
-/// unsatisfied range's `bytes */COMPLETE`.
-struct ContentRange: Equatable {
-    /// The first and last byte sent; `nil` for an unsatisfied range.
-    var first: Int64?
-    var last: Int64?
-    /// The whole representation's length, when given.
-    var complete: Int64?
-
-    init?(_ text: String) {
-        let parts = text.trimmingSpaces().split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
-        let halves = parts[1].split(separator: "/", omittingEmptySubsequences: false)
-        guard halves.count == 2 else { return nil }
-        if halves[1] == "*" { complete = nil } else {
-            guard let total = Int64(halves[1]), total >= 0 else { return nil }
-            complete = total
-        }
-        if halves[0] == "*" {
-            guard complete != nil else { return nil }
-            return
-        }
-        let bounds = halves[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first,
-              complete.map({ last < $0 }) ?? true else { return nil }
-        self.first = first
-        self.last = last
-    }
-}

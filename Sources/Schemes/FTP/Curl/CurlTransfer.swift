@@ -42,6 +42,10 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var hasEnded = false
     private var isCleanedUp = false
     private var lastReportedUpload: Int64 = -1
+    /// The first byte a range asks for, and its last (`nil`: to the end), for the response's `Content-Range`;
+    /// `nil` without a range or for a suffix range (`bytes=-n`), whose start depends on a size not known here.
+    private var rangeStart: Int64?
+    private var rangeEnd: Int64?
     /// The server's last refusal (a 4xx or 5xx reply line, such as `550 Permission denied.`): libcurl's message
     /// says only which command failed, and the server's words say why.
     private var lastRefusal: String?
@@ -157,6 +161,9 @@ final class CurlTransfer: @unchecked Sendable {
                 throw LoadError(.resourceUnavailable, url: url, reason: "cannot serve the range \(header) over FTP")
             }
             codes.append(ccurl_setopt_string(easy, CURLOPT_RANGE, range))
+            let bounds = range.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            rangeStart = Int64(bounds[0])
+            rangeEnd = Int64(bounds[1])
         }
         if let upload {
             codes.append(ccurl_setopt_long(easy, CURLOPT_UPLOAD, 1))
@@ -180,6 +187,17 @@ final class CurlTransfer: @unchecked Sendable {
     @discardableResult
     func useConnectionOfItsOwn() -> [CURLcode] {
         [ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)]
+    }
+
+    /// The `Content-Range` of `length` bytes sent for a range from `first` (to `last`, or to the end): with the
+    /// file's size when the range ran to its end, which it did if it was open or stopped short of its last byte.
+    /// Nothing sent for a range open from the file's size (libcurl's "already completely downloaded") is told as
+    /// `bytes */SIZE`, the form of a range that selects nothing; `nil` for nothing sent for a closed range.
+    static func contentRange(from first: Int64, to last: Int64?, length: Int64) -> String? {
+        if length == 0 { return last == nil ? "bytes */\(first)" : nil }
+        let end = first + length - 1
+        let ranToEnd = last.map { end < $0 } ?? true
+        return "bytes \(first)-\(end)/" + (ranToEnd ? String(end + 1) : "*")
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` as libcurl's range text (`a-b`, `a-`, `-n`); `nil` for
@@ -218,7 +236,7 @@ final class CurlTransfer: @unchecked Sendable {
         guard !hasEnded else { return }
         hasEnded = true
         upload?.stop()
-        if case .success = result, !responseSent { sendResponse() }
+        if case .success = result, !responseSent { sendResponse(bodyEnded: true) }
         // What arrived goes to the reader before the end, as it would have one chunk at a time; a
         // cancelled load has no reader left.
         if case .failure(let error) = result, error.code == .cancelled {
@@ -257,7 +275,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Callbacks (engine thread)
 
-    private func sendResponse() {
+    /// - Parameter bodyEnded: The transfer ended before any body byte came: a download's body is empty then,
+    ///   whatever libcurl's length says (for a range from the file's size it still gives the file's).
+    private func sendResponse(bodyEnded: Bool = false) {
         responseSent = true
         var fields = HTTPFields()
         if !isListing, upload == nil {
@@ -266,12 +286,15 @@ final class CurlTransfer: @unchecked Sendable {
             fields[.contentType] = "text/plain; charset=utf-8"
         }
         var length: curl_off_t = -1
-        if upload != nil {
+        if upload != nil || (bodyEnded && !isHead && !isListing) {
             length = 0
         } else {
             ccurl_getinfo_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
         }
         if length >= 0 { fields[.contentLength] = String(length) }
+        if let rangeStart, upload == nil, !isListing, length >= 0 {
+            fields[.contentRange] = Self.contentRange(from: rangeStart, to: rangeEnd, length: Int64(length))
+        }
         var modified: curl_off_t = -1
         if !isListing, upload == nil, ccurl_getinfo_off(easy, CURLINFO_FILETIME_T, &modified) == CURLE_OK, modified > 0 {
             fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(modified))

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+import Loader
+@testable import LoadURLCommand
+import Testing
+
+/// `-C`'s judgement of an answer to a request for the bytes from an offset on, as plain values.
+@Suite("loadurl: -C judges each answer before touching the file")
+struct ContinueAtVerdictTests {
+    private let url = URL(string: "http://127.0.0.1/file.bin")!
+
+    private func response(_ status: Int?, contentRange: String? = nil) -> LoadResponse {
+        var fields = HTTPFields()
+        if let contentRange { fields[.contentRange] = contentRange }
+        return LoadResponse(url: url, status: status.map { HTTPResponse.Status(code: $0) }, headerFields: fields)
+    }
+
+    @Test("The option reads '-' or a byte offset, nothing else")
+    func parsing() {
+        #expect(ContinueAt("-")?.origin == .outputFile)
+        #expect(ContinueAt("0")?.origin == .offset(0))
+        #expect(ContinueAt("1234")?.origin == .offset(1234))
+        for bad in ["", "-1", "x", "12k", "--"] { #expect(ContinueAt(bad) == nil, "\(bad)") }
+    }
+
+    @Test("Only a 206 that starts at the offset is appended; a 416 of the same length means whole")
+    func http() {
+        #expect(ContinueAt.verdict(on: response(206, contentRange: "bytes 100-199/200"), offset: 100) == .append)
+        #expect(ContinueAt.verdict(on: response(416, contentRange: "bytes */100"), offset: 100) == .complete)
+        let cases: [(LoadResponse, Int32)] = [
+            (response(206, contentRange: "bytes 0-199/200"), ContinueAt.rangeError),  // starts elsewhere
+            (response(206), ContinueAt.rangeError),  // says nothing of where it starts
+            (response(200), ContinueAt.rangeError),  // the whole, range ignored
+            (response(404), ContinueAt.rangeError),
+            (response(416), ContinueAt.rangeError),  // no length said
+            (response(416, contentRange: "bytes */90"), ContinueAt.pastTheEnd),  // shorter than what is here
+        ]
+        for (answer, status) in cases {
+            guard case .refuse(_, let given) = ContinueAt.verdict(on: answer, offset: 100) else {
+                Issue.record("\(answer.status.map { "\($0.code)" } ?? "-") \(answer.headerFields) was not refused")
+                continue
+            }
+            #expect(given == status)
+        }
+    }
+
+    @Test("Without a status (file:, ftp:), Content-Range decides: from the offset, nothing of a resource that long, else refused")
+    func statusless() {
+        #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes 100-149/150"), offset: 100) == .append)
+        #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes */100"), offset: 100) == .complete)
+        #expect(ContinueAt.verdict(on: response(nil), offset: 100) != .append)
+        #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes */120"), offset: 100) != .complete)
+        #expect(ContinueAt.endsAt(100, response(nil, contentRange: "bytes 99-99/100")))
+        #expect(!ContinueAt.endsAt(100, response(nil, contentRange: "bytes 99-99/101")))
+    }
+}
