@@ -31,43 +31,68 @@ struct CLIContinueAtTests {
         return (run, try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    @Test("http: -C - asks for the rest (206) and appends it: the file ends whole; -C N goes on from byte N")
+    /// `count` bytes unlike any file the servers hold (`#`): a resumed download keeps them and appends the rest,
+    /// where one that loaded the whole again would not.
+    private func marked(_ count: Int) -> Data { Data(repeating: UInt8(ascii: "#"), count: count) }
+
+    @Test("http: -C - asks for the rest (206) and appends it after the bytes already there; -C N goes on from byte N")
     func httpResumes() async throws {
         let server = try nginx()
         let whole = try Data(contentsOf: URL(fileURLWithPath: server.root + "/300k.bin"))
         let url = "http://127.0.0.1:\(server.httpPort)/300k.bin"
-        let (run, file) = try await resume(url, startingWith: whole.prefix(100_000))
+        let (run, file) = try await resume(url, startingWith: marked(100_000), extra: ["-w", "%{http_code} %{size_download}"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(file == whole)
-        let (numbered, fromN) = try await resume(url, at: "123457", startingWith: whole.prefix(123_457))
+        #expect(run.stdout == "206 200000")
+        #expect(file == marked(100_000) + whole.dropFirst(100_000))
+        let (numbered, fromN) = try await resume(url, at: "123457", startingWith: marked(123_457))
         #expect(numbered.status == 0, "\(numbered.stderr)")
-        #expect(fromN == whole)
+        #expect(fromN == marked(123_457) + whole.dropFirst(123_457))
+    }
+
+    @Test("-C N with a file of another size is refused (33) and the file left: the rest would repeat or skip bytes")
+    func offsetAgainstFile() async throws {
+        let server = try nginx()
+        let (run, file) = try await resume("http://127.0.0.1:\(server.httpPort)/300k.bin", at: "100", startingWith: marked(400))
+        #expect(run.status == 33, "\(run.stderr)")
+        #expect(run.stderr.contains("holds 400 bytes, not 100"), "\(run.stderr)")
+        #expect(file == marked(400))
     }
 
     @Test("http: a file already whole (416 of that length) succeeds and is left as it was; one longer than the server's fails with 36")
     func httpWholeAlready() async throws {
         let server = try nginx()
-        let whole = try Data(contentsOf: URL(fileURLWithPath: server.root + "/300k.bin"))
         let url = "http://127.0.0.1:\(server.httpPort)/300k.bin"
-        let (run, file) = try await resume(url, startingWith: whole)
+        let (run, file) = try await resume(url, startingWith: marked(300_000), extra: ["-w", "%{http_code}"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(file == whole)
-        let longer = whole + Data("tail".utf8)
-        let (past, kept) = try await resume(url, startingWith: longer)
+        #expect(run.stdout == "416")
+        #expect(file == marked(300_000), "a whole file was written to")
+        let (past, kept) = try await resume(url, startingWith: marked(300_004))
         #expect(past.status == 36, "\(past.stderr)")
-        #expect(past.stderr.contains(url) && past.stderr.contains("300000 bytes on the server"), "\(past.stderr)")
-        #expect(kept == longer, "the local file was changed")
+        #expect(past.stderr.contains(url) && past.stderr.contains("300000 bytes"), "\(past.stderr)")
+        #expect(kept == marked(300_004), "the local file was changed")
     }
 
     @Test("http: a server that ignores ranges (a whole 200) fails with 33 and leaves the partial file untouched, never appending the whole")
     func httpIgnoresRanges() async throws {
         let server = try nginx()
-        let whole = try Data(contentsOf: URL(fileURLWithPath: server.root + "/300k.bin"))
         let url = "http://127.0.0.1:\(server.httpPort)/no-ranges/300k.bin"
-        let (run, file) = try await resume(url, startingWith: whole.prefix(100_000))
+        let (run, file) = try await resume(url, startingWith: marked(100_000))
         #expect(run.status == 33, "\(run.stderr)")
         #expect(run.stderr.contains("does not serve byte ranges") && run.stderr.contains(url), "\(run.stderr)")
-        #expect(file == whole.prefix(100_000))
+        #expect(file == marked(100_000))
+    }
+
+    @Test("http: a file changed on the server since the partial file was written (412) is not spliced: 33, file left")
+    func httpChangedSince() async throws {
+        let server = try nginx()
+        let (path, cleanUp) = try partialFile(marked(100_000))
+        defer { cleanUp() }
+        // The partial file as written long before the server's copy was last changed.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: path)
+        let run = try await LoadURLProcess.run(["-sS", "-C", "-", "-o", path, "http://127.0.0.1:\(server.httpPort)/300k.bin"])
+        #expect(run.status == 33, "\(run.stderr)")
+        #expect(run.stderr.contains("changed on the server"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == marked(100_000))
     }
 
     @Test("http: with -f an error status is still 22, and the partial file is left as it was")
@@ -82,21 +107,22 @@ struct CLIContinueAtTests {
         #expect(kept == start)
     }
 
-    @Test("-C - with no file yet downloads the whole; -C with --compressed or an upload is a usage error")
+    @Test("-C - with no file yet downloads the whole; -C with --compressed, -i, -I or an upload is a usage error")
     func noFileAndUsage() async throws {
         let server = try nginx()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("continue-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("new.txt").path
-        let run = try await LoadURLProcess.run(["-C", "-", "-o", path, "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        let url = "http://127.0.0.1:\(server.httpPort)/hello.txt"
+        let run = try await LoadURLProcess.run(["-C", "-", "-o", path, url])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "Hello from nginx\n")
-        let compressed = try await LoadURLProcess.run(["-C", "-", "--compressed", "-o", path, "http://127.0.0.1:\(server.httpPort)/hello.txt"])
-        #expect(compressed.status == 2 && compressed.stderr.contains("--compressed"), "\(compressed.stderr)")
-        let upload = try await LoadURLProcess.run(["-C", "10", "-T", path, "http://127.0.0.1:\(server.httpPort)/echo"])
-        #expect(upload.status == 2, "\(upload.stderr)")
-        let bad = try await LoadURLProcess.run(["-C", "x", "-o", path, "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        for extra in [["--compressed"], ["-i"], ["-I"], ["-T", path]] {
+            let refused = try await LoadURLProcess.run(["-C", "-"] + extra + ["-o", path, url])
+            #expect(refused.status == 2 && refused.stderr.contains("-C"), "\(extra): \(refused.stderr)")
+        }
+        let bad = try await LoadURLProcess.run(["-C", "x", "-o", path, url])
         #expect(bad.status == 2 && bad.stderr.contains("-C"), "\(bad.stderr)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "Hello from nginx\n", "a refused command line touched the file")
     }
@@ -107,17 +133,20 @@ struct CLIContinueAtTests {
         let (source, cleanUp) = try partialFile(whole)
         defer { cleanUp() }
         let url = URL(fileURLWithPath: source).absoluteString
-        let (run, file) = try await resume(url, startingWith: whole.prefix(77_777))
+        let (run, file) = try await resume(url, startingWith: marked(77_777))
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(file == whole)
-        let (done, kept) = try await resume(url, startingWith: whole)
+        #expect(file == marked(77_777) + whole.dropFirst(77_777))
+        let (done, kept) = try await resume(url, startingWith: marked(200_000))
         #expect(done.status == 0, "\(done.stderr)")
-        #expect(kept == whole)
-        let longer = whole + Data([1, 2, 3])
-        let (past, untouched) = try await resume(url, startingWith: longer)
+        #expect(kept == marked(200_000))
+        let (past, untouched) = try await resume(url, startingWith: marked(200_003))
         #expect(past.status == 36, "\(past.stderr)")
         #expect(past.stderr.contains(url), "\(past.stderr)")
-        #expect(untouched == longer)
+        #expect(untouched == marked(200_003))
+        // A file it may not read is that error (37), not a resume's.
+        let missing = try await resume(url + "-missing", startingWith: marked(10))
+        #expect(missing.0.status == 37, "\(missing.0.stderr)")
+        #expect(missing.1 == marked(10))
     }
 
     @Test("ftp: goes on with REST from the offset; a whole file succeeds untouched; an offset past the end fails with 36")
@@ -125,15 +154,14 @@ struct CLIContinueAtTests {
         let server = try ftp()
         let whole = try Data(contentsOf: URL(fileURLWithPath: server.root + "/300k.bin"))
         let url = "ftp://127.0.0.1:\(server.port)/300k.bin"
-        let (run, file) = try await resume(url, startingWith: whole.prefix(150_001))
+        let (run, file) = try await resume(url, startingWith: marked(150_001))
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(file == whole)
-        let (done, kept) = try await resume(url, startingWith: whole)
+        #expect(file == marked(150_001) + whole.dropFirst(150_001))
+        let (done, kept) = try await resume(url, startingWith: marked(300_000))
         #expect(done.status == 0, "\(done.stderr)")
-        #expect(kept == whole)
-        let longer = whole + Data([9])
-        let (past, untouched) = try await resume(url, startingWith: longer)
+        #expect(kept == marked(300_000))
+        let (past, untouched) = try await resume(url, startingWith: marked(300_001))
         #expect(past.status == 36, "\(past.stderr)")
-        #expect(untouched == longer)
+        #expect(untouched == marked(300_001))
     }
 }

@@ -27,10 +27,14 @@ struct ContinueAtVerdictTests {
     func http() {
         #expect(ContinueAt.verdict(on: response(206, contentRange: "bytes 100-199/200"), offset: 100) == .append)
         #expect(ContinueAt.verdict(on: response(416, contentRange: "bytes */100"), offset: 100) == .complete)
+        var multipart = response(206, contentRange: "bytes 100-199/200")
+        multipart.headerFields[.contentType] = "multipart/byteranges; boundary=x"
         let cases: [(LoadResponse, Int32)] = [
             (response(206, contentRange: "bytes 0-199/200"), ContinueAt.rangeError),  // starts elsewhere
             (response(206), ContinueAt.rangeError),  // says nothing of where it starts
+            (multipart, ContinueAt.rangeError),
             (response(200), ContinueAt.rangeError),  // the whole, range ignored
+            (response(412), ContinueAt.rangeError),  // changed since the partial file was written
             (response(404), ContinueAt.rangeError),
             (response(416), ContinueAt.rangeError),  // no length said
             (response(416, contentRange: "bytes */90"), ContinueAt.pastTheEnd),  // shorter than what is here
@@ -44,13 +48,30 @@ struct ContinueAtVerdictTests {
         }
     }
 
-    @Test("Without a status (file:, ftp:), Content-Range decides: from the offset, nothing of a resource that long, else refused")
+    @Test("Without a status (file:, ftp:), a range from the offset is appended; anything else asks the size, which decides")
     func statusless() {
         #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes 100-149/150"), offset: 100) == .append)
-        #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes */100"), offset: 100) == .complete)
-        #expect(ContinueAt.verdict(on: response(nil), offset: 100) != .append)
-        #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes */120"), offset: 100) != .complete)
-        #expect(ContinueAt.endsAt(100, response(nil, contentRange: "bytes 99-99/100")))
-        #expect(!ContinueAt.endsAt(100, response(nil, contentRange: "bytes 99-99/101")))
+        #expect(ContinueAt.verdict(on: response(nil), offset: 100) == .askSize)
+        #expect(ContinueAt.verdict(on: response(nil, contentRange: "bytes 0-149/150"), offset: 100) == .askSize)
+        #expect(ContinueAt.verdict(size: 100, offset: 100) == .complete)
+        #expect(ContinueAt.verdict(size: 99, offset: 100) == .refuse("the resource is 99 bytes, and 100 are here already", status: ContinueAt.pastTheEnd))
+        guard case .refuse(_, ContinueAt.rangeError) = ContinueAt.verdict(size: 150, offset: 100) else {
+            Issue.record("a larger resource that did not send the rest was not refused as a range error")
+            return
+        }
+        guard case .refuse(_, ContinueAt.rangeError) = ContinueAt.verdict(size: nil, offset: 100) else {
+            Issue.record("an unknown size was not refused")
+            return
+        }
+    }
+
+    @Test("Content-Range takes digits only, a last byte before the length, and the unsatisfied form")
+    func contentRange() {
+        #expect(ContentRange("bytes 5-9/10").map { [$0.first, $0.last, $0.complete] } == [5, 9, 10])
+        #expect(ContentRange("bytes */10")?.complete == 10)
+        #expect(ContentRange("bytes */10")?.first == nil)
+        for bad in ["bytes +1-2/3", "bytes  5-9/10", "bytes 5-4/10", "bytes 5-10/10", "bytes */*", "items 1-2/3", "bytes 1-2"] {
+            #expect(ContentRange(bad) == nil, "\(bad)")
+        }
     }
 }

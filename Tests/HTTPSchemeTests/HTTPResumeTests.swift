@@ -40,6 +40,29 @@ struct HTTPResumeTests {
         #expect(Bytes.difference(try Data(contentsOf: file), Self.original) == nil)
     }
 
+    @Test("The request's own fields go with the request for the rest (kept in the resume data's stored form); the credentials a layer answers do not")
+    func fieldsKept() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        var request = LoadRequest(url: ScriptedServer.shared.url("/resumable-token"))
+        request.headerFields[HTTPField.Name("X-Token")!] = "t1"
+        request.headerFields[.accept] = "application/octet-stream"
+        request.headerFields[.authorization] = "Bearer secret"
+        let error = await loadError { _ = try await session.download(for: request) }
+        let resume = try #require(error?.resumeData, "\(String(describing: error))")
+        let kept = try #require(ResumeData(data: resume.data))
+        #expect(kept.requestHeaderFields?[HTTPField.Name("X-Token")!] == "t1")
+        #expect(kept.requestHeaderFields?[.accept] == "application/octet-stream")
+        #expect(kept.requestHeaderFields?[.authorization] == nil, "a credential was kept in the resume data")
+        #expect(!String(decoding: kept.data, as: UTF8.self).contains("secret"))
+        // The server serves the rest only to a request with the token: without it, a 403 and no whole file.
+        let (file, response) = try await session.download(resumeFrom: kept)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(response.status == .partialContent)
+        #expect(Bytes.difference(try Data(contentsOf: file), Self.original) == nil)
+    }
+
     @Test("A resource that changed meanwhile comes whole (200) and replaces the partial bytes")
     func changedThenRestarted() async throws {
         let folder = folder()

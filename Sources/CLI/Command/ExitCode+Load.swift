@@ -18,8 +18,8 @@ import Loader
 /// | 26 | the upload body could not be read |
 /// | 28 | timed out |
 /// | 33 | `-C`: the answer is not the rest of the download (a server that ignores ranges) |
-/// | 36 | `-C`: the offset is past the end of the resource |
 /// | 35 | TLS failure |
+/// | 36 | `-C`: the offset is past the end of the resource |
 /// | 37 | a local file could not be read: missing, a directory, or no permission |
 /// | 47 | too many redirects |
 /// | 55 | the request could not be sent |

@@ -276,8 +276,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         defer { meter.finish() }
         do {
             let request = try makeRequest(url, options: options)
-            let offset = options.headOnly ? 0 : options.continueAt?.offset(writingTo: destination) ?? 0
-            guard let (bytes, response) = try await startLoad(request, from: offset, session: session) else {
+            let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
+            guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, session: session, summary: &summary) else {
                 // Whole already: nothing to write, the file stays as it is.
                 return 0
             }
@@ -320,41 +320,68 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
     }
 
-    /// Starts loading `request`; from a positive `offset` (`-C`), asks for the bytes from there on and takes the
-    /// answer only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure``
-    /// when the rest cannot be had, having touched no file.
-    private func startLoad(_ request: LoadRequest, from offset: Int64, session: LoaderSession) async throws -> (LoadBytes, LoadResponse)? {
+    /// Starts loading `request`; from a positive `offset` (`-C`), asks for the bytes from there on (over HTTP, if
+    /// the resource is unmodified since `writtenAt`, when the partial file was last written) and takes the answer
+    /// only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure`` when the
+    /// rest cannot be had, having touched no file. Records the response in `summary` (for `-w`) either way.
+    private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, session: LoaderSession,
+                           summary: inout TransferSummary) async throws -> (LoadBytes, LoadResponse)? {
         guard offset > 0 else { return try await session.bytes(for: request) }
+        let isHTTP = request.scheme == "http" || request.scheme == "https"
         var ranged = request
         ranged.headerFields[.range] = "bytes=\(offset)-"
+        // A condition of the caller's own (-H 'If-Range: …') stands in its place.
+        if isHTTP, let writtenAt, ranged.headerFields[.ifRange] == nil, ranged.headerFields[.ifUnmodifiedSince] == nil {
+            ranged.headerFields[.ifUnmodifiedSince] = IMFFixdate.string(fromUnixTime: writtenAt)
+        }
+        func failure(_ reason: String, _ status: Int32, underlying: (any Error)? = nil) -> ContinueAt.Failure {
+            ContinueAt.Failure(error: LoadError(.resourceUnavailable, url: request.url, reason: "cannot go on from byte \(offset): \(reason)",
+                                                underlying: underlying), status: status)
+        }
         let started: (LoadBytes, LoadResponse)
         do {
             started = try await session.bytes(for: ranged)
-        } catch let error as LoadError where error.code == .resourceUnavailable {
-            // A handler without statuses (file:, ftp:) fails a range past the end; whether the resource ends just
-            // at the offset (the output is whole) is asked with its last byte.
-            if let (probe, answer) = try? await session.bytes(for: ContinueAt.lastByteRequest(request, offset: offset)) {
-                probe.task.cancel()
-                if ContinueAt.endsAt(offset, answer) { return nil }
+        } catch let error as LoadError where error.code == .resourceUnavailable && !isHTTP {
+            // A handler without statuses (file:, ftp:) fails a range past the end, as it fails a file it may not
+            // read: the resource's size tells which.
+            switch ContinueAt.verdict(size: await size(of: request, session: session), offset: offset) {
+            case .complete: return nil
+            case .refuse(let reason, let status) where status == ContinueAt.pastTheEnd: throw failure(reason, status, underlying: error)
+            default: throw error
             }
-            throw ContinueAt.Failure(error: LoadError(.resourceUnavailable, url: request.url,
-                                                      reason: "cannot go on from byte \(offset): \(error.reason ?? "past the end")", underlying: error),
-                                     status: ContinueAt.pastTheEnd)
         }
         let (bytes, response) = started
+        summary.response = response
         // With -f an error status is -f's to report (22), as without -C.
-        if failOnHTTPError, let status = response.status?.code, status >= 400, status != 416 { return started }
-        switch ContinueAt.verdict(on: response, offset: offset) {
+        if failOnHTTPError, let status = response.status?.code, status >= 400, status != 412, status != 416 { return started }
+        var verdict = ContinueAt.verdict(on: response, offset: offset)
+        if verdict == .askSize {
+            bytes.task.cancel()
+            verdict = ContinueAt.verdict(size: await size(of: request, session: session), offset: offset)
+        }
+        switch verdict {
         case .append:
             return started
         case .complete:
             bytes.task.cancel()
             return nil
+        case .askSize:
+            bytes.task.cancel()
+            throw failure("the handler sent other than the bytes from \(offset) on", ContinueAt.rangeError)
         case .refuse(let reason, let status):
             bytes.task.cancel()
-            throw ContinueAt.Failure(error: LoadError(.resourceUnavailable, url: request.url, reason: "cannot go on from byte \(offset): \(reason)"),
-                                     status: status)
+            throw failure(reason, status)
         }
+    }
+
+    /// The size of what `request` loads, from a `HEAD` of it; `nil` if that fails or does not tell.
+    private func size(of request: LoadRequest, session: LoaderSession) async -> Int64? {
+        var head = request
+        head.method = .head
+        head.headerFields[.range] = nil
+        guard let (bytes, response) = try? await session.bytes(for: head) else { return nil }
+        bytes.task.cancel()
+        return response.expectedContentLength
     }
 
     /// The session settings the options ask for.
@@ -365,6 +392,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
             if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
             if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty { throw ValidationError("-C resumes downloads only, not -T or -d") }
+            // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
+            if include || headOnly { throw ValidationError("-C cannot go with -i or -I: the head would be written into the file being completed") }
         }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
         // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);

@@ -77,6 +77,8 @@ extension LoaderSession {
     /// The request for the rest of a download: its bytes after those kept, if the resource is unchanged.
     func resumeRequest(_ resumeData: ResumeData) -> LoadRequest {
         var request = request(for: resumeData.url)
+        // Filtered again: resume data may have been kept elsewhere, or written by hand.
+        if let fields = resumeData.requestHeaderFields { request.headerFields.append(contentsOf: ResumeData.fieldsToKeep(fields)) }
         request.headerFields[.range] = "bytes=\(resumeData.bytesReceived)-"
         request.headerFields[.ifRange] = resumeData.validator
         return request

@@ -24,16 +24,34 @@ public struct ResumeData: Sendable, Hashable, Codable {
     public var lastModified: String?
     /// The whole body's length, when the response told it.
     public var expectedLength: Int64?
+    /// The header fields the download's request carried (an `Accept`, an app's own token), sent again with the
+    /// request for the rest; `nil` in resume data kept before they were. Without those the session adds again
+    /// (`Cookie`, `Authorization` and `Proxy-Authorization`, which its cookie store, delegates and credential
+    /// store answer anew), `Accept-Encoding`, and those of a range (`Range`, `If-Range`), so that the kept form
+    /// holds no secret a layer gave.
+    public var requestHeaderFields: HTTPFields?
 
     /// Makes resume data.
-    public init(url: URL, partialFile: URL, bytesReceived: Int64, entityTag: String?, lastModified: String?, expectedLength: Int64?) {
+    public init(url: URL, partialFile: URL, bytesReceived: Int64, entityTag: String?, lastModified: String?, expectedLength: Int64?,
+                requestHeaderFields: HTTPFields? = nil) {
         self.url = url
         self.partialFile = partialFile
         self.bytesReceived = bytesReceived
         self.entityTag = entityTag
         self.lastModified = lastModified
         self.expectedLength = expectedLength
+        self.requestHeaderFields = requestHeaderFields
     }
+
+    /// The fields of `fields` to send again with the request for the rest (see ``requestHeaderFields``).
+    static func fieldsToKeep(_ fields: HTTPFields) -> HTTPFields {
+        HTTPFields(fields.filter { !droppedFields.contains($0.name) })
+    }
+
+    /// What a resumed request never carries over: what the session's layers add again, and the fields of a
+    /// range. `Accept-Encoding` too: the rest must come as the first bytes came, uncoded, which a request with a
+    /// range asks for by sending none.
+    private static let droppedFields: Set<HTTPField.Name> = [.cookie, .authorization, .proxyAuthorization, .range, .ifRange, .acceptEncoding]
 
     /// The resume data as bytes to keep (JSON).
     public var data: Data {
@@ -78,6 +96,6 @@ public struct ResumeData: Sendable, Hashable, Codable {
             total = range.complete
         }
         return ResumeData(url: response.url, partialFile: file, bytesReceived: offset + written, entityTag: etag,
-                          lastModified: modified, expectedLength: total)
+                          lastModified: modified, expectedLength: total, requestHeaderFields: fieldsToKeep(request.headerFields))
     }
 }

@@ -3,15 +3,17 @@
 /// 416's length of the whole.
 public struct ContentRange: Equatable, Sendable {
     /// The first byte sent; `nil` for an unsatisfied range.
-    public var first: Int64?
+    public private(set) var first: Int64?
     /// The last byte sent; `nil` for an unsatisfied range.
-    public var last: Int64?
+    public private(set) var last: Int64?
     /// The whole representation's length, when given.
-    public var complete: Int64?
+    public private(set) var complete: Int64?
 
     /// Reads a `Content-Range` field's value; `nil` unless it is a well-formed range of bytes (the last byte
     /// never before the first, nor at or past the complete length).
     public init?(_ text: String) {
+        // Digits only: `Int64` would also take a sign.
+        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") }) else { return nil }
         let parts = text.trimmingSpaces().split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
         let halves = parts[1].split(separator: "/", omittingEmptySubsequences: false)

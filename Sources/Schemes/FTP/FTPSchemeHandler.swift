@@ -4,8 +4,8 @@ import Loader
 /// The `ftp:` and `ftps:` handler, over libcurl (FTP only): downloads (`RETR`) streamed with backpressure,
 /// uploads (`STOR`, for a request with a body or `PUT`), directory listings for a URL ending in `/` (the
 /// raw listing as `text/plain`; ``FTPListing/parse(_:)`` reads it), byte ranges (`REST`; the response's
-/// `Content-Range` says where the body starts, with the file's size when the range ran to its end, and a range
-/// from the file's size gives an empty body with `bytes */SIZE`), and FTPS —
+/// `Content-Range` says where the body starts, with the file's size when the range ran to its end; a range from
+/// the file's size gives an empty body), and FTPS —
 /// `ftps://` is implicit TLS, `ftp://` with ``FTPOptions/tls`` explicit (`AUTH TLS`).
 ///
 /// Login: the URL's user info, else anonymous. When the server refuses the login, the task's and the

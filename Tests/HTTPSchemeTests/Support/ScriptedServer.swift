@@ -166,7 +166,11 @@ private final class ScriptHandler: ChannelInboundHandler {
     /// /resumable-twice sends only 300 bytes of it and closes, unless N is 700; /resumable-capped sends a 206 of
     /// bytes N to N+99 alone. /resumable-changed has changed: any Range gets a whole 200 of other bytes (byte i is
     /// (i + 7) % 251) with ETag "v2". /resumable-gzip claims a gzip coding and closes after 400 bytes.
+    /// /resumable-token is /resumable for a request with `X-Token: t1` only, a 403 otherwise.
     private func playResumable(_ request: Request, path: String, context: ChannelHandlerContext) {
+        if path == "/resumable-token", request.header("x-token") != "t1" {
+            return Self.respond(context, status: "403 Forbidden", body: "no token\n")
+        }
         let body = (0..<1000).map { UInt8($0 % 251) }
         let fields = "Accept-Ranges: bytes\r\nContent-Type: application/octet-stream\r\n"
         guard path != "/resumable-gzip" else {
@@ -236,7 +240,7 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/truncated":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
             context.close(promise: nil)
-        case "/resumable", "/resumable-changed", "/resumable-twice", "/resumable-capped", "/resumable-gzip":
+        case "/resumable", "/resumable-changed", "/resumable-twice", "/resumable-capped", "/resumable-gzip", "/resumable-token":
             playResumable(request, path: path, context: context)
         case "/cache-truncated":
             // A response a cache may keep for an hour, cut short: nothing of it may be kept.

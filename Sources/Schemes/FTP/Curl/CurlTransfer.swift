@@ -42,6 +42,7 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var hasEnded = false
     private var isCleanedUp = false
     private var lastReportedUpload: Int64 = -1
+    /// Set while the transfer is configured, before the engine has it; read on the engine's thread after.
     /// The first byte a range asks for, and its last (`nil`: to the end), for the response's `Content-Range`;
     /// `nil` without a range or for a suffix range (`bytes=-n`), whose start depends on a size not known here.
     private var rangeStart: Int64?
@@ -190,11 +191,11 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The `Content-Range` of `length` bytes sent for a range from `first` (to `last`, or to the end): with the
-    /// file's size when the range ran to its end, which it did if it was open or stopped short of its last byte.
-    /// Nothing sent for a range open from the file's size (libcurl's "already completely downloaded") is told as
-    /// `bytes */SIZE`, the form of a range that selects nothing; `nil` for nothing sent for a closed range.
+    /// file's size when the range ran to its end, which it did if it was open or stopped short of its last byte;
+    /// `nil` when nothing was sent (a range from the file's size, which libcurl ends as "already completely
+    /// downloaded", or one past the end of a server without `SIZE`: the two look alike from here).
     static func contentRange(from first: Int64, to last: Int64?, length: Int64) -> String? {
-        if length == 0 { return last == nil ? "bytes */\(first)" : nil }
+        guard length > 0 else { return nil }
         let end = first + length - 1
         let ranToEnd = last.map { end < $0 } ?? true
         return "bytes \(first)-\(end)/" + (ranToEnd ? String(end + 1) : "*")
