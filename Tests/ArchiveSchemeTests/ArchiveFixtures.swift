@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Archives made for the tests by Python's `zipfile` and `tarfile` (another implementation than the one that reads
 /// them), in a folder of their own.
@@ -9,8 +10,17 @@ struct ArchiveFixtures {
     /// 600,000 bytes: more than two of the handler's reads.
     static let medium = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 
-    /// Makes the archives in a new folder; `large` adds large.tar.gz, a 160 MiB entry (seconds of CPU to make).
-    init(large: Bool = false) throws {
+    /// Makes the archives in a new folder, on a thread of its own: Python runs for a second or more (several with
+    /// `large`), and a test that waited for it on Swift's cooperative pool held one of its two threads meanwhile;
+    /// a few side by side stalled every other suite's loads until their request timeouts fired (fresh-clone runs
+    /// at f7fb308 and 129ba24 failed so).
+    static func make(large: Bool = false) async throws -> ArchiveFixtures {
+        try await offCooperativePool { try ArchiveFixtures(large: large) }
+    }
+
+    /// Makes the archives in a new folder, blocking; `large` adds large.tar.gz, a 160 MiB entry (seconds of CPU to
+    /// make). Tests call ``make(large:)``.
+    private init(large: Bool) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("archives-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let script = """

@@ -16,7 +16,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("An entry of a zip, and of tar archives compressed with gzip, xz and bzip2, with its type, length and time")
     func entries() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try await ArchiveFixtures.make()
         defer { fixtures.remove() }
         for archive in ["site.zip", "site.tar.gz", "site.tar.xz", "site.tar.bz2"] {
             let (index, response) = try await session().data(from: fixtures.url(archive, "docs/index.html"))
@@ -34,7 +34,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("HEAD answers the entry's head without its body")
     func head() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try await ArchiveFixtures.make()
         defer { fixtures.remove() }
         var request = LoadRequest(url: fixtures.url("site.zip", "docs/img/logo.bin"))
         request.method = .head
@@ -45,7 +45,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("A folder is listed: its entries sorted, folders with a slash, folders only implied by deeper entries too")
     func listing() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try await ArchiveFixtures.make()
         defer { fixtures.remove() }
         for archive in ["site.zip", "site.tar.gz"] {
             let (top, response) = try await session().data(from: fixtures.url(archive, ""))
@@ -58,7 +58,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("Errors name the URL: a missing archive or entry, a folder asked for as a file, noise, a cut-short archive")
     func errors() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try await ArchiveFixtures.make()
         defer { fixtures.remove() }
         let cases: [(URL, LoadError.Code)] = [
             (fixtures.url("absent.zip", "a.txt"), .fileDoesNotExist),
@@ -79,7 +79,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("Links are followed inside the archive (not out of it, not forever); a repeated name serves its first entry")
     func links() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try await ArchiveFixtures.make()
         defer { fixtures.remove() }
         for name in ["data/real.txt", "data/hard.txt", "data/sym.txt"] {
             let (body, _) = try await session().data(from: fixtures.url("links.tar", name))
@@ -97,7 +97,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("A folder a zip only implies is a folder; a raw space in the URL is read; a FIFO or a query in the archive's place is refused")
     func edges() async throws {
-        let fixtures = try ArchiveFixtures()
+        let fixtures = try await ArchiveFixtures.make()
         defer { fixtures.remove() }
         let folder = await loadError { _ = try await session().data(from: fixtures.url("site.zip", "docs")) }
         #expect(folder?.code == .fileIsDirectory, "\(String(describing: folder))")
@@ -114,7 +114,7 @@ struct ArchiveSchemeHandlerTests {
 
     @Test("archive: passes the conformance suite")
     func conformance() async throws {
-        let fixtures = try ArchiveFixtures(large: true)
+        let fixtures = try await ArchiveFixtures.make(large: true)
         defer { fixtures.remove() }
         let suiteFixtures = ConformanceFixtures(
             success: [

@@ -1,6 +1,7 @@
 import Foundation
 import Loader
 import LoadURLCommand
+import TestSupport
 import Testing
 
 @Suite("loadurl: the archive: plugin")
@@ -11,16 +12,20 @@ struct CLIArchiveTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let zip = directory.appendingPathComponent("site.zip")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
-            import sys, zipfile
-            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
-                z.writestr("docs/readme.txt", "inside\\n")
-            """, zip.path]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        // Waited for on a thread of its own, not on the cooperative pool the other suites' loads need.
+        let status = try await offCooperativePool { () throws -> Int32 in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", """
+                import sys, zipfile
+                with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                    z.writestr("docs/readme.txt", "inside\\n")
+                """, zip.path]
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(status == 0)
         let base = "archive:" + zip.absoluteString + "!/"
         let entry = directory.appendingPathComponent("entry"), listing = directory.appendingPathComponent("listing")
         let command = try LoadURL.parse(["-o", entry.path, "-o", listing.path, base + "docs/readme.txt", base + "docs/"])

@@ -93,6 +93,11 @@ struct CLIContinueAtTests {
         #expect(run.status == 33, "\(run.stderr)")
         #expect(run.stderr.contains("changed on the server"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == marked(100_000))
+        // Declined as curl declines a field: the rest is appended without the condition.
+        let declined = try await LoadURLProcess.run(["-sS", "-H", "If-Unmodified-Since:", "-C", "-", "-o", path,
+                                                     "http://127.0.0.1:\(server.httpPort)/300k.bin"])
+        #expect(declined.status == 0, "\(declined.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 300_000)
     }
 
     @Test("http: with -f an error status is still 22, and the partial file is left as it was")
@@ -143,7 +148,7 @@ struct CLIContinueAtTests {
         #expect(past.status == 36, "\(past.stderr)")
         #expect(past.stderr.contains(url), "\(past.stderr)")
         #expect(untouched == marked(200_003))
-        // A file it may not read is that error (37), not a resume's.
+        // A missing file is that error (37), not a resume's, and the output is left.
         let missing = try await resume(url + "-missing", startingWith: marked(10))
         #expect(missing.0.status == 37, "\(missing.0.stderr)")
         #expect(missing.1 == marked(10))

@@ -29,10 +29,17 @@ struct ContinueAtVerdictTests {
         #expect(ContinueAt.verdict(on: response(416, contentRange: "bytes */100"), offset: 100) == .complete)
         var multipart = response(206, contentRange: "bytes 100-199/200")
         multipart.headerFields[.contentType] = "multipart/byteranges; boundary=x"
+        var encoded = response(206, contentRange: "bytes 100-199/200")
+        encoded.headerFields[.contentEncoding] = "gzip"
+        // A resource whose own type is multipart, sent as one range, is appended.
+        var mixed = response(206, contentRange: "bytes 100-199/200")
+        mixed.headerFields[.contentType] = "multipart/mixed; boundary=y"
+        #expect(ContinueAt.verdict(on: mixed, offset: 100) == .append)
         let cases: [(LoadResponse, Int32)] = [
             (response(206, contentRange: "bytes 0-199/200"), ContinueAt.rangeError),  // starts elsewhere
             (response(206), ContinueAt.rangeError),  // says nothing of where it starts
             (multipart, ContinueAt.rangeError),
+            (encoded, ContinueAt.rangeError),
             (response(200), ContinueAt.rangeError),  // the whole, range ignored
             (response(412), ContinueAt.rangeError),  // changed since the partial file was written
             (response(404), ContinueAt.rangeError),

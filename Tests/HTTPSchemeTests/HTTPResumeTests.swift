@@ -40,11 +40,15 @@ struct HTTPResumeTests {
         #expect(Bytes.difference(try Data(contentsOf: file), Self.original) == nil)
     }
 
-    @Test("The request's own fields go with the request for the rest (kept in the resume data's stored form); the credentials a layer answers do not")
+    @Test("The request's own fields go with the request for the rest (kept in the resume data's stored form); the credentials a layer answers and the session's fields do not")
     func fieldsKept() async throws {
         let folder = folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let session = try session(folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let session = try Nginx.session {
+            $0.temporaryDirectory = folder
+            $0.additionalHeaderFields[HTTPField.Name("X-Session-Key")!] = "s1"
+        }
         var request = LoadRequest(url: ScriptedServer.shared.url("/resumable-token"))
         request.headerFields[HTTPField.Name("X-Token")!] = "t1"
         request.headerFields[.accept] = "application/octet-stream"
@@ -55,6 +59,7 @@ struct HTTPResumeTests {
         #expect(kept.requestHeaderFields?[HTTPField.Name("X-Token")!] == "t1")
         #expect(kept.requestHeaderFields?[.accept] == "application/octet-stream")
         #expect(kept.requestHeaderFields?[.authorization] == nil, "a credential was kept in the resume data")
+        #expect(kept.requestHeaderFields?[HTTPField.Name("X-Session-Key")!] == nil, "a field the session adds was kept")
         #expect(!String(decoding: kept.data, as: UTF8.self).contains("secret"))
         // The server serves the rest only to a request with the token: without it, a 403 and no whole file.
         let (file, response) = try await session.download(resumeFrom: kept)

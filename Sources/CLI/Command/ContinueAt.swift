@@ -84,11 +84,16 @@ struct ContinueAt: Equatable, Sendable {
             switch status {
             case 206:
                 // Several ranges in one body (a server that merged or split them) are no rest to append.
-                if fields[.contentType]?.lowercased().hasPrefix("multipart/") == true {
+                if fields[.contentType]?.lowercased().hasPrefix("multipart/byteranges") == true {
                     return .refuse("the server sent several ranges (multipart), not the rest from byte \(offset)", status: rangeError)
                 }
+                // A coding of the rest (none was asked for) is not the bytes that follow those here.
+                if let coding = fields[.contentEncoding], coding.lowercased() != "identity" {
+                    return .refuse("the server sent the rest encoded (\(coding)), not as the bytes that follow", status: rangeError)
+                }
             case 412:
-                return .refuse("the file changed on the server since the partial file was written (412)", status: rangeError)
+                return .refuse("the file changed on the server since the partial file was written (412; -H 'If-Unmodified-Since:' goes on without asking)",
+                               status: rangeError)
             case 416:
                 guard let complete = range?.complete else {
                     return .refuse("the server refused the range from byte \(offset) and did not say the file's length", status: rangeError)

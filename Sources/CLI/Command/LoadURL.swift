@@ -277,7 +277,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         do {
             let request = try makeRequest(url, options: options)
             let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
-            guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, session: session, summary: &summary) else {
+            guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,
+                                                                   session: session, summary: &summary) else {
                 // Whole already: nothing to write, the file stays as it is.
                 return 0
             }
@@ -324,14 +325,17 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// the resource is unmodified since `writtenAt`, when the partial file was last written) and takes the answer
     /// only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure`` when the
     /// rest cannot be had, having touched no file. Records the response in `summary` (for `-w`) either way.
-    private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, session: LoaderSession,
+    private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
                            summary: inout TransferSummary) async throws -> (LoadBytes, LoadResponse)? {
         guard offset > 0 else { return try await session.bytes(for: request) }
         let isHTTP = request.scheme == "http" || request.scheme == "https"
         var ranged = request
         ranged.headerFields[.range] = "bytes=\(offset)-"
-        // A condition of the caller's own (-H 'If-Range: …') stands in its place.
-        if isHTTP, let writtenAt, ranged.headerFields[.ifRange] == nil, ranged.headerFields[.ifUnmodifiedSince] == nil {
+        // A condition of the caller's own (-H 'If-Range: …') stands in its place, and -H 'If-Unmodified-Since:'
+        // (curl's way to send no such field) goes without: the partial file's time is the client's clock, and
+        // its last write, not when its first bytes came.
+        let declined = options.headers.contains { $0.lowercased().filter { $0 != " " } == "if-unmodified-since:" }
+        if isHTTP, !declined, let writtenAt, ranged.headerFields[.ifRange] == nil, ranged.headerFields[.ifUnmodifiedSince] == nil {
             ranged.headerFields[.ifUnmodifiedSince] = IMFFixdate.string(fromUnixTime: writtenAt)
         }
         func failure(_ reason: String, _ status: Int32, underlying: (any Error)? = nil) -> ContinueAt.Failure {
@@ -342,8 +346,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         do {
             started = try await session.bytes(for: ranged)
         } catch let error as LoadError where error.code == .resourceUnavailable && !isHTTP {
-            // A handler without statuses (file:, ftp:) fails a range past the end, as it fails a file it may not
-            // read: the resource's size tells which.
+            // A handler without statuses (file:, ftp:) fails a range past the end with the code it gives other
+            // refusals (an FTP server's 550): the resource's size tells which this was.
             switch ContinueAt.verdict(size: await size(of: request, session: session), offset: offset) {
             case .complete: return nil
             case .refuse(let reason, let status) where status == ContinueAt.pastTheEnd: throw failure(reason, status, underlying: error)

@@ -167,7 +167,7 @@ extension LoaderSession {
                 let (file, response) = written
                 let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
                 let offset = response.status?.code == 206 ? resume?.bytesReceived ?? 0 : 0
-                if let whole = ResumeData.after(response, of: request, file: file, written: size - offset, offset: offset) {
+                if let whole = ResumeData.after(response, of: request, original: request, file: file, written: size - offset, offset: offset) {
                     partial.withLock { $0 = whole }
                 } else {
                     try? FileManager.default.removeItem(at: file)
@@ -287,7 +287,8 @@ extension LoaderSession {
                 do { try flush() } catch { _ = try? handle.resize(to: offset + written) }
                 // Not when the file itself could not be written (a full disk): its bytes go, to give the space back.
                 guard (error as? LoadError)?.code != .cannotWriteToFile,
-                      let resumable = ResumeData.after(result.response, of: task.currentRequest, file: file, written: written, offset: offset) else {
+                      let resumable = ResumeData.after(result.response, of: task.currentRequest, original: task.originalRequest,
+                                                        file: file, written: written, offset: offset) else {
                     throw error
                 }
                 partial?.withLock { $0 = resumable }

@@ -24,14 +24,16 @@ public struct ResumeData: Sendable, Hashable, Codable {
     public var lastModified: String?
     /// The whole body's length, when the response told it.
     public var expectedLength: Int64?
-    /// The header fields the download's request carried (an `Accept`, an app's own token), sent again with the
-    /// request for the rest; `nil` in resume data kept before they were. Without those the session adds again
-    /// (`Cookie`, `Authorization` and `Proxy-Authorization`, which its cookie store, delegates and credential
-    /// store answer anew), `Accept-Encoding`, and those of a range (`Range`, `If-Range`), so that the kept form
-    /// holds no secret a layer gave.
+    /// The header fields the caller's request carried (an `Accept`, an app's own token), sent again with the
+    /// request for the rest; `nil` in resume data kept before they were. Only the caller's own, as they still
+    /// were on the last request (a redirect to another origin drops some), never those the session or its layers
+    /// added (the session's additional fields, a cache's conditions: they are added anew); and without `Cookie`,
+    /// `Authorization`, `Proxy-Authorization` (answered anew by the cookie store, delegates and credential store,
+    /// so a caller's own `Authorization` is not kept), `Accept-Encoding` and the range's fields. Any other field
+    /// the caller set, a token of its own included, is kept as it was, in ``data`` too: keep that as safely.
     public var requestHeaderFields: HTTPFields?
 
-    /// Makes resume data.
+    /// Makes resume data; `requestHeaderFields` are sent again, filtered as that property says.
     public init(url: URL, partialFile: URL, bytesReceived: Int64, entityTag: String?, lastModified: String?, expectedLength: Int64?,
                 requestHeaderFields: HTTPFields? = nil) {
         self.url = url
@@ -69,7 +71,8 @@ public struct ResumeData: Sendable, Hashable, Codable {
 
     /// Resume data for a download of `request` that wrote `written` bytes of `response` into `file`, or `nil` when
     /// the server could not serve the rest (see the type's summary).
-    static func after(_ response: LoadResponse, of request: LoadRequest, file: URL, written: Int64, offset: Int64) -> ResumeData? {
+    /// `original` is the caller's request, whose fields, as they still are in `request` (the last hop's), are kept.
+    static func after(_ response: LoadResponse, of request: LoadRequest, original: LoadRequest, file: URL, written: Int64, offset: Int64) -> ResumeData? {
         let scheme = response.url.scheme?.lowercased()
         guard written + offset > 0, request.method == .get, scheme == "http" || scheme == "https",
               let status = response.status?.code else { return nil }
@@ -96,6 +99,6 @@ public struct ResumeData: Sendable, Hashable, Codable {
             total = range.complete
         }
         return ResumeData(url: response.url, partialFile: file, bytesReceived: offset + written, entityTag: etag,
-                          lastModified: modified, expectedLength: total, requestHeaderFields: fieldsToKeep(request.headerFields))
+                          lastModified: modified, expectedLength: total, requestHeaderFields: fieldsToKeep(HTTPFields(original.headerFields.filter { request.headerFields.contains($0) })))
     }
 }
