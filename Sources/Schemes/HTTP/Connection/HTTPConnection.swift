@@ -91,7 +91,12 @@ final class HTTPConnection: Sendable {
             channel.write(HTTPClientRequestPart.head(head), promise: nil)
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
             endWritten = true
+        } else if case .stream = body {
+            // Out at once: the stream's first chunk may be long in coming (a live source, a busy task pool), and a
+            // server that answers on the head (a 401, a 413) must see it meanwhile.
+            channel.writeAndFlush(HTTPClientRequestPart.head(head), promise: nil)
         } else {
+            // With the first chunk, in one write: a file's or a buffer's bytes are at hand.
             channel.write(HTTPClientRequestPart.head(head), promise: nil)
         }
         let expected = body.knownLength
