@@ -299,7 +299,6 @@ final class ConnectionPool: Sendable {
         do {
             let connection = try await open(key, url: url, ask: ask)
             state.withLock { state in
-                state.accepted += 1
                 state.host(key) { host in
                     host.connecting -= 1
                     host.leased.insert(ObjectIdentifier(connection))
@@ -352,6 +351,12 @@ final class ConnectionPool: Sendable {
             let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
             let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
             connection.attach(to: self)
+            // Counted under the pool's lock here, after the connection is made, and not in `connect`: `connect`
+            // takes that lock next, so the connection's fields, written on this thread, are seen there in an
+            // order the thread sanitizer can follow. The future's hand-over alone is not enough for it: when
+            // this closure ends before the awaiting task has suspended, the runtime resumes the task on an
+            // atomic it does not annotate, and the sanitizer reported a race on the connection's `channel`.
+            self.state.withLock { $0.accepted += 1 }
             return connection
         }.get()
     }
