@@ -334,7 +334,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // A condition of the caller's own (-H 'If-Range: …') stands in its place, and -H 'If-Unmodified-Since:'
         // (curl's way to send no such field) goes without: the partial file's time is the client's clock, and
         // its last write, not when its first bytes came.
-        let declined = options.headers.contains { $0.lowercased().filter { $0 != " " } == "if-unmodified-since:" }
+        let declined = try Self.headerFields(options.headers, url: request.url).removed.contains(.ifUnmodifiedSince)
         if isHTTP, !declined, let writtenAt, ranged.headerFields[.ifRange] == nil, ranged.headerFields[.ifUnmodifiedSince] == nil {
             ranged.headerFields[.ifUnmodifiedSince] = IMFFixdate.string(fromUnixTime: writtenAt)
         }
@@ -500,23 +500,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// The request for `url` that `options` describe.
     func makeRequest(_ url: URL, options: RequestOptions) throws -> LoadRequest {
         var request = LoadRequest(url: url)
-        // `Name:` with nothing after it sends no such field, as curl: not an earlier -H's, not one an
-        // option would add (`Content-Type:` with -d); Host and User-Agent, which the HTTP handler adds, stay.
-        var removed: [HTTPField.Name] = []
-        for header in options.headers {
-            // `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value.
-            let emptyValue = header.last == ";" && !header.contains(":")
-            let end = emptyValue ? header.index(before: header.endIndex) : header.firstIndex(of: ":")
-            guard let end, let name = HTTPField.Name(String(header[..<end].trimmingSpaces())) else {
-                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value' or 'Name;', not '\(header)'")
-            }
-            let value = emptyValue ? "" : String(header[header.index(after: end)...].trimmingSpaces())
-            if !emptyValue, value.isEmpty {
-                removed.append(name)
-            } else {
-                request.headerFields.append(HTTPField(name: name, value: value))
-            }
-        }
+        let (added, removed) = try Self.headerFields(options.headers, url: url)
+        request.headerFields.append(contentsOf: added)
         if let user = options.user {
             if request.scheme == "http" || request.scheme == "https" {
                 let pair = user.contains(":") ? user : user + ":"
@@ -558,6 +543,30 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
         for name in removed { request.headerFields[name] = nil }
         return request
+    }
+
+    /// What the `-H` options say: the fields to add, in order, and the names to send without.
+    ///
+    /// `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value. `Name:`
+    /// with nothing after it sends no such field, as curl: not an earlier -H's, not one an option would add
+    /// (`Content-Type:` with -d); Host and User-Agent, which the HTTP handler adds, stay.
+    static func headerFields(_ headers: [String], url: URL) throws -> (added: [HTTPField], removed: [HTTPField.Name]) {
+        var added: [HTTPField] = []
+        var removed: [HTTPField.Name] = []
+        for header in headers {
+            let emptyValue = header.last == ";" && !header.contains(":")
+            let end = emptyValue ? header.index(before: header.endIndex) : header.firstIndex(of: ":")
+            guard let end, let name = HTTPField.Name(String(header[..<end].trimmingSpaces())) else {
+                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value' or 'Name;', not '\(header)'")
+            }
+            let value = emptyValue ? "" : String(header[header.index(after: end)...].trimmingSpaces())
+            if !emptyValue, value.isEmpty {
+                removed.append(name)
+            } else {
+                added.append(HTTPField(name: name, value: value))
+            }
+        }
+        return (added, removed)
     }
 
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
