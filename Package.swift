@@ -91,8 +91,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // Plugins: handlers that are not built in, registered by the app that wants them. The archive: handler
-        // reads entries of local archives with the system's libarchive (Debian's libarchive-dev).
-        .systemLibrary(name: "CArchive", path: "Plugins/Archive/CArchive", providers: [.apt(["libarchive-dev"])]),
+        // reads entries of local archives with the system's libarchive, loaded when the first archive is opened
+        // (CArchive, like CCurl: only its headers, Debian's libarchive-dev, are needed to build).
+        .target(name: "CArchive", path: "Plugins/Archive/CArchive"),
         .target(name: "ArchiveScheme", dependencies: ["Loader", "CArchive"], path: "Plugins/Archive/Sources", swiftSettings: strict),
         // The built-in handlers, registered in one call.
         .target(

@@ -66,7 +66,13 @@ final class ArchiveReader {
             close(fd)
             throw LoadError(isFolder ? .fileIsDirectory : .cannotDecodeContentData, url: url, reason: "\(path) is not a regular file")
         }
-        guard let archive = archive_read_new() else {
+        // libarchive is loaded with the first archive opened (see CArchive.h). Without it the scheme is not
+        // there, as ftp: is not without libcurl: unsupportedURL (curl's exit 1).
+        if let missing = carchive_load() {
+            close(fd)
+            throw LoadError(.unsupportedURL, url: url, reason: String(cString: missing))
+        }
+        guard let archive = carchive_read_new() else {
             close(fd)
             throw LoadError(.unknown, url: url, reason: "libarchive could not start a reader")
         }
@@ -74,20 +80,20 @@ final class ArchiveReader {
         self.descriptor = fd
         // Compressions libarchive undoes itself; not filter_all, which also hands some (lrzip, lzop, grzip) to an
         // outside program through the shell.
-        archive_read_support_filter_gzip(archive)
-        archive_read_support_filter_bzip2(archive)
-        archive_read_support_filter_xz(archive)
-        archive_read_support_filter_lzma(archive)
-        archive_read_support_filter_zstd(archive)
-        archive_read_support_filter_lz4(archive)
-        archive_read_support_filter_compress(archive)
-        archive_read_support_format_all(archive)
-        let opened = try Self.inUTF8 { archive_read_open_fd(archive, fd, 256 * 1024) }
+        carchive_read_support_filter_gzip(archive)
+        carchive_read_support_filter_bzip2(archive)
+        carchive_read_support_filter_xz(archive)
+        carchive_read_support_filter_lzma(archive)
+        carchive_read_support_filter_zstd(archive)
+        carchive_read_support_filter_lz4(archive)
+        carchive_read_support_filter_compress(archive)
+        carchive_read_support_format_all(archive)
+        let opened = try Self.inUTF8 { carchive_read_open_fd(archive, fd, 256 * 1024) }
         guard opened == ARCHIVE_OK else { throw failure("cannot open") }
     }
 
     deinit {
-        archive_read_free(archive)
+        carchive_read_free(archive)
         close(descriptor)
     }
 
@@ -98,29 +104,29 @@ final class ArchiveReader {
 
     private func nextHeader() throws(LoadError) -> Entry? {
         var header: OpaquePointer?
-        let status = archive_read_next_header(archive, &header)
+        let status = carchive_read_next_header(archive, &header)
         if status == ARCHIVE_EOF { return nil }
         // A warning (an unknown extended attribute) still gives a usable header.
         guard status == ARCHIVE_OK || status == ARCHIVE_WARN, let header else { throw failure("cannot read an entry of") }
-        skipsBySeeking = archive_format(archive) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_ZIP
-        guard let raw = archive_entry_pathname_utf8(header) ?? archive_entry_pathname(header) else {
+        skipsBySeeking = carchive_format(archive) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_ZIP
+        guard let raw = carchive_entry_pathname_utf8(header) ?? carchive_entry_pathname(header) else {
             throw LoadError(.cannotDecodeContentData, url: url, reason: "an entry's name in the archive \(path) cannot be read as UTF-8")
         }
         let name = Self.string(raw)
-        let type = archive_entry_filetype(header)
+        let type = carchive_entry_filetype(header)
         return Entry(name: ArchiveURL.normalized(name), isFolder: type == CArchiveTypeFolder || name.hasSuffix("/"),
                      isRegularFile: type == CArchiveTypeRegular,
-                     hardLink: (archive_entry_hardlink_utf8(header) ?? archive_entry_hardlink(header)).flatMap { ArchiveURL.normalized(Self.string($0)) },
-                     symbolicLink: (archive_entry_symlink_utf8(header) ?? archive_entry_symlink(header)).map(Self.string),
-                     isEncrypted: archive_entry_is_encrypted(header) != 0,
-                     size: archive_entry_size_is_set(header) != 0 ? archive_entry_size(header) : nil,
-                     modified: archive_entry_mtime_is_set(header) != 0 ? Int(archive_entry_mtime(header)) : nil)
+                     hardLink: (carchive_entry_hardlink_utf8(header) ?? carchive_entry_hardlink(header)).flatMap { ArchiveURL.normalized(Self.string($0)) },
+                     symbolicLink: (carchive_entry_symlink_utf8(header) ?? carchive_entry_symlink(header)).map(Self.string),
+                     isEncrypted: carchive_entry_is_encrypted(header) != 0,
+                     size: carchive_entry_size_is_set(header) != 0 ? carchive_entry_size(header) : nil,
+                     modified: carchive_entry_mtime_is_set(header) != 0 ? Int(carchive_entry_mtime(header)) : nil)
     }
 
     /// Up to `buffer.count` bytes of the current entry's data; 0 at its end. A damaged or cut-short archive throws
     /// rather than ending the entry early.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(LoadError) -> Int {
-        let got = try Self.inUTF8 { archive_read_data(archive, buffer.baseAddress, buffer.count) }
+        let got = try Self.inUTF8 { carchive_read_data(archive, buffer.baseAddress, buffer.count) }
         guard got >= 0 else { throw failure("cannot read the entry's data from") }
         return got
     }
@@ -140,9 +146,9 @@ final class ArchiveReader {
 
     /// A `LoadError` for what libarchive reports: the system's errno where it has one, else a damaged archive.
     private func failure(_ doing: String) -> LoadError {
-        let message = archive_error_string(archive).map { String(cString: $0) } ?? "unknown error"
+        let message = carchive_error_string(archive).map { String(cString: $0) } ?? "unknown error"
         let reason = "\(doing) the archive \(path): \(message)"
-        switch archive_errno(archive) {
+        switch carchive_errno(archive) {
         case EACCES, EPERM: return LoadError(.noPermissionsToReadFile, url: url, reason: reason)
         default: return LoadError(.cannotDecodeContentData, url: url, reason: reason)
         }
