@@ -112,6 +112,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("data-binary"), help: "POST DATA (or @FILE) byte for byte (repeatable, joined with &).")
     public var dataBinary: [String] = []
 
+    /// Parts of a `multipart/form-data` POST, as curl's -F: `name=value`, `name=@FILE` (the file uploaded),
+    /// `name=<FILE` (its contents as the value); see ``FormPart``.
+    @Option(name: [.customShort("F"), .customLong("form")], help: "POST a multipart form part: name=VALUE, name=@FILE (uploaded, ;type= ;filename=), name=<FILE (contents as value) (repeatable).")
+    public var form: [String] = []
+
     /// A file to upload with PUT (`-` for standard input); to a URL ending in `/`, under the file's own name.
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "PUT the contents of FILE ('-' for stdin), streamed; to a URL ending in / under FILE's name.")
     public var uploadFile: String?
@@ -395,9 +400,18 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
             if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty { throw ValidationError("-C resumes downloads only, not -T or -d") }
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !form.isEmpty { throw ValidationError("-C resumes downloads only, not -T, -d or -F") }
             // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
             if include || headOnly { throw ValidationError("-C cannot go with -i or -I: the head would be written into the file being completed") }
+        }
+        if !form.isEmpty {
+            // One body per request, as curl's "you can only select one HTTP request method".
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || headOnly {
+                throw ValidationError("-F cannot go with -d, --data-binary, -T or -I: a request has one body")
+            }
+            for part in form {
+                do throws(FormPart.Malformed) { _ = try FormPart(part) } catch { throw ValidationError(error.description) }
+            }
         }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
         // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
@@ -466,6 +480,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let user: String?
         let data: [String]
         let dataBinary: [String]
+        /// The -F parts (checked already by ``makeConfiguration()``).
+        let form: [FormPart]
         let uploadFile: String?
         let headOnly: Bool
         let method: String?
@@ -479,9 +495,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
     var requestOptions: RequestOptions {
-        let readsInput = (data + dataBinary).contains("@-")
+        let parts = form.compactMap { try? FormPart($0) }
+        let readsInput = (data + dataBinary).contains("@-") || parts.contains { $0.content == .file(path: "-") || $0.content == .fileContents(path: "-") }
         let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
-        var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, uploadFile: uploadFile,
+        var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, form: parts, uploadFile: uploadFile,
                                      headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init),
                                      standardInput: input)
         if let writeOut, writeOut.hasPrefix("@") {
@@ -519,6 +536,17 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             request.body = try Self.body(form: options.data, binary: options.dataBinary, input: options.standardInput, url: url)
             if !options.data.isEmpty, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            }
+        }
+        if !options.form.isEmpty {
+            request.method = .post
+            let form = try MultipartForm(options.form, input: options.standardInput, url: url)
+            request.body = form.requestBody(url: url)
+            // A type of the caller's own (-H) is kept, with the boundary added, as curl does.
+            if let own = request.headerFields[.contentType], !own.isEmpty {
+                request.headerFields[.contentType] = own.contains("boundary=") ? own : own + "; boundary=" + form.boundary
+            } else {
+                request.headerFields[.contentType] = form.contentType
             }
         }
         if let uploadFile = options.uploadFile {

@@ -1,0 +1,245 @@
+import Foundation
+import Loader
+import Synchronization
+
+/// One `-F` option, read as curl reads `name=content`: `name=text` a text part, `name=@FILE` the file uploaded
+/// (with its name and a type from its extension), `name=<FILE` the file's contents as a text part; `-` is
+/// standard input. After `@FILE` or `<FILE`, `;type=TYPE` and `;filename=NAME` set the part's type and file
+/// name; a file name with `;` or `"` in it is written in double quotes (`\"` and `\\` inside). A text value is
+/// sent as written.
+struct FormPart: Equatable, Sendable {
+    enum Content: Equatable, Sendable {
+        /// The value itself.
+        case text(String)
+        /// A file uploaded as a file (`@`): its bytes, its name as the part's `filename`.
+        case file(path: String)
+        /// A file's contents as the part's value (`<`), with no file name.
+        case fileContents(path: String)
+    }
+
+    var name: String
+    var content: Content
+    /// `;type=`: the part's `Content-Type`.
+    var type: String?
+    /// `;filename=`: the name sent in place of the file's own.
+    var filename: String?
+
+    /// Why a `-F` option cannot be read.
+    struct Malformed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(name: String, content: Content, type: String? = nil, filename: String? = nil) {
+        self.name = name
+        self.content = content
+        self.type = type
+        self.filename = filename
+    }
+
+    /// Reads one `-F` option.
+    init(_ option: String) throws(Malformed) {
+        guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
+            throw Malformed(description: "-F wants 'name=content', not '\(option)'")
+        }
+        name = String(option[..<equals])
+        let rest = option[option.index(after: equals)...]
+        guard let marker = rest.first, marker == "@" || marker == "<" else {
+            content = .text(String(rest))
+            return
+        }
+        var words = try Self.words(rest.dropFirst(), option: option)
+        guard !words.isEmpty, !words[0].isEmpty else { throw Malformed(description: "-F '\(option)' names no file") }
+        let path = words.removeFirst()
+        content = marker == "@" ? .file(path: path) : .fileContents(path: path)
+        for word in words {
+            if word.hasPrefix("type=") {
+                type = String(word.dropFirst(5))
+            } else if word.hasPrefix("filename=") {
+                filename = String(word.dropFirst(9))
+            } else {
+                throw Malformed(description: "-F '\(option)': unknown setting '\(word)' (type= and filename= are read)")
+            }
+        }
+    }
+
+    /// `text` split at the `;` outside double quotes, quotes taken off and their `\` escapes undone.
+    private static func words(_ text: Substring, option: String) throws(Malformed) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var quoted = false
+        var escaped = false
+        for character in text {
+            if escaped {
+                word.append(character)
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == ";", !quoted {
+                words.append(word)
+                word = ""
+            } else {
+                word.append(character)
+            }
+        }
+        guard !quoted, !escaped else { throw Malformed(description: "-F '\(option)' has an unclosed quote") }
+        words.append(word)
+        return words
+    }
+}
+
+/// The `multipart/form-data` body (RFC 7578) of the `-F` parts, in order. Text and `<FILE` parts are read when
+/// the body is made; `@FILE` parts are read as the body is sent, 64 KiB at a time, so that a large upload does
+/// not sit in memory. The length is announced (`Content-Length`) from the files' sizes, and a file that gives
+/// other than its size while being sent fails the upload, naming it.
+struct MultipartForm: Sendable {
+    /// A piece of the body: bytes made beforehand, or a file to read when sending.
+    enum Segment: Sendable {
+        case bytes(Data)
+        case file(path: String, size: Int64)
+    }
+
+    let boundary: String
+    let segments: [Segment]
+
+    /// The `Content-Type` field's value: `multipart/form-data` with the boundary.
+    var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// The body's size in bytes.
+    var length: Int64 {
+        segments.reduce(0) { total, segment in
+            switch segment {
+            case .bytes(let data): total + Int64(data.count)
+            case .file(_, let size): total + size
+            }
+        }
+    }
+
+    /// The form of `parts`; `input` is standard input, read already when a part names `-`. Throws a `LoadError`
+    /// naming `url` when a file cannot be read.
+    init(_ parts: [FormPart], input: Data?, url: URL, boundary: String = MultipartForm.newBoundary()) throws {
+        self.boundary = boundary
+        var segments: [Segment] = []
+        var pending = Data()
+        func read(_ path: String) throws -> Data {
+            guard let data = path == "-" ? input : FileManager.default.contents(atPath: path) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path)")
+            }
+            return data
+        }
+        for part in parts {
+            var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(part.name))\""
+            switch part.content {
+            case .text(let value):
+                head += part.type.map { "\r\nContent-Type: \($0)" } ?? ""
+                pending.append(Data((head + "\r\n\r\n" + value + "\r\n").utf8))
+            case .fileContents(let path):
+                head += part.type.map { "\r\nContent-Type: \($0)" } ?? ""
+                pending.append(Data((head + "\r\n\r\n").utf8))
+                pending.append(try read(path))
+                pending.append(Data("\r\n".utf8))
+            case .file(let path):
+                let filename = part.filename ?? (path == "-" ? "-" : URL(fileURLWithPath: path).lastPathComponent)
+                head += "; filename=\"\(Self.quoted(filename))\"\r\nContent-Type: \(part.type ?? PathContentTypes.type(forPath: filename))"
+                pending.append(Data((head + "\r\n\r\n").utf8))
+                if path == "-" {
+                    pending.append(try read(path))
+                } else {
+                    var info = stat()
+                    guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else {
+                        throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path) (not a readable file)")
+                    }
+                    segments.append(.bytes(pending))
+                    pending = Data()
+                    segments.append(.file(path: path, size: Int64(info.st_size)))
+                }
+                pending.append(Data("\r\n".utf8))
+            }
+        }
+        pending.append(Data("--\(boundary)--\r\n".utf8))
+        segments.append(.bytes(pending))
+        self.segments = segments
+    }
+
+    /// A boundary as curl makes them: dashes and random hex digits, which no part's bytes are likely to hold.
+    static func newBoundary() -> String {
+        "------------------------" + (0..<16).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
+    }
+
+    /// A name or file name for a quoted parameter: `"`, CR and LF percent-encoded, as browsers (and RFC 7578's
+    /// advice) do, so that it cannot end the quotes or the line.
+    private static func quoted(_ name: String) -> String {
+        name.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    /// The body: bytes when no file is read while sending, else a stream that reads each file as it is pulled.
+    func requestBody(url: URL) -> RequestBody {
+        if segments.count == 1, case .bytes(let data) = segments[0] { return .bytes(data) }
+        let segments = self.segments
+        return .stream(length: length) {
+            let reader = SegmentReader(segments: segments, url: url)
+            return AsyncThrowingStream(unfolding: { try reader.next() })
+        }
+    }
+}
+
+/// Reads a form's segments in order, a file 64 KiB at a time; one per sending of the body.
+private final class SegmentReader: Sendable {
+    private struct State {
+        var index = 0
+        var file: FileHandle?
+        var readFromFile: Int64 = 0
+    }
+
+    private let segments: [MultipartForm.Segment]
+    private let url: URL
+    private let state = Mutex(State())
+
+    init(segments: [MultipartForm.Segment], url: URL) {
+        self.segments = segments
+        self.url = url
+    }
+
+    deinit {
+        state.withLock { try? $0.file?.close() }
+    }
+
+    /// The next chunk, or `nil` after the last segment.
+    func next() throws -> Data? {
+        try state.withLock { state throws -> Data? in
+            while state.index < segments.count {
+                switch segments[state.index] {
+                case .bytes(let data):
+                    state.index += 1
+                    if !data.isEmpty { return data }
+                case .file(let path, let size):
+                    // Each turn returns, throws or moves to the next segment: the loop cannot spin.
+                    let remaining = size - state.readFromFile
+                    guard remaining > 0 else {
+                        try? state.file?.close()
+                        state.file = nil
+                        state.readFromFile = 0
+                        state.index += 1
+                        continue
+                    }
+                    if state.file == nil {
+                        guard let handle = FileHandle(forReadingAtPath: path) else {
+                            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path)")
+                        }
+                        state.file = handle
+                    }
+                    let chunk = try state.file?.read(upToCount: Int(min(64 * 1024, remaining))) ?? Data()
+                    guard !chunk.isEmpty else {
+                        throw LoadError(.requestBodyStreamExhausted, url: url,
+                                        reason: "-F: \(path) gave \(state.readFromFile) of its \(size) bytes (it changed while being sent)")
+                    }
+                    state.readFromFile += Int64(chunk.count)
+                    return chunk
+                }
+            }
+            return nil
+        }
+    }
+}
