@@ -4,9 +4,10 @@ import Synchronization
 
 /// One `-F` option, read as curl reads `name=content`: `name=text` a text part, `name=@FILE` the file uploaded
 /// (with its name and a type from its extension), `name=<FILE` the file's contents as a text part; `-` is
-/// standard input. After `@FILE` or `<FILE`, `;type=TYPE` and `;filename=NAME` set the part's type and file
-/// name; a file name with `;` or `"` in it is written in double quotes (`\"` and `\\` inside). A text value is
-/// sent as written.
+/// standard input. The content is split at `;` into the value and settings: `type=TYPE` (with any `;param=value`
+/// after it, as `type=text/plain;charset=utf-8`) and `filename=NAME` are read, other settings skipped with a
+/// warning, as curl does. A word that starts with `"` runs to the closing quote, `;` included (`\"` and `\\`
+/// inside). `--form-string` sends its value as written (``init(literal:)``).
 struct FormPart: Equatable, Sendable {
     enum Content: Equatable, Sendable {
         /// The value itself.
@@ -23,6 +24,8 @@ struct FormPart: Equatable, Sendable {
     var type: String?
     /// `;filename=`: the name sent in place of the file's own.
     var filename: String?
+    /// Settings skipped (curl warns "skip unknown form field"); not part of the part's identity.
+    private(set) var skipped: [String] = []
 
     /// Why a `-F` option cannot be read.
     struct Malformed: Error, CustomStringConvertible {
@@ -36,56 +39,92 @@ struct FormPart: Equatable, Sendable {
         self.filename = filename
     }
 
+    static func == (a: FormPart, b: FormPart) -> Bool {
+        a.name == b.name && a.content == b.content && a.type == b.type && a.filename == b.filename
+    }
+
+    /// Reads one `--form-string` option: `name=value`, the value as written.
+    init(literal option: String) throws(Malformed) {
+        guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
+            throw Malformed(description: "--form-string wants 'name=value', not '\(option)'")
+        }
+        self.init(name: String(option[..<equals]), content: .text(String(option[option.index(after: equals)...])))
+    }
+
     /// Reads one `-F` option.
     init(_ option: String) throws(Malformed) {
         guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
             throw Malformed(description: "-F wants 'name=content', not '\(option)'")
         }
         name = String(option[..<equals])
-        let rest = option[option.index(after: equals)...]
-        guard let marker = rest.first, marker == "@" || marker == "<" else {
-            content = .text(String(rest))
-            return
+        var rest = option[option.index(after: equals)...]
+        let marker = rest.first.flatMap { $0 == "@" || $0 == "<" ? $0 : nil }
+        if marker != nil { rest = rest.dropFirst() }
+        var words = try Self.words(rest, option: option)
+        let first = words.removeFirst()
+        switch marker {
+        case "@"?: content = .file(path: first)
+        case "<"?: content = .fileContents(path: first)
+        default: content = .text(first)
         }
-        var words = try Self.words(rest.dropFirst(), option: option)
-        guard !words.isEmpty, !words[0].isEmpty else { throw Malformed(description: "-F '\(option)' names no file") }
-        let path = words.removeFirst()
-        content = marker == "@" ? .file(path: path) : .fileContents(path: path)
+        if marker != nil, first.isEmpty { throw Malformed(description: "-F '\(option)' names no file") }
+        var inType = false
         for word in words {
-            if word.hasPrefix("type=") {
-                type = String(word.dropFirst(5))
-            } else if word.hasPrefix("filename=") {
-                filename = String(word.dropFirst(9))
-            } else {
-                throw Malformed(description: "-F '\(option)': unknown setting '\(word)' (type= and filename= are read)")
+            let trimmed = word.drop { $0 == " " }
+            if trimmed.hasPrefix("type=") {
+                type = String(trimmed.dropFirst(5))
+                inType = true
+            } else if trimmed.hasPrefix("filename=") {
+                filename = String(trimmed.dropFirst(9))
+                inType = false
+            } else if inType, trimmed.contains("="), !trimmed.hasPrefix("headers="), !trimmed.hasPrefix("encoder=") {
+                // A parameter of the type (`charset=utf-8`), kept with it as curl keeps it.
+                type! += ";" + word
+            } else if !trimmed.isEmpty {
+                skipped.append(String(trimmed))
+                inType = false
             }
         }
     }
 
-    /// `text` split at the `;` outside double quotes, quotes taken off and their `\` escapes undone.
+    /// `text` split at the `;` outside quotes. A quote that opens a word, or the value of a `key=` setting, runs
+    /// to the next unescaped `"` and is taken off, with `\"` and `\\` inside undone (any other `\` kept), and what
+    /// follows it up to the next `;` is dropped (curl 7.88 does the same); a quote elsewhere is an ordinary character.
     private static func words(_ text: Substring, option: String) throws(Malformed) -> [String] {
         var words: [String] = []
-        var word = ""
-        var quoted = false
-        var escaped = false
-        for character in text {
-            if escaped {
-                word.append(character)
-                escaped = false
-            } else if quoted, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if character == ";", !quoted {
-                words.append(word)
-                word = ""
-            } else {
-                word.append(character)
+        var index = text.startIndex
+        while true {
+            var word = ""
+            while index < text.endIndex, text[index] != ";" {
+                let opensQuote = text[index] == "\"" && (word.isEmpty || (word.last == "=" && word.dropLast().allSatisfy(\.isLetter)))
+                guard opensQuote else {
+                    word.append(text[index])
+                    index = text.index(after: index)
+                    continue
+                }
+                index = text.index(after: index)
+                var closed = false
+                while index < text.endIndex {
+                    let character = text[index]
+                    index = text.index(after: index)
+                    if character == "\"" {
+                        closed = true
+                        break
+                    }
+                    if character == "\\", index < text.endIndex, text[index] == "\"" || text[index] == "\\" {
+                        word.append(text[index])
+                        index = text.index(after: index)
+                    } else {
+                        word.append(character)
+                    }
+                }
+                guard closed else { throw Malformed(description: "-F '\(option)' has an unclosed quote") }
+                while index < text.endIndex, text[index] != ";" { index = text.index(after: index) }
             }
+            words.append(word)
+            guard index < text.endIndex else { return words }
+            index = text.index(after: index)  // the `;`
         }
-        guard !quoted, !escaped else { throw Malformed(description: "-F '\(option)' has an unclosed quote") }
-        words.append(word)
-        return words
     }
 }
 
@@ -218,6 +257,11 @@ private final class SegmentReader: Sendable {
                     // Each turn returns, throws or moves to the next segment: the loop cannot spin.
                     let remaining = size - state.readFromFile
                     guard remaining > 0 else {
+                        // One byte more would be more than was announced: the file grew while being sent.
+                        if let file = state.file, let more = try file.read(upToCount: 1), !more.isEmpty {
+                            throw LoadError(.requestBodyStreamExhausted, url: url,
+                                            reason: "-F: \(path) grew past its \(size) bytes while being sent")
+                        }
                         try? state.file?.close()
                         state.file = nil
                         state.readFromFile = 0

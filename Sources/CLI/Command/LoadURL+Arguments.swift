@@ -18,7 +18,7 @@ extension LoadURL {
     public static let longNamesOfOptionsWithValues: [String: String] = [
         "--output-dir": "--output-dir", "-w": "--write-out", "--write-out": "--write-out", "-m": "--max-time",
         "--max-time": "--max-time", "-X": "--request", "--request": "--request", "-H": "--header", "--header": "--header",
-        "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-F": "--form", "--form": "--form", "-T": "--upload-file",
+        "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-F": "--form", "--form": "--form", "--form-string": "--form-string", "-T": "--upload-file",
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
         "--cacert": "--cacert", "--resolve": "--resolve", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
         "--cookie-jar": "--cookie-jar", "-x": "--proxy", "--proxy": "--proxy", "--noproxy": "--noproxy", "-U": "--proxy-user",

@@ -117,6 +117,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("F"), .customLong("form")], help: "POST a multipart form part: name=VALUE, name=@FILE (uploaded, ;type= ;filename=), name=<FILE (contents as value) (repeatable).")
     public var form: [String] = []
 
+    /// Parts of a `multipart/form-data` POST whose value is sent as written: no `@`, `<` or `;` read.
+    @Option(name: .customLong("form-string"), help: "POST a multipart form part name=VALUE, the value as written (repeatable).")
+    public var formString: [String] = []
+
     /// A file to upload with PUT (`-` for standard input); to a URL ending in `/`, under the file's own name.
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "PUT the contents of FILE ('-' for stdin), streamed; to a URL ending in / under FILE's name.")
     public var uploadFile: String?
@@ -400,17 +404,27 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
             if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !form.isEmpty { throw ValidationError("-C resumes downloads only, not -T, -d or -F") }
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !form.isEmpty || !formString.isEmpty { throw ValidationError("-C resumes downloads only, not -T, -d or -F") }
             // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
             if include || headOnly { throw ValidationError("-C cannot go with -i or -I: the head would be written into the file being completed") }
         }
-        if !form.isEmpty {
+        if !form.isEmpty || !formString.isEmpty {
             // One body per request, as curl's "you can only select one HTTP request method".
             if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || headOnly {
                 throw ValidationError("-F cannot go with -d, --data-binary, -T or -I: a request has one body")
             }
-            for part in form {
-                do throws(FormPart.Malformed) { _ = try FormPart(part) } catch { throw ValidationError(error.description) }
+            for option in form {
+                do throws(FormPart.Malformed) {
+                    let part = try FormPart(option)
+                    for setting in part.skipped where !silent || showError {
+                        StandardStreams.error("loadurl: warning: -F '\(option)': skipped the unknown setting '\(setting)'\n")
+                    }
+                } catch {
+                    throw ValidationError(error.description)
+                }
+            }
+            for option in formString {
+                do throws(FormPart.Malformed) { _ = try FormPart(literal: option) } catch { throw ValidationError(error.description) }
             }
         }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
@@ -495,7 +509,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
     var requestOptions: RequestOptions {
-        let parts = form.compactMap { try? FormPart($0) }
+        // -F parts before --form-string ones: ArgumentParser keeps each option's own order only (as with -d).
+        let parts = form.compactMap { try? FormPart($0) } + formString.compactMap { try? FormPart(literal: $0) }
         let readsInput = (data + dataBinary).contains("@-") || parts.contains { $0.content == .file(path: "-") || $0.content == .fileContents(path: "-") }
         let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
         var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, form: parts, uploadFile: uploadFile,
@@ -540,11 +555,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         if !options.form.isEmpty {
             request.method = .post
-            let form = try MultipartForm(options.form, input: options.standardInput, url: url)
+            // A type of the caller's own (-H) is kept, with the boundary added as curl does, or with its own
+            // boundary, which the body then uses.
+            let own = request.headerFields[.contentType].flatMap { $0.isEmpty ? nil : $0 }
+            let ownBoundary = own.flatMap { MIMEType($0)?.parameter("boundary") }.flatMap { $0.isEmpty ? nil : $0 }
+            let form = try MultipartForm(options.form, input: options.standardInput, url: url,
+                                         boundary: ownBoundary ?? MultipartForm.newBoundary())
             request.body = form.requestBody(url: url)
-            // A type of the caller's own (-H) is kept, with the boundary added, as curl does.
-            if let own = request.headerFields[.contentType], !own.isEmpty {
-                request.headerFields[.contentType] = own.contains("boundary=") ? own : own + "; boundary=" + form.boundary
+            if let own {
+                request.headerFields[.contentType] = ownBoundary != nil ? own : own + "; boundary=" + form.boundary
             } else {
                 request.headerFields[.contentType] = form.contentType
             }
