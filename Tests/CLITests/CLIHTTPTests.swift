@@ -124,4 +124,25 @@ struct CLIHTTPTests {
         let posted = try await LoadURLProcess.run(["-d", "a=1&b=2", "http://127.0.0.1:\(server.httpPort)/echo"])
         #expect(posted.stdout.hasPrefix("method=POST length=7"))
     }
+
+    @Test("HTTP/2: https offers it and -i prints \"HTTP/2 200\" as curl does; --http1.1 keeps to HTTP/1.1, the last of --http1.1 and --http2 wins; -w %{http_version}")
+    func http2() async throws {
+        let server = try nginx()
+        let url = "https://localhost:\(server.h2Port)/hello.txt"
+        let negotiated = try await LoadURLProcess.run(["-i", "--cacert", server.caFile, url])
+        #expect(negotiated.status == 0, "\(negotiated.stderr)")
+        #expect(negotiated.stdout.hasPrefix("HTTP/2 200 \r\n"), "\(negotiated.stdout)")
+        #expect(negotiated.stdout.hasSuffix("\r\n\r\nHello from nginx\n"))
+        let versions = try await LoadURLProcess.run(["-s", "-w", "%{http_version}\n", "--cacert", server.caFile, url,
+                                                     "--http1.1", url, "https://localhost:\(server.httpsPort)/hello.txt",
+                                                     "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        // --http1.1 holds for every URL of the command, as curl's options do.
+        #expect(versions.stdout == String(repeating: "Hello from nginx\n1.1\n", count: 4), "\(versions.stdout)")
+        let last = try await LoadURLProcess.run(["-s", "-o", "/dev/null", "-w", "%{http_version}", "--http1.1", "--http2", "--cacert", server.caFile, url])
+        #expect(last.stdout == "2")
+        let plain = try await LoadURLProcess.run(["-s", "-o", "/dev/null", "-w", "%{http_version}", "--cacert", server.caFile, url])
+        #expect(plain.stdout == "2")
+        let failed = try await LoadURLProcess.run(["-s", "-w", "%{http_version}", "http://127.0.0.1:1/"])
+        #expect(failed.stdout == "0")
+    }
 }

@@ -133,7 +133,11 @@ struct HTTPNginxTests {
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
         // set it would take the default over its session's.
-        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 8)
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 9)
+        var http1Only = HTTPClientOptions()
+        http1Only.allowsHTTP2 = false
+        #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: http1Only).allowsHTTP2 == false)
+        #expect(HTTPClientOptions.merged(http1Only, over: HTTPClientOptions()).allowsHTTP2 == false)
         var proxied = HTTPClientOptions()
         proxied.httpProxy = HTTPClientOptions.Proxy(host: "proxy.test", port: 3128)
         proxied.httpsProxy = HTTPClientOptions.Proxy(host: "secure.test", port: 3129)

@@ -8,6 +8,11 @@ public enum TestServers {
         public let httpPort: Int
         /// The HTTPS port (certificate for `localhost`, signed by ``caFile``).
         public let httpsPort: Int
+        /// The same site as ``httpsPort`` over HTTP/2 (ALPN `h2`); ``httpsPort`` offers HTTP/1.1 alone.
+        public let h2Port: Int
+        /// HTTP/2 with a GOAWAY after every fifth request on a connection (`keepalive_requests 5`), serving the
+        /// same folder, each response with `X-Connection`.
+        public let h2GoAwayPort: Int
         /// An HTTPS port whose certificate (for `localhost`, from the test CA) expired in 2020.
         public let expiredPort: Int
         /// Whether nginx also listens on `[::1]` (the HTTP port), which it does where the machine has IPv6.
@@ -89,9 +94,10 @@ public enum TestServers {
     public static let nginx: Nginx? = {
         let values = environment
         guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
+              let h2 = values["H2_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
               let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"]
         else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
+        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2GoAwayPort: h2GoAway, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
     }()
 
     /// The running FTP servers, or `nil` if they could not be started.

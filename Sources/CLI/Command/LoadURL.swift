@@ -88,7 +88,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var failOnHTTPError = false
 
     /// A summary printed after each transfer.
-    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg}.")
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{http_version} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg}.")
     public var writeOut: String?
 
     /// The longest a single transfer may take.
@@ -144,6 +144,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// Skip certificate verification.
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate (dangerous).")
     public var insecure = false
+
+    /// Which HTTP versions https offers: `--http2` (the default) or `--http1.1`; the last given wins, as in curl.
+    @Flag(exclusivity: .chooseLast)
+    public var httpVersion: HTTPVersionChoice = .http2
 
     /// HEAD: print the response head only.
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the response head only.")
@@ -439,6 +443,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         var http = HTTPClientOptions()
         http.tls.additionalTrustRootsPEMFile = caCertificates
         http.tls.verifiesCertificates = !insecure
+        http.allowsHTTP2 = httpVersion == .http2
         for entry in resolve {
             // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)

@@ -7,7 +7,8 @@ extension LoadResponse {
     var printableHead: String {
         var text = ""
         if let status {
-            text += "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+            // HTTP/2 has no reason phrase: curl prints the code and a space.
+            text += networkProtocolName == "h2" ? "HTTP/2 \(status.code) \r\n" : "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
         }
         for field in headerFields {
             text += "\(field.name.rawName): \(field.value)\r\n"

@@ -12,7 +12,7 @@ struct TransferSummary {
     var error: LoadError?
 
     /// Expands `%{url}`, `%{url_effective}`, `%{http_code}`/`%{response_code}`, `%{content_type}`,
-    /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`,
+    /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`, `%{http_version}`,
     /// `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown variables print nothing.
     func format(_ template: String) -> String {
         var out = ""
@@ -57,6 +57,13 @@ struct TransferSummary {
         case "exitcode": return String(exitCode)
         case "errormsg": return error.map { String(describing: $0) } ?? ""
         case "scheme": return url.scheme?.uppercased() ?? ""
+        case "http_version":
+            // As curl: "2", "1.1", or "0" when no HTTP response came.
+            switch response?.networkProtocolName {
+            case "h2": return "2"
+            case "http/1.1": return "1.1"
+            default: return "0"
+            }
         default: return ""
         }
     }

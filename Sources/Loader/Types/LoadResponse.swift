@@ -13,16 +13,21 @@ public struct LoadResponse: Sendable {
     public var status: HTTPResponse.Status?
     /// The header fields, including `Content-Type` and `Content-Length` when known.
     public var headerFields: HTTPFields
+    /// The protocol the response came over, named as ALPN names it (`"http/1.1"`, `"h2"`), as URLSession's
+    /// transaction metrics give it; `nil` for schemes that do not say.
+    public var networkProtocolName: String?
 
     /// Makes a response head.
     /// - Parameters:
     ///   - url: The URL the response is for.
     ///   - status: The status, or `nil` for schemes without one.
     ///   - headerFields: The header fields.
-    public init(url: URL, status: HTTPResponse.Status? = nil, headerFields: HTTPFields = [:]) {
+    ///   - networkProtocolName: The protocol it came over (`"http/1.1"`, `"h2"`), if the scheme says.
+    public init(url: URL, status: HTTPResponse.Status? = nil, headerFields: HTTPFields = [:], networkProtocolName: String? = nil) {
         self.url = url
         self.status = status
         self.headerFields = headerFields
+        self.networkProtocolName = networkProtocolName
     }
 
     /// Makes a response head for a scheme without status codes, URLResponse-style.

@@ -34,6 +34,10 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// Hosts reached directly even when a proxy is set, curl's `--noproxy`: each names itself and the hosts
     /// beneath it (`example.com` covers `www.example.com`); `*` names every host.
     @HandlerSetting public var noProxy: [String] = []
+    /// Whether an `https` connection offers HTTP/2 besides HTTP/1.1 in its TLS handshake (ALPN), as URLSession
+    /// and curl do; the server chooses. Over HTTP/2 one connection carries many requests at once. `false` is
+    /// curl's `--http1.1`. Plain `http` and WebSocket handshakes always use HTTP/1.1.
+    @HandlerSetting public var allowsHTTP2 = true
     /// TLS settings for `https:`.
     public var tls = TLSOptions()
 
@@ -51,6 +55,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$httpProxy = requestValue.$httpProxy.over(sessionValue.$httpProxy)
         merged.$httpsProxy = requestValue.$httpsProxy.over(sessionValue.$httpsProxy)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
+        merged.$allowsHTTP2 = requestValue.$allowsHTTP2.over(sessionValue.$allowsHTTP2)
         merged.tls = TLSOptions.merged(requestValue.tls, over: sessionValue.tls)
         return merged
     }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Loader
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -27,6 +28,10 @@ enum HTTPErrorMapping {
             }
             let cause = error.connectionErrors.first.map { ": " + describe($0.error) } ?? ""
             return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)", underlying: error)
+        case let error as HTTP2StreamRefused:
+            return LoadError(.networkConnectionLost, url: url, reason: "the server did not process the request (its HTTP/2 stream was refused)", underlying: error)
+        case let error as NIOHTTP2Errors.StreamClosed:
+            return LoadError(.networkConnectionLost, url: url, reason: "the server reset the HTTP/2 stream (\(error.errorCode))", underlying: error)
         case ChannelError.connectTimeout(let timeout):
             return LoadError(.timedOut, url: url, reason: "connecting took longer than \(timeout)", underlying: error)
         case let error as IOError:

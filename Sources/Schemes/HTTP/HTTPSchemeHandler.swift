@@ -146,9 +146,19 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let plan = try planned.get()
         let pool = HTTPEngine.shared.pool
         var retried = alreadyRetried.load(ordering: .acquiring)
+        // Requests an HTTP/2 server did not process (GOAWAY, a refused stream) go again, a few times at most.
+        var refusals = 0
         while true {
-            let lease = try await pool.acquire(plan.key, url: request.url, fresh: retried) { [self] challenge in
-                await client.handler(self, didReceive: challenge)
+            let lease: ConnectionPool.Lease
+            do {
+                lease = try await pool.acquire(plan.key, url: request.url, fresh: retried) { [self] challenge in
+                    await client.handler(self, didReceive: challenge)
+                }
+            } catch let error as LoadError where error.underlying is HTTP2StreamRefused && refusals < HTTPRequestPlan.maximumRefusals {
+                // The HTTP/2 connection it was given closed before a stream could open: nothing was sent.
+                guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
+                refusals += 1
+                continue
             }
             let connection = lease.connection
             let done = connection.channel.eventLoop.makePromise(of: Void.self)
@@ -167,6 +177,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 // Ends the exchange (and so `done`) if nothing else did.
                 exchange.fail(error)
                 let mapped = HTTPErrorMapping.map(error, url: request.url)
+                if refusals < HTTPRequestPlan.maximumRefusals, plan.mayResend(after: mapped, exchange: exchange), !Task.isCancelled {
+                    refusals += 1
+                    continue
+                }
                 if !retried, plan.mayRetry(after: mapped, on: lease, exchange: exchange), !Task.isCancelled {
                     retried = true
                     continue
@@ -235,6 +249,15 @@ struct HTTPRequestPlan: Sendable {
         isIdempotent && lease.reused && !exchange.responseStarted && error.code == .networkConnectionLost
             && canSendBodyAgain
     }
+
+    /// Whether a request that failed may be sent again whatever its method: the server said it did not
+    /// process it (an HTTP/2 stream refused, or after the last its GOAWAY let through), RFC 9113 §8.7.
+    func mayResend(after error: LoadError, exchange: HTTPExchange) -> Bool {
+        error.underlying is HTTP2StreamRefused && !exchange.responseStarted && canSendBodyAgain
+    }
+
+    /// How many times one load is sent again after ``mayResend(after:exchange:)``.
+    static let maximumRefusals = 4
 
     static let userAgent = "swift-url-loader/0.1"
 

@@ -3,9 +3,11 @@ import FoundationEssentials
 import Loader
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSOCKS
 import NIOSSL
+import NIOTLS
 import Synchronization
 
 /// Keep-alive connections per origin: reuses the most recently used healthy one, opens new ones up to
@@ -28,6 +30,8 @@ final class ConnectionPool: Sendable {
         /// The value of a request's `Host` field for this origin: the host (an IPv6 address in brackets),
         /// with the port unless it is the scheme's default. Made once per key rather than per request.
         let hostField: String
+        /// Whether its connections offer HTTP/2 (ALPN, over TLS).
+        let offersHTTP2: Bool
         /// The hash of all of the above, worked out once: every request looks its key up at least twice
         /// (lease, release), and hashing the options field by field each time showed in profiles.
         private let digest: Int
@@ -41,6 +45,7 @@ final class ConnectionPool: Sendable {
             // On the bytes: `String.contains(String)` goes through Foundation.
             let bareHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             hostField = port == Self.defaultPort(for: scheme) ? bareHost : bareHost + ":" + String(port)
+            offersHTTP2 = scheme == "https" && options.allowsHTTP2
             var hasher = Hasher()
             hasher.combine(session)
             hasher.combine(scheme)
@@ -116,16 +121,46 @@ final class ConnectionPool: Sendable {
         var leased: Set<ObjectIdentifier> = []
         var connecting = 0
         var waiters: Deque<Waiter> = []
+        /// The HTTP/2 connections, each carrying up to its server's limit of requests at once.
+        var multiplexed: [Multiplexed] = []
         /// Whether the session ended while a connection was still in use: it closes when released.
         var sessionEnded = false
 
         /// Whether nothing is open, being opened or waiting for this origin.
-        var isUnused: Bool { idle.isEmpty && leased.isEmpty && connecting == 0 && waiters.isEmpty }
+        var isUnused: Bool { idle.isEmpty && leased.isEmpty && connecting == 0 && waiters.isEmpty && multiplexed.isEmpty }
 
-        /// Whether a new connection may be opened without passing the per-host limit.
+        /// Whether a new connection may be opened without passing the per-host limit. An HTTP/2 connection
+        /// that takes no new streams (GOAWAY) does not count: it is on its way out.
         func hasRoom(under limit: Int) -> Bool {
             // A limit below one would let nothing through, and every request would wait out its timeout.
-            leased.count + connecting < max(1, limit)
+            leased.count + connecting + multiplexed.count { !$0.retired } < max(1, limit)
+        }
+
+        /// Whether a connection of this origin chose HTTP/1.1 (while the origin has had an entry here).
+        var speaksHTTP1 = false
+
+        /// Whether a request may open a new connection now: there is room, and no connection that may turn
+        /// out to be HTTP/2 (and so carry this request too) is being opened. Until the first of an origin's
+        /// connections has told the protocol, a burst of requests waits for it rather than opening one
+        /// connection each, as browsers do.
+        func mayOpen(for key: Key) -> Bool {
+            hasRoom(under: key.options.maximumConnectionsPerHost) && !(key.offersHTTP2 && !speaksHTTP1 && connecting > 0)
+        }
+
+        /// Whether an HTTP/2 connection can take another stream now.
+        var hasStreamRoom: Bool { multiplexed.contains { $0.takesStream } }
+
+        /// An HTTP/2 connection with room for one more stream, counted as taken.
+        mutating func takeStream() -> HTTP2Connection? {
+            guard let index = multiplexed.firstIndex(where: { $0.takesStream }) else { return nil }
+            multiplexed[index].streams += 1
+            multiplexed[index].connection.idleSince.store(0, ordering: .relaxed)
+            return multiplexed[index].connection
+        }
+
+        /// Where `connection` is in ``multiplexed``.
+        func index(of connection: HTTP2Connection) -> Int? {
+            multiplexed.firstIndex { $0.connection === connection }
         }
 
         /// The most recently used live idle connection, preferring one on the caller's event loop (a task
@@ -147,6 +182,19 @@ final class ConnectionPool: Sendable {
             leased.insert(ObjectIdentifier(connection))
             return Lease(connection: connection, reused: true)
         }
+    }
+
+    /// An HTTP/2 connection in the pool and the streams it carries.
+    private struct Multiplexed {
+        let connection: HTTP2Connection
+        var streams: Int
+        /// The server's limit of streams at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+        var limit: Int
+        /// Whether it takes no new stream (the server sent GOAWAY, or the session ended): it closes once
+        /// its streams have ended.
+        var retired: Bool
+
+        var takesStream: Bool { !retired && streams < limit && connection.isActive }
     }
 
     /// Hands a waiting request its connection, or `nil` when a slot came free for it to open one.
@@ -203,19 +251,25 @@ final class ConnectionPool: Sendable {
     /// Closes the connections of `session`, which has ended: the idle ones now, one still finishing a response
     /// when it is released.
     func closeConnections(ofSession session: Int) {
-        let closing = state.withLock { state -> [HTTPConnection] in
+        let (closing, closingMultiplexed) = state.withLock { state -> ([HTTPConnection], [HTTP2Connection]) in
             var closing: [HTTPConnection] = []
+            var closingMultiplexed: [HTTP2Connection] = []
             // The keys first: changing the dictionary while walking its keys would copy it whole, under the lock.
             for key in state.hosts.keys.filter({ $0.session == session }) {
                 state.host(key) { host in
                     closing += host.idle
                     host.idle.removeAll()
                     host.sessionEnded = true
+                    // An HTTP/2 connection closes now if it carries nothing, else when its last stream ends.
+                    for index in host.multiplexed.indices { host.multiplexed[index].retired = true }
+                    closingMultiplexed += host.multiplexed.filter { $0.streams == 0 }.map(\.connection)
+                    host.multiplexed.removeAll { $0.streams == 0 }
                 }
             }
-            return closing
+            return (closing, closingMultiplexed)
         }
         closing.forEach { $0.close() }
+        closingMultiplexed.forEach { $0.close() }
     }
 
     /// The origins of `session` that have connections open, opening or waited for (for tests).
@@ -232,11 +286,12 @@ final class ConnectionPool: Sendable {
     ///   is still taken.
     func acquire(_ key: Key, url: URL, fresh: Bool = false, ask: TrustQuestion? = nil) async throws -> Lease {
         while true {
-            enum Step { case lease(Lease), connect, wait }
+            enum Step { case lease(Lease), stream(HTTP2Connection), connect, wait }
             let step = state.withLock { state in
                 state.host(key) { host -> Step in
+                    if !fresh, let multiplexed = host.takeStream() { return .stream(multiplexed) }
                     if !fresh, let lease = host.takeIdle() { return .lease(lease) }
-                    if host.hasRoom(under: key.options.maximumConnectionsPerHost) {
+                    if host.mayOpen(for: key) {
                         host.connecting += 1
                         return .connect
                     }
@@ -246,6 +301,8 @@ final class ConnectionPool: Sendable {
             switch step {
             case .lease(let lease):
                 return lease
+            case .stream(let multiplexed):
+                return try await stream(on: multiplexed, url: url, reused: true)
             case .connect:
                 return try await connect(key, url: url, ask: ask)
             case .wait:
@@ -256,6 +313,10 @@ final class ConnectionPool: Sendable {
 
     /// Takes a connection back after its response ended; reusable ones go idle (or to a waiter).
     func release(_ connection: HTTPConnection, reusable: Bool) {
+        if let multiplexed = connection.multiplexedOn {
+            streamEnded(connection, on: multiplexed)
+            return
+        }
         let (waiter, lease, close) = state.withLock { state in
             state.host(connection.key) { host -> (Delivery?, Lease?, Bool) in
                 guard host.leased.contains(ObjectIdentifier(connection)) else { return (nil, nil, !reusable) }
@@ -283,6 +344,10 @@ final class ConnectionPool: Sendable {
 
     /// Forgets a connection that closed (while idle or in use).
     func connectionClosed(_ connection: HTTPConnection) {
+        if let multiplexed = connection.multiplexedOn {
+            streamEnded(connection, on: multiplexed)
+            return
+        }
         let waiter = state.withLock { state in
             state.host(connection.key) { host -> Delivery? in
                 host.idle.removeAll { $0 === connection }
@@ -293,18 +358,146 @@ final class ConnectionPool: Sendable {
         waiter?(nil)
     }
 
+    // MARK: HTTP/2
+
+    /// A stream on `connection` for one request, whose place the caller has counted (``HostState/takeStream()``
+    /// or ``register(_:watcher:url:)``); the place is given back if the stream cannot be opened.
+    private func stream(on connection: HTTP2Connection, url: URL, reused: Bool) async throws -> Lease {
+        do {
+            return Lease(connection: try await connection.openStream(for: self, url: url), reused: reused)
+        } catch {
+            streamEnded(nil, on: connection)
+            throw error
+        }
+    }
+
+    /// Puts a new HTTP/2 connection in the pool, with one stream counted for the request that opened it, and
+    /// tells every waiter for its origin to look again: it may carry them all. Runs on the connection's loop,
+    /// so that its watcher reports nothing before the pool knows it; throws if it closed already.
+    private func register(_ connection: HTTP2Connection, watcher: HTTP2ConnectionWatcher, url: URL) throws {
+        guard connection.isActive else {
+            throw LoadError(.networkConnectionLost, url: url, reason: "the server closed the HTTP/2 connection as it opened")
+        }
+        watcher.connection = connection
+        watcher.pool = self
+        let waiters = state.withLock { state in
+            state.accepted += 1
+            return state.host(connection.key) { host -> [Delivery] in
+                host.connecting -= 1
+                host.multiplexed.append(Multiplexed(connection: connection, streams: 1, limit: watcher.streamLimit,
+                                                    retired: watcher.goingAway || host.sessionEnded))
+                defer { host.waiters.removeAll() }
+                return host.waiters.map(\.deliver)
+            }
+        }
+        waiters.forEach { $0(nil) }
+    }
+
+    /// A stream's request has ended (or its stream never opened: `stream` is `nil`): its place on the
+    /// connection is free. A stream still open (a request body the response cut short) is reset.
+    func streamEnded(_ stream: HTTPConnection?, on connection: HTTP2Connection) {
+        if let stream {
+            guard stream.endStream() else { return }
+            stream.close()
+        }
+        enum After { case nothing, close, idle }
+        let (waiter, after) = state.withLock { state in
+            state.host(connection.key) { host -> (Delivery?, After) in
+                guard let index = host.index(of: connection) else { return (nil, .nothing) }
+                host.multiplexed[index].streams -= 1
+                let entry = host.multiplexed[index]
+                if entry.retired, entry.streams == 0 {
+                    host.multiplexed.remove(at: index)
+                    return (host.waiters.popFirst()?.deliver, .close)
+                }
+                let waiter = entry.takesStream ? host.waiters.popFirst()?.deliver : nil
+                return (waiter, entry.streams == 0 && waiter == nil ? .idle : .nothing)
+            }
+        }
+        switch after {
+        case .close: connection.close()
+        case .idle:
+            connection.idleSince.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+            armIdleTimer(connection, after: connection.key.options.idleConnectionTimeout)
+        case .nothing: break
+        }
+        waiter?(nil)
+    }
+
+    /// The server changed its limit of streams at once on `connection`: waiters take the new room.
+    func streamLimitChanged(_ connection: HTTP2Connection, to limit: Int) {
+        let waiters = state.withLock { state in
+            state.host(connection.key) { host -> [Delivery] in
+                guard let index = host.index(of: connection) else { return [] }
+                host.multiplexed[index].limit = limit
+                let room = max(0, limit - host.multiplexed[index].streams)
+                return (0..<min(room, host.waiters.count)).compactMap { _ in host.waiters.popFirst()?.deliver }
+            }
+        }
+        waiters.forEach { $0(nil) }
+    }
+
+    /// `connection` takes no new stream (GOAWAY, or an error on one of its streams): it closes once its streams
+    /// have ended, and no longer counts against the per-host limit, so a waiter may open a connection instead.
+    func goingAway(_ connection: HTTP2Connection) {
+        let (waiter, close) = state.withLock { state in
+            state.host(connection.key) { host -> (Delivery?, Bool) in
+                guard let index = host.index(of: connection), !host.multiplexed[index].retired else { return (nil, false) }
+                host.multiplexed[index].retired = true
+                let close = host.multiplexed[index].streams == 0
+                if close { host.multiplexed.remove(at: index) }
+                return (host.waiters.popFirst()?.deliver, close)
+            }
+        }
+        if close { connection.close() }
+        waiter?(nil)
+    }
+
+    /// Forgets an HTTP/2 connection that closed; its streams end with it.
+    func connectionClosed(_ connection: HTTP2Connection) {
+        let waiter = state.withLock { state in
+            state.host(connection.key) { host -> Delivery? in
+                guard let index = host.index(of: connection) else { return nil }
+                host.multiplexed.remove(at: index)
+                return host.waiters.popFirst()?.deliver
+            }
+        }
+        waiter?(nil)
+    }
+
+    /// Closes `connection` once it has carried no stream for the idle timeout, as ``armIdleTimer(_:after:)``
+    /// does for an HTTP/1.1 one.
+    private func armIdleTimer(_ connection: HTTP2Connection, after seconds: TimeInterval) {
+        guard !connection.idleTimerArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.channel.eventLoop.scheduleTask(in: Self.timeAmount(seconds)) { [self] in
+            connection.idleTimerArmed.store(false, ordering: .releasing)
+            let timeout = Self.bounded(connection.key.options.idleConnectionTimeout)
+            let now = NIODeadline.now().uptimeNanoseconds
+            enum Verdict { case busy, expired, idleFor(TimeInterval) }
+            let verdict = state.withLock { state -> Verdict in
+                let since = connection.idleSince.load(ordering: .relaxed)
+                return state.host(connection.key) { host in
+                    guard since != 0, let index = host.index(of: connection), host.multiplexed[index].streams == 0 else { return .busy }
+                    let idleFor = TimeInterval(now &- since) / 1e9
+                    guard idleFor >= timeout else { return .idleFor(idleFor) }
+                    host.multiplexed.remove(at: index)
+                    return .expired
+                }
+            }
+            switch verdict {
+            case .busy: break
+            case .expired: connection.close()
+            case .idleFor(let seconds): armIdleTimer(connection, after: timeout - seconds)
+            }
+        }
+    }
+
     // MARK: Opening
 
     private func connect(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> Lease {
+        let opened: Opened
         do {
-            let connection = try await open(key, url: url, ask: ask)
-            state.withLock { state in
-                state.host(key) { host in
-                    host.connecting -= 1
-                    host.leased.insert(ObjectIdentifier(connection))
-                }
-            }
-            return Lease(connection: connection, reused: false)
+            opened = try await open(key, url: url, ask: ask)
         } catch {
             let waiter = state.withLock { state in
                 state.host(key) { host -> Delivery? in
@@ -315,9 +508,37 @@ final class ConnectionPool: Sendable {
             waiter?(nil)
             throw HTTPErrorMapping.map(error, url: url)
         }
+        switch opened {
+        case .http1(let connection):
+            let waiters = state.withLock { state in
+                state.host(key) { host -> [Delivery] in
+                    host.connecting -= 1
+                    host.leased.insert(ObjectIdentifier(connection))
+                    guard key.offersHTTP2, !host.speaksHTTP1 else { return [] }
+                    // The first to tell: the requests that waited to learn the protocol may open their own.
+                    host.speaksHTTP1 = true
+                    defer { host.waiters.removeAll() }
+                    return host.waiters.map(\.deliver)
+                }
+            }
+            waiters.forEach { $0(nil) }
+            return Lease(connection: connection, reused: false)
+        case .http2(let multiplexed):
+            // In the pool already, with this request's stream counted. The lock `register` took on the loop,
+            // taken here too, orders the connection's making before its use for the thread sanitizer.
+            state.withLock { _ in }
+            return try await stream(on: multiplexed, url: url, reused: false)
+        }
     }
 
-    private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> HTTPConnection {
+    /// What a new connection turned out to be: the server chose the protocol.
+    private enum Opened {
+        case http1(HTTPConnection)
+        /// Already in the pool (``register(_:watcher:)``), with one stream counted for the request that opened it.
+        case http2(HTTP2Connection)
+    }
+
+    private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> Opened {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
@@ -347,7 +568,13 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        return try await channel.eventLoop.submit { () throws -> HTTPConnection in
+        return try await channel.eventLoop.submit { () throws -> Opened in
+            if let watcher = try? channel.pipeline.syncOperations.handler(type: HTTP2ConnectionWatcher.self) {
+                let multiplexed = HTTP2Connection(channel: channel, key: key, multiplexer: watcher.multiplexer)
+                multiplexed.lastProcessedStream.store(watcher.lastProcessedStream, ordering: .releasing)
+                try self.register(multiplexed, watcher: watcher, url: url)
+                return .http2(multiplexed)
+            }
             let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
             let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
             connection.attach(to: self)
@@ -357,7 +584,7 @@ final class ConnectionPool: Sendable {
             // this closure ends before the awaiting task has suspended, the runtime resumes the task on an
             // atomic it does not annotate, and the sanitizer reported a race on the connection's `channel`.
             self.state.withLock { $0.accepted += 1 }
-            return connection
+            return .http1(connection)
         }.get()
     }
 
@@ -378,10 +605,12 @@ final class ConnectionPool: Sendable {
     private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?,
                       unpooled: Bool = false) async throws -> any Channel {
         let sslContext: NIOSSLContext?
+        // A connection taken over by another protocol (WebSocket) speaks HTTP/1.1 for its handshake.
+        let offersHTTP2 = key.scheme == "https" && key.options.allowsHTTP2 && !unpooled
         if key.scheme == "https" {
             var checksHostname = true
             if case .delegated = verification { checksHostname = false }
-            sslContext = try tls.context(for: key.options.tls, checksHostname: checksHostname, url: url)
+            sslContext = try tls.context(for: key.options.tls, checksHostname: checksHostname, offersHTTP2: offersHTTP2, url: url)
         } else {
             sslContext = nil
         }
@@ -402,13 +631,16 @@ final class ConnectionPool: Sendable {
         let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled } ?? false
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, handshake: handshake,
-                                        serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled)
+                                        serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
+                                        negotiatesProtocol: offersHTTP2)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
         let bootstrap = ClientBootstrap(group: loops)
             .connectTimeout(connectBudget)
-            .channelOption(.autoRead, value: unpooled)
+            // Reading on its own too while the protocol is negotiated: the HTTP/1.1 handlers turn it off
+            // when they take over, and an HTTP/2 connection keeps it (its streams hold the server back).
+            .channelOption(.autoRead, value: unpooled || offersHTTP2)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
             // its default of four, a connection whose body chunks still held the last buffer kept up to
@@ -501,6 +733,9 @@ final class ConnectionPool: Sendable {
         /// Whether the connection carries the pool's exchanges; if not, it gets TLS (and a handler that hears the
         /// handshake's end) and nothing else.
         let carriesExchanges: Bool
+        /// Whether the TLS handshake offers HTTP/2 (ALPN): the handlers above TLS are added once the server
+        /// has chosen.
+        let negotiatesProtocol: Bool
 
         func add(to sync: ChannelPipeline.SynchronousOperations) throws {
             if let sslContext {
@@ -519,6 +754,32 @@ final class ConnectionPool: Sendable {
                 if let handshake { try sync.addHandler(HandshakeListener(handshake: handshake)) }
                 return
             }
+            if negotiatesProtocol, let handshake {
+                // The listener completes the handshake's promise; the pool looks at the pipeline only after
+                // that, by which time the negotiation handler (which hears the handshake's end next, in the
+                // same call) has added the chosen protocol's handlers.
+                try sync.addHandler(HandshakeListener(handshake: handshake))
+                try sync.addHandler(ApplicationProtocolNegotiationHandler(alpnCompleteHandler: { (result: ALPNResult, channel: any Channel) -> EventLoopFuture<Void> in
+                    do {
+                        let sync = channel.pipeline.syncOperations
+                        if case .negotiated("h2") = result {
+                            try Self.addHTTP2Handlers(to: sync)
+                        } else {
+                            try channel.syncOptions?.setOption(.autoRead, value: false)
+                            try Self.addHTTP1Handlers(to: sync, handshake: nil)
+                        }
+                        return channel.eventLoop.makeSucceededVoidFuture()
+                    } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
+                }))
+                return
+            }
+            try Self.addHTTP1Handlers(to: sync, handshake: handshake)
+        }
+
+        /// HTTP/1.1: one exchange at a time, ending in a ``ResponseForwarder``.
+        private static func addHTTP1Handlers(to sync: ChannelPipeline.SynchronousOperations, handshake: EventLoopPromise<Void>?) throws {
             // No outbound header validation: the request's fields come from `HTTPFields`, whose
             // names are tokens and values legal, and the plan checks the host it adds (~4% of
             // the CPU per request with 32 in flight went to checking them again).
@@ -526,6 +787,27 @@ final class ConnectionPool: Sendable {
             try sync.addHandler(readTail)
             try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
             try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail))
+        }
+
+        /// HTTP/2: NIOHTTP2's handler with its streams, and a watcher that tells the pool about the connection.
+        private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations) throws {
+            var connection = NIOHTTP2Handler.ConnectionConfiguration()
+            // Windows large enough that flow control does not throttle a download on a fast link (the
+            // protocol's default, 64 KiB, allows one window per round trip); a reader that stops still
+            // holds the server back, with at most this much buffered per stream.
+            connection.initialSettings = nioDefaultSettings + [
+                HTTP2Setting(parameter: .enablePush, value: 0),
+                HTTP2Setting(parameter: .initialWindowSize, value: HTTP2Connection.streamWindow),
+            ]
+            connection.targetWindowSize = HTTP2Connection.connectionWindow
+            var stream = NIOHTTP2Handler.StreamConfiguration()
+            stream.targetWindowSize = HTTP2Connection.streamWindow
+            let multiplexer = try sync.configureHTTP2Pipeline(mode: .client, connectionConfiguration: connection,
+                                                              streamConfiguration: stream) { pushed in
+                // Server push is turned off (SETTINGS_ENABLE_PUSH 0); a stream the server opens anyway is closed.
+                pushed.close()
+            }
+            try sync.addHandler(HTTP2ConnectionWatcher(multiplexer: multiplexer))
         }
     }
 
@@ -596,8 +878,10 @@ final class ConnectionPool: Sendable {
     private func leaseOrQueue(_ key: Key, id: Int, fresh: Bool, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
         state.withLock { state in
             state.host(key) { host -> QueueOutcome in
+                // A stream is opened by a task (``acquire(_:url:fresh:ask:)``), which waits for NIOHTTP2 to make it.
+                if !fresh, host.hasStreamRoom { return .mayConnect }
                 if !fresh, let lease = host.takeIdle() { return .leased(lease) }
-                if host.hasRoom(under: key.options.maximumConnectionsPerHost) { return .mayConnect }
+                if host.mayOpen(for: key) { return .mayConnect }
                 host.waiters.append(Waiter(id: id, deliver: deliver()))
                 return .queued(id: id)
             }

@@ -4,7 +4,8 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// One HTTP/1.1 connection: a channel whose pipeline ends in a ``ResponseForwarder``.
+/// One HTTP/1.1 connection, or one stream of an HTTP/2 connection: a channel whose pipeline ends in a
+/// ``ResponseForwarder``.
 final class HTTPConnection: Sendable {
     let channel: any Channel
     let key: ConnectionPool.Key
@@ -16,10 +17,21 @@ final class HTTPConnection: Sendable {
     private let poolBox = Locked<ConnectionPool?>(nil)
     private var pool: ConnectionPool? { poolBox.withLock { $0 } }
 
-    init(channel: any Channel, key: ConnectionPool.Key, forwarder: ResponseForwarder) {
+    /// For a stream of an HTTP/2 connection: that connection. A stream carries one request and is never idle.
+    let multiplexedOn: HTTP2Connection?
+    /// For a stream: whether the pool has counted its end.
+    private let streamDone = Atomic<Bool>(false)
+
+    init(channel: any Channel, key: ConnectionPool.Key, forwarder: ResponseForwarder, multiplexedOn: HTTP2Connection? = nil) {
         self.channel = channel
         self.key = key
         self.forwarder = NIOLoopBound(forwarder, eventLoop: channel.eventLoop)
+        self.multiplexedOn = multiplexedOn
+    }
+
+    /// Marks a stream's end as counted; `false` if it was already (a response's end, then the stream's close).
+    func endStream() -> Bool {
+        !streamDone.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     var isActive: Bool { channel.isActive }

@@ -49,9 +49,13 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// that a certificate problem is reported as such rather than as a closed connection.
     let handshake: EventLoopPromise<Void>?
 
-    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil) {
+    /// The protocol the responses come over, for ``LoadResponse/networkProtocolName``.
+    private let protocolName: String
+
+    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, protocolName: String = "http/1.1") {
         self.handshake = handshake
         self.readTail = readTail
+        self.protocolName = protocolName
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -76,6 +80,11 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .idle:
             state = .awaitingHead(exchange)
             context?.read()
+        case .closed where protocolName == "h2":
+            // An HTTP/2 stream closed before its request went out (its connection went away): nothing was sent,
+            // so the request may go again whatever its method.
+            throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the HTTP/2 stream closed before the request was sent",
+                            underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
         case .closed:
             throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
         case .awaitingHead, .body, .ended:
@@ -87,7 +96,8 @@ final class ResponseForwarder: ChannelInboundHandler {
         switch (unwrapInboundIn(data), state) {
         case (.head(let head), .awaitingHead(let exchange)):
             let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
-            let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers))
+            let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers),
+                                        networkProtocolName: protocolName)
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
             // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.

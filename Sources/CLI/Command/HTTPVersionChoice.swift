@@ -1,0 +1,25 @@
+import ArgumentParser
+
+/// The HTTP versions an `https` transfer offers the server, as curl's `--http2` and `--http1.1` choose them.
+public enum HTTPVersionChoice: String, EnumerableFlag, Sendable {
+    /// HTTP/2 and HTTP/1.1 offered by ALPN; the server chooses (the default).
+    case http2
+    /// HTTP/1.1 alone.
+    case http1_1
+
+    /// `--http2` and `--http1.1`.
+    public static func name(for value: HTTPVersionChoice) -> NameSpecification {
+        switch value {
+        case .http2: .customLong("http2")
+        case .http1_1: .customLong("http1.1")
+        }
+    }
+
+    /// What `--help` says of each.
+    public static func help(for value: HTTPVersionChoice) -> ArgumentHelp? {
+        switch value {
+        case .http2: "Offer HTTP/2 for https, the server choosing (the default)."
+        case .http1_1: "Use HTTP/1.1 only."
+        }
+    }
+}

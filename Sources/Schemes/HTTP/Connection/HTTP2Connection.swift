@@ -1,0 +1,181 @@
+import FoundationEssentials
+import Loader
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOSSL
+import Synchronization
+
+/// One HTTP/2 connection (negotiated by ALPN over TLS): many requests at once, each on a stream of its own.
+///
+/// A stream is an ``HTTPConnection`` whose channel is the stream's, with NIOHTTP2's HTTP/1 codec and a
+/// ``ResponseForwarder`` on it, so a request goes out and its response comes back exactly as on an HTTP/1.1
+/// connection; it carries one request and closes. The pool counts the streams open on each connection
+/// and gives a new request a stream while the server's limit allows.
+final class HTTP2Connection: Sendable {
+    let channel: any Channel
+    let key: ConnectionPool.Key
+    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    /// When the connection last had no stream open (uptime nanoseconds), or 0 while it has some.
+    let idleSince = Atomic<UInt64>(0)
+    /// Whether an idle timer is pending for this connection.
+    let idleTimerArmed = Atomic<Bool>(false)
+    /// The last stream the server's GOAWAY said it will process (`Int.max` until one comes): the streams
+    /// after it were never processed, and their requests may be sent again (RFC 9113 §6.8).
+    let lastProcessedStream = Atomic<Int>(.max)
+
+    /// Streams a connection carries at once until the server's SETTINGS say otherwise: RFC 9113 §6.5.2
+    /// recommends servers allow at least 100.
+    static let defaultStreamLimit = 100
+    /// The flow-control window of each stream (the most a server sends ahead of the reader), and of the
+    /// whole connection.
+    static let streamWindow = 1 << 20
+    static let connectionWindow = 8 << 20
+
+    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
+        self.channel = channel
+        self.key = key
+        self.multiplexer = multiplexer
+    }
+
+    var isActive: Bool { channel.isActive }
+
+    /// A new stream, ready for one request; the pool has counted it already.
+    func openStream(for pool: ConnectionPool, url: URL) async throws -> HTTPConnection {
+        let key = key
+        let httpProtocol: HTTP2FramePayloadToHTTP1ClientCodec.HTTPProtocol = key.scheme == "https" ? .https : .http
+        let stream: any Channel
+        do {
+            stream = try await multiplexer.createStreamChannel { stream in
+                do {
+                    // Reads follow the reader, as on an HTTP/1.1 connection: the stream's flow-control
+                    // window then holds the server back.
+                    try stream.syncOptions?.setOption(.autoRead, value: false)
+                    let sync = stream.pipeline.syncOperations
+                    try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
+                    try sync.addHandler(StreamRefusalCheck(connection: self))
+                    try sync.addHandler(ResponseForwarder(handshake: nil, protocolName: "h2"))
+                    return stream.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return stream.eventLoop.makeFailedFuture(error)
+                }
+            }.get()
+        } catch {
+            // Nothing was sent: the request may go again, on another connection.
+            throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
+                            underlying: HTTP2StreamRefused(underlying: error))
+        }
+        // Handed over through a lock, not the future alone: a task that finds the future already done
+        // resumes on an atomic the thread sanitizer does not follow (see ``ConnectionPool``'s `open`).
+        let made = Locked<HTTPConnection?>(nil)
+        try await stream.eventLoop.submit {
+            let forwarder = try stream.pipeline.syncOperations.handler(type: ResponseForwarder.self)
+            let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self)
+            connection.attach(to: pool)
+            made.withLock { $0 = connection }
+        }.get()
+        guard let connection = made.withLock({ $0 }) else {
+            throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 stream closed as it opened")
+        }
+        return connection
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Sits behind NIOHTTP2's handler on an HTTP/2 connection and tells the pool what concerns the whole
+/// connection: the server's stream limit (SETTINGS), that it takes no new streams (GOAWAY), that it closed.
+final class HTTP2ConnectionWatcher: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    /// Set once the connection is in the pool.
+    var connection: HTTP2Connection?
+    var pool: ConnectionPool?
+    /// The server's limit, if it sent one before the connection joined the pool.
+    private(set) var streamLimit = HTTP2Connection.defaultStreamLimit
+    /// Whether the server sent GOAWAY before the connection joined the pool.
+    private(set) var goingAway = false
+    /// The last stream that GOAWAY let through, for a connection that joins the pool after it.
+    private(set) var lastProcessedStream = Int.max
+
+    init(multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
+        self.multiplexer = multiplexer
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data).payload {
+        case .settings(.settings(let settings)):
+            guard let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value else { break }
+            streamLimit = limit
+            if let connection, let pool { pool.streamLimitChanged(connection, to: limit) }
+        case .goAway(let lastStreamID, _, _):
+            // Before NIOHTTP2 closes the streams after it, which it does once this frame has been passed on.
+            connection?.lastProcessedStream.store(Int(lastStreamID), ordering: .releasing)
+            lastProcessedStream = Int(lastStreamID)
+            goingAway = true
+            if let connection, let pool { pool.goingAway(connection) }
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connection, let pool { pool.connectionClosed(connection) }
+        connection = nil
+        pool = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // The socket's or TLS's errors end the connection. NIOHTTP2 reports a stream's errors here too, after
+        // resetting that stream, alike with its connection errors (which it answers with GOAWAY): the
+        // connection takes no new stream then, and closes once its streams have ended.
+        if error is IOError || error is NIOSSLError || error is ChannelError {
+            context.close(promise: nil)
+            return
+        }
+        goingAway = true
+        if let connection, let pool { pool.goingAway(connection) }
+    }
+}
+
+/// Why a request on an HTTP/2 stream may be sent again: the server did not process it (it refused the
+/// stream, or its GOAWAY named an earlier stream as the last it processes), or no stream could be opened.
+struct HTTP2StreamRefused: Error, CustomStringConvertible {
+    let underlying: any Error
+    var description: String { "the HTTP/2 stream was not processed: \(underlying)" }
+}
+
+/// On a stream's pipeline, before the forwarder: turns the reset of a stream the server never processed
+/// into ``HTTP2StreamRefused``, which the handler retries (a GOAWAY after a few requests is routine).
+final class StreamRefusalCheck: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    private let connection: HTTP2Connection
+    private var responseStarted = false
+
+    init(connection: HTTP2Connection) {
+        self.connection = connection
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        responseStarted = true
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !responseStarted, let closed = error as? NIOHTTP2Errors.StreamClosed else {
+            context.fireErrorCaught(error)
+            return
+        }
+        // NIOHTTP2 closes the streams after a GOAWAY's last one with CANCEL.
+        let afterGoAway = closed.errorCode == .cancel && Int(closed.streamID) > connection.lastProcessedStream.load(ordering: .acquiring)
+        if closed.errorCode == .refusedStream || afterGoAway {
+            context.fireErrorCaught(HTTP2StreamRefused(underlying: error))
+        } else {
+            context.fireErrorCaught(error)
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+@Suite("https: HTTP/2, negotiated with nginx by ALPN")
+struct HTTP2Tests {
+    private static let connection = HTTPField.Name("X-Connection")!
+
+    private func h2(_ path: String, port: Int? = nil) throws -> URL {
+        URL(string: "https://localhost:\(try port ?? Nginx.require().h2Port)\(path)")!
+    }
+
+    @Test("A server that offers h2 gets it: the body, status and fields arrive, and the response names the protocol")
+    func negotiated() async throws {
+        let session = try Nginx.session()
+        let (data, response) = try await session.data(from: h2("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.status == .ok)
+        #expect(response.networkProtocolName == "h2")
+        #expect(response.expectedContentLength == 17)
+        #expect(response.mimeType == "text/plain")
+        #expect(response.headerFields[HTTPField.Name("Server")!]?.hasPrefix("nginx") == true)
+    }
+
+    @Test("A server that offers HTTP/1.1 alone gets it, and allowsHTTP2 = false keeps an h2 server to HTTP/1.1")
+    func fallback() async throws {
+        let (_, plain) = try await Nginx.session().data(from: Nginx.https("/hello.txt"))
+        #expect(plain.networkProtocolName == "http/1.1")
+        let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].allowsHTTP2 = false }
+        let (data, response) = try await session.data(from: h2("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.networkProtocolName == "http/1.1")
+    }
+
+    @Test("32 loads at once share one connection, each getting its own body")
+    func multiplexed() async throws {
+        let session = try Nginx.session()
+        let root = try Nginx.require().root
+        let paths = (0..<32).map { $0 % 2 == 0 ? "/hello.txt" : "/300k.bin" }
+        let expected = try Dictionary(uniqueKeysWithValues: Set(paths).map { ($0, try Data(contentsOf: URL(fileURLWithPath: root + $0))) })
+        let results = try await withThrowingTaskGroup(of: (String, Data, LoadResponse).self) { group in
+            for path in paths {
+                group.addTask { let (data, response) = try await session.data(from: h2(path)); return (path, data, response) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 32)
+        for (path, data, response) in results {
+            #expect(response.networkProtocolName == "h2")
+            #expect(Bytes.difference(data, expected[path]!) == nil, "\(path)")
+        }
+        let connections = Set(results.compactMap { $0.2.headerFields[Self.connection] })
+        #expect(connections.count == 1, "the burst waited for the first connection to tell its protocol: \(connections)")
+    }
+
+    @Test("Loads one after another reuse the connection")
+    func reused() async throws {
+        let session = try Nginx.session()
+        var connections: Set<String> = []
+        for _ in 0..<5 {
+            let (_, response) = try await session.data(from: h2("/hello.txt"))
+            connections.insert(response.headerFields[Self.connection] ?? "none")
+        }
+        #expect(connections.count == 1, "\(connections)")
+    }
+
+    @Test("HEAD, a 404, a 204 and a followed redirect over HTTP/2")
+    func statuses() async throws {
+        let session = try Nginx.session()
+        var head = LoadRequest(url: try h2("/300k.bin"))
+        head.method = .head
+        let (headBody, headResponse) = try await session.data(for: head)
+        #expect(headResponse.status == .ok && headBody.isEmpty)
+        let size = try FileManager.default.attributesOfItem(atPath: Nginx.require().root + "/300k.bin")[.size] as? Int
+        #expect(headResponse.expectedContentLength == size.map(Int64.init))
+        let (missing, missingResponse) = try await session.data(from: h2("/status/404"))
+        #expect(missingResponse.status == .notFound && String(decoding: missing, as: UTF8.self) == "not here\n")
+        let (empty, emptyResponse) = try await session.data(from: h2("/status/204"))
+        #expect(emptyResponse.status == .noContent && empty.isEmpty)
+        let (moved, movedResponse) = try await session.data(from: h2("/redirect"))
+        #expect(String(decoding: moved, as: UTF8.self) == "Hello from nginx\n")
+        #expect(movedResponse.url == (try h2("/hello.txt")))
+    }
+
+    @Test("A request body goes up on its stream: a buffer, and a 3 MiB file read as it is sent",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_echo_module.so"),
+                   "nginx's echo module (libnginx-mod-http-echo) gives /echo-body"))
+    func uploads() async throws {
+        let session = try Nginx.session()
+        var post = LoadRequest(url: try h2("/echo-body"))
+        post.method = .post
+        post.headerFields[.contentType] = "text/plain"
+        let (answer, response) = try await session.upload(for: post, from: Data("field=value".utf8))
+        #expect(response.networkProtocolName == "h2")
+        #expect(String(decoding: answer, as: UTF8.self) == "length=11 type=text/plain\nfield=value")
+
+        // Larger than the stream's and the connection's first flow-control windows (64 KiB): the upload waits
+        // for the server's WINDOW_UPDATEs.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-upload-\(UUID().uuidString).bin")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let content = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        try content.write(to: file)
+        var put = LoadRequest(url: try h2("/echo-body"))
+        put.method = .put
+        put.headerFields[.contentType] = "application/octet-stream"
+        let (fileAnswer, _) = try await session.upload(for: put, fromFile: file)
+        let head = Data("length=\(content.count) type=application/octet-stream\n".utf8)
+        #expect(fileAnswer.count == head.count + content.count)
+        #expect(Bytes.difference(fileAnswer, head + content) == nil)
+    }
+
+    @Test("A 32 MiB body streams in whole, byte for byte")
+    func largeBody() async throws {
+        let root = try Nginx.require().root
+        let (data, response) = try await Nginx.session().data(from: h2("/32m.bin"))
+        #expect(response.networkProtocolName == "h2")
+        #expect(Bytes.difference(data, try Data(contentsOf: URL(fileURLWithPath: root + "/32m.bin"))) == nil)
+    }
+
+    @Test("A 1 GiB download over HTTP/2 streams through bytes(from:) with bounded peak memory growth")
+    func gigabyteOverHTTP2InBoundedMemory() async throws {
+        let session = try Nginx.session()
+        let url = try h2("/1g.bin")
+        let (growth, count) = try await ResourceProbes.measuringPeakGrowth {
+            let (bytes, response) = try await session.bytes(from: url)
+            #expect(response.networkProtocolName == "h2")
+            var count = 0
+            for try await chunk in bytes.chunks { count += chunk.count }
+            return count
+        }
+        #expect(count == 1 << 30)
+        #expect(growth < ResourceProbes.peakGrowthLimit, "peak memory grew by \(growth >> 20) MiB")
+    }
+
+    @Test("A load cancelled in the middle of its body resets its stream alone: the next load shares the connection")
+    func cancelledStream() async throws {
+        let session = try Nginx.session()
+        let (bytes, response) = try await session.bytes(from: h2("/512m.bin"))
+        var chunks = bytes.chunks.makeAsyncIterator()
+        let first = try await chunks.next()
+        #expect(first?.isEmpty == false)
+        bytes.task.cancel()
+        // Drained after the cancel: the body stops with an error, well short of its 512 MiB.
+        var received = first?.count ?? 0
+        do {
+            while let chunk = try await chunks.next() { received += chunk.count }
+            Issue.record("the cancelled body ended normally after \(received) bytes")
+        } catch {
+            #expect(received < 512 << 20)
+        }
+        let (data, after) = try await session.data(from: h2("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(after.headerFields[Self.connection] == response.headerFields[Self.connection], "the connection outlived the reset stream")
+    }
+
+    @Test("After the server's GOAWAY (nginx: five requests a connection) loads go on over a new connection")
+    func goAway() async throws {
+        let session = try Nginx.session()
+        let port = try Nginx.require().h2GoAwayPort
+        var connections: [String] = []
+        for _ in 0..<12 {
+            let (data, response) = try await session.data(from: h2("/hello.txt", port: port))
+            #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+            connections.append(response.headerFields[Self.connection] ?? "none")
+        }
+        // Five on each connection, in order.
+        #expect(Set(connections).count == 3, "\(connections)")
+        #expect(connections.prefix(5).allSatisfy { $0 == connections[0] } && connections[5] != connections[4], "\(connections)")
+    }
+
+    @Test("16 loads at once against a server that processes five streams a connection: the streams its GOAWAY left out go again, and all succeed")
+    func goAwayUnderLoad() async throws {
+        let session = try Nginx.session()
+        let port = try Nginx.require().h2GoAwayPort
+        // All 16 go on the first connection; the server processes five and drops the rest, which go again
+        // on the next connection, and so on: the last load is sent four times (the most is five).
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<16 {
+                group.addTask { String(decoding: try await session.data(from: h2("/hello.txt", port: port)).0, as: UTF8.self) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.count == 16)
+        #expect(bodies.allSatisfy { $0 == "Hello from nginx\n" })
+    }
+
+    @Test("Through an HTTP proxy's tunnel the connection is still HTTP/2")
+    func throughProxy() async throws {
+        let proxyPort = try #require(TestServers.proxies).port
+        let session = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].httpsProxy = HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxyPort)
+        }
+        let (data, response) = try await session.data(from: h2("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.networkProtocolName == "h2")
+    }
+}
