@@ -62,7 +62,7 @@ struct HTTP2Tests {
         var connections: Set<String> = []
         for _ in 0..<150 {
             let (_, response) = try await session.data(from: h2("/hello.txt"))
-            connections.insert(response.headerFields[Self.connection] ?? "none")
+            connections.insert(try #require(response.headerFields[Self.connection]))
         }
         #expect(connections.count == 1, "\(connections)")
     }
@@ -153,7 +153,8 @@ struct HTTP2Tests {
         }
         let (data, after) = try await session.data(from: h2("/hello.txt"))
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
-        #expect(after.headerFields[Self.connection] == response.headerFields[Self.connection], "the connection outlived the reset stream")
+        #expect(try #require(after.headerFields[Self.connection]) == (try #require(response.headerFields[Self.connection])),
+                "the connection outlived the reset stream")
     }
 
     @Test("After the server's GOAWAY (nginx: five requests a connection) loads go on over a new connection")
@@ -164,7 +165,7 @@ struct HTTP2Tests {
         for _ in 0..<12 {
             let (data, response) = try await session.data(from: h2("/hello.txt", port: port))
             #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
-            connections.append(response.headerFields[Self.connection] ?? "none")
+            connections.append(try #require(response.headerFields[Self.connection]))
         }
         // Five on each connection, in order.
         #expect(Set(connections).count == 3, "\(connections)")
@@ -185,6 +186,51 @@ struct HTTP2Tests {
         }
         #expect(bodies.count == 16)
         #expect(bodies.allSatisfy { $0 == "Hello from nginx\n" })
+    }
+
+    @Test("POSTs the server's GOAWAY left out are sent again too: it never processed them (RFC 9113 §8.7)")
+    func goAwayResendsPosts() async throws {
+        let session = try Nginx.session()
+        let port = try Nginx.require().h2GoAwayPort
+        let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for index in 0..<12 {
+                group.addTask {
+                    var post = LoadRequest(url: try h2("/echo", port: port))
+                    post.method = .post
+                    let (data, response) = try await session.upload(for: post, from: Data(repeating: 1, count: 100 + index))
+                    return (response.status?.code ?? 0, String(decoding: data, as: UTF8.self))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.count == 12)
+        #expect(answers.allSatisfy { $0.0 == 200 && $0.1.hasPrefix("method=POST length=1") }, "\(answers)")
+        // Each body once, as sent: lengths 100...111.
+        #expect(Set(answers.map(\.1)) == Set((100..<112).map { "method=POST length=\($0)\n" }))
+    }
+
+    @Test("A burst to an https origin that speaks HTTP/1.1 waits for the first connection only: then each opens its own")
+    func burstToHTTP1Origin() async throws {
+        let session = try Nginx.session()
+        let responses = try await withThrowingTaskGroup(of: LoadResponse.self) { group in
+            for _ in 0..<16 { group.addTask { try await session.data(from: Nginx.https("/hello.txt")).1 } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(responses.allSatisfy { $0.networkProtocolName == "http/1.1" && $0.status == .ok })
+        let connections = try Set(responses.map { try #require($0.headerFields[Self.connection]) })
+        #expect(connections.count > 1, "16 loads went one after another on one HTTP/1.1 connection")
+    }
+
+    @Test("A burst to an https origin that cannot be reached fails each load with the cause, none left waiting")
+    func burstToRefusingOrigin() async throws {
+        let session = try Nginx.session()
+        let url = URL(string: "https://localhost:\(LoopbackPorts.closed())/hello.txt")!
+        let errors = await withTaskGroup(of: LoadError?.self) { group in
+            for _ in 0..<8 { group.addTask { await loadError { _ = try await session.data(from: url) } } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(errors.count == 8)
+        #expect(errors.allSatisfy { $0?.code == .cannotConnectToHost && $0?.url == url }, "\(errors)")
     }
 
     @Test("Through an HTTP proxy's tunnel the connection is still HTTP/2")

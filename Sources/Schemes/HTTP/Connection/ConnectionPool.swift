@@ -136,15 +136,16 @@ final class ConnectionPool: Sendable {
             leased.count + connecting + multiplexed.count { !$0.retired } < max(1, limit)
         }
 
-        /// Whether a connection of this origin chose HTTP/1.1 (while the origin has had an entry here).
-        var speaksHTTP1 = false
+        /// Whether requests open connections without waiting for the first to tell its protocol: one of this
+        /// origin's connections chose HTTP/1.1, or failed to open (while the origin has had an entry here).
+        var dialsFreely = false
 
         /// Whether a request may open a new connection now: there is room, and no connection that may turn
         /// out to be HTTP/2 (and so carry this request too) is being opened. Until the first of an origin's
         /// connections has told the protocol, a burst of requests waits for it rather than opening one
         /// connection each, as browsers do.
         func mayOpen(for key: Key) -> Bool {
-            hasRoom(under: key.options.maximumConnectionsPerHost) && !(key.offersHTTP2 && !speaksHTTP1 && connecting > 0)
+            hasRoom(under: key.options.maximumConnectionsPerHost) && !(key.offersHTTP2 && !dialsFreely && connecting > 0)
         }
 
         /// Whether an HTTP/2 connection can take another stream now.
@@ -289,7 +290,9 @@ final class ConnectionPool: Sendable {
             enum Step { case lease(Lease), stream(HTTP2Connection), connect, wait }
             let step = state.withLock { state in
                 state.host(key) { host -> Step in
-                    if !fresh, let multiplexed = host.takeStream() { return .stream(multiplexed) }
+                    // Even for a fresh connection: a live HTTP/2 connection is not one left idle that the server
+                    // may have closed meanwhile (a closed one is never taken).
+                    if let multiplexed = host.takeStream() { return .stream(multiplexed) }
                     if !fresh, let lease = host.takeIdle() { return .lease(lease) }
                     if host.mayOpen(for: key) {
                         host.connecting += 1
@@ -375,8 +378,11 @@ final class ConnectionPool: Sendable {
     /// tells every waiter for its origin to look again: it may carry them all. Runs on the connection's loop,
     /// so that its watcher reports nothing before the pool knows it; throws if it closed already.
     private func register(_ connection: HTTP2Connection, watcher: HTTP2ConnectionWatcher, url: URL) throws {
-        guard connection.isActive else {
-            throw LoadError(.networkConnectionLost, url: url, reason: "the server closed the HTTP/2 connection as it opened")
+        guard connection.isActive, !watcher.goingAway else {
+            // Its opener's request was never sent: it may go again, on another connection.
+            connection.close()
+            throw LoadError(.networkConnectionLost, url: url, reason: "the server closed the HTTP/2 connection as it opened",
+                            underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
         }
         watcher.connection = connection
         watcher.pool = self
@@ -385,7 +391,7 @@ final class ConnectionPool: Sendable {
             return state.host(connection.key) { host -> [Delivery] in
                 host.connecting -= 1
                 host.multiplexed.append(Multiplexed(connection: connection, streams: 1, limit: watcher.streamLimit,
-                                                    retired: watcher.goingAway || host.sessionEnded))
+                                                    retired: host.sessionEnded))
                 defer { host.waiters.removeAll() }
                 return host.waiters.map(\.deliver)
             }
@@ -411,7 +417,8 @@ final class ConnectionPool: Sendable {
                     return (host.waiters.popFirst()?.deliver, .close)
                 }
                 let waiter = entry.takesStream ? host.waiters.popFirst()?.deliver : nil
-                return (waiter, entry.streams == 0 && waiter == nil ? .idle : .nothing)
+                // The timer looks again when it fires: a waiter that took the stream keeps the connection.
+                return (waiter, entry.streams == 0 ? .idle : .nothing)
             }
         }
         switch after {
@@ -473,7 +480,7 @@ final class ConnectionPool: Sendable {
             connection.idleTimerArmed.store(false, ordering: .releasing)
             let timeout = Self.bounded(connection.key.options.idleConnectionTimeout)
             let now = NIODeadline.now().uptimeNanoseconds
-            enum Verdict { case busy, expired, idleFor(TimeInterval) }
+            enum Verdict { case busy, expired(Delivery?), idleFor(TimeInterval) }
             let verdict = state.withLock { state -> Verdict in
                 let since = connection.idleSince.load(ordering: .relaxed)
                 return state.host(connection.key) { host in
@@ -481,12 +488,15 @@ final class ConnectionPool: Sendable {
                     let idleFor = TimeInterval(now &- since) / 1e9
                     guard idleFor >= timeout else { return .idleFor(idleFor) }
                     host.multiplexed.remove(at: index)
-                    return .expired
+                    // Its place under the per-host limit is free.
+                    return .expired(host.waiters.popFirst()?.deliver)
                 }
             }
             switch verdict {
             case .busy: break
-            case .expired: connection.close()
+            case .expired(let waiter):
+                connection.close()
+                waiter?(nil)
             case .idleFor(let seconds): armIdleTimer(connection, after: timeout - seconds)
             }
         }
@@ -499,13 +509,18 @@ final class ConnectionPool: Sendable {
         do {
             opened = try await open(key, url: url, ask: ask)
         } catch {
-            let waiter = state.withLock { state in
-                state.host(key) { host -> Delivery? in
+            let waiters = state.withLock { state in
+                state.host(key) { host -> [Delivery] in
                     host.connecting -= 1
-                    return host.waiters.popFirst()?.deliver
+                    guard key.offersHTTP2, !host.dialsFreely else { return host.waiters.popFirst().map { [$0.deliver] } ?? [] }
+                    // The requests that waited to learn the protocol dial for themselves now: one at a time,
+                    // a server that never answers would make each wait out the one before.
+                    host.dialsFreely = true
+                    defer { host.waiters.removeAll() }
+                    return host.waiters.map(\.deliver)
                 }
             }
-            waiter?(nil)
+            waiters.forEach { $0(nil) }
             throw HTTPErrorMapping.map(error, url: url)
         }
         switch opened {
@@ -514,9 +529,9 @@ final class ConnectionPool: Sendable {
                 state.host(key) { host -> [Delivery] in
                     host.connecting -= 1
                     host.leased.insert(ObjectIdentifier(connection))
-                    guard key.offersHTTP2, !host.speaksHTTP1 else { return [] }
+                    guard key.offersHTTP2, !host.dialsFreely else { return [] }
                     // The first to tell: the requests that waited to learn the protocol may open their own.
-                    host.speaksHTTP1 = true
+                    host.dialsFreely = true
                     defer { host.waiters.removeAll() }
                     return host.waiters.map(\.deliver)
                 }
@@ -879,7 +894,7 @@ final class ConnectionPool: Sendable {
         state.withLock { state in
             state.host(key) { host -> QueueOutcome in
                 // A stream is opened by a task (``acquire(_:url:fresh:ask:)``), which waits for NIOHTTP2 to make it.
-                if !fresh, host.hasStreamRoom { return .mayConnect }
+                if host.hasStreamRoom { return .mayConnect }
                 if !fresh, let lease = host.takeIdle() { return .leased(lease) }
                 if host.mayOpen(for: key) { return .mayConnect }
                 host.waiters.append(Waiter(id: id, deliver: deliver()))
@@ -894,7 +909,8 @@ final class ConnectionPool: Sendable {
     func passOnSlot(_ key: Key) {
         let waiter = state.withLock { state in
             state.host(key) { host -> Delivery? in
-                guard host.hasRoom(under: key.options.maximumConnectionsPerHost) else { return nil }
+                // A connection's place, or a stream's on an HTTP/2 connection.
+                guard host.hasRoom(under: key.options.maximumConnectionsPerHost) || host.hasStreamRoom else { return nil }
                 return host.waiters.popFirst()?.deliver
             }
         }

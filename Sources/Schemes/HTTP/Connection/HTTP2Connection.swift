@@ -53,7 +53,7 @@ final class HTTP2Connection: Sendable {
                     try stream.syncOptions?.setOption(.autoRead, value: false)
                     let sync = stream.pipeline.syncOperations
                     try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
-                    try sync.addHandler(StreamRefusalCheck(connection: self))
+                    try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
                     try sync.addHandler(ResponseForwarder(handshake: nil, protocolName: "h2"))
                     return stream.eventLoop.makeSucceededVoidFuture()
                 } catch {
@@ -68,14 +68,17 @@ final class HTTP2Connection: Sendable {
         // Handed over through a lock, not the future alone: a task that finds the future already done
         // resumes on an atomic the thread sanitizer does not follow (see ``ConnectionPool``'s `open`).
         let made = Locked<HTTPConnection?>(nil)
-        try await stream.eventLoop.submit {
+        // The connection's loop is the stream's, and is read from the connection, which the pool's lock handed
+        // over. A stream that closed meanwhile (its connection went away) has lost its handlers: nothing was sent.
+        try? await channel.eventLoop.submit {
             let forwarder = try stream.pipeline.syncOperations.handler(type: ResponseForwarder.self)
             let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self)
             connection.attach(to: pool)
             made.withLock { $0 = connection }
         }.get()
         guard let connection = made.withLock({ $0 }) else {
-            throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 stream closed as it opened")
+            throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 stream closed as it opened",
+                            underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
         }
         return connection
     }
@@ -149,20 +152,44 @@ struct HTTP2StreamRefused: Error, CustomStringConvertible {
     var description: String { "the HTTP/2 stream was not processed: \(underlying)" }
 }
 
-/// On a stream's pipeline, before the forwarder: turns the reset of a stream the server never processed
-/// into ``HTTP2StreamRefused``, which the handler retries (a GOAWAY after a few requests is routine).
-final class StreamRefusalCheck: ChannelInboundHandler {
+/// On a stream's pipeline, between NIOHTTP2's HTTP/1 codec and the forwarder: keeps back informational
+/// responses (1xx: a 100 Continue, a 103 Early Hints), which NIOHTTP1's decoder drops on HTTP/1.1 but the
+/// codec passes on; and turns a stream the server never processed into ``HTTP2StreamRefused``, which the
+/// handler sends again (a GOAWAY after some requests is routine): one it reset with REFUSED_STREAM, one after
+/// the last its GOAWAY named, and one whose head could not go out at all (opened just before a GOAWAY came).
+final class HTTP2StreamGuard: ChannelDuplexHandler {
     typealias InboundIn = HTTPClientResponsePart
-    private let connection: HTTP2Connection
+    typealias OutboundIn = HTTPClientRequestPart
+    /// The last stream the connection's GOAWAY let through (`Int.max` before one).
+    private let lastProcessedStream: () -> Int
     private var responseStarted = false
 
-    init(connection: HTTP2Connection) {
-        self.connection = connection
+    init(lastProcessedStream: @escaping () -> Int) {
+        self.lastProcessedStream = lastProcessedStream
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data), (100..<200).contains(head.status.code) { return }
         responseStarted = true
         context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        // NIOHTTP2 fails the write of a new stream's HEADERS that may no longer go out (after a GOAWAY), and
+        // tells the stream nothing else: without this, the load would wait for a response that cannot come.
+        let written = promise ?? context.eventLoop.makePromise()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        written.futureResult.whenFailure { error in
+            let (guardian, context) = bound.value
+            guard !guardian.responseStarted else { return }
+            context.fireErrorCaught(HTTP2StreamRefused(underlying: error))
+            context.close(promise: nil)
+        }
+        context.write(data, promise: written)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -171,7 +198,7 @@ final class StreamRefusalCheck: ChannelInboundHandler {
             return
         }
         // NIOHTTP2 closes the streams after a GOAWAY's last one with CANCEL.
-        let afterGoAway = closed.errorCode == .cancel && Int(closed.streamID) > connection.lastProcessedStream.load(ordering: .acquiring)
+        let afterGoAway = closed.errorCode == .cancel && Int(closed.streamID) > lastProcessedStream()
         if closed.errorCode == .refusedStream || afterGoAway {
             context.fireErrorCaught(HTTP2StreamRefused(underlying: error))
         } else {

@@ -140,7 +140,7 @@ final class HTTPConnection: Sendable {
                 try await written.futureResult.get()
             } catch {
                 if exchange.responseEnded { return }
-                throw await Self.cause(of: error, in: exchange, done: done)
+                throw await cause(of: error, in: exchange, done: done)
             }
             exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
             if exchange.responseEnded { return }
@@ -158,7 +158,7 @@ final class HTTPConnection: Sendable {
         do {
             try await ended.futureResult.get()
         } catch {
-            if !exchange.responseEnded { throw await Self.cause(of: error, in: exchange, done: done) }
+            if !exchange.responseEnded { throw await cause(of: error, in: exchange, done: done) }
         }
     }
 
@@ -177,10 +177,14 @@ final class HTTPConnection: Sendable {
     /// with a bare "closed" that would hide the cause (and let a request be retried as if the server had
     /// merely dropped an idle connection).
     ///
+    /// On an HTTP/2 stream a write fails only when the stream has closed, and its closing ends the exchange
+    /// just after (with the reason: a stream the server's GOAWAY left out may be sent again), so it is always
+    /// waited for there.
+    ///
     /// `done` must be the future the exchange's end completes (an upload's exchange always reports to one;
     /// a fast-path exchange, which reports to its handler, never uploads), or this would wait forever.
-    private static func cause(of writeError: any Error, in exchange: HTTPExchange, done: EventLoopFuture<Void>) async -> any Error {
-        guard exchange.endReported else { return writeError }
+    private func cause(of writeError: any Error, in exchange: HTTPExchange, done: EventLoopFuture<Void>) async -> any Error {
+        guard exchange.endReported || multiplexedOn != nil else { return writeError }
         do {
             try await done.get()
             return writeError

@@ -101,7 +101,8 @@ final class ResponseForwarder: ChannelInboundHandler {
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
             // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.
-            let keepAlive = head.isKeepAlive && head.status != .switchingProtocols
+            // An HTTP/2 stream carries one exchange (and its channel cannot be asked for buffered bytes).
+            let keepAlive = head.isKeepAlive && head.status != .switchingProtocols && protocolName != "h2"
             state = .body(exchange, received: 0, expected: expected, keepAlive: keepAlive)
             exchange.markResponseStarted()
             pendingHead = response
