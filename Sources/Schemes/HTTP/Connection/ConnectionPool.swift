@@ -364,14 +364,10 @@ final class ConnectionPool: Sendable {
     // MARK: HTTP/2
 
     /// A stream on `connection` for one request, whose place the caller has counted (``HostState/takeStream()``
-    /// or ``register(_:watcher:url:)``); the place is given back if the stream cannot be opened.
+    /// or ``register(_:watcher:url:)``); ``HTTP2Connection/openStream(for:url:)`` gives the place back if the
+    /// stream cannot be opened.
     private func stream(on connection: HTTP2Connection, url: URL, reused: Bool) async throws -> Lease {
-        do {
-            return Lease(connection: try await connection.openStream(for: self, url: url), reused: reused)
-        } catch {
-            streamEnded(nil, on: connection)
-            throw error
-        }
+        Lease(connection: try await connection.openStream(for: self, url: url), reused: reused)
     }
 
     /// Puts a new HTTP/2 connection in the pool, with one stream counted for the request that opened it, and

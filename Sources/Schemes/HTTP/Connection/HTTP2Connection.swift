@@ -40,43 +40,43 @@ final class HTTP2Connection: Sendable {
 
     var isActive: Bool { channel.isActive }
 
-    /// A new stream, ready for one request; the pool has counted it already.
+    /// A new stream, ready for one request; the pool has counted it already, and is told if it cannot open.
     func openStream(for pool: ConnectionPool, url: URL) async throws -> HTTPConnection {
         let key = key
         let httpProtocol: HTTP2FramePayloadToHTTP1ClientCodec.HTTPProtocol = key.scheme == "https" ? .https : .http
-        let stream: any Channel
+        // Made in the stream's initializer, on the loop, in the trip that makes the stream (a second trip to make
+        // it cost a wake of the loop per request), and handed over through a lock, not the future alone: a task
+        // that finds the future already done resumes on an atomic the thread sanitizer does not follow (see
+        // ``ConnectionPool``'s `open`).
+        let made = Locked<HTTPConnection?>(nil)
         do {
-            stream = try await multiplexer.createStreamChannel { stream in
+            _ = try await multiplexer.createStreamChannel { [self] stream in
                 do {
                     // Reads follow the reader, as on an HTTP/1.1 connection: the stream's flow-control
                     // window then holds the server back.
                     try stream.syncOptions?.setOption(.autoRead, value: false)
                     let sync = stream.pipeline.syncOperations
+                    let forwarder = ResponseForwarder(handshake: nil, protocolName: "h2")
                     try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
                     try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
-                    try sync.addHandler(ResponseForwarder(handshake: nil, protocolName: "h2"))
+                    try sync.addHandler(forwarder)
+                    let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self)
+                    connection.attach(to: pool)
+                    made.withLock { $0 = connection }
                     return stream.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return stream.eventLoop.makeFailedFuture(error)
                 }
             }.get()
         } catch {
+            // The place is given back once: a stream that was made and closed has counted its end already.
+            pool.streamEnded(made.withLock { $0 }, on: self)
             // Nothing was sent: the request may go again, on another connection.
             throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
                             underlying: HTTP2StreamRefused(underlying: error))
         }
-        // Handed over through a lock, not the future alone: a task that finds the future already done
-        // resumes on an atomic the thread sanitizer does not follow (see ``ConnectionPool``'s `open`).
-        let made = Locked<HTTPConnection?>(nil)
-        // The connection's loop is the stream's, and is read from the connection, which the pool's lock handed
-        // over. A stream that closed meanwhile (its connection went away) has lost its handlers: nothing was sent.
-        try? await channel.eventLoop.submit {
-            let forwarder = try stream.pipeline.syncOperations.handler(type: ResponseForwarder.self)
-            let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self)
-            connection.attach(to: pool)
-            made.withLock { $0 = connection }
-        }.get()
         guard let connection = made.withLock({ $0 }) else {
+            pool.streamEnded(nil, on: self)
             throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 stream closed as it opened",
                             underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
         }
