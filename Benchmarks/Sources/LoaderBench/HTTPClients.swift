@@ -48,6 +48,10 @@ struct LoaderClient: BenchClient {
         var configuration = LoaderSession.Configuration.default
         if let connectionsPerHost { configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = connectionsPerHost }
         if !keepsFTPConnections { configuration.handlerOptions[FTPOptions.self].idleConnectionTimeout = 0 }
+        // For ad hoc runs against the test servers' https ports (HTTP/2 or HTTP/1.1): their CA.
+        if let ca = ProcessInfo.processInfo.environment["LOADERBENCH_CA"] {
+            configuration.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = ca
+        }
         session = LoaderSession(configuration: configuration)
     }
 
