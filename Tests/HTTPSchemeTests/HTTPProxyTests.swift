@@ -52,6 +52,21 @@ struct HTTPProxyTests {
         #expect(String(decoding: hello, as: UTF8.self) == "Hello from nginx\n")
     }
 
+    @Test("Through a tunnel, with one proxy for http and https (as -x sets), the server gets the path and never the proxy's credentials, over HTTP/1.1 and HTTP/2")
+    func tunnelKeepsProxyToItself() async throws {
+        let proxies = try proxies()
+        let nginx = try Nginx.require()
+        let authorized = try session(HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.authPort, user: "user", password: "secret"))
+        for port in [nginx.httpsPort, nginx.h2Port] {
+            let (data, response) = try await authorized.data(from: URL(string: "https://localhost:\(port)/request-line")!)
+            #expect(response.status == .ok)
+            #expect(String(decoding: data, as: UTF8.self) == "uri=/request-line proxy-authorization=\n", "port \(port)")
+        }
+        // An http request names its whole URL to the proxy, which takes the credentials off before nginx.
+        let (plain, _) = try await authorized.data(from: Nginx.http("/request-line"))
+        #expect(String(decoding: plain, as: UTF8.self) == "uri=/request-line proxy-authorization=\n")
+    }
+
     @Test("A proxy asking for credentials answers 407 to an http request without them; with them, the request goes through")
     func forwardAuthentication() async throws {
         let port = try proxies().authPort

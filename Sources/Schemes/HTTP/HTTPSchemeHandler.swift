@@ -304,8 +304,10 @@ struct HTTPRequestPlan: Sendable {
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
         // To an HTTP proxy, a plain `http` request names its whole URL (RFC 9112 §3.2.2); an `https` one, and
-        // any through a SOCKS proxy, goes through a tunnel, where the server sees it as if there were no proxy.
-        let forwardProxy = !tunnelled && options.httpProxy?.kind == .http ? options.httpProxy : nil
+        // any through a SOCKS proxy, goes through a tunnel, where the server sees it as if there were no proxy:
+        // its target is the path, and the proxy's credentials stay out of it. By the scheme, not by which proxy
+        // settings are left: `options` keeps both when they name the same proxy (as `-x` sets them).
+        let forwardProxy = !tunnelled && scheme == "http" && options.httpProxy?.kind == .http ? options.httpProxy : nil
         if forwardProxy != nil { target = "http://" + key.hostField + target }
 
         let method = request.method
