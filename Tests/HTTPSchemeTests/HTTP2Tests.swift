@@ -1,5 +1,5 @@
 import Foundation
-import HTTPScheme
+@testable import HTTPScheme
 import HTTPTypes
 import Loader
 import TestSupport
@@ -231,6 +231,41 @@ struct HTTP2Tests {
         }
         #expect(errors.count == 8)
         #expect(errors.allSatisfy { $0?.code == .cannotConnectToHost && $0?.url == url }, "\(errors)")
+    }
+
+    /// Waits (at most 20 s) until the pool keeps nothing for `session`'s origins; what it keeps then.
+    private func drained(_ session: LoaderSession) async throws -> Int {
+        let pool = HTTPEngine.shared.pool
+        for _ in 0..<400 where pool.originCount(session: session.identifier) > 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return pool.originCount(session: session.identifier)
+    }
+
+    @Test("An HTTP/2 connection without a stream for the idle timeout closes: its origin leaves the pool, the next load opens another")
+    func idleTimeout() async throws {
+        let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = 0.3 }
+        let (_, first) = try await session.data(from: h2("/hello.txt"))
+        #expect(HTTPEngine.shared.pool.originCount(session: session.identifier) == 1)
+        #expect(try await drained(session) == 0, "the idle HTTP/2 connection outlived its timeout")
+        let (_, second) = try await session.data(from: h2("/hello.txt"))
+        #expect(try #require(second.headerFields[Self.connection]) != (try #require(first.headerFields[Self.connection])))
+    }
+
+    @Test("A session that ends closes its HTTP/2 connection: at once when idle, after its last stream when busy")
+    func sessionEnd() async throws {
+        let idle = try Nginx.session()
+        _ = try await idle.data(from: h2("/hello.txt"))
+        idle.finishTasksAndInvalidate()
+        #expect(try await drained(idle) == 0, "the idle connection outlived its session")
+
+        let busy = try Nginx.session()
+        let (bytes, _) = try await busy.bytes(from: h2("/32m.bin"))
+        busy.finishTasksAndInvalidate()
+        var count = 0
+        for try await chunk in bytes.chunks { count += chunk.count }
+        #expect(count == 32 << 20, "the load in flight finished")
+        #expect(try await drained(busy) == 0, "the connection outlived its session's last load")
     }
 
     @Test("Through an HTTP proxy's tunnel the connection is still HTTP/2")
