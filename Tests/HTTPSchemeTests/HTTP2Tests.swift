@@ -112,6 +112,24 @@ struct HTTP2Tests {
         #expect(Bytes.difference(fileAnswer, head + content) == nil)
     }
 
+    @Test("A body of unknown length from an async stream goes up as DATA frames (no chunked coding on HTTP/2)",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_echo_module.so"),
+                   "nginx's echo module (libnginx-mod-http-echo) gives /echo-body"))
+    func streamedUpload() async throws {
+        var request = LoadRequest(url: try h2("/echo-body"), method: .put)
+        request.headerFields[.contentType] = "text/plain"
+        request.body = .stream(length: nil) {
+            AsyncThrowingStream { continuation in
+                for part in ["one ", "two ", "three"] { continuation.yield(Data(part.utf8)) }
+                continuation.finish()
+            }
+        }
+        let (data, response) = try await Nginx.session().data(for: request)
+        #expect(response.networkProtocolName == "h2")
+        // nginx counts the length itself once the stream has ended.
+        #expect(String(decoding: data, as: UTF8.self) == "length=13 type=text/plain\none two three")
+    }
+
     @Test("A 32 MiB body streams in whole, byte for byte")
     func largeBody() async throws {
         let root = try Nginx.require().root
@@ -246,7 +264,7 @@ struct HTTP2Tests {
     func idleTimeout() async throws {
         let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = 0.3 }
         let (_, first) = try await session.data(from: h2("/hello.txt"))
-        #expect(HTTPEngine.shared.pool.originCount(session: session.identifier) == 1)
+        // Not checked that the pool holds it first: on a slow run (the thread sanitizer's) 0.3 s may be over by then.
         #expect(try await drained(session) == 0, "the idle HTTP/2 connection outlived its timeout")
         let (_, second) = try await session.data(from: h2("/hello.txt"))
         #expect(try #require(second.headerFields[Self.connection]) != (try #require(first.headerFields[Self.connection])))
