@@ -154,7 +154,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 lease = try await pool.acquire(plan.key, url: request.url, fresh: retried) { [self] challenge in
                     await client.handler(self, didReceive: challenge)
                 }
-            } catch let error as LoadError where error.underlying is HTTP2StreamRefused && refusals < HTTPRequestPlan.maximumRefusals {
+            } catch let error as LoadError where refusals < HTTPRequestPlan.maximumRefusals && plan.mayResend(after: error, exchange: nil) {
                 // The HTTP/2 connection it was given closed before a stream could open: nothing was sent.
                 guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
                 refusals += 1
@@ -252,8 +252,9 @@ struct HTTPRequestPlan: Sendable {
 
     /// Whether a request that failed may be sent again whatever its method: the server said it did not
     /// process it (an HTTP/2 stream refused, or after the last its GOAWAY let through), RFC 9113 §8.7.
-    func mayResend(after error: LoadError, exchange: HTTPExchange) -> Bool {
-        error.underlying is HTTP2StreamRefused && !exchange.responseStarted && canSendBodyAgain
+    /// `exchange`: the one that failed, or `nil` when none began (no stream could open, so no body was read).
+    func mayResend(after error: LoadError, exchange: HTTPExchange?) -> Bool {
+        error.underlying is HTTP2StreamRefused && (exchange.map { !$0.responseStarted && canSendBodyAgain } ?? true)
     }
 
     /// How many times one load is sent again after ``mayResend(after:exchange:)``.

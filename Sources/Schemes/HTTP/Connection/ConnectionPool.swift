@@ -159,6 +159,12 @@ final class ConnectionPool: Sendable {
             return multiplexed[index].connection
         }
 
+        /// Every waiter's delivery, the queue emptied: each is told to look again (a `nil` delivery).
+        mutating func takeAllWaiters() -> [Delivery] {
+            defer { waiters.removeAll() }
+            return waiters.map(\.deliver)
+        }
+
         /// Where `connection` is in ``multiplexed``.
         func index(of connection: HTTP2Connection) -> Int? {
             multiplexed.firstIndex { $0.connection === connection }
@@ -380,7 +386,6 @@ final class ConnectionPool: Sendable {
             throw LoadError(.networkConnectionLost, url: url, reason: "the server closed the HTTP/2 connection as it opened",
                             underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
         }
-        watcher.connection = connection
         watcher.pool = self
         let waiters = state.withLock { state in
             state.accepted += 1
@@ -388,8 +393,7 @@ final class ConnectionPool: Sendable {
                 host.connecting -= 1
                 host.multiplexed.append(Multiplexed(connection: connection, streams: 1, limit: watcher.streamLimit,
                                                     retired: host.sessionEnded))
-                defer { host.waiters.removeAll() }
-                return host.waiters.map(\.deliver)
+                return host.takeAllWaiters()
             }
         }
         waiters.forEach { $0(nil) }
@@ -512,8 +516,7 @@ final class ConnectionPool: Sendable {
                     // The requests that waited to learn the protocol dial for themselves now: one at a time,
                     // a server that never answers would make each wait out the one before.
                     host.dialsFreely = true
-                    defer { host.waiters.removeAll() }
-                    return host.waiters.map(\.deliver)
+                    return host.takeAllWaiters()
                 }
             }
             waiters.forEach { $0(nil) }
@@ -528,16 +531,13 @@ final class ConnectionPool: Sendable {
                     guard key.offersHTTP2, !host.dialsFreely else { return [] }
                     // The first to tell: the requests that waited to learn the protocol may open their own.
                     host.dialsFreely = true
-                    defer { host.waiters.removeAll() }
-                    return host.waiters.map(\.deliver)
+                    return host.takeAllWaiters()
                 }
             }
             waiters.forEach { $0(nil) }
             return Lease(connection: connection, reused: false)
         case .http2(let multiplexed):
-            // In the pool already, with this request's stream counted. The lock `register` took on the loop,
-            // taken here too, orders the connection's making before its use for the thread sanitizer.
-            state.withLock { _ in }
+            // In the pool already, with this request's stream counted.
             return try await stream(on: multiplexed, url: url, reused: false)
         }
     }
@@ -579,24 +579,26 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        return try await channel.eventLoop.submit { () throws -> Opened in
+        // Handed over through a lock, not the future alone: when the closure ends before the awaiting task has
+        // suspended, the runtime resumes the task on an atomic the thread sanitizer does not follow, and it
+        // reported a race on the new connection's `channel`.
+        let opened = Locked<Opened?>(nil)
+        try await channel.eventLoop.submit {
             if let watcher = try? channel.pipeline.syncOperations.handler(type: HTTP2ConnectionWatcher.self) {
-                let multiplexed = HTTP2Connection(channel: channel, key: key, multiplexer: watcher.multiplexer)
-                multiplexed.lastProcessedStream.store(watcher.lastProcessedStream, ordering: .releasing)
-                try self.register(multiplexed, watcher: watcher, url: url)
-                return .http2(multiplexed)
+                try self.register(watcher.connection, watcher: watcher, url: url)
+                opened.withLock { $0 = .http2(watcher.connection) }
+                return
             }
             let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
             let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
             connection.attach(to: self)
-            // Counted under the pool's lock here, after the connection is made, and not in `connect`: `connect`
-            // takes that lock next, so the connection's fields, written on this thread, are seen there in an
-            // order the thread sanitizer can follow. The future's hand-over alone is not enough for it: when
-            // this closure ends before the awaiting task has suspended, the runtime resumes the task on an
-            // atomic it does not annotate, and the sanitizer reported a race on the connection's `channel`.
             self.state.withLock { $0.accepted += 1 }
-            return .http1(connection)
+            opened.withLock { $0 = .http1(connection) }
         }.get()
+        guard let connection = opened.withLock({ $0 }) else {
+            throw LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened")
+        }
+        return connection
     }
 
     /// How the server's certificate is checked on one connection attempt.
@@ -643,7 +645,7 @@ final class ConnectionPool: Sendable {
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
-                                        negotiatesProtocol: offersHTTP2)
+                                        negotiatesProtocol: offersHTTP2, key: key)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -747,6 +749,8 @@ final class ConnectionPool: Sendable {
         /// Whether the TLS handshake offers HTTP/2 (ALPN): the handlers above TLS are added once the server
         /// has chosen.
         let negotiatesProtocol: Bool
+        /// The origin and settings the connection is for (an HTTP/2 connection is made with its handlers).
+        let key: Key
 
         func add(to sync: ChannelPipeline.SynchronousOperations) throws {
             if let sslContext {
@@ -774,7 +778,7 @@ final class ConnectionPool: Sendable {
                     do {
                         let sync = channel.pipeline.syncOperations
                         if case .negotiated("h2") = result {
-                            try Self.addHTTP2Handlers(to: sync)
+                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key)
                         } else {
                             try channel.syncOptions?.setOption(.autoRead, value: false)
                             try Self.addHTTP1Handlers(to: sync, handshake: nil)
@@ -801,7 +805,7 @@ final class ConnectionPool: Sendable {
         }
 
         /// HTTP/2: NIOHTTP2's handler with its streams, and a watcher that tells the pool about the connection.
-        private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations) throws {
+        private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel, key: Key) throws {
             var connection = NIOHTTP2Handler.ConnectionConfiguration()
             // Windows large enough that flow control does not throttle a download on a fast link (the
             // protocol's default, 64 KiB, allows one window per round trip); a reader that stops still
@@ -818,7 +822,7 @@ final class ConnectionPool: Sendable {
                 // Server push is turned off (SETTINGS_ENABLE_PUSH 0); a stream the server opens anyway is closed.
                 pushed.close()
             }
-            try sync.addHandler(HTTP2ConnectionWatcher(multiplexer: multiplexer))
+            try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)))
         }
     }
 

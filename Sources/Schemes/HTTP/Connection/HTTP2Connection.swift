@@ -49,6 +49,7 @@ final class HTTP2Connection: Sendable {
         // that finds the future already done resumes on an atomic the thread sanitizer does not follow (see
         // ``ConnectionPool``'s `open`).
         let made = Locked<HTTPConnection?>(nil)
+        var failure: (any Error)?
         do {
             _ = try await multiplexer.createStreamChannel { [self] stream in
                 do {
@@ -56,7 +57,7 @@ final class HTTP2Connection: Sendable {
                     // window then holds the server back.
                     try stream.syncOptions?.setOption(.autoRead, value: false)
                     let sync = stream.pipeline.syncOperations
-                    let forwarder = ResponseForwarder(handshake: nil, protocolName: "h2")
+                    let forwarder = ResponseForwarder(handshake: nil, onStream: true)
                     try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
                     try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
                     try sync.addHandler(forwarder)
@@ -69,18 +70,14 @@ final class HTTP2Connection: Sendable {
                 }
             }.get()
         } catch {
-            // The place is given back once: a stream that was made and closed has counted its end already.
-            pool.streamEnded(made.withLock { $0 }, on: self)
-            // Nothing was sent: the request may go again, on another connection.
-            throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
-                            underlying: HTTP2StreamRefused(underlying: error))
+            failure = error
         }
-        guard let connection = made.withLock({ $0 }) else {
-            pool.streamEnded(nil, on: self)
-            throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 stream closed as it opened",
-                            underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
-        }
-        return connection
+        if failure == nil, let connection = made.withLock({ $0 }) { return connection }
+        // The place is given back once (a stream that was made and closed has counted its end already).
+        // Nothing was sent: the request may go again, on another connection.
+        pool.streamEnded(made.withLock { $0 }, on: self)
+        throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
+                        underlying: HTTP2StreamRefused(underlying: failure ?? ChannelError.ioOnClosedChannel))
     }
 
     func close() {
@@ -93,19 +90,17 @@ final class HTTP2Connection: Sendable {
 final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
 
-    let multiplexer: NIOHTTP2Handler.StreamMultiplexer
-    /// Set once the connection is in the pool.
-    var connection: HTTP2Connection?
+    /// The connection, made with the pipeline's HTTP/2 handlers.
+    let connection: HTTP2Connection
+    /// Set once the connection is in the pool (and dropped when it closes, which ends the reference cycle).
     var pool: ConnectionPool?
-    /// The server's limit, if it sent one before the connection joined the pool.
+    /// The server's limit, as its latest SETTINGS said (the pool's copy is kept once the connection is in it).
     private(set) var streamLimit = HTTP2Connection.defaultStreamLimit
-    /// Whether the server sent GOAWAY before the connection joined the pool.
+    /// Whether the server sent GOAWAY.
     private(set) var goingAway = false
-    /// The last stream that GOAWAY let through, for a connection that joins the pool after it.
-    private(set) var lastProcessedStream = Int.max
 
-    init(multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
-        self.multiplexer = multiplexer
+    init(connection: HTTP2Connection) {
+        self.connection = connection
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -113,21 +108,19 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
         case .settings(.settings(let settings)):
             guard let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value else { break }
             streamLimit = limit
-            if let connection, let pool { pool.streamLimitChanged(connection, to: limit) }
+            pool?.streamLimitChanged(connection, to: limit)
         case .goAway(let lastStreamID, _, _):
             // Before NIOHTTP2 closes the streams after it, which it does once this frame has been passed on.
-            connection?.lastProcessedStream.store(Int(lastStreamID), ordering: .releasing)
-            lastProcessedStream = Int(lastStreamID)
+            connection.lastProcessedStream.store(Int(lastStreamID), ordering: .releasing)
             goingAway = true
-            if let connection, let pool { pool.goingAway(connection) }
+            pool?.goingAway(connection)
         default:
             break
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let connection, let pool { pool.connectionClosed(connection) }
-        connection = nil
+        pool?.connectionClosed(connection)
         pool = nil
         context.fireChannelInactive()
     }
@@ -141,7 +134,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
             return
         }
         goingAway = true
-        if let connection, let pool { pool.goingAway(connection) }
+        pool?.goingAway(connection)
     }
 }
 

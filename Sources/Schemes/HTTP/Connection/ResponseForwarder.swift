@@ -49,13 +49,15 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// that a certificate problem is reported as such rather than as a closed connection.
     let handshake: EventLoopPromise<Void>?
 
-    /// The protocol the responses come over, for ``LoadResponse/networkProtocolName``.
-    private let protocolName: String
+    /// Whether the channel is an HTTP/2 stream (through NIOHTTP2's HTTP/1 codec), which carries one exchange
+    /// and closes, rather than an HTTP/1.1 connection.
+    private let onStream: Bool
 
-    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, protocolName: String = "http/1.1") {
+    /// - Parameter onStream: The channel is an HTTP/2 stream (see ``HTTP2Connection``).
+    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, onStream: Bool = false) {
         self.handshake = handshake
         self.readTail = readTail
-        self.protocolName = protocolName
+        self.onStream = onStream
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -80,7 +82,7 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .idle:
             state = .awaitingHead(exchange)
             context?.read()
-        case .closed where protocolName == "h2":
+        case .closed where onStream:
             // An HTTP/2 stream closed before its request went out (its connection went away): nothing was sent,
             // so the request may go again whatever its method.
             throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the HTTP/2 stream closed before the request was sent",
@@ -97,12 +99,12 @@ final class ResponseForwarder: ChannelInboundHandler {
         case (.head(let head), .awaitingHead(let exchange)):
             let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
             let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers),
-                                        networkProtocolName: protocolName)
+                                        networkProtocolName: onStream ? "h2" : "http/1.1")
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
             // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.
             // An HTTP/2 stream carries one exchange (and its channel cannot be asked for buffered bytes).
-            let keepAlive = head.isKeepAlive && head.status != .switchingProtocols && protocolName != "h2"
+            let keepAlive = head.isKeepAlive && head.status != .switchingProtocols && !onStream
             state = .body(exchange, received: 0, expected: expected, keepAlive: keepAlive)
             exchange.markResponseStarted()
             pendingHead = response
