@@ -6,7 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// The `http:` and `https:` handler: HTTP/1.1 over SwiftNIO, with a keep-alive pool per origin, TLS,
+/// The `http:` and `https:` handler: HTTP/1.1, and HTTP/2 over TLS, on SwiftNIO, with a keep-alive pool per origin, TLS,
 /// streamed bodies in both directions, and backpressure from the reader to the socket.
 ///
 /// Redirects, authentication and content decoding are the session's middleware, not this handler's: it
@@ -49,8 +49,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         super.init(request: request, cachedResponse: cachedResponse, client: client)
     }
 
-    /// Starts the load. A bodiless request takes an idle connection, or waits in the pool's queue for
-    /// one, without a task: the event loop sends it and ends it, with no thread hop. A request with a
+    /// Starts the load. A bodiless request takes an idle connection or a new stream on an HTTP/2 one, or
+    /// waits in the pool's queue for a connection, without a task: the event loop sends it and ends it, with
+    /// no thread hop. A request with a
     /// body, or one that must open a new connection, runs ``load()`` in a task.
     override public func startLoading() {
         guard request.body == nil, case .success(let plan) = planned else {
@@ -76,8 +77,21 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
         switch outcome {
         case .leased(let lease): send(plan, on: lease)
+        case .stream(let connection): openStream(plan, on: connection)
         case .mayConnect: startTask()
         case .queued: if isStopped { stopLoading() }
+        }
+    }
+
+    /// Opens a stream on an HTTP/2 connection, whose place the pool has counted for this request, and sends the
+    /// request on it as it opens, on the event loop. A stream that cannot open sent nothing: the load goes on
+    /// in a task, which looks for a connection again.
+    private func openStream(_ plan: HTTPRequestPlan, on connection: HTTP2Connection) {
+        connection.openStream(for: HTTPEngine.shared.pool, url: request.url) { [self] result in
+            switch result {
+            case .success(let stream): send(plan, on: ConnectionPool.Lease(connection: stream, reused: true))
+            case .failure: if !isStopped { startTask() }
+            }
         }
     }
 
@@ -108,7 +122,14 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         lease.connection.abandon(exchange)
         guard !isStopped else { return }
         let mapped = HTTPErrorMapping.map(error, url: request.url)
-        if case .success(let plan) = planned, plan.mayRetry(after: mapped, on: lease, exchange: exchange) {
+        guard case .success(let plan) = planned else {
+            client.handler(self, didFailWith: mapped)
+            return
+        }
+        if plan.mayResend(after: mapped, exchange: exchange) {
+            // An HTTP/2 server did not process it: again, in a task, which resends a few times at most.
+            startTask()
+        } else if plan.mayRetry(after: mapped, on: lease, exchange: exchange) {
             // Once more, in a task, on a new connection.
             alreadyRetried.store(true, ordering: .releasing)
             startTask()

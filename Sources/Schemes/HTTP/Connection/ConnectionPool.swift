@@ -216,6 +216,9 @@ final class ConnectionPool: Sendable {
     enum QueueOutcome {
         /// An idle connection, leased now.
         case leased(Lease)
+        /// A place for one more stream on this HTTP/2 connection, counted now: the caller opens the stream
+        /// (``HTTP2Connection/openStream(for:url:then:)``).
+        case stream(HTTP2Connection)
         /// The request waits; `deliver` will be called (the id withdraws it: ``withdraw(_:id:)``).
         case queued(id: Int)
         /// There is room for a new connection: the caller should open one (``acquire(_:url:fresh:ask:)``).
@@ -857,9 +860,9 @@ final class ConnectionPool: Sendable {
         let id = waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Lease?, Never>) in
-                switch leaseOrQueue(key, id: id, fresh: fresh, deliver: { continuation.resume(returning: $0) }) {
+                switch leaseOrQueue(key, id: id, fresh: fresh, takesStream: false, deliver: { continuation.resume(returning: $0) }) {
                 case .leased(let lease): continuation.resume(returning: lease)
-                case .mayConnect: continuation.resume(returning: nil)
+                case .mayConnect, .stream: continuation.resume(returning: nil)
                 case .queued:
                     // Cancelled before it was queued: the handler below found nothing to withdraw.
                     if Task.isCancelled, let waiter = withdraw(key, id: id) { waiter(nil) }
@@ -886,14 +889,15 @@ final class ConnectionPool: Sendable {
     /// made only if the request is queued (under the pool's lock): a closure made for every request, though
     /// most find a connection idle, cost an allocation each.
     func leaseOrQueue(_ key: Key, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
-        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, fresh: false, deliver: deliver())
+        leaseOrQueue(key, id: waiterIDs.wrappingAdd(1, ordering: .relaxed).newValue, fresh: false, takesStream: true, deliver: deliver())
     }
 
-    /// `fresh`: not an idle connection (see ``acquire(_:url:fresh:ask:)``).
-    private func leaseOrQueue(_ key: Key, id: Int, fresh: Bool, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
+    /// `fresh`: not an idle connection (see ``acquire(_:url:fresh:ask:)``). `takesStream`: a place on an HTTP/2
+    /// connection is taken here (``QueueOutcome/stream(_:)``), else left to the caller (``QueueOutcome/mayConnect``).
+    private func leaseOrQueue(_ key: Key, id: Int, fresh: Bool, takesStream: Bool, deliver: @autoclosure () -> Delivery) -> QueueOutcome {
         state.withLock { state in
             state.host(key) { host -> QueueOutcome in
-                // A stream is opened by a task (``acquire(_:url:fresh:ask:)``), which waits for NIOHTTP2 to make it.
+                if takesStream, let multiplexed = host.takeStream() { return .stream(multiplexed) }
                 if host.hasStreamRoom { return .mayConnect }
                 if !fresh, let lease = host.takeIdle() { return .leased(lease) }
                 if host.mayOpen(for: key) { return .mayConnect }

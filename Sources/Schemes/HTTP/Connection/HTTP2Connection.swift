@@ -42,42 +42,51 @@ final class HTTP2Connection: Sendable {
 
     /// A new stream, ready for one request; the pool has counted it already, and is told if it cannot open.
     func openStream(for pool: ConnectionPool, url: URL) async throws -> HTTPConnection {
+        // Handed over through a lock, not the continuation alone: a task resumed before it has suspended goes on
+        // past an atomic the thread sanitizer does not follow (see ``ConnectionPool``'s `open`).
+        let made = Locked<Result<HTTPConnection, LoadError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            openStream(for: pool, url: url) { result in
+                made.withLock { $0 = result }
+                continuation.resume()
+            }
+        }
+        return try made.withLock { $0! }.get()
+    }
+
+    /// Opens a new stream for one request, whose place the pool has counted, and calls `opened` with it on the
+    /// event loop, in the stream's initializer: a request written there goes out as the stream activates, so
+    /// that opening and sending take one trip to the loop. If no stream can open, the place is given back and
+    /// `opened` gets the error (nothing was sent: the request may go again, on another connection).
+    func openStream(for pool: ConnectionPool, url: URL, then opened: @escaping @Sendable (Result<HTTPConnection, LoadError>) -> Void) {
         let key = key
         let httpProtocol: HTTP2FramePayloadToHTTP1ClientCodec.HTTPProtocol = key.scheme == "https" ? .https : .http
-        // Made in the stream's initializer, on the loop, in the trip that makes the stream (a second trip to make
-        // it cost a wake of the loop per request), and handed over through a lock, not the future alone: a task
-        // that finds the future already done resumes on an atomic the thread sanitizer does not follow (see
-        // ``ConnectionPool``'s `open`).
-        let made = Locked<HTTPConnection?>(nil)
-        var failure: (any Error)?
-        do {
-            _ = try await multiplexer.createStreamChannel { [self] stream in
-                do {
-                    // Reads follow the reader, as on an HTTP/1.1 connection: the stream's flow-control
-                    // window then holds the server back.
-                    try stream.syncOptions?.setOption(.autoRead, value: false)
-                    let sync = stream.pipeline.syncOperations
-                    let forwarder = ResponseForwarder(handshake: nil, onStream: true)
-                    try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
-                    try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
-                    try sync.addHandler(forwarder)
-                    let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self)
-                    connection.attach(to: pool)
-                    made.withLock { $0 = connection }
-                    return stream.eventLoop.makeSucceededVoidFuture()
-                } catch {
-                    return stream.eventLoop.makeFailedFuture(error)
-                }
-            }.get()
-        } catch {
-            failure = error
+        let created = channel.eventLoop.makePromise(of: (any Channel).self)
+        // Fails only when the initializer failed or never ran: once it succeeds, NIOHTTP2 succeeds the promise
+        // whatever follows (a stream that then closes ends its exchange, which tells the request).
+        created.futureResult.whenFailure { [self] error in
+            pool.streamEnded(nil, on: self)
+            opened(.failure(LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
+                                      underlying: HTTP2StreamRefused(underlying: error))))
         }
-        if failure == nil, let connection = made.withLock({ $0 }) { return connection }
-        // The place is given back once (a stream that was made and closed has counted its end already).
-        // Nothing was sent: the request may go again, on another connection.
-        pool.streamEnded(made.withLock { $0 }, on: self)
-        throw LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
-                        underlying: HTTP2StreamRefused(underlying: failure ?? ChannelError.ioOnClosedChannel))
+        multiplexer.createStreamChannel(promise: created) { [self] stream in
+            do {
+                // Reads follow the reader, as on an HTTP/1.1 connection: the stream's flow-control
+                // window then holds the server back.
+                try stream.syncOptions?.setOption(.autoRead, value: false)
+                let sync = stream.pipeline.syncOperations
+                let forwarder = ResponseForwarder(handshake: nil, onStream: true)
+                try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
+                try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
+                try sync.addHandler(forwarder)
+                let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self)
+                connection.attach(to: pool)
+                opened(.success(connection))
+                return stream.eventLoop.makeSucceededVoidFuture()
+            } catch {
+                return stream.eventLoop.makeFailedFuture(error)
+            }
+        }
     }
 
     func close() {
