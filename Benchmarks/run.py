@@ -28,9 +28,9 @@ def build(cmd):
         raise SystemExit("benchmark: %s failed with status %d" % (" ".join(cmd), done.returncode))
 
 
-def child(cmd):
-    """Runs cmd; returns its standard output, or stops the run with its error."""
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+def child(cmd, extra_env=None):
+    """Runs cmd (with extra_env added to the environment); returns its standard output, or stops the run with its error."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **extra_env) if extra_env else None)
     if proc.returncode != 0:
         raise SystemExit("benchmark: %s failed: %s" % (" ".join(cmd[:3]), proc.stderr.strip()[:500]))
     return proc.stdout
@@ -55,9 +55,9 @@ def rusage_child(cmd, stdout=subprocess.DEVNULL):
     return {"seconds": seconds, "rss_kib": rss, "cpu": usage.ru_utime + usage.ru_stime}
 
 
-def bench(scenario, client, *rest):
+def bench(scenario, client, *rest, extra_env=None):
     """One LoaderBench run: its RESULT line as a dict."""
-    out = child([bench_bin, scenario, client] + [str(r) for r in rest])
+    out = child([bench_bin, scenario, client] + [str(r) for r in rest], extra_env)
     line = next(l for l in out.splitlines() if l.startswith("RESULT "))
     fields = dict(pair.split("=", 1) for pair in line.split()[1:])
     return {"seconds": float(fields["seconds"]), "rss_kib": int(fields["rss_kib"]), "cpu": float(fields["cpu"]),
@@ -92,6 +92,12 @@ subprocess.run([os.path.join(root, "scripts/test-servers"), "start"], check=True
 env = dict(l.split("=", 1) for l in open(os.path.join(root, ".build/test-servers/env")).read().split())
 http = "http://127.0.0.1:%s" % env["HTTP_PORT"]
 ftp = "ftp://127.0.0.1:%s" % env["FTP_PORT"]
+# nginx over TLS: HTTP/2 by ALPN on one port, HTTP/1.1 alone on the other. The certificate names localhost, and
+# every client is given the test CA (LoaderBench reads it from LOADERBENCH_CA, for ours and AsyncHTTPClient).
+h2 = "https://localhost:%s" % env["H2_PORT"]
+https1 = "https://localhost:%s" % env["HTTPS_PORT"]
+ca = env["CA"]
+ca_env = {"LOADERBENCH_CA": ca}
 www = env["ROOT"]
 # Where curl and loadurl write their downloads to a file; removed at the end.
 tmp = tempfile.mkdtemp()
@@ -136,7 +142,7 @@ try:
     slow_count = 20 if args.smoke else 1000
 
     # scenario name -> (unit description, {client: callable returning a result dict})
-    curl_urls = lambda n, path: sum([[http + path, "-o", "/dev/null"] for _ in range(n)], [])
+    curl_urls = lambda n, path, origin=http: sum([[origin + path, "-o", "/dev/null"] for _ in range(n)], [])
     scenarios = [
         ("seq", "%d sequential 1 KiB GETs over keep-alive" % small, "req/s", small, {
             "loader": lambda: bench("sequential", "loader", http + "/1k.bin", small),
@@ -172,6 +178,27 @@ try:
         ("conc256", "%d 1 KiB GETs, 256 in flight (scaling)" % many, "req/s", many, {
             "loader": lambda: bench("concurrent", "loader", http + "/1k.bin", many, 256),
             "loader-el": lambda: bench("concurrent", "loader-el", http + "/1k.bin", many, 256)}),
+        # HTTPS: every client offers HTTP/2 by ALPN and gets it (one connection carries every request). The
+        # loader's figure over HTTP/1.1 with TLS (nginx's other port) is beside it: what HTTP/2 costs or saves us.
+        ("h2seq", "%d sequential 1 KiB GETs over HTTP/2 (https)" % small, "req/s", small, {
+            "loader": lambda: bench("sequential", "loader", h2 + "/1k.bin", small, extra_env=ca_env),
+            "loader-http1.1": lambda: bench("sequential", "loader", https1 + "/1k.bin", small, extra_env=ca_env),
+            "asynchttpclient": lambda: bench("sequential", "asynchttpclient", h2 + "/1k.bin", small, extra_env=ca_env),
+            "curl": lambda: rusage_child(["curl", "-s", "--cacert", ca] + curl_urls(small, "/1k.bin", h2)),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s", "--cacert", ca] + [h2 + "/1k.bin"] * small),
+        }),
+        ("h2conc32", "%d 1 KiB GETs over HTTP/2 (https), 32 in flight" % many, "req/s", many, {
+            "loader": lambda: bench("concurrent", "loader", h2 + "/1k.bin", many, 32, extra_env=ca_env),
+            "loader-http1.1": lambda: bench("concurrent", "loader", https1 + "/1k.bin", many, 32, extra_env=ca_env),
+            "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", h2 + "/1k.bin", many, 32, extra_env=ca_env),
+            "curl": lambda: rusage_child(["curl", "-s", "--cacert", ca, "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin", h2)),
+        }),
+        ("h2download", "%s over HTTP/2 (https) streamed and discarded" % big_http, "MB/s", big_bytes, {
+            "loader": lambda: bench("stream", "loader", h2 + big_http, extra_env=ca_env),
+            "loader-http1.1": lambda: bench("stream", "loader", https1 + big_http, extra_env=ca_env),
+            "curl": lambda: rusage_child(["curl", "-s", "--cacert", ca, "-o", "/dev/null", h2 + big_http]),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s", "--cacert", ca, "-o", "/dev/null", h2 + big_http]),
+        }),
         ("download", "%s streamed and discarded" % big_http, "MB/s", big_bytes, {
             "loader": lambda: bench("stream", "loader", http + big_http),
             "urlsession": lambda: bench("stream", "urlsession", http + big_http),
@@ -225,7 +252,7 @@ try:
     # client to read one after that waited for the kernel to make its pages again (a 512 MiB stream at
     # 350-590 MB/s instead of 1,200-2,000, curl alike; `fincore` showed the file leave the cache while idle).
     # Each run of these scenarios starts with the file read once, untimed, so that every client finds it cached.
-    warm_files = {"download": [www + big_http], "tofile": [www + big_http], "file": [www + big_http],
+    warm_files = {"download": [www + big_http], "h2download": [www + big_http], "tofile": [www + big_http], "file": [www + big_http],
                   "ftp": [env["FTP_ROOT"] + ftp_file]}
 
     def warm(paths):
@@ -358,6 +385,14 @@ try:
         steps = ["%d: %.0f req/s, %.1f us CPU/req" % (n, results[key][2][ours]["value"], results[key][2][ours]["cpu"] * 1e6 / many)
                  for key, n in (("conc1", 1), ("conc32", 32), ("conc256", 256)) if ours in results[key][2]]
         print("| %d 1 KiB GETs at 1, 32 and 256 in flight%s | %s | | | (measured, no goal) |" % (many, where, "; ".join(steps)))
+    # HTTPS with HTTP/2: no goal in the issue; the peers over HTTP/2, and the loader over HTTP/1.1 with TLS.
+    for key in ("h2seq", "h2conc32", "h2download"):
+        title, unit, table = results[key]
+        for ours, peer in (("loader", "curl"), ("loader", "asynchttpclient"), ("loadurl", "curl"), ("loader", "loader-http1.1")):
+            if ours in table and peer in table:
+                label = title + (" (loadurl CLI)" if ours == "loadurl" else "")
+                print("| %s | %.1f %s | %s %.1f | %.2fx | (measured, no goal) |" % (
+                    label, table[ours]["value"], unit, peer, table[peer]["value"], table[ours]["value"] / table[peer]["value"]))
     title, unit, table = results["download"]
     # The goal is judged on loadurl, a process with our loader alone; LoaderBench's figure is for reference:
     # it also maps what URLSession and AsyncHTTPClient need (Foundation, ICU, libcurl).

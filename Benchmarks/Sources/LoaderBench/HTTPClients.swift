@@ -7,6 +7,7 @@ import FTPScheme
 import HTTPScheme
 import Loader
 import NIOCore
+import NIOSSL
 import StandardSchemes
 import Synchronization
 
@@ -98,17 +99,26 @@ struct AsyncHTTPClientClient: BenchClient {
 
     /// - Parameter connectionsPerHost: The pool's soft limit per host (AsyncHTTPClient's default when `nil`).
     init(connectionsPerHost: Int? = nil) {
-        guard let connectionsPerHost else {
+        // As for our loader: the test servers' CA, for the runs against their https ports (HTTP/2 by ALPN, which
+        // AsyncHTTPClient offers by default, as we do).
+        let ca = ProcessInfo.processInfo.environment["LOADERBENCH_CA"]
+        guard connectionsPerHost != nil || ca != nil else {
             // The shared client: made once per process, never shut down (as AsyncHTTPClient recommends for that use).
             client = HTTPClient.shared
             return
         }
         client = configuredClients.withLock { clients in
-            if let client = clients[connectionsPerHost] { return client }
+            let key = connectionsPerHost ?? 0
+            if let client = clients[key] { return client }
             var configuration = HTTPClient.Configuration()
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
+            if let connectionsPerHost { configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost }
+            if let ca {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.additionalTrustRoots = [.file(ca)]
+                configuration.tlsConfiguration = tls
+            }
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            clients[connectionsPerHost] = client
+            clients[key] = client
             return client
         }
     }
