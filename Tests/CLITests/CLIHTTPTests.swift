@@ -125,6 +125,27 @@ struct CLIHTTPTests {
         #expect(posted.stdout.hasPrefix("method=POST length=7"))
     }
 
+    @Test("--digest answers lighttpd's Digest challenge with -u's credentials and never sends Basic; --anyauth answers either; a wrong password gives the 401")
+    func digest() async throws {
+        let nginx = try nginx()
+        let port = try #require(TestServers.lighttpd, "lighttpd could not be started by scripts/test-servers").digestPort
+        let protected = "http://127.0.0.1:\(port)/digest-sha256/hello.txt"
+        let digest = try await LoadURLProcess.run(["-u", "user:secret", "--digest", protected])
+        #expect(digest.status == 0, "\(digest.stderr)")
+        #expect(digest.stdout == "Hello from lighttpd\n")
+        // Without --digest, -u sends Basic, which a Digest location refuses.
+        let basic = try await LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "-u", "user:secret", protected])
+        #expect(basic.stdout == "401")
+        // Basic asked for: --digest does not send the password in the clear, --anyauth does (the last flag wins).
+        let basicOnly = "http://127.0.0.1:\(nginx.httpPort)/private"
+        let refused = try await LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "-u", "user:secret", "--anyauth", "--digest", basicOnly])
+        #expect(refused.stdout == "401")
+        let either = try await LoadURLProcess.run(["-u", "user:secret", "--digest", "--anyauth", basicOnly, protected])
+        #expect(either.stdout == "Hello from nginx\nHello from lighttpd\n", "\(either.stderr)")
+        let wrong = try await LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "-u", "user:nope", "--digest", protected])
+        #expect(wrong.stdout == "401")
+    }
+
     @Test("HTTP/2: https offers it and -i prints \"HTTP/2 200\" as curl does; --http1.1 keeps to HTTP/1.1, the last of --http1.1 and --http2 wins; -w %{http_version}")
     func http2() async throws {
         let server = try nginx()

@@ -8,13 +8,6 @@ import NIOTLS
 import TestSupport
 import Testing
 
-private func scriptedSession(configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
-    var configuration = LoaderSession.Configuration.ephemeral
-    configuration.handlerClasses = [HTTPSchemeHandler.self]
-    configure(&configuration)
-    return LoaderSession(configuration: configuration)
-}
-
 @Suite("http: hostile and broken servers (an in-process NIO server)")
 struct HTTPMisbehaviourTests {
     let server = ScriptedServer.shared
@@ -22,7 +15,7 @@ struct HTTPMisbehaviourTests {
     @Test("A body shorter than its Content-Length is an error naming the URL, never a short success")
     func truncated() async {
         let url = server.url("/truncated")
-        let error = await loadError { _ = try await scriptedSession().data(from: url) }
+        let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
         #expect(error?.code == .networkConnectionLost)
         #expect(error?.url == url)
         #expect(error?.description.contains("10 of 100") == true)
@@ -31,7 +24,7 @@ struct HTTPMisbehaviourTests {
     @Test("A connection closed in the middle of the response head is networkConnectionLost, saying so, not a malformed response")
     func closedMidHead() async {
         let url = server.url("/half-head")
-        let error = await loadError { _ = try await scriptedSession().data(from: url) }
+        let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
         #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.reason?.contains("in the middle of the response head") == true, "\(String(describing: error))")
@@ -39,14 +32,14 @@ struct HTTPMisbehaviourTests {
 
     @Test("A connection reset mid-body is networkConnectionLost")
     func reset() async {
-        let error = await loadError { _ = try await scriptedSession().data(from: server.url("/reset")) }
+        let error = await loadError { _ = try await plainHTTPSession().data(from: server.url("/reset")) }
         #expect(error?.code == .networkConnectionLost)
     }
 
     @Test("A malformed status line, broken chunking and a huge header are badServerResponse")
     func malformed() async {
         for path in ["/bad-status", "/bad-chunked", "/huge-header"] {
-            let error = await loadError { _ = try await scriptedSession().data(from: server.url(path)) }
+            let error = await loadError { _ = try await plainHTTPSession().data(from: server.url(path)) }
             #expect(error?.code == .badServerResponse, "\(path): \(String(describing: error))")
         }
     }
@@ -56,7 +49,7 @@ struct HTTPMisbehaviourTests {
         let url = server.url("/garbage-before-body")
         let body = Data(repeating: UInt8(ascii: "u"), count: 64 * 1024 * 1024)
         let error = await loadError {
-            _ = try await scriptedSession().upload(for: LoadRequest(url: url, method: .put), from: body)
+            _ = try await plainHTTPSession().upload(for: LoadRequest(url: url, method: .put), from: body)
         }
         #expect(error?.code == .badServerResponse, "\(String(describing: error))")
         #expect(error?.url == url)
@@ -78,7 +71,7 @@ struct HTTPMisbehaviourTests {
         let stopped = Locked(false)
         let request = LoadRequest(url: server.url("/refuse-upload"), method: .put, body: Self.waitingBody(stopped: stopped),
                                   timeoutInterval: 10)
-        let (data, response) = try await scriptedSession().data(for: request)
+        let (data, response) = try await plainHTTPSession().data(for: request)
         #expect(response.status?.code == 413)
         #expect(String(decoding: data, as: UTF8.self) == "too big\n")
         #expect(await eventually { stopped.withLock { $0 } }, "the body's stream was left waiting")
@@ -90,7 +83,7 @@ struct HTTPMisbehaviourTests {
         let url = server.url("/garbage-before-body")
         let request = LoadRequest(url: url, method: .put, body: Self.waitingBody(stopped: stopped), timeoutInterval: 10)
         // Without the fix the load waited for the stream's next chunk, and failed at the request timeout.
-        let error = await loadError { _ = try await scriptedSession().data(for: request) }
+        let error = await loadError { _ = try await plainHTTPSession().data(for: request) }
         #expect(error?.code == .badServerResponse, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(await eventually { stopped.withLock { $0 } }, "the body's stream was left waiting")
@@ -99,7 +92,7 @@ struct HTTPMisbehaviourTests {
     @Test("Slow headers past the request timeout fail with timedOut")
     func slowHeaders() async {
         let url = server.url("/slow-headers")
-        let error = await loadError { _ = try await scriptedSession().data(for: LoadRequest(url: url, timeoutInterval: 0.5)) }
+        let error = await loadError { _ = try await plainHTTPSession().data(for: LoadRequest(url: url, timeoutInterval: 0.5)) }
         #expect(error?.code == .timedOut)
         #expect(error?.url == url)
     }
@@ -107,7 +100,7 @@ struct HTTPMisbehaviourTests {
     @Test("A body that stalls past the request timeout fails with timedOut")
     func stalledBody() async {
         let error = await loadError {
-            _ = try await scriptedSession().data(for: LoadRequest(url: server.url("/stall-body"), timeoutInterval: 0.5))
+            _ = try await plainHTTPSession().data(for: LoadRequest(url: server.url("/stall-body"), timeoutInterval: 0.5))
         }
         #expect(error?.code == .timedOut)
     }
@@ -117,7 +110,7 @@ struct HTTPMisbehaviourTests {
         // A port nobody listens on: bind one, note it, close it.
         let socket = LoopbackPorts.closed()
         let url = URL(string: "http://127.0.0.1:\(socket)/")!
-        let error = await loadError { _ = try await scriptedSession().data(from: url) }
+        let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
         #expect(error?.code == .cannotConnectToHost)
         #expect(error?.url == url)
         // Says it once, in the C library's words.
@@ -127,7 +120,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("An http URL without a host is badURL")
     func noHost() async {
-        let error = await loadError { _ = try await scriptedSession().data(from: URL(string: "http:///path")!) }
+        let error = await loadError { _ = try await plainHTTPSession().data(from: URL(string: "http:///path")!) }
         #expect(error?.code == .badURL)
     }
 
@@ -136,7 +129,7 @@ struct HTTPMisbehaviourTests {
         // %31%32%37 is "127"; "localhost" is spelt half escaped to take the decoding path for a name too.
         for (host, expected) in [("%31%32%37.0.0.1", "127.0.0.1"), ("%6c%6Fcalhost", "localhost")] {
             let url = URL(string: "http://\(host):\(server.port)/echo-headers")!
-            let (data, response) = try await scriptedSession().data(from: url)
+            let (data, response) = try await plainHTTPSession().data(from: url)
             #expect(response.status == .ok, "\(host)")
             let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
             #expect(lines.contains("host: \(expected):\(server.port)"), "\(host): \(lines)")
@@ -146,7 +139,7 @@ struct HTTPMisbehaviourTests {
     @Test("The head carries Host (lowercased) and User-Agent unless the request sets its own; a bodiless POST says Content-Length: 0")
     func headDefaults() async throws {
         func fields(_ request: LoadRequest) async throws -> [Substring] {
-            let (data, _) = try await scriptedSession().data(for: request)
+            let (data, _) = try await plainHTTPSession().data(for: request)
             return String(decoding: data, as: UTF8.self).split(separator: "\n")
         }
         let url = server.url("/echo-headers")
@@ -177,7 +170,7 @@ struct HTTPMisbehaviourTests {
     func hostWithControlCharacters() async {
         for text in ["http://a%0d%0aX-Injected%3a%201/", "http://a%20b/", "http://a%00b/"] {
             let url = URL(string: text)!
-            let error = await loadError { _ = try await scriptedSession().data(from: url) }
+            let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
             #expect(error?.code == .badURL, "\(text)")
             #expect(error?.url == url)
             #expect(error?.description.contains("the host contains a space or a control character") == true, "\(String(describing: error))")
@@ -206,13 +199,13 @@ struct HTTPMisbehaviourTests {
 
     @Test("Cancelling mid-body closes the connection")
     func cancelClosesConnection() async throws {
-        _ = try await cancelEndlessMidBody(scriptedSession(), on: try ScriptedServer())
+        _ = try await cancelEndlessMidBody(plainHTTPSession(), on: try ScriptedServer())
     }
 
     @Test("Cancelling mid-body on a reused keep-alive connection closes it; the next request gets a new one")
     func cancelOnReusedConnection() async throws {
         let server = try ScriptedServer()
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let connection = HTTPField.Name("X-Connection")!
         let (_, warm) = try await session.data(from: server.url("/ok"))
         let endless = try await cancelEndlessMidBody(session, on: server)
@@ -224,7 +217,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("Uploads: bytes and a file with Content-Length, a stream chunked, and upload progress")
     func uploads() async throws {
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let (echo, response) = try await session.upload(for: LoadRequest(url: server.url("/echo"), method: .post), from: Data("payload".utf8))
         #expect(String(decoding: echo, as: UTF8.self) == "payload")
         #expect(response.headerFields[HTTPField.Name("X-Chunked")!] == "false")
@@ -261,7 +254,7 @@ struct HTTPMisbehaviourTests {
                 continuation.finish(throwing: Broken())
             }
         }
-        let error = await loadError { _ = try await scriptedSession().data(for: request) }
+        let error = await loadError { _ = try await plainHTTPSession().data(for: request) }
         #expect(error?.code == .requestBodyStreamExhausted, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.underlying is Broken)
@@ -273,7 +266,7 @@ struct HTTPMisbehaviourTests {
         // is long because, in a run of every suite, tests that compute for seconds can keep Swift's two pool threads
         // busy while it counts (5 s failed in a fresh-clone run, whose first seconds stalled the whole process).
         // The parts come from a dispatch timer, not that pool.
-        let session = scriptedSession { $0.timeoutIntervalForRequest = 12 }
+        let session = plainHTTPSession { $0.timeoutIntervalForRequest = 12 }
         var request = LoadRequest(url: server.url("/echo"), method: .post)
         request.body = .stream(length: nil) {
             AsyncThrowingStream { continuation in
@@ -296,7 +289,7 @@ struct HTTPMisbehaviourTests {
         // One connection per host: while the 302's endless body kept its connection, the next hop would queue
         // behind it until the request timeout (20 s: the success path must not fail while other suites keep
         // the machine busy; 10 s failed once).
-        let session = scriptedSession {
+        let session = plainHTTPSession {
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
             $0.timeoutIntervalForRequest = 20
         }
@@ -307,7 +300,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("Redirect chains are followed; 303 turns POST into GET, 307 keeps POST and its body")
     func redirectRules() async throws {
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let (arrived, final) = try await session.data(from: server.url("/redirect/5"))
         #expect(String(decoding: arrived, as: UTF8.self) == "arrived")
         #expect(final.url.path == "/redirect/0")
@@ -333,7 +326,7 @@ struct HTTPMisbehaviourTests {
             try #require(wrote == 4)
             return (.file(URL(fileURLWithPath: "/proc/self/fd/\(ends[0])")), { close(ends[0]) })
         }
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let (redirected, closeFirst) = try pipeBody()
         defer { closeFirst() }
         #expect(!redirected.canBeSentAgain)
@@ -369,18 +362,18 @@ struct HTTPMisbehaviourTests {
     @Test("The resource timeout counts for the whole chain of redirects, not for each hop")
     func resourceTimeoutSpansRedirects() async throws {
         // Five hops of 300 ms each: every hop is well inside 0.8 s, the chain is not.
-        let session = scriptedSession { $0.timeoutIntervalForResource = 0.8 }
+        let session = plainHTTPSession { $0.timeoutIntervalForResource = 0.8 }
         let url = server.url("/slow-redirect/4")
         let error = await #expect(throws: LoadError.self) { _ = try await session.data(from: url) }
         #expect(error?.code == .timedOut)
-        let (data, _) = try await scriptedSession().data(from: server.url("/slow-redirect/1"))
+        let (data, _) = try await plainHTTPSession().data(from: server.url("/slow-redirect/1"))
         #expect(String(decoding: data, as: UTF8.self) == "arrived")
     }
 
     @Test("A bodiless request sends no length or chunking it set itself (a POST says Content-Length: 0)")
     func bodilessFraming() async throws {
         func fields(_ request: LoadRequest) async throws -> [Substring] {
-            let (data, _) = try await scriptedSession().data(for: request)
+            let (data, _) = try await plainHTTPSession().data(for: request)
             return String(decoding: data, as: UTF8.self).split(separator: "\n")
         }
         var get = LoadRequest(url: server.url("/echo-headers"))
@@ -398,7 +391,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("Settings out of range neither crash nor stall: infinite timeouts, a connection limit of 0")
     func outOfRangeOptions() async throws {
-        let session = scriptedSession {
+        let session = plainHTTPSession {
             $0.handlerOptions[HTTPClientOptions.self].connectTimeout = .infinity
             $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = .infinity
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 0
@@ -414,7 +407,7 @@ struct HTTPMisbehaviourTests {
     @Test("An idle timeout that is not a number closes idle connections rather than spinning a timer on them")
     func notANumberIdleTimeout() async throws {
         let own = try ScriptedServer()
-        let session = scriptedSession { $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = .nan }
+        let session = plainHTTPSession { $0.handlerOptions[HTTPClientOptions.self].idleConnectionTimeout = .nan }
         let (data, _) = try await session.data(from: own.url("/ok"))
         #expect(String(decoding: data, as: UTF8.self) == "ok")
         // The idle connection is closed at once (a timeout of no time), not kept with its timer re-armed forever.
@@ -424,7 +417,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("A retry after a dropped idle connection goes on a new one, not on another idle one dropped alike")
     func retryOnNewConnection() async throws {
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         // Two at once: each opens a connection; the server then drops each on its second request.
         async let first = session.data(from: server.url("/once-slowly"))
         async let second = session.data(from: server.url("/once-slowly"))
@@ -448,7 +441,7 @@ struct HTTPMisbehaviourTests {
                 continuation.finish()
             }
         }
-        let error = await #expect(throws: LoadError.self) { _ = try await scriptedSession().data(for: request) }
+        let error = await #expect(throws: LoadError.self) { _ = try await plainHTTPSession().data(for: request) }
         #expect(error?.code == .requestBodyStreamExhausted)
         #expect(error?.url == server.url("/echo-slowly"))
     }
@@ -469,7 +462,7 @@ struct HTTPMisbehaviourTests {
             .bind(host: "127.0.0.1", port: 0).get()
         defer { listener.close(promise: nil) }
         let port = listener.localAddress!.port!
-        let session = scriptedSession {
+        let session = plainHTTPSession {
             $0.handlerOptions[HTTPClientOptions.self].tls.verifiesCertificates = false
             $0.handlerOptions[HTTPClientOptions.self].resolve["localhost:\(port)"] = "127.0.0.1"
         }
@@ -481,7 +474,7 @@ struct HTTPMisbehaviourTests {
     func silentHandshake() async throws {
         // The scripted server speaks plain HTTP: it takes the TLS hello for the start of a request head and
         // waits for the rest, answering nothing.
-        let session = scriptedSession {
+        let session = plainHTTPSession {
             // Long enough for the TCP connect on a busy machine, so that it is the handshake that times out.
             $0.handlerOptions[HTTPClientOptions.self].connectTimeout = 2
             $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1
@@ -512,14 +505,14 @@ struct HTTPMisbehaviourTests {
         let url = server.url("/to-file")
         var put = LoadRequest(url: url, method: .put)
         put.body = .bytes(Data("ssh-ed25519 AAAA attacker".utf8))
-        let refusing = scriptedSession { $0.handlerClasses.append(RecordingFileHandler.self) }
+        let refusing = plainHTTPSession { $0.handlerClasses.append(RecordingFileHandler.self) }
         let error = await loadError { _ = try await refusing.data(for: put) }
         #expect(error?.code == .unsupportedURL)
         #expect(error?.url == url)
         #expect(error?.reason?.contains("file:///tmp/redirected-here") == true, "\(String(describing: error))")
         #expect(started.withLock { $0 }.isEmpty, "the file handler was started")
         // With file: allowed, the same redirect reaches the handler: the refusal above is the rule's doing.
-        let allowing = scriptedSession {
+        let allowing = plainHTTPSession {
             $0.handlerClasses.append(RecordingFileHandler.self)
             $0.redirectSchemes.insert("file")
         }
@@ -529,14 +522,14 @@ struct HTTPMisbehaviourTests {
 
     @Test("A redirect back to the URL just loaded is followed like any other, within the limit")
     func redirectToSameURL() async throws {
-        let (data, response) = try await scriptedSession().data(from: server.url("/same-until-third"))
+        let (data, response) = try await plainHTTPSession().data(from: server.url("/same-until-third"))
         #expect(String(decoding: data, as: UTF8.self) == "ready")
         #expect(response.status == .ok)
     }
 
     @Test("More redirects than the limit fail with httpTooManyRedirects")
     func redirectLimit() async {
-        let session = scriptedSession { $0.redirectLimit = 3 }
+        let session = plainHTTPSession { $0.redirectLimit = 3 }
         let error = await loadError { _ = try await session.data(from: server.url("/redirect/5")) }
         #expect(error?.code == .httpTooManyRedirects)
     }
@@ -547,7 +540,7 @@ struct HTTPMisbehaviourTests {
         request.headerFields[.authorization] = "Basic dXNlcjpzZWNyZXQ="
         request.headerFields[.cookie] = "session=1"
         request.headerFields[HTTPField.Name("X-Kept")!] = "yes"
-        let (data, _) = try await scriptedSession().data(for: request)
+        let (data, _) = try await plainHTTPSession().data(for: request)
         let headers = String(decoding: data, as: UTF8.self)
         #expect(!headers.contains("authorization"))
         #expect(!headers.contains("cookie"))
@@ -556,7 +549,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("A GET on a kept-alive connection the server dropped is retried once on a new connection")
     func retryIdempotentOnDroppedConnection() async throws {
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let connection = HTTPField.Name("X-Connection")!
         let url = server.url("/one-per-connection")
         let (_, first) = try await session.data(from: url)
@@ -568,7 +561,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("A POST on a dropped kept-alive connection is not retried (it may have had effects): networkConnectionLost")
     func noRetryForPost() async throws {
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let url = server.url("/one-per-connection")
         var post = LoadRequest(url: url, method: .post)
         post.body = .bytes(Data("once".utf8))
@@ -580,7 +573,7 @@ struct HTTPMisbehaviourTests {
 
     @Test("A Connection: close response is not reused, and the next request opens a new connection")
     func connectionClose() async throws {
-        let session = scriptedSession()
+        let session = plainHTTPSession()
         let connection = HTTPField.Name("X-Connection")!
         let (_, first) = try await session.data(from: server.url("/close"))
         let (ok, second) = try await session.data(from: server.url("/ok"))

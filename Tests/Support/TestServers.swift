@@ -90,6 +90,16 @@ public enum TestServers {
         return WebSockets(port: port, tlsPort: tls)
     }()
 
+    /// lighttpd, asking for HTTP Digest authentication (`user`/`secret`, realm `loader digest`): `/digest/` with
+    /// MD5, `/digest-sha256/` with SHA-256; `hello.txt` in each.
+    public struct Lighttpd: Sendable {
+        /// The plain HTTP port.
+        public let digestPort: Int
+    }
+
+    /// The running lighttpd, or `nil` if it could not be started.
+    public static let lighttpd: Lighttpd? = environment["DIGEST_PORT"].flatMap(Int.init).map(Lighttpd.init)
+
     /// The running nginx, or `nil` if it could not be started.
     public static let nginx: Nginx? = {
         let values = environment

@@ -134,7 +134,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var maxRedirects: Int = 50
 
     /// Credentials for Basic authentication (or an FTP login); without a `:`, the password is empty.
-    @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication (or log in to FTP with them).")
+    @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication (with --digest or --anyauth, in answer to the server's challenge), or log in to FTP with them.")
     public var user: String?
 
     /// Extra trusted root certificates.
@@ -144,6 +144,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// Skip certificate verification.
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate (dangerous).")
     public var insecure = false
+
+    /// How `-u` answers an HTTP server: `--basic` (the default), `--digest` or `--anyauth`; the last given wins.
+    @Flag(exclusivity: .chooseLast)
+    public var authMethod: AuthMethodChoice = .basic
 
     /// Which HTTP versions https offers: `--http2` (the default) or `--http1.1`; the last given wins, as in curl.
     @Flag(exclusivity: .chooseLast)
@@ -230,7 +234,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
-        let session = LoaderSession(configuration: configuration)
+        let session = LoaderSession(configuration: configuration, delegate: challengeAnswers)
         defer { session.finishTasksAndInvalidate() }
 
         // The transfers start on an HTTP event loop: an HTTP response then wakes this loop where it is, not
@@ -534,12 +538,20 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         return options
     }
 
+    /// What answers HTTP challenges with `-u`'s credentials under `--digest` or `--anyauth` (under `--basic` they go
+    /// unasked with each request instead), or `nil`.
+    var challengeAnswers: UserCredentials? {
+        guard authMethod != .basic, let user else { return nil }
+        let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        return UserCredentials(Credential(user: pair[0], password: pair.count > 1 ? pair[1] : ""), methods: authMethod.answers)
+    }
+
     /// The request for `url` that `options` describe.
     func makeRequest(_ url: URL, options: RequestOptions) throws -> LoadRequest {
         var request = LoadRequest(url: url)
         let (added, removed) = try Self.headerFields(options.headers, url: url)
         request.headerFields.append(contentsOf: added)
-        if let user = options.user {
+        if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {
             if request.scheme == "http" || request.scheme == "https" {
                 let pair = user.contains(":") ? user : user + ":"
                 request.headerFields[.authorization] = "Basic " + Data(pair.utf8).base64EncodedString()

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPScheme
 import Loader
 import NIOCore
 import NIOPosix
@@ -326,6 +327,28 @@ private final class ScriptHandler: ChannelInboundHandler {
                              headers: ["WWW-Authenticate: Negotiate", "WWW-Authenticate: Basic realm=\"multi, \\\"quoted\\\"\", charset=\"UTF-8\""],
                              body: "who are you?")
             }
+        case "/digest-stale":
+            // Digest: the first answer's nonce is called stale, the second's accepted (the hash is not checked here:
+            // lighttpd's tests check it).
+            let authorization = request.header("authorization") ?? ""
+            if authorization.contains("nonce=\"second\"") {
+                Self.respond(context, body: "welcome after stale")
+            } else {
+                let stale = authorization.contains("nonce=\"first\"")
+                Self.respond(context, status: "401 Unauthorized",
+                             headers: ["WWW-Authenticate: Digest realm=\"stale\", nonce=\"\(stale ? "second" : "first")\", qop=\"auth\"\(stale ? ", stale=true" : "")"],
+                             body: "who are you?")
+            }
+        case "/basic-or-digest":
+            // Basic offered first, Digest second, in fields of their own: the answer says which was taken.
+            if let authorization = request.header("authorization") {
+                Self.respond(context, body: "welcome \(authorization.prefix { $0 != " " })")
+            } else {
+                Self.respond(context, status: "401 Unauthorized",
+                             headers: ["WWW-Authenticate: Basic realm=\"both\"",
+                                       "WWW-Authenticate: Digest realm=\"both\", nonce=\"n\", qop=\"auth\", algorithm=SHA-256"],
+                             body: "who are you?")
+            }
         case "/loop":
             Self.respond(context, status: "302 Found", headers: ["Location: /loop"], body: "")
         case "/post-303":
@@ -379,4 +402,13 @@ private final class ScriptHandler: ChannelInboundHandler {
         }
         loop.scheduleTask(in: interval) { keepStreaming(bound, loop: loop, chunk: chunk, every: interval) }
     }
+}
+
+/// An ephemeral session with the HTTP handler alone and no trust roots of its own: for the scripted server, and
+/// for the test servers' plain-HTTP ports.
+func plainHTTPSession(configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
+    var configuration = LoaderSession.Configuration.ephemeral
+    configuration.handlerClasses = [HTTPSchemeHandler.self]
+    configure(&configuration)
+    return LoaderSession(configuration: configuration)
 }
