@@ -56,6 +56,22 @@ struct HTTP2Tests {
         #expect(connections.count == 1, "the burst waited for the first connection to tell its protocol: \(connections)")
     }
 
+    @Test("With one connection allowed, 300 loads at once (more than nginx's 128 streams) all arrive over it: the rest wait for streams")
+    func moreThanTheStreamLimit() async throws {
+        let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1 }
+        let expected = try Data(contentsOf: URL(fileURLWithPath: Nginx.require().root + "/hello.txt"))
+        let results = try await withThrowingTaskGroup(of: (Data, LoadResponse).self) { group in
+            for _ in 0..<300 {
+                group.addTask { try await session.data(from: h2("/hello.txt")) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 300)
+        #expect(results.allSatisfy { $0.0 == expected && $0.1.status == .ok && $0.1.networkProtocolName == "h2" })
+        let connections = Set(results.compactMap { $0.1.headerFields[Self.connection] })
+        #expect(connections.count == 1, "\(connections)")
+    }
+
     @Test("Loads one after another reuse the connection: 150 of them, more than its 100 streams, so each gives its stream back")
     func reused() async throws {
         let session = try Nginx.session()

@@ -50,14 +50,20 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     }
 
     /// Starts the load. A bodiless request takes an idle connection or a new stream on an HTTP/2 one, or
-    /// waits in the pool's queue for a connection, without a task: the event loop sends it and ends it, with
-    /// no thread hop. A request with a
-    /// body, or one that must open a new connection, runs ``load()`` in a task.
+    /// waits in the pool's queue for either, without a task: the event loop sends it and ends it, with no
+    /// thread hop. A request with a body, or one that must open a new connection, runs ``load()`` in a task.
     override public func startLoading() {
         guard request.body == nil, case .success(let plan) = planned else {
             startTask()
             return
         }
+        takeConnection(for: plan)
+    }
+
+    /// Takes what the pool has for a bodiless request, or waits in its queue. Told to look again (a slot or a
+    /// stream came free, an HTTP/2 connection opened), it comes back here, so that a new stream is taken
+    /// without a task too.
+    private func takeConnection(for plan: HTTPRequestPlan) {
         let pool = HTTPEngine.shared.pool
         // Under the lock, so that a delivery racing with this finds the queued state recorded.
         let outcome = fastPath.withLock { state -> ConnectionPool.QueueOutcome in
@@ -69,7 +75,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                     // Stopped as a slot came free for it: the next waiter may have the slot.
                     pool.passOnSlot(plan.key)
                 } else {
-                    startTask()
+                    takeConnection(for: plan)
                 }
             })
             if case .queued(let id) = outcome { state = .queued(plan.key, id: id) }
