@@ -144,6 +144,15 @@ struct CLIHTTPTests {
         #expect(either.stdout == "Hello from nginx\nHello from lighttpd\n", "\(either.stderr)")
         let wrong = try await LoadURLProcess.run(["-w", "%{http_code}", "-o", "/dev/null", "-u", "user:nope", "--digest", protected])
         #expect(wrong.stdout == "401")
+        // The URL's user info under --digest: Digest answered, Basic not.
+        let fromURL = try await LoadURLProcess.run(["-s", "-w", "%{http_code}\n", "-o", "/dev/null", "-o", "/dev/null", "--digest",
+                                                    "http://user:secret@127.0.0.1:\(port)/digest/hello.txt",
+                                                    "http://user:secret@127.0.0.1:\(nginx.httpPort)/private"])
+        #expect(fromURL.stdout == "200\n401\n")
+        // A redirect to another port of the same host takes no credentials there (curl keeps them to the origin too).
+        let redirected = try await LoadURLProcess.run(["-L", "-w", "%{http_code}", "-o", "/dev/null", "-u", "user:secret", "--anyauth",
+                                                       "http://127.0.0.1:\(nginx.httpPort)/to-digest"])
+        #expect(redirected.stdout == "401")
     }
 
     @Test("HTTP/2: https offers it and -i prints \"HTTP/2 200\" as curl does; --http1.1 keeps to HTTP/1.1, the last of --http1.1 and --http2 wins; -w %{http_version}")

@@ -81,6 +81,27 @@ struct HTTPDigestScriptedTests {
         #expect(answerer.seen.withLock { $0.count } == 1)
     }
 
+    @Test("A server that calls every answer stale gets the credential twice more, then the delegate is asked again; its refusal ends with the 401")
+    func alwaysStale() async throws {
+        let answerer = ChallengeAnswerer([.useCredential(Credential(user: "u", password: "p"))])
+        let (_, response) = try await plainHTTPSession().data(from: ScriptedServer.shared.url("/digest-always-stale"), delegate: answerer)
+        #expect(response.status == .unauthorized)
+        let seen = answerer.seen.withLock { $0 }
+        #expect(seen.map(\.previousFailureCount) == [0, 1])
+        #expect(seen.last?.proposedCredential?.user == "u")
+    }
+
+    @Test("Offered both, a credential stored for Basic alone answers Basic: Digest, with none, gives way")
+    func storedBasicAmongBoth() async throws {
+        let url = ScriptedServer.shared.url("/basic-or-digest")
+        let store = CredentialStore()
+        store.set(Credential(user: "u", password: "p"),
+                  for: ProtectionSpace(host: url.host!, port: url.port!, scheme: "http", realm: "both", authenticationMethod: "Basic"))
+        let (data, response) = try await plainHTTPSession { $0.credentialStore = store }.data(from: url)
+        #expect(response.status == .ok)
+        #expect(String(decoding: data, as: UTF8.self) == "welcome Basic")
+    }
+
     @Test("Offered Basic and Digest, the loader answers Digest")
     func digestOverBasic() async throws {
         let answerer = ChallengeAnswerer([.useCredential(Credential(user: "u", password: "p"))])

@@ -57,19 +57,25 @@ struct DigestChallengeTests {
         #expect(parameter("qop", in: answer) == nil)
         #expect(parameter("nc", in: answer) == nil)
         #expect(parameter("cnonce", in: answer) == nil)
-        let md5 = DigestChallenge.Algorithm.md5
-        let expected = md5.hash("\(md5.hash("u:r:p")):n:\(md5.hash("GET:/"))")
-        #expect(parameter("response", in: answer) == expected)
+        // Worked out apart (Python's hashlib): MD5(MD5("u:r:p") + ":n:" + MD5("GET:/")).
+        #expect(parameter("response", in: answer) == "f23121ca97143c6b358da620220c83b4")
     }
 
     @Test("A session algorithm hashes the nonces into the first hash")
     func sessionAlgorithm() throws {
         let digest = try #require(challenge(#"Digest realm="r", nonce="n", qop="auth", algorithm=SHA-256-sess"#))
         let answer = digest.authorization(for: Credential(user: "u", password: "p"), method: "PUT", uri: "/x", cnonce: "c")
-        let sha = DigestChallenge.Algorithm.sha256
-        let first = sha.hash("\(sha.hash("u:r:p")):n:c")
-        #expect(parameter("response", in: answer) == sha.hash("\(first):n:00000001:c:auth:\(sha.hash("PUT:/x"))"))
+        // Worked out apart (hashlib): the first hash is SHA-256(SHA-256("u:r:p") + ":n:c").
+        #expect(parameter("response", in: answer) == "af8569b1e243a8a4f17ff597763da7a17af3e1d9095892b986329bab1d61a231")
         #expect(parameter("algorithm", in: answer) == "SHA-256-sess")
+    }
+
+    @Test("A nonce answered again counts its uses in nc, which enters the response")
+    func nonceCount() throws {
+        let digest = try #require(challenge(#"Digest realm="r", nonce="n", qop="auth""#))
+        let answer = digest.authorization(for: Credential(user: "u", password: "p"), method: "GET", uri: "/", cnonce: "c", nonceCount: 2)
+        #expect(parameter("nc", in: answer) == "00000002")
+        #expect(parameter("response", in: answer) == "f1202435231f48ff4a8404e67cf5613f")
     }
 
     @Test("What cannot be answered is not read: no nonce, an unknown algorithm, auth-int alone, a session hash without qop", arguments: [
@@ -87,7 +93,8 @@ struct DigestChallengeTests {
     func hashedUserName() throws {
         let digest = try #require(challenge(#"Digest realm="r", nonce="n", qop="auth", algorithm=SHA-256, userhash=true"#))
         let answer = digest.authorization(for: Credential(user: "Jäsøn", password: "p"), method: "GET", uri: "/", cnonce: "c")
-        #expect(parameter("username", in: answer) == DigestChallenge.Algorithm.sha256.hash("Jäsøn:r"))
+        // SHA-256 of "Jäsøn:r" in UTF-8 (hashlib).
+        #expect(parameter("username", in: answer) == "76c0575202e95aa187aeaed1ccfe819dcd065dd2d752593e902e6f2245de4e8c")
         #expect(parameter("userhash", in: answer) == "true")
     }
 
@@ -101,24 +108,23 @@ struct DigestChallengeTests {
         #expect(parameter("username", in: quoted) == #"a"b\c"#)
     }
 
-    @Test("Among the challenges a server lists, the first Digest one that can be answered is taken, before Basic")
+    @Test("Among the challenges a server lists, the first Digest one that can be answered comes first, then Basic")
     func choice() throws {
         let url = URL(string: "http://example.test:8080/x")!
         let list = #"Basic realm="b", Digest realm="d", nonce="1", algorithm=SHA-512-256, Digest realm="d", nonce="2", algorithm=SHA-256"#
-        let (space, offer) = try #require(AuthenticationMiddleware.offer(in: list, url: url))
-        #expect(space.authenticationMethod == "Digest")
-        #expect(space.realm == "d")
-        #expect(space.port == 8080)
-        guard case .digest(let digest) = offer else {
-            Issue.record("expected a Digest offer, got \(offer)")
+        let offers = AuthenticationMiddleware.offers(in: list, url: url)
+        #expect(offers.map(\.space.authenticationMethod) == ["Digest", "Basic"])
+        #expect(offers.map(\.space.realm) == ["d", "b"])
+        #expect(offers.allSatisfy { $0.space.port == 8080 && $0.space.host == "example.test" })
+        guard case .digest(let digest) = offers.first?.offer else {
+            Issue.record("expected a Digest offer first, got \(offers)")
             return
         }
         #expect(digest.nonce == "2")
         #expect(digest.algorithm == .sha256)
-        let basicOnly = try #require(AuthenticationMiddleware.offer(in: #"Negotiate, Basic realm="b""#, url: url))
-        #expect(basicOnly.1 == .basic)
-        #expect(basicOnly.0.authenticationMethod == "Basic")
-        #expect(AuthenticationMiddleware.offer(in: "Negotiate, Bearer", url: url) == nil)
+        let basicOnly = AuthenticationMiddleware.offers(in: #"Negotiate, Basic realm="b""#, url: url)
+        #expect(basicOnly.map(\.offer) == [.basic])
+        #expect(AuthenticationMiddleware.offers(in: "Negotiate, Bearer", url: url).isEmpty)
     }
 
     @Test("Client nonces are 32 hexadecimal digits, new each time")

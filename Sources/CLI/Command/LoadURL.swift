@@ -538,12 +538,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         return options
     }
 
-    /// What answers HTTP challenges with `-u`'s credentials under `--digest` or `--anyauth` (under `--basic` they go
-    /// unasked with each request instead), or `nil`.
+    /// What answers HTTP challenges under `--digest` or `--anyauth`, with `-u`'s credentials or else the URL's user
+    /// info (under `--basic`, `-u`'s go unasked with each request instead), or `nil`.
     var challengeAnswers: UserCredentials? {
-        guard authMethod != .basic, let user else { return nil }
-        let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        return UserCredentials(Credential(user: pair[0], password: pair.count > 1 ? pair[1] : ""), methods: authMethod.answers)
+        guard authMethod != .basic else { return nil }
+        let credential = user.map { user in
+            let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            return Credential(user: pair[0], password: pair.count > 1 ? pair[1] : "")
+        }
+        return UserCredentials(credential, methods: authMethod.answers)
     }
 
     /// The request for `url` that `options` describe.

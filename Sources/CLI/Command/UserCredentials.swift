@@ -1,13 +1,16 @@
+import FoundationEssentials
 import Loader
 
-/// Answers the HTTP challenges that `--digest` or `--anyauth` let `-u`'s credentials answer: once per transfer,
-/// and only from the host its URL names (curl does not send them to a host a redirect leads to either).
-/// A challenge of another method is refused, so that `--digest` never sends the password in the clear.
+/// Answers the HTTP challenges that `--digest` or `--anyauth` let the credentials answer (`-u`'s, else the URL's
+/// user info): once per transfer, and only from the origin its URL names (scheme, host and port, as curl keeps
+/// them from a host a redirect leads to). A challenge of another method is refused, so that `--digest` never
+/// sends the password in the clear.
 final class UserCredentials: LoaderSessionDelegate {
-    private let credential: Credential
+    private let credential: Credential?
     private let methods: Set<String>
 
-    init(_ credential: Credential, methods: Set<String>) {
+    /// - Parameter credential: `-u`'s, or `nil` to take each transfer's URL's user info.
+    init(_ credential: Credential?, methods: Set<String>) {
         self.credential = credential
         self.methods = methods
     }
@@ -16,10 +19,14 @@ final class UserCredentials: LoaderSessionDelegate {
         // Server trust (TLS) stays with -k and --cacert.
         guard challenge.serverTrust == nil else { return .performDefaultHandling }
         let space = challenge.protectionSpace
-        guard methods.contains(space.authenticationMethod), challenge.previousFailureCount == 0,
-              space.host == task.originalRequest.url.host(percentEncoded: false)?.lowercased() else {
-            return .rejectProtectionSpace
-        }
+        let url = task.originalRequest.url
+        let scheme = url.scheme?.lowercased() ?? ""
+        guard methods.contains(space.authenticationMethod), challenge.previousFailureCount == 0, space.scheme == scheme,
+              space.host == url.host(percentEncoded: false)?.lowercased(), space.port == url.port ?? (scheme == "https" ? 443 : 80),
+              let credential = credential ?? url.user(percentEncoded: false).map({
+                  Credential(user: $0, password: url.password(percentEncoded: false) ?? "")
+              })
+        else { return .rejectProtectionSpace }
         return .useCredential(credential)
     }
 }

@@ -6,10 +6,11 @@ import HTTPTypes
 /// store. When nobody has a credential, or the server refused ``maximumAttempts`` of them, the 401 response
 /// goes to the caller: a challenge never makes a load hang.
 ///
-/// A server that offers both gets `Digest`, which keeps the password off the wire (as URLSession and curl's
-/// `--anyauth` choose); the protection space's ``ProtectionSpace/authenticationMethod`` says which, `"Digest"`
-/// or `"Basic"`. A `Digest` answer the server calls stale (its nonce expired) goes again with the new nonce
-/// and the same credential, without asking anyone.
+/// A server that offers both is asked about `Digest` first, which keeps the password off the wire (as URLSession
+/// and curl's `--anyauth` choose), then, if nobody has a credential for it (or the delegate refuses that
+/// protection space), about `Basic`; the protection space's ``ProtectionSpace/authenticationMethod`` says which,
+/// `"Digest"` or `"Basic"`. A `Digest` answer the server calls stale (its nonce expired) goes again with the
+/// new nonce and the same credential, without asking anyone. User names and passwords are hashed as UTF-8.
 public struct AuthenticationMiddleware: LoadMiddleware {
     /// Credentials tried per load before the 401 is handed to the caller.
     public var maximumAttempts: Int
@@ -37,32 +38,48 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         var failures = 0
         var proposed: Credential?
         var userInfoTried = false
-        var storeTried = false
+        // Per method: a store without a Digest credential may have a Basic one for the same server.
+        var storeTried: Set<String> = []
         var staleAnswers = 0
+        // How often each nonce has been answered: a server may send a nonce again, and checks that the count grows.
+        var nonceUses: [String: Int] = [:]
         while true {
             guard result.response.status == .unauthorized,
                   let header = result.response.headerFields[.wwwAuthenticate],
-                  let (space, offer) = Self.offer(in: header, url: current.url)
+                  case let offers = Self.offers(in: header, url: current.url), let first = offers.first
             else { return result }
-            let credential: Credential?
-            if case .digest(let digest) = offer, digest.stale, let proposed, staleAnswers < Self.maximumStaleAnswers {
+            var chosen: (space: ProtectionSpace, offer: Offer, credential: Credential)?
+            if case .digest(let digest) = first.offer, digest.stale, let proposed, staleAnswers < Self.maximumStaleAnswers {
                 // The credential was right and the nonce old: again with the new one (a few times at most, so that
                 // a server that calls every nonce stale cannot keep the load going).
                 staleAnswers += 1
-                credential = proposed
+                chosen = (first.space, first.offer, proposed)
             } else {
                 guard failures < maximumAttempts else { return result }
-                credential = try await ask(about: space, failures: failures, proposed: proposed, result: result, request: current,
-                                           context: context, userInfoTried: &userInfoTried, storeTried: &storeTried)
-                failures += credential == nil ? 0 : 1
+                // The strongest first; one nobody has a credential for (or that the delegate refuses) gives way
+                // to the next, as URLSession goes on after `rejectProtectionSpace`.
+                for (space, offer) in offers {
+                    if let credential = try await ask(about: space, failures: failures, proposed: proposed, result: result, request: current,
+                                                      context: context, userInfoTried: &userInfoTried, storeTried: &storeTried) {
+                        chosen = (space, offer, credential)
+                        break
+                    }
+                }
+                failures += 1
             }
-            guard let credential else { return result }
+            guard let (space, offer, credential) = chosen else { return result }
             result.body.discard()
             if let body = current.body, !body.canBeSentAgain {
                 throw body.notSentAgain(to: current.url, for: "answering the 401 challenge for \(space.host)")
             }
             proposed = credential
-            current.headerFields[.authorization] = offer.authorization(for: credential, method: current.method.rawValue, url: current.url)
+            var uses = 1
+            if case .digest(let digest) = offer {
+                uses = nonceUses[digest.nonce, default: 0] + 1
+                nonceUses[digest.nonce] = uses
+            }
+            current.headerFields[.authorization] = offer.authorization(for: credential, method: current.method.rawValue, url: current.url,
+                                                                       nonceCount: uses)
             result = try await next(current)
         }
     }
@@ -73,7 +90,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
     /// The credential the delegates or default handling give for `space`, `nil` when none; throws when the
     /// delegate cancels.
     private func ask(about space: ProtectionSpace, failures: Int, proposed: Credential?, result: LoadResult, request current: LoadRequest,
-                     context: LoadContext, userInfoTried: inout Bool, storeTried: inout Bool) async throws -> Credential? {
+                     context: LoadContext, userInfoTried: inout Bool, storeTried: inout Set<String>) async throws -> Credential? {
         let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures,
                                                 proposedCredential: proposed, failureResponse: result.response)
         let credential: Credential?
@@ -96,9 +113,9 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             if !userInfoTried, let user = current.url.user(percentEncoded: false) {
                 userInfoTried = true
                 credential = Credential(user: user, password: current.url.password(percentEncoded: false) ?? "")
-            } else if !storeTried {
+            } else if !storeTried.contains(space.authenticationMethod) {
                 // Once, also after the URL's user info was refused: the store may know better.
-                storeTried = true
+                storeTried.insert(space.authenticationMethod)
                 credential = store?.credential(for: space)
             } else {
                 credential = nil
@@ -112,8 +129,9 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         case basic
         case digest(DigestChallenge)
 
-        /// The `Authorization` value that answers it for `credential` on a request of `method` to `url`.
-        func authorization(for credential: Credential, method: String, url: URL) -> String {
+        /// The `Authorization` value that answers it for `credential` on a request of `method` to `url`; a Digest
+        /// answer counts `nonceCount` uses of its nonce.
+        func authorization(for credential: Credential, method: String, url: URL, nonceCount: Int = 1) -> String {
             switch self {
             case .basic:
                 return "Basic " + Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
@@ -122,28 +140,29 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 var target = url.path(percentEncoded: true)
                 if target.isEmpty { target = "/" }
                 if let query = url.query(percentEncoded: true) { target += "?" + query }
-                return digest.authorization(for: credential, method: method, uri: target, cnonce: DigestChallenge.makeClientNonce())
+                return digest.authorization(for: credential, method: method, uri: target, cnonce: DigestChallenge.makeClientNonce(),
+                                            nonceCount: nonceCount)
             }
         }
     }
 
-    /// The challenge to answer among those `header` lists, and its protection space: the first `Digest` one
-    /// this can answer (a server lists them most preferred first, RFC 7616 §3.7), else a `Basic` one; `nil`
-    /// when there is neither (a server may offer only `Negotiate` or `Bearer`).
-    static func offer(in header: String, url: URL) -> (ProtectionSpace, Offer)? {
+    /// The challenges to answer among those `header` lists, strongest first, each with its protection space: the
+    /// first `Digest` one this can answer (a server lists them most preferred first, RFC 7616 §3.7), then a
+    /// `Basic` one; empty when there is neither (a server may offer only `Negotiate` or `Bearer`).
+    static func offers(in header: String, url: URL) -> [(space: ProtectionSpace, offer: Offer)] {
         let challenges = AuthenticationChallengeList(header)
-        let offer: (realm: String?, Offer)
+        var found: [(realm: String?, method: String, offer: Offer)] = []
         if let digest = challenges.challenges.lazy.compactMap(DigestChallenge.init).first {
-            offer = (digest.realm, .digest(digest))
-        } else if let basic = challenges.first(scheme: "basic") {
-            offer = (basic.parameters["realm"], .basic)
-        } else {
-            return nil
+            found.append((digest.realm, "Digest", .digest(digest)))
+        }
+        if let basic = challenges.first(scheme: "basic") {
+            found.append((basic.parameters["realm"], "Basic", .basic))
         }
         let scheme = url.scheme?.lowercased() ?? "http"
-        let space = ProtectionSpace(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80),
-                                    scheme: scheme, realm: offer.realm, authenticationMethod: offer.1 == .basic ? "Basic" : "Digest")
-        return (space, offer.1)
+        return found.map { realm, method, offer in
+            (ProtectionSpace(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80),
+                             scheme: scheme, realm: realm, authenticationMethod: method), offer)
+        }
     }
 }
 

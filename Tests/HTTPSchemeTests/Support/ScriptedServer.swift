@@ -47,6 +47,8 @@ final class ScriptedServer: Sendable {
         let nextID = Atomic<Int>(0)
         let accepted = Atomic<Int>(0)
         let closed = Atomic<Int>(0)
+        /// The nonces `/digest-always-stale` has handed out.
+        let staleNonces = Atomic<Int>(0)
     }
 }
 
@@ -339,6 +341,13 @@ private final class ScriptHandler: ChannelInboundHandler {
                              headers: ["WWW-Authenticate: Digest realm=\"stale\", nonce=\"\(stale ? "second" : "first")\", qop=\"auth\"\(stale ? ", stale=true" : "")"],
                              body: "who are you?")
             }
+        case "/digest-always-stale":
+            // Every answer's nonce is called stale, with a new one each time.
+            let answered = request.header("authorization") != nil
+            let nonce = counters.staleNonces.wrappingAdd(1, ordering: .relaxed).newValue
+            Self.respond(context, status: "401 Unauthorized",
+                         headers: ["WWW-Authenticate: Digest realm=\"stale\", nonce=\"n\(nonce)\", qop=\"auth\"\(answered ? ", stale=true" : "")"],
+                         body: "who are you?")
         case "/basic-or-digest":
             // Basic offered first, Digest second, in fields of their own: the answer says which was taken.
             if let authorization = request.header("authorization") {
