@@ -13,6 +13,9 @@ public enum TestServers {
         /// HTTP/2 with a GOAWAY after every fifth request on a connection (`keepalive_requests 5`), serving the
         /// same folder, each response with `X-Connection`.
         public let h2GoAwayPort: Int
+        /// HTTP/2 allowing four streams at once on a connection (`http2_max_concurrent_streams 4`), serving the same
+        /// folder, each response with `X-Connection`.
+        public let h2FewStreamsPort: Int
         /// An HTTPS port whose certificate (for `localhost`, from the test CA) expired in 2020.
         public let expiredPort: Int
         /// Whether nginx also listens on `[::1]` (the HTTP port), which it does where the machine has IPv6.
@@ -105,9 +108,10 @@ public enum TestServers {
         let values = environment
         guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
               let h2 = values["H2_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
+              let h2Few = values["H2_FEW_STREAMS_PORT"].flatMap(Int.init),
               let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"]
         else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2GoAwayPort: h2GoAway, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
+        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
     }()
 
     /// The running FTP servers, or `nil` if they could not be started.
