@@ -486,10 +486,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             throw ValidationError("-U: a SOCKS5 proxy takes no credentials here")
         }
         if let proxyUser {
-            let pair = proxyUser.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let credential = Self.credential(proxyUser)
             for keyPath in [\HTTPClientOptions.httpProxy, \HTTPClientOptions.httpsProxy] where http[keyPath: keyPath] != nil {
-                http[keyPath: keyPath]?.user = pair[0]
-                http[keyPath: keyPath]?.password = pair.count > 1 ? pair[1] : ""
+                http[keyPath: keyPath]?.user = credential.user
+                http[keyPath: keyPath]?.password = credential.password
             }
         }
         http.noProxy = noProxy.map { $0.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty } }
@@ -542,11 +542,13 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// info (under `--basic`, `-u`'s go unasked with each request instead), or `nil`.
     var challengeAnswers: UserCredentials? {
         guard authMethod != .basic else { return nil }
-        let credential = user.map { user in
-            let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            return Credential(user: pair[0], password: pair.count > 1 ? pair[1] : "")
-        }
-        return UserCredentials(credential, methods: authMethod.answers)
+        return UserCredentials(user.map(Self.credential), methods: authMethod.answers)
+    }
+
+    /// `USER:PASSWORD` as `-u` and `-U` take it: the password after the first colon, empty without one.
+    static func credential(_ text: String) -> Credential {
+        let pair = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        return Credential(user: pair[0], password: pair.count > 1 ? pair[1] : "")
     }
 
     /// The request for `url` that `options` describe.
@@ -560,9 +562,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                 request.headerFields[.authorization] = "Basic " + Data(pair.utf8).base64EncodedString()
             } else if url.user == nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
                 // Other schemes (FTP) log in with the URL's user info, as curl's -u does for them.
-                let pair = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-                parts.user = pair[0]
-                parts.password = pair.count > 1 ? pair[1] : ""
+                let credential = Self.credential(user)
+                parts.user = credential.user
+                parts.password = credential.password
                 if let withUser = parts.url { request.url = withUser }
             }
         }

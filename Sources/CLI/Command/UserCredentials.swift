@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Loader
 
 /// Answers the HTTP challenges that `--digest` or `--anyauth` let the credentials answer (`-u`'s, else the URL's
@@ -20,9 +19,7 @@ final class UserCredentials: LoaderSessionDelegate {
         guard challenge.serverTrust == nil else { return .performDefaultHandling }
         let space = challenge.protectionSpace
         let url = task.originalRequest.url
-        let scheme = url.scheme?.lowercased() ?? ""
-        guard methods.contains(space.authenticationMethod), challenge.previousFailureCount == 0, space.scheme == scheme,
-              space.host == url.host(percentEncoded: false)?.lowercased(), space.port == url.port ?? (scheme == "https" ? 443 : 80),
+        guard methods.contains(space.authenticationMethod), challenge.previousFailureCount == 0, space.isServer(of: url),
               let credential = credential ?? url.user(percentEncoded: false).map({
                   Credential(user: $0, password: url.password(percentEncoded: false) ?? "")
               })

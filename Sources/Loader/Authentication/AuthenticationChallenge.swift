@@ -22,6 +22,20 @@ public struct ProtectionSpace: Sendable, Hashable {
         self.realm = realm
         self.authenticationMethod = authenticationMethod
     }
+
+    /// The protection space of a challenge from the server `url` names: its host, its port (the scheme's
+    /// default when it names none: 443 for `https`, else 80) and its scheme.
+    public init(url: URL, realm: String?, authenticationMethod: String) {
+        let scheme = url.scheme?.lowercased() ?? "http"
+        self.init(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80), scheme: scheme,
+                  realm: realm, authenticationMethod: authenticationMethod)
+    }
+
+    /// Whether `url` names this space's server (scheme, host and port), whatever the realm and method.
+    public func isServer(of url: URL) -> Bool {
+        let other = ProtectionSpace(url: url, realm: nil, authenticationMethod: authenticationMethod)
+        return other.scheme == scheme && other.host == host && other.port == port
+    }
 }
 
 /// A user name and password.

@@ -158,11 +158,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         if let basic = challenges.first(scheme: "basic") {
             found.append((basic.parameters["realm"], "Basic", .basic))
         }
-        let scheme = url.scheme?.lowercased() ?? "http"
-        return found.map { realm, method, offer in
-            (ProtectionSpace(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (scheme == "https" ? 443 : 80),
-                             scheme: scheme, realm: realm, authenticationMethod: method), offer)
-        }
+        return found.map { realm, method, offer in (ProtectionSpace(url: url, realm: realm, authenticationMethod: method), offer) }
     }
 }
 

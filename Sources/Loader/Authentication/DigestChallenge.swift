@@ -23,20 +23,21 @@ struct DigestChallenge: Equatable, Sendable {
         func hash(_ text: String) -> String {
             let bytes = Data(text.utf8)
             switch self {
-            case .md5, .md5Session: return Self.hex(Insecure.MD5.hash(data: bytes))
-            case .sha256, .sha256Session: return Self.hex(SHA256.hash(data: bytes))
+            case .md5, .md5Session: return DigestChallenge.hex(Insecure.MD5.hash(data: bytes))
+            case .sha256, .sha256Session: return DigestChallenge.hex(SHA256.hash(data: bytes))
             }
         }
+    }
 
-        private static func hex(_ digest: some Sequence<UInt8>) -> String {
-            let digits = Array("0123456789abcdef".utf8)
-            var out: [UInt8] = []
-            for byte in digest {
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0x0f)])
-            }
-            return String(decoding: out, as: UTF8.self)
+    /// `bytes` as lowercase hexadecimal, two digits each.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
         }
+        return String(decoding: out, as: UTF8.self)
     }
 
     var realm: String
@@ -118,8 +119,7 @@ struct DigestChallenge: Equatable, Sendable {
     /// A new client nonce: 16 random bytes in hexadecimal.
     static func makeClientNonce() -> String {
         var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: (0..<32).map { _ in digits[Int(generator.next() % 16)] }, as: UTF8.self)
+        return hex((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// `text` as a quoted string, its quotes and backslashes escaped.
