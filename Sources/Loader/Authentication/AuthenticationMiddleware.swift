@@ -11,10 +11,19 @@ import HTTPTypes
 /// protection space), about `Basic`; the protection space's ``ProtectionSpace/authenticationMethod`` says which,
 /// `"Digest"` or `"Basic"`. A `Digest` answer the server calls stale (its nonce expired) goes again with the
 /// new nonce and the same credential, without asking anyone. User names and passwords are hashed as UTF-8.
+///
+/// A `Basic` credential the server accepted is kept by the middleware (one per session) and sent at once with
+/// later requests to the same server (scheme, host and port) whose path lies at or below the accepted
+/// request's directory (its path up to the last `/`), as URLSession and curl's `-u` do, so that they take one
+/// round trip rather than two; nobody is asked about those. A request that sets `Authorization` itself, or whose
+/// URL carries user info, is left as it is. When the server refuses a credential sent that way, it is forgotten
+/// and the challenge is answered as any other, with that credential as the challenge's
+/// ``AuthenticationChallenge/proposedCredential``.
 public struct AuthenticationMiddleware: LoadMiddleware {
     /// Credentials tried per load before the 401 is handed to the caller.
     public var maximumAttempts: Int
     let store: CredentialStore?
+    let accepted = AuthenticationCache()
 
     /// Makes the middleware.
     /// - Parameters:
@@ -43,6 +52,14 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         var staleAnswers = 0
         // How often each nonce has been answered: a server may send a nonce again, and checks that the count grows.
         var nonceUses: [String: Int] = [:]
+        if current.headerFields[.authorization] == nil, let sent = accepted.entry(for: current.url),
+           case let offers = Self.offers(in: first.response.headerFields[.wwwAuthenticate] ?? "", url: current.url),
+           offers.contains(where: { $0.offer == .basic && $0.space.realm == sent.space.realm }) {
+            // The kept credential went ahead of the challenge and the server refused it (or another load learnt it
+            // since this one was sent, and this server wants it anyway): no longer good for sending unasked.
+            accepted.forget(sent)
+            proposed = sent.credential
+        }
         while true {
             guard result.response.status == .unauthorized,
                   let header = result.response.headerFields[.wwwAuthenticate],
@@ -81,6 +98,9 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             current.headerFields[.authorization] = offer.authorization(for: credential, method: current.method.rawValue, url: current.url,
                                                                        nonceCount: uses)
             result = try await next(current)
+            if offer == .basic, result.response.status != .unauthorized {
+                accepted.remember(credential, authorization: current.headerFields[.authorization] ?? "", space: space, url: current.url)
+            }
         }
     }
 
@@ -165,6 +185,14 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 // Most responses are no challenge. Answering is the further work, so that its larger async frame (the
 // challenge, the credential) is allocated only for a 401.
 extension AuthenticationMiddleware: BuiltInLayer {
+    /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept.
+    func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
+        guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
+        var request = request
+        request.headerFields[.authorization] = entry.authorization
+        return (request, false)
+    }
+
     func needsMore(_ result: LoadResult) -> Bool {
         result.response.status == .unauthorized
     }

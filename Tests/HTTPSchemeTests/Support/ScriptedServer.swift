@@ -38,6 +38,7 @@ final class ScriptedServer: Sendable {
 
     var acceptedCount: Int { counters.accepted.load(ordering: .relaxed) }
     var closedCount: Int { counters.closed.load(ordering: .relaxed) }
+    var areaChallengeCount: Int { counters.areaChallenges.load(ordering: .relaxed) }
 
     func url(_ path: String, host: String = "127.0.0.1") -> URL {
         URL(string: "http://\(host):\(port)\(path)")!
@@ -49,6 +50,8 @@ final class ScriptedServer: Sendable {
         let closed = Atomic<Int>(0)
         /// The nonces `/digest-always-stale` has handed out.
         let staleNonces = Atomic<Int>(0)
+        /// The 401s `/area/` has sent.
+        let areaChallenges = Atomic<Int>(0)
     }
 }
 
@@ -379,6 +382,19 @@ private final class ScriptHandler: ChannelInboundHandler {
                     } else {
                         Self.respond(bound.value, status: "302 Found", headers: ["Location: /slow-redirect/\(hops - 1)"], body: "")
                     }
+                }
+            } else if path.hasPrefix("/area/") {
+                // Basic, realm "area": user "u" with the password "p", or the one a `password=` query names. The
+                // answer is the Authorization field that was accepted.
+                let password = path.split(separator: "?").dropFirst().first.flatMap { query in
+                    query.split(separator: "&").first { $0.hasPrefix("password=") }?.dropFirst("password=".count)
+                } ?? "p"
+                let expected = "Basic " + Data("u:\(password)".utf8).base64EncodedString()
+                if let authorization = request.header("authorization"), authorization == expected {
+                    Self.respond(context, body: "welcome \(authorization)")
+                } else {
+                    counters.areaChallenges.wrappingAdd(1, ordering: .relaxed)
+                    Self.respond(context, status: "401 Unauthorized", headers: ["WWW-Authenticate: Basic realm=\"area\""], body: "who are you?")
                 }
             } else if path.hasPrefix("/to-other-origin/") {
                 // Redirect to the same server under another host name: a different origin.

@@ -1,0 +1,84 @@
+import Foundation
+import HTTPScheme
+import Loader
+import TestSupport
+import Testing
+
+@Suite("http: a Basic credential the server accepted goes with later requests unasked (an in-process NIO server)")
+struct HTTPAcceptedCredentialTests {
+    private let good = Credential(user: "u", password: "p")
+
+    private static func field(_ userAndPassword: String) -> String {
+        "Basic " + Data(userAndPassword.utf8).base64EncodedString()
+    }
+
+    private static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+
+    @Test("Below the accepted request's directory later loads send it at once; above it, or to another host name, they are challenged")
+    func belowTheDirectory() async throws {
+        let server = try ScriptedServer()
+        let session = plainHTTPSession()
+        let answerer = ChallengeAnswerer([.useCredential(good)])
+        let (_, response) = try await session.data(from: server.url("/area/docs/a"), delegate: answerer)
+        #expect(response.status == .ok)
+        // No delegate from here on: only a kept credential can get past the server.
+        for path in ["/area/docs/b", "/area/docs/sub/c?x=1", "/area/docs/"] {
+            let (data, response) = try await session.data(from: server.url(path))
+            #expect(response.status == .ok, "\(path)")
+            #expect(Self.text(data) == "welcome " + Self.field("u:p"), "\(path)")
+        }
+        #expect(server.areaChallengeCount == 1)
+        #expect(answerer.seen.withLock { $0.count } == 1)
+
+        let (_, above) = try await session.data(from: server.url("/area/other"))
+        #expect(above.status == .unauthorized)
+        let (_, otherName) = try await session.data(from: server.url("/area/docs/b", host: "localhost"))
+        #expect(otherName.status == .unauthorized)
+        let (_, otherSession) = try await plainHTTPSession().data(from: server.url("/area/docs/b"))
+        #expect(otherSession.status == .unauthorized)
+        #expect(server.areaChallengeCount == 4)
+    }
+
+    @Test("A kept credential the server refuses is forgotten and proposed to the delegate, whose answer is kept instead")
+    func refused() async throws {
+        let server = try ScriptedServer()
+        let session = plainHTTPSession()
+        _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+
+        let newer = Credential(user: "u", password: "q")
+        let answerer = ChallengeAnswerer([.useCredential(newer)])
+        let (data, response) = try await session.data(from: server.url("/area/b?password=q"), delegate: answerer)
+        #expect(response.status == .ok)
+        #expect(Self.text(data) == "welcome " + Self.field("u:q"))
+        let seen = answerer.seen.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.proposedCredential == good)
+        #expect(seen.first?.protectionSpace.realm == "area")
+        #expect(server.areaChallengeCount == 2)
+
+        let (again, _) = try await session.data(from: server.url("/area/c?password=q"))
+        #expect(Self.text(again) == "welcome " + Self.field("u:q"))
+        #expect(server.areaChallengeCount == 2)
+    }
+
+    @Test("A request's own Authorization field goes instead of the kept credential, and a URL's user info is used when challenged")
+    func ownCredentialsFirst() async throws {
+        let server = try ScriptedServer()
+        let session = plainHTTPSession()
+        _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+
+        var request = LoadRequest(url: server.url("/area/b?password=q"))
+        request.headerFields[.authorization] = Self.field("u:q")
+        let (own, ownResponse) = try await session.data(for: request)
+        #expect(ownResponse.status == .ok)
+        #expect(Self.text(own) == "welcome " + Self.field("u:q"))
+        #expect(server.areaChallengeCount == 1)
+
+        let withUserInfo = try #require(URL(string: "http://u:q@127.0.0.1:\(server.port)/area/c?password=q"))
+        let (userInfo, userInfoResponse) = try await session.data(from: withUserInfo)
+        #expect(userInfoResponse.status == .ok)
+        #expect(Self.text(userInfo) == "welcome " + Self.field("u:q"))
+        // Challenged once for it: the kept credential did not go with a URL that names its own.
+        #expect(server.areaChallengeCount == 2)
+    }
+}
