@@ -63,7 +63,8 @@ public enum TestServers {
     public struct Proxies: Sendable {
         /// An open proxy: forwards `http` requests (adding `Via: 1.1 … (tinyproxy/…)`) and tunnels to any port.
         public let port: Int
-        /// The same, answering 407 (401 to `CONNECT`) without `Proxy-Authorization: Basic` for `user:secret`.
+        /// The same, answering 407 without `Proxy-Authorization: Basic` for `user:secret`, and 401 (with
+        /// `WWW-Authenticate`) to a wrong one.
         public let authPort: Int
         /// A SOCKS5 proxy (dante) without authentication.
         public let socksPort: Int

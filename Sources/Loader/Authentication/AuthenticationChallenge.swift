@@ -1,7 +1,8 @@
 import FoundationEssentials
 import HTTPTypes
 
-/// Where credentials apply: a host, port and scheme, and the server's realm and method.
+/// Where credentials apply: a host, port and scheme, and the server's realm and method; or a proxy
+/// (``isProxy``), with its host, port and realm.
 public struct ProtectionSpace: Sendable, Hashable {
     /// The host, lowercased.
     public var host: String
@@ -13,6 +14,13 @@ public struct ProtectionSpace: Sendable, Hashable {
     public var realm: String?
     /// The authentication scheme, such as `Basic`.
     public var authenticationMethod: String
+    /// For a proxy's space, the protocol spoken with the proxy (`"http"` for an HTTP proxy, as URLSession's
+    /// `proxyType`); `nil` for a server's. A credential stored for a proxy is never used for a server on the
+    /// same host and port, nor the other way round.
+    public var proxyType: String?
+
+    /// Whether this is a proxy's space rather than a server's.
+    public var isProxy: Bool { proxyType != nil }
 
     /// Makes a protection space.
     public init(host: String, port: Int, scheme: String, realm: String?, authenticationMethod: String) {
@@ -31,10 +39,18 @@ public struct ProtectionSpace: Sendable, Hashable {
                   realm: realm, authenticationMethod: authenticationMethod)
     }
 
-    /// Whether `url` names this space's server (scheme, host and port), whatever the realm and method.
+    /// The space of a proxy's challenge (a `407` with `Proxy-Authenticate`): the proxy's host and port, the
+    /// protocol spoken with it as `proxyType` (and as ``scheme``), the realm it named.
+    public init(proxyHost: String, port: Int, proxyType: String = "http", realm: String?, authenticationMethod: String) {
+        self.init(host: proxyHost, port: port, scheme: proxyType, realm: realm, authenticationMethod: authenticationMethod)
+        self.proxyType = proxyType.lowercased()
+    }
+
+    /// Whether `url` names this space's server (scheme, host and port), whatever the realm and method; never
+    /// for a proxy's space.
     public func isServer(of url: URL) -> Bool {
         let other = ProtectionSpace(url: url, realm: nil, authenticationMethod: authenticationMethod)
-        return other.scheme == scheme && other.host == host && other.port == port
+        return !isProxy && other.scheme == scheme && other.host == host && other.port == port
     }
 }
 

@@ -1,18 +1,22 @@
 /// The challenges of a `WWW-Authenticate` value (RFC 9110 §11.6.1): a comma-separated list in which each
 /// challenge is an auth-scheme followed by a token68 or by `name=value` parameters, values being tokens
 /// or quoted strings (which may hold commas and escaped quotes). A server may send several challenges in
-/// one field or in several fields, which HTTP joins with ", " into one list.
-struct AuthenticationChallengeList {
+/// one field or in several fields, which HTTP joins with ", " into one list. `Proxy-Authenticate` is read the
+/// same way; a handler that answers challenges of its own can use this too.
+public struct AuthenticationChallengeList: Sendable {
     /// One challenge: its scheme as sent, and its parameters with lowercased names.
-    struct Challenge: Equatable {
-        var scheme: String
-        var parameters: [String: String] = [:]
+    public struct Challenge: Sendable, Equatable {
+        /// The auth-scheme as the server wrote it, such as `Basic`.
+        public var scheme: String
+        /// The parameters (`realm`, `nonce`, …) by lowercased name, quoted values unquoted.
+        public var parameters: [String: String] = [:]
     }
 
-    private(set) var challenges: [Challenge] = []
+    /// The challenges, in the order the server listed them.
+    public private(set) var challenges: [Challenge] = []
 
     /// Parses `value`; what cannot be read is skipped rather than failing the rest of the list.
-    init(_ value: String) {
+    public init(_ value: String) {
         var scanner = Scanner(Array(value.utf8))
         while !scanner.isAtEnd {
             scanner.skip { $0 == UInt8(ascii: ",") || Scanner.isSpace($0) }
@@ -36,7 +40,7 @@ struct AuthenticationChallengeList {
     }
 
     /// The first challenge of `scheme` (compared without case).
-    func first(scheme: String) -> Challenge? {
+    public func first(scheme: String) -> Challenge? {
         challenges.first { $0.scheme.lowercased() == scheme.lowercased() }
     }
 

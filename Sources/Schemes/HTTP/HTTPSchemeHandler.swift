@@ -109,6 +109,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             return
         }
         let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, fastPath: self, lease: lease)
+        if plan.answersProxyChallenges { exchange.markAnswersProxyChallenge() }
         fastPath.withLock { $0 = .sending(connection, exchange) }
         if isStopped {
             // Never sent, so never ended by the connection: the state lets go of it here.
@@ -132,7 +133,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             client.handler(self, didFailWith: mapped)
             return
         }
-        if plan.mayResend(after: mapped, exchange: exchange) {
+        if mapped.underlying is ProxyChallenge {
+            // The proxy wants credentials: a task asks the delegates, and sends it again.
+            startTask()
+        } else if plan.mayResend(after: mapped, exchange: exchange) {
             // An HTTP/2 server did not process it: again, in a task, which resends a few times at most.
             startTask()
         } else if plan.mayRetry(after: mapped, on: lease, exchange: exchange) {
@@ -168,9 +172,61 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
-    /// Loads the request over a pooled connection.
+    /// Loads the request over a pooled connection, answering an HTTP proxy's `407` (to the request or to the
+    /// `CONNECT` of a tunnel) by asking the task's and session's delegates, then the session's credential
+    /// store, about the proxy's protection space (``ProtectionSpace/isProxy``), at most
+    /// ``maximumProxyAttempts`` times. The credential given is kept for the session's later requests through that
+    /// proxy. Unanswered, a tunnel's load fails with ``LoadError/Code/userAuthenticationRequired`` and a request
+    /// sent through the proxy gets the proxy's 407 response.
     @concurrent override public func load() async throws {
-        let plan = try planned.get()
+        var plan = try planned.get()
+        var asked = 0
+        var refused = 0
+        while true {
+            do {
+                return try await load(plan)
+            } catch let error as LoadError {
+                guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }
+                let proposed = proxy.user.map { Credential(user: $0, password: proxy.password ?? "") }
+                let credentials = HTTPEngine.shared.proxyCredentials
+                let session = request.sessionIdentifier ?? 0
+                if let proposed {
+                    // Sent and refused: not to be sent unasked again.
+                    refused += 1
+                    if credentials.credential(session: session, proxy: proxy) == proposed { credentials.set(nil, session: session, proxy: proxy) }
+                }
+                var answer: Credential?
+                if asked < Self.maximumProxyAttempts {
+                    asked += 1
+                    let question = AuthenticationChallenge(protectionSpace: challenge.space(at: proxy), previousFailureCount: refused,
+                                                           proposedCredential: proposed)
+                    switch await client.handler(self, didReceive: question) {
+                    case .useCredential(let given): answer = given
+                    case .cancelAuthenticationChallenge:
+                        throw LoadError(.userCancelledAuthentication, url: request.url,
+                                        reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
+                    default: answer = nil
+                    }
+                }
+                guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
+                if let answer {
+                    credentials.set(answer, session: session, proxy: proxy)
+                    plan = try HTTPRequestPlan(request, proxyCredential: answer)
+                } else if plan.answersProxyChallenges {
+                    // Once more, for the proxy's 407 to reach the caller as the response (it was not sent on).
+                    plan = try HTTPRequestPlan(request, proxyCredential: proposed, answeringProxyChallenges: false)
+                } else {
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// How many times one load asks about a proxy's challenge.
+    static let maximumProxyAttempts = 3
+
+    /// Loads the request over a pooled connection, as `plan` says.
+    private func load(_ plan: HTTPRequestPlan) async throws {
         let pool = HTTPEngine.shared.pool
         var retried = alreadyRetried.load(ordering: .acquiring)
         // Requests an HTTP/2 server did not process (GOAWAY, a refused stream) go again, a few times at most.
@@ -192,6 +248,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self) { result in
                 done.completeWith(result)
             }
+            if plan.answersProxyChallenges { exchange.markAnswersProxyChallenge() }
             do {
                 try await withTaskCancellationHandler {
                     try await connection.execute(exchange, head: plan.head, body: request.body, done: done.futureResult)
@@ -220,6 +277,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// Closes the session's keep-alive connections: the idle ones now, one finishing a response when released.
     override public class func sessionDidEnd(_ identifier: Int) {
         HTTPEngine.ifStarted?.pool.closeConnections(ofSession: identifier)
+        HTTPEngine.ifStarted?.proxyCredentials.forget(session: identifier)
     }
 
     /// Connections opened by this process so far, for tests that check reuse.
@@ -235,6 +293,7 @@ final class HTTPEngine: Sendable {
 
     let group: MultiThreadedEventLoopGroup
     let pool: ConnectionPool
+    let proxyCredentials = ProxyCredentials()
     private let executors: [EventLoopTaskExecutor]
     private let nextIndex = Atomic<Int>(0)
 
@@ -266,6 +325,12 @@ struct HTTPRequestPlan: Sendable {
     let isIdempotent: Bool
     /// Whether a retry could send the body again from its start (not a pipe's: only its rest is left).
     let canSendBodyAgain: Bool
+    /// Whether a `407` from the HTTP proxy the request is sent through (not a tunnel) with a `Basic` challenge
+    /// comes back as a ``ProxyChallenge`` for the handler to answer: only when the request can go again.
+    let answersProxyChallenges: Bool
+
+    /// The proxy the request goes through (with the credentials it sends), if any.
+    var proxy: HTTPClientOptions.Proxy? { key.scheme == "https" ? key.options.httpsProxy : key.options.httpProxy }
 
     /// Whether the request is a HEAD, whose response has no body whatever its length says.
     var isHead: Bool { head.method == .HEAD }
@@ -289,9 +354,14 @@ struct HTTPRequestPlan: Sendable {
 
     static let userAgent = "swift-url-loader/0.1"
 
-    /// - Parameter tunnelled: The request goes through a tunnel whatever its proxy (a WebSocket handshake): its
-    ///   target is the path, and no `Proxy-Authorization` goes with it.
-    init(_ request: LoadRequest, tunnelled: Bool = false) throws(LoadError) {
+    /// - Parameters:
+    ///   - tunnelled: The request goes through a tunnel whatever its proxy (a WebSocket handshake): its
+    ///     target is the path, and no `Proxy-Authorization` goes with it.
+    ///   - proxyCredential: Credentials for an HTTP proxy, over the configured ones; without them, those the
+    ///     session's delegates gave for the proxy before (``ProxyCredentials``) when none are configured.
+    ///   - answeringProxyChallenges: Whether a forward proxy's `407` is answered (see ``answersProxyChallenges``).
+    init(_ request: LoadRequest, tunnelled: Bool = false, proxyCredential: Credential? = nil,
+         answeringProxyChallenges: Bool = true) throws(LoadError) {
         let url = request.url
         let scheme = request.scheme
         guard scheme == "http" || scheme == "https" else {
@@ -321,6 +391,12 @@ struct HTTPRequestPlan: Sendable {
         // reached directly, and its connections are those of no proxy.
         var proxy = scheme == "https" ? options.httpsProxy : options.httpProxy
         if proxy != nil, HTTPClientOptions.Proxy.bypasses(lowercaseHost, exceptions: options.noProxy) { proxy = nil }
+        if let chosen = proxy, chosen.kind == .http,
+           let given = proxyCredential
+               ?? (chosen.user == nil ? HTTPEngine.shared.proxyCredentials.credential(session: request.sessionIdentifier ?? 0, proxy: chosen) : nil) {
+            proxy?.user = given.user
+            proxy?.password = given.password
+        }
         if proxy != options.httpProxy || proxy != options.httpsProxy {
             options.httpProxy = scheme == "http" ? proxy : nil
             options.httpsProxy = scheme == "https" ? proxy : nil
@@ -390,5 +466,6 @@ struct HTTPRequestPlan: Sendable {
         default: isIdempotent = false
         }
         canSendBodyAgain = request.body?.canBeSentAgain ?? true
+        answersProxyChallenges = answeringProxyChallenges && forwardProxy != nil && canSendBodyAgain
     }
 }

@@ -396,6 +396,15 @@ private final class ScriptHandler: ChannelInboundHandler {
                     counters.areaChallenges.wrappingAdd(1, ordering: .relaxed)
                     Self.respond(context, status: "401 Unauthorized", headers: ["WWW-Authenticate: Basic realm=\"area\""], body: "who are you?")
                 }
+            } else if path.hasPrefix("http://") {
+                // A forward proxy asking for Basic credentials u:p (realm "scripted proxy"), as RFC 9110 has it:
+                // 407 and Proxy-Authenticate. With them, it answers the request's target itself.
+                if request.header("proxy-authorization") == "Basic " + Data("u:p".utf8).base64EncodedString() {
+                    Self.respond(context, body: "proxied \(path)")
+                } else {
+                    Self.respond(context, status: "407 Proxy Authentication Required",
+                                 headers: ["Proxy-Authenticate: Basic realm=\"scripted proxy\""], body: "credentials, please")
+                }
             } else if path.hasPrefix("/to-other-origin/") {
                 // Redirect to the same server under another host name: a different origin.
                 let port = context.channel.localAddress?.port ?? 0

@@ -31,6 +31,7 @@ final class HTTPExchange: Sendable {
     private static let responseEndedFlag: UInt8 = 4
     private static let bodilessFlag: UInt8 = 8
     private static let endReportedFlag: UInt8 = 16
+    private static let proxyChallengeFlag: UInt8 = 32
 
     /// An exchange whose end, success or failure, is passed to `onEnd` (a task's promise, a test).
     convenience init(url: URL, isHead: Bool, handler: SchemeHandler, onEnd: @escaping EndHandler) {
@@ -81,6 +82,11 @@ final class HTTPExchange: Sendable {
         return flags & Self.bodilessFlag != 0 && buffered() == 0
     }
 
+    /// Whether a proxy's `407` with a `Basic` challenge ends the exchange with a ``ProxyChallenge`` for the handler
+    /// to answer, rather than reaching the reader.
+    var answersProxyChallenge: Bool { flags.load(ordering: .acquiring) & Self.proxyChallengeFlag != 0 }
+
+    func markAnswersProxyChallenge() { flags.bitwiseOr(Self.proxyChallengeFlag, ordering: .acquiringAndReleasing) }
     func markBodiless() { flags.bitwiseOr(Self.bodilessFlag, ordering: .acquiringAndReleasing) }
     func markResponseStarted() { flags.bitwiseOr(Self.responseStartedFlag, ordering: .acquiringAndReleasing) }
     func markRequestSent() { flags.bitwiseOr(Self.requestSentFlag, ordering: .acquiringAndReleasing) }

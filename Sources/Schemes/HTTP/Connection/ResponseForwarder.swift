@@ -97,6 +97,14 @@ final class ResponseForwarder: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (unwrapInboundIn(data), state) {
         case (.head(let head), .awaitingHead(let exchange)):
+            if head.status.code == 407, exchange.answersProxyChallenge,
+               let challenge = ProxyChallenge(fieldValues: head.headers["proxy-authenticate"]) {
+                // The handler asks about it and sends the request again: the proxy's page is not the response.
+                fail(exchange, LoadError(.userAuthenticationRequired, url: exchange.url, reason: "the proxy asks for credentials (407)",
+                                         underlying: challenge))
+                context.close(promise: nil)
+                return
+            }
             let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
             let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers),
                                         networkProtocolName: onStream ? "h2" : "http/1.1")

@@ -8,8 +8,9 @@ extension HTTPClientOptions {
     /// Through an HTTP proxy, an `http` request goes to the proxy with the whole URL as its target; an `https`
     /// one asks the proxy for a tunnel (`CONNECT host:port`) and speaks TLS with the server inside it, so the
     /// proxy sees only the host and port. Credentials go in a `Proxy-Authorization` field, Basic, to the proxy
-    /// alone. Through a SOCKS5 proxy both open a tunnel (RFC 1928, no authentication), and the proxy resolves the
-    /// server's name.
+    /// alone; without them, the proxy's challenge (407) is asked about through the delegates (see
+    /// ``HTTPSchemeHandler/load()``). Through a SOCKS5 proxy both open a tunnel (RFC 1928, no authentication), and
+    /// the proxy resolves the server's name.
     public struct Proxy: Sendable, Hashable {
         /// The protocol spoken with the proxy.
         public enum Kind: Sendable, Hashable {

@@ -35,6 +35,16 @@ struct TunnelResponse {
         return .answered(status: status, reason: reason, extraBytes: head.count - end)
     }
 
+    /// The values of the answer's fields named `name` (lowercase), in order; read once the head has ended.
+    func fieldValues(named name: String) -> [String] {
+        guard let end = Self.emptyLine(in: head, from: 0) else { return [] }
+        let lines = String(decoding: head[..<end], as: UTF8.self).split(separator: "\r\n").dropFirst()
+        return lines.compactMap { line -> String? in
+            guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == name else { return nil }
+            return String(line[line.index(after: colon)...].trimmingSpaces())
+        }
+    }
+
     /// Where the bytes after the first `\r\n\r\n` at or after `start` begin.
     private static func emptyLine(in bytes: [UInt8], from start: Int) -> Int? {
         guard bytes.count >= 4 else { return nil }

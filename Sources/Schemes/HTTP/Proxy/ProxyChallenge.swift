@@ -1,0 +1,67 @@
+import FoundationEssentials
+import Loader
+import Synchronization
+
+/// An HTTP proxy's demand for credentials that the handler may answer: a `407` whose `Proxy-Authenticate`
+/// offers `Basic`, to a `CONNECT` or to a request sent through the proxy. It travels as the underlying error of
+/// a ``LoadError`` (``LoadError/Code/userAuthenticationRequired``) from where the 407 is read to the handler's
+/// `load()`, which asks the task's and session's delegates.
+struct ProxyChallenge: Error, Sendable {
+    /// The realm the proxy named.
+    let realm: String?
+
+    /// The challenge among `fieldValues` (each a `Proxy-Authenticate` value) that the handler answers; `nil`
+    /// when none offers `Basic` (a proxy asking only for `Digest`, `Negotiate` or `NTLM`).
+    init?(fieldValues: [String]) {
+        guard let basic = AuthenticationChallengeList(fieldValues.joined(separator: ", ")).first(scheme: "basic") else { return nil }
+        realm = basic.parameters["realm"]
+    }
+
+    /// The challenge's protection space at `proxy`.
+    func space(at proxy: HTTPClientOptions.Proxy) -> ProtectionSpace {
+        ProtectionSpace(proxyHost: proxy.host, port: proxy.port, realm: realm, authenticationMethod: "Basic")
+    }
+
+    /// The error a challenge is carried in, or reported as when nobody answers it.
+    static func error(_ challenge: ProxyChallenge?, proxy: HTTPClientOptions.Proxy, url: URL, reason: String) -> LoadError {
+        LoadError(.userAuthenticationRequired, url: url, reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)) \(reason)",
+                  underlying: challenge)
+    }
+}
+
+/// The proxy credentials each session's delegates gave, by proxy: later requests of that session through the
+/// same proxy send them at once rather than meeting the 407 again, as URLSession keeps a proxy's credential for
+/// the session.
+final class ProxyCredentials: Sendable {
+    private struct Key: Hashable {
+        var session: Int
+        var host: String
+        var port: Int
+    }
+
+    private let given = Locked<[Key: Credential]>([:])
+    /// Read without the lock on every request through a proxy: most sessions never answer a proxy.
+    private let isEmpty = Atomic<Bool>(true)
+
+    /// The credential `session`'s delegates gave for `proxy`, if any.
+    func credential(session: Int, proxy: HTTPClientOptions.Proxy) -> Credential? {
+        guard !isEmpty.load(ordering: .relaxed) else { return nil }
+        return given.withLock { $0[Key(session: session, host: proxy.host, port: proxy.port)] }
+    }
+
+    /// Keeps `credential` for `session`'s requests through `proxy`; `nil` forgets it.
+    func set(_ credential: Credential?, session: Int, proxy: HTTPClientOptions.Proxy) {
+        given.withLock { given in
+            given[Key(session: session, host: proxy.host, port: proxy.port)] = credential
+            isEmpty.store(given.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    /// Forgets what `session` was given, when it ends.
+    func forget(session: Int) {
+        given.withLock { given in
+            given = given.filter { $0.key.session != session }
+            isEmpty.store(given.isEmpty, ordering: .relaxed)
+        }
+    }
+}
