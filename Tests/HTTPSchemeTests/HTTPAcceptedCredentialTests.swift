@@ -39,25 +39,57 @@ struct HTTPAcceptedCredentialTests {
         #expect(server.areaChallengeCount == 4)
     }
 
-    @Test("A kept credential the server refuses is forgotten and proposed to the delegate, whose answer is kept instead")
+    @Test("A kept credential the server refuses is forgotten: the next load goes without it; the delegate's new answer is kept instead")
     func refused() async throws {
         let server = try ScriptedServer()
         let session = plainHTTPSession()
         _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
 
+        // The password is q here: u:p goes unasked, is refused, and nobody answers.
+        let (_, refused) = try await session.data(from: server.url("/area/b?password=q"))
+        #expect(refused.status == .unauthorized)
+        // p would pass here, but it is no longer sent.
+        let (_, forgotten) = try await session.data(from: server.url("/area/c"))
+        #expect(forgotten.status == .unauthorized)
+        #expect(server.areaChallengeCount == 3)
+
         let newer = Credential(user: "u", password: "q")
         let answerer = ChallengeAnswerer([.useCredential(newer)])
-        let (data, response) = try await session.data(from: server.url("/area/b?password=q"), delegate: answerer)
+        let (data, response) = try await session.data(from: server.url("/area/d?password=q"), delegate: answerer)
         #expect(response.status == .ok)
         #expect(Self.text(data) == "welcome " + Self.field("u:q"))
-        let seen = answerer.seen.withLock { $0 }
-        #expect(seen.count == 1)
-        #expect(seen.first?.proposedCredential == good)
-        #expect(seen.first?.protectionSpace.realm == "area")
-        #expect(server.areaChallengeCount == 2)
-
-        let (again, _) = try await session.data(from: server.url("/area/c?password=q"))
+        let (again, _) = try await session.data(from: server.url("/area/e?password=q"))
         #expect(Self.text(again) == "welcome " + Self.field("u:q"))
+        #expect(server.areaChallengeCount == 4)
+    }
+
+    @Test("Only an accepted credential is kept: not one answered with 403, nor one from a URL's user info")
+    func onlyAccepted() async throws {
+        let server = try ScriptedServer()
+        let session = plainHTTPSession()
+        let (_, forbidden) = try await session.data(from: server.url("/area/forbidden"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        #expect(forbidden.status == .forbidden)
+        let (_, afterForbidden) = try await session.data(from: server.url("/area/a"))
+        #expect(afterForbidden.status == .unauthorized)
+
+        let withUserInfo = try #require(URL(string: "http://u:p@127.0.0.1:\(server.port)/area/b"))
+        let (_, userInfo) = try await session.data(from: withUserInfo)
+        #expect(userInfo.status == .ok)
+        let (_, afterUserInfo) = try await session.data(from: server.url("/area/c"))
+        #expect(afterUserInfo.status == .unauthorized)
+        #expect(server.areaChallengeCount == 4)
+    }
+
+    @Test("A redirect to another origin carries no kept credential")
+    func notAcrossOrigins() async throws {
+        let server = try ScriptedServer()
+        let session = plainHTTPSession()
+        _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        // The kept credential passes /area/elsewhere, whose 302 leads to localhost: challenged there, not answered.
+        let (body, response) = try await session.data(from: server.url("/area/elsewhere"))
+        #expect(response.status == .unauthorized)
+        #expect(response.url.host() == "localhost")
+        #expect(Self.text(body) == "who are you?")
         #expect(server.areaChallengeCount == 2)
     }
 

@@ -87,6 +87,25 @@ struct HTTPProxyChallengeTests {
         }
     }
 
+    @Test("A POST whose body can go again is answered and sent again; a request's own Proxy-Authorization is left to meet the 407")
+    func bodiesAndOwnFields() async throws {
+        let server = try ScriptedServer()
+        let session = scriptedProxySession(server)
+        let target = try #require(URL(string: "http://127.0.0.1:1/form"))
+        let answerer = ProxyAnswerer([.useCredential(Credential(user: "u", password: "p"))])
+        let (data, posted) = try await session.upload(for: LoadRequest(url: target, method: .post), from: Data("a=1".utf8), delegate: answerer)
+        #expect(posted.status == .ok)
+        #expect(String(decoding: data, as: UTF8.self) == "proxied http://127.0.0.1:1/form")
+        #expect(answerer.seen.withLock { $0.count } == 1)
+
+        var own = LoadRequest(url: target)
+        own.headerFields[.proxyAuthorization] = "Basic " + Data("u:wrong".utf8).base64EncodedString()
+        let unasked = ProxyAnswerer([.useCredential(Credential(user: "u", password: "p"))])
+        let (_, denied) = try await scriptedProxySession(server).data(for: own, delegate: unasked)
+        #expect(denied.status.map(\.code) == 407)
+        #expect(unasked.seen.withLock { $0.isEmpty })
+    }
+
     @Test("Answers wrong each time end after three questions: with the proxy's 407 for an http load")
     func attemptLimit() async throws {
         let server = try ScriptedServer()

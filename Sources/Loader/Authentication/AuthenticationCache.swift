@@ -50,10 +50,11 @@ final class AuthenticationCache: Sendable {
         }
     }
 
-    /// Drops `entry` (its server refused its credential), if it is still kept.
-    func forget(_ entry: Entry) {
+    /// Drops the entry ``entry(for:)`` gives for `url` (its server refused the credential), if any.
+    func forget(for url: URL) {
+        guard let entry = entry(for: url) else { return }
         entries.withLock { entries in
-            entries.removeAll { $0.space == entry.space && $0.directory == entry.directory && $0.credential == entry.credential }
+            entries.removeAll { $0.directory == entry.directory && $0.space.isServer(of: url) }
             isEmpty.store(entries.isEmpty, ordering: .relaxed)
         }
     }

@@ -12,13 +12,14 @@ import HTTPTypes
 /// `"Digest"` or `"Basic"`. A `Digest` answer the server calls stale (its nonce expired) goes again with the
 /// new nonce and the same credential, without asking anyone. User names and passwords are hashed as UTF-8.
 ///
-/// A `Basic` credential the server accepted is kept by the middleware (one per session) and sent at once with
+/// A `Basic` credential the server accepted (a status below 400) is kept by the middleware and sent at once with
 /// later requests to the same server (scheme, host and port) whose path lies at or below the accepted
 /// request's directory (its path up to the last `/`), as URLSession and curl's `-u` do, so that they take one
-/// round trip rather than two; nobody is asked about those. A request that sets `Authorization` itself, or whose
-/// URL carries user info, is left as it is. When the server refuses a credential sent that way, it is forgotten
-/// and the challenge is answered as any other, with that credential as the challenge's
-/// ``AuthenticationChallenge/proposedCredential``.
+/// round trip rather than two; nobody is asked about those. The session's own middleware keeps them for that
+/// session; one an app adds to ``LoaderSession/Configuration/middleware`` keeps them for every session made with
+/// it. A credential from a URL's user info is not kept (it is that URL's), and a request that sets
+/// `Authorization` itself, or whose URL carries user info, is left as it is. When the server refuses a credential
+/// sent that way (a 401), it is forgotten and the challenge is answered as any other.
 public struct AuthenticationMiddleware: LoadMiddleware {
     /// Credentials tried per load before the 401 is handed to the caller.
     public var maximumAttempts: Int
@@ -52,14 +53,8 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         var staleAnswers = 0
         // How often each nonce has been answered: a server may send a nonce again, and checks that the count grows.
         var nonceUses: [String: Int] = [:]
-        if current.headerFields[.authorization] == nil, let sent = accepted.entry(for: current.url),
-           case let offers = Self.offers(in: first.response.headerFields[.wwwAuthenticate] ?? "", url: current.url),
-           offers.contains(where: { $0.offer == .basic && $0.space.realm == sent.space.realm }) {
-            // The kept credential went ahead of the challenge and the server refused it (or another load learnt it
-            // since this one was sent, and this server wants it anyway): no longer good for sending unasked.
-            accepted.forget(sent)
-            proposed = sent.credential
-        }
+        // Whether the credential being answered with came from the URL's user info, which is the URL's alone.
+        var fromUserInfo = false
         while true {
             guard result.response.status == .unauthorized,
                   let header = result.response.headerFields[.wwwAuthenticate],
@@ -73,6 +68,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 chosen = (first.space, first.offer, proposed)
             } else {
                 guard failures < maximumAttempts else { return result }
+                let userInfoBefore = userInfoTried
                 // The strongest first; one nobody has a credential for (or that the delegate refuses) gives way
                 // to the next, as URLSession goes on after `rejectProtectionSpace`.
                 for (space, offer) in offers {
@@ -83,6 +79,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                     }
                 }
                 failures += 1
+                fromUserInfo = userInfoTried && !userInfoBefore
             }
             guard let (space, offer, credential) = chosen else { return result }
             result.body.discard()
@@ -98,7 +95,8 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             current.headerFields[.authorization] = offer.authorization(for: credential, method: current.method.rawValue, url: current.url,
                                                                        nonceCount: uses)
             result = try await next(current)
-            if offer == .basic, result.response.status != .unauthorized {
+            if offer == .basic, !fromUserInfo, let status = result.response.status, status.code < 400 {
+                // Accepted: a 403 or a 5xx says nothing good of the credential.
                 accepted.remember(credential, authorization: current.headerFields[.authorization] ?? "", space: space, url: current.url)
             }
         }
@@ -185,12 +183,21 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 // Most responses are no challenge. Answering is the further work, so that its larger async frame (the
 // challenge, the credential) is allocated only for a 401.
 extension AuthenticationMiddleware: BuiltInLayer {
-    /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept.
+    /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept; then
+    /// the result is looked at (``transformed(_:)``), to forget the credential if the server refuses it.
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
         guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
         var request = request
         request.headerFields[.authorization] = entry.authorization
-        return (request, false)
+        return (request, true)
+    }
+
+    /// The result of a request sent with a kept credential: a 401 means the server no longer takes it, so it is no
+    /// longer sent unasked (the challenge is then answered as any other). Had another load replaced the entry
+    /// meanwhile, that one goes: it is learnt again at its next challenge.
+    func transformed(_ result: LoadResult) -> LoadResult {
+        if result.response.status == .unauthorized { accepted.forget(for: result.response.url) }
+        return result
     }
 
     func needsMore(_ result: LoadResult) -> Bool {

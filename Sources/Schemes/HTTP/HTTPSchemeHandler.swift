@@ -176,20 +176,25 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// `CONNECT` of a tunnel) by asking the task's and session's delegates, then the session's credential
     /// store, about the proxy's protection space (``ProtectionSpace/isProxy``), at most
     /// ``maximumProxyAttempts`` times. The credential given is kept for the session's later requests through that
-    /// proxy. Unanswered, a tunnel's load fails with ``LoadError/Code/userAuthenticationRequired`` and a request
-    /// sent through the proxy gets the proxy's 407 response.
+    /// proxy (until the proxy refuses it). Unanswered, a tunnel's load fails with
+    /// ``LoadError/Code/userAuthenticationRequired`` and a request sent through the proxy gets the proxy's 407
+    /// response: it is sent once more for that (so a request through a proxy may go up to five times, its body
+    /// too, which must be one that can be sent again; with any other body, or a `Proxy-Authorization` of the
+    /// request's own, the first 407 is the response). Any 407 that comes back through a forward proxy is taken
+    /// as the proxy's, as curl takes it. A bodiless request that meets the 407 on a kept connection, without a task,
+    /// is sent once more from a task before the delegates are asked.
     @concurrent override public func load() async throws {
         var plan = try planned.get()
         var asked = 0
         var refused = 0
+        let credentials = HTTPEngine.shared.proxyCredentials
+        let session = request.sessionIdentifier ?? 0
         while true {
             do {
                 return try await load(plan)
             } catch let error as LoadError {
                 guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }
                 let proposed = proxy.user.map { Credential(user: $0, password: proxy.password ?? "") }
-                let credentials = HTTPEngine.shared.proxyCredentials
-                let session = request.sessionIdentifier ?? 0
                 if let proposed {
                     // Sent and refused: not to be sent unasked again.
                     refused += 1
@@ -210,6 +215,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 }
                 guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
                 if let answer {
+                    // Kept at once, before the proxy has taken it: the reader may hear the response's end before
+                    // this task does, and load again. A wrong one is forgotten at its first 407 (above).
                     credentials.set(answer, session: session, proxy: proxy)
                     plan = try HTTPRequestPlan(request, proxyCredential: answer)
                 } else if plan.answersProxyChallenges {
@@ -326,7 +333,8 @@ struct HTTPRequestPlan: Sendable {
     /// Whether a retry could send the body again from its start (not a pipe's: only its rest is left).
     let canSendBodyAgain: Bool
     /// Whether a `407` from the HTTP proxy the request is sent through (not a tunnel) with a `Basic` challenge
-    /// comes back as a ``ProxyChallenge`` for the handler to answer: only when the request can go again.
+    /// comes back as a ``ProxyChallenge`` for the handler to answer: only when the request can go again, and
+    /// sets no `Proxy-Authorization` of its own (which would go instead of any answer).
     let answersProxyChallenges: Bool
 
     /// The proxy the request goes through (with the credentials it sends), if any.
@@ -466,6 +474,6 @@ struct HTTPRequestPlan: Sendable {
         default: isIdempotent = false
         }
         canSendBodyAgain = request.body?.canBeSentAgain ?? true
-        answersProxyChallenges = answeringProxyChallenges && forwardProxy != nil && canSendBodyAgain
+        answersProxyChallenges = answeringProxyChallenges && forwardProxy != nil && canSendBodyAgain && !has.proxyAuthorization
     }
 }

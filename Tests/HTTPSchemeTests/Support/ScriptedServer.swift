@@ -390,8 +390,20 @@ private final class ScriptHandler: ChannelInboundHandler {
                     query.split(separator: "&").first { $0.hasPrefix("password=") }?.dropFirst("password=".count)
                 } ?? "p"
                 let expected = "Basic " + Data("u:\(password)".utf8).base64EncodedString()
-                if let authorization = request.header("authorization"), authorization == expected {
-                    Self.respond(context, body: "welcome \(authorization)")
+                let authorization = request.header("authorization")
+                if path == "/area/forbidden", authorization != nil {
+                    // Any credential is known here and none allowed.
+                    Self.respond(context, status: "403 Forbidden", body: "not for you")
+                } else if let authorization, authorization == expected {
+                    if path == "/area/elsewhere" {
+                        // To the same server under another name: another origin.
+                        let port = context.channel.localAddress?.port ?? 0
+                        Self.respond(context, status: "302 Found", headers: ["Location: http://localhost:\(port)/area/echo-headers"], body: "")
+                    } else if path == "/area/echo-headers" {
+                        Self.respond(context, body: request.headers.map { "\($0.0.lowercased()): \($0.1)" }.joined(separator: "\n"))
+                    } else {
+                        Self.respond(context, body: "welcome \(authorization)")
+                    }
                 } else {
                     counters.areaChallenges.wrappingAdd(1, ordering: .relaxed)
                     Self.respond(context, status: "401 Unauthorized", headers: ["WWW-Authenticate: Basic realm=\"area\""], body: "who are you?")
