@@ -127,6 +127,23 @@ struct CLIProcessTests {
         let run = try await LoadURLProcess.run([])
         #expect(run.status == 2)
     }
+
+    @Test("loadurl loads FoundationEssentials alone: not Foundation, its ICU data and internationalization (5 MiB more of every run's memory)")
+    func linksFoundationEssentialsAlone() async throws {
+        let ldd = Process()
+        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        ldd.arguments = [LoadURLProcess.executable.path]
+        let out = Pipe()
+        ldd.standardOutput = out
+        try ldd.run()
+        let listed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ldd.waitUntilExit()
+        let libraries = listed.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
+        #expect(libraries.contains("libFoundationEssentials.so"), "\(listed)")
+        for unwanted in ["libFoundation.so", "lib_FoundationICU.so", "libFoundationInternationalization.so"] {
+            #expect(!libraries.contains(unwanted), "\(unwanted) in \(listed)")
+        }
+    }
 }
 
 /// A file in a fresh temporary folder, removed when the test ends.

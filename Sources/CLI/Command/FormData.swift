@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Loader
 import Synchronization
+import SystemPackage
 
 /// One `-F` option, read as curl reads `name=content`: `name=text` a text part, `name=@FILE` the file uploaded
 /// (with its name and a type from its extension), `name=<FILE` the file's contents as a text part; `-` is
@@ -209,8 +215,16 @@ struct MultipartForm: Sendable {
     /// A name or file name for a quoted parameter: `"`, CR and LF percent-encoded, as browsers (and RFC 7578's
     /// advice) do, so that it cannot end the quotes or the line.
     private static func quoted(_ name: String) -> String {
-        name.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        var quoted = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "%22"
+            case "\r": quoted += "%0D"
+            case "\n": quoted += "%0A"
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted
     }
 
     /// The body: bytes when no file is read while sending, else a stream that reads each file as it is pulled.
@@ -228,7 +242,7 @@ struct MultipartForm: Sendable {
 private final class SegmentReader: Sendable {
     private struct State {
         var index = 0
-        var file: FileHandle?
+        var file: FileDescriptor?
         var readFromFile: Int64 = 0
     }
 
@@ -258,7 +272,7 @@ private final class SegmentReader: Sendable {
                     let remaining = size - state.readFromFile
                     guard remaining > 0 else {
                         // One byte more would be more than was announced: the file grew while being sent.
-                        if let file = state.file, let more = try file.read(upToCount: 1), !more.isEmpty {
+                        if let file = state.file, try !read(file, upTo: 1, of: path).isEmpty {
                             throw LoadError(.requestBodyStreamExhausted, url: url,
                                             reason: "-F: \(path) grew past its \(size) bytes while being sent")
                         }
@@ -268,13 +282,18 @@ private final class SegmentReader: Sendable {
                         state.index += 1
                         continue
                     }
-                    if state.file == nil {
-                        guard let handle = FileHandle(forReadingAtPath: path) else {
-                            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path)")
+                    let file: FileDescriptor
+                    if let open = state.file {
+                        file = open
+                    } else {
+                        do {
+                            file = try FileDescriptor.open(FilePath(path), .readOnly)
+                        } catch {
+                            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path) (\(error))")
                         }
-                        state.file = handle
+                        state.file = file
                     }
-                    let chunk = try state.file?.read(upToCount: Int(min(64 * 1024, remaining))) ?? Data()
+                    let chunk = try read(file, upTo: Int(min(64 * 1024, remaining)), of: path)
                     guard !chunk.isEmpty else {
                         throw LoadError(.requestBodyStreamExhausted, url: url,
                                         reason: "-F: \(path) gave \(state.readFromFile) of its \(size) bytes (it changed while being sent)")
@@ -285,5 +304,23 @@ private final class SegmentReader: Sendable {
             }
             return nil
         }
+    }
+
+    /// Up to `count` bytes of `file` (fewer only at its end), a failure named as `path`'s.
+    private func read(_ file: FileDescriptor, upTo count: Int, of path: String) throws -> Data {
+        var data = Data(count: count)
+        var filled = 0
+        do {
+            // Each turn reads at least a byte or stops.
+            while filled < count {
+                let got = try data.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+                if got == 0 { break }
+                filled += got
+            }
+        } catch {
+            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path) (\(error))")
+        }
+        data.removeSubrange(filled...)
+        return data
     }
 }
