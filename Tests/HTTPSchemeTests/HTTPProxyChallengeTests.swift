@@ -106,6 +106,23 @@ struct HTTPProxyChallengeTests {
         #expect(unasked.seen.withLock { $0.isEmpty })
     }
 
+    @Test("A load that meets the 407 on a kept connection (without a task of its own) is asked about before it is sent again")
+    func onAKeptConnection() async throws {
+        let server = try ScriptedServer()
+        let session = scriptedProxySession(server)
+        let (_, open) = try await session.data(from: try #require(URL(string: "http://127.0.0.1:1/open")))
+        #expect(open.status == .ok)
+        let answerer = ProxyAnswerer([.useCredential(Credential(user: "u", password: "p"))])
+        let (data, response) = try await session.data(from: try #require(URL(string: "http://127.0.0.1:1/secret")), delegate: answerer)
+        #expect(response.status == .ok)
+        #expect(String(decoding: data, as: UTF8.self) == "proxied http://127.0.0.1:1/secret")
+        #expect(answerer.seen.withLock { $0.count } == 1)
+        // The 407 and the answered request: no send in between.
+        #expect(server.secretRequestCount == 2)
+        // The kept connection carried the open request and the first try of the secret one.
+        #expect(server.acceptedCount == 2)
+    }
+
     @Test("Answers wrong each time end after three questions: with the proxy's 407 for an http load")
     func attemptLimit() async throws {
         let server = try ScriptedServer()

@@ -24,6 +24,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     private let fastPath = Locked<FastPath>(.none)
     /// Set when the fast path's reused connection turned out closed: the retry already happened.
     private let alreadyRetried = Atomic<Bool>(false)
+    /// A proxy's challenge the fast path met, for the task it starts to ask about at once (not sending again first).
+    private let fastPathProxyChallenge = Mutex<ProxyChallenge?>(nil)
     /// What the request becomes on the wire, or why it cannot be sent: worked out with the handler, and
     /// kept in it rather than in an object of its own (one allocation fewer per request).
     private let planned: Result<HTTPRequestPlan, LoadError>
@@ -133,8 +135,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             client.handler(self, didFailWith: mapped)
             return
         }
-        if mapped.underlying is ProxyChallenge {
+        if let challenge = mapped.underlying as? ProxyChallenge {
             // The proxy wants credentials: a task asks the delegates, and sends it again.
+            fastPathProxyChallenge.withLock { $0 = challenge }
             startTask()
         } else if plan.mayResend(after: mapped, exchange: exchange) {
             // An HTTP/2 server did not process it: again, in a task, which resends a few times at most.
@@ -181,8 +184,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// response: it is sent once more for that (so a request through a proxy may go up to five times, its body
     /// too, which must be one that can be sent again; with any other body, or a `Proxy-Authorization` of the
     /// request's own, the first 407 is the response). Any 407 that comes back through a forward proxy is taken
-    /// as the proxy's, as curl takes it. A bodiless request that meets the 407 on a kept connection, without a task,
-    /// is sent once more from a task before the delegates are asked.
+    /// as the proxy's, as curl takes it.
     @concurrent override public func load() async throws {
         var plan = try planned.get()
         var asked = 0
@@ -191,6 +193,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let session = request.sessionIdentifier ?? 0
         while true {
             do {
+                if let challenge = fastPathProxyChallenge.withLock({ $0.take() }) {
+                    throw LoadError(.userAuthenticationRequired, url: request.url, reason: "the proxy asks for credentials (407)", underlying: challenge)
+                }
                 return try await load(plan)
             } catch let error as LoadError {
                 guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }

@@ -39,6 +39,7 @@ final class ScriptedServer: Sendable {
     var acceptedCount: Int { counters.accepted.load(ordering: .relaxed) }
     var closedCount: Int { counters.closed.load(ordering: .relaxed) }
     var areaChallengeCount: Int { counters.areaChallenges.load(ordering: .relaxed) }
+    var secretRequestCount: Int { counters.secretRequests.load(ordering: .relaxed) }
 
     func url(_ path: String, host: String = "127.0.0.1") -> URL {
         URL(string: "http://\(host):\(port)\(path)")!
@@ -52,6 +53,8 @@ final class ScriptedServer: Sendable {
         let staleNonces = Atomic<Int>(0)
         /// The 401s `/area/` has sent.
         let areaChallenges = Atomic<Int>(0)
+        /// The requests for a target holding `/secret` that the forward proxy script received.
+        let secretRequests = Atomic<Int>(0)
     }
 }
 
@@ -410,8 +413,10 @@ private final class ScriptHandler: ChannelInboundHandler {
                 }
             } else if path.hasPrefix("http://") {
                 // A forward proxy asking for Basic credentials u:p (realm "scripted proxy"), as RFC 9110 has it:
-                // 407 and Proxy-Authenticate. With them, it answers the request's target itself.
-                if request.header("proxy-authorization") == "Basic " + Data("u:p".utf8).base64EncodedString() {
+                // 407 and Proxy-Authenticate. With them, or for a target holding `/open`, it answers the request's
+                // target itself.
+                if path.contains("/secret") { counters.secretRequests.wrappingAdd(1, ordering: .relaxed) }
+                if path.contains("/open") || request.header("proxy-authorization") == "Basic " + Data("u:p".utf8).base64EncodedString() {
                     Self.respond(context, body: "proxied \(path)")
                 } else {
                     Self.respond(context, status: "407 Proxy Authentication Required",
