@@ -14,6 +14,15 @@ struct HTTPAcceptedCredentialTests {
 
     private static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
+    /// A scripted server, and a session whose delegate answered u:p at `/area/a`: the session keeps it for `/area/`.
+    private func learnt() async throws -> (ScriptedServer, LoaderSession) {
+        let server = try ScriptedServer()
+        let session = plainHTTPSession()
+        let (_, response) = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        #expect(response.status == .ok)
+        return (server, session)
+    }
+
     @Test("Below the accepted request's directory later loads send it at once; above it, or to another host name, they are challenged")
     func belowTheDirectory() async throws {
         let server = try ScriptedServer()
@@ -41,9 +50,7 @@ struct HTTPAcceptedCredentialTests {
 
     @Test("A kept credential the server refuses is forgotten: the next load goes without it; the delegate's new answer is kept instead")
     func refused() async throws {
-        let server = try ScriptedServer()
-        let session = plainHTTPSession()
-        _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        let (server, session) = try await learnt()
 
         // The password is q here: u:p goes unasked, is refused, and nobody answers.
         let (_, refused) = try await session.data(from: server.url("/area/b?password=q"))
@@ -82,9 +89,7 @@ struct HTTPAcceptedCredentialTests {
 
     @Test("A redirect to another origin carries no kept credential")
     func notAcrossOrigins() async throws {
-        let server = try ScriptedServer()
-        let session = plainHTTPSession()
-        _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        let (server, session) = try await learnt()
         // The kept credential passes /area/elsewhere, whose 302 leads to localhost: challenged there, not answered.
         let (body, response) = try await session.data(from: server.url("/area/elsewhere"))
         #expect(response.status == .unauthorized)
@@ -95,9 +100,7 @@ struct HTTPAcceptedCredentialTests {
 
     @Test("A request's own Authorization field goes instead of the kept credential, and a URL's user info is used when challenged")
     func ownCredentialsFirst() async throws {
-        let server = try ScriptedServer()
-        let session = plainHTTPSession()
-        _ = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        let (server, session) = try await learnt()
 
         var request = LoadRequest(url: server.url("/area/b?password=q"))
         request.headerFields[.authorization] = Self.field("u:q")

@@ -242,7 +242,7 @@ struct MultipartForm: Sendable {
 private final class SegmentReader: Sendable {
     private struct State {
         var index = 0
-        var file: FileDescriptor?
+        var file: OpenFile?
         var readFromFile: Int64 = 0
     }
 
@@ -253,10 +253,6 @@ private final class SegmentReader: Sendable {
     init(segments: [MultipartForm.Segment], url: URL) {
         self.segments = segments
         self.url = url
-    }
-
-    deinit {
-        state.withLock { try? $0.file?.close() }
     }
 
     /// The next chunk, or `nil` after the last segment.
@@ -272,28 +268,27 @@ private final class SegmentReader: Sendable {
                     let remaining = size - state.readFromFile
                     guard remaining > 0 else {
                         // One byte more would be more than was announced: the file grew while being sent.
-                        if let file = state.file, try !read(file, upTo: 1, of: path).isEmpty {
+                        if let file = state.file, try !read(upTo: 1, of: file, path: path).isEmpty {
                             throw LoadError(.requestBodyStreamExhausted, url: url,
                                             reason: "-F: \(path) grew past its \(size) bytes while being sent")
                         }
-                        try? state.file?.close()
-                        state.file = nil
+                        state.file = nil  // closes it
                         state.readFromFile = 0
                         state.index += 1
                         continue
                     }
-                    let file: FileDescriptor
+                    let file: OpenFile
                     if let open = state.file {
                         file = open
                     } else {
                         do {
-                            file = try FileDescriptor.open(FilePath(path), .readOnly)
+                            file = try OpenFile(FileDescriptor.open(FilePath(path), .readOnly))
                         } catch {
                             throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path) (\(error))")
                         }
                         state.file = file
                     }
-                    let chunk = try read(file, upTo: Int(min(64 * 1024, remaining)), of: path)
+                    let chunk = try read(upTo: Int(min(64 * 1024, remaining)), of: file, path: path)
                     guard !chunk.isEmpty else {
                         throw LoadError(.requestBodyStreamExhausted, url: url,
                                         reason: "-F: \(path) gave \(state.readFromFile) of its \(size) bytes (it changed while being sent)")
@@ -306,21 +301,12 @@ private final class SegmentReader: Sendable {
         }
     }
 
-    /// Up to `count` bytes of `file` (fewer only at its end), a failure named as `path`'s.
-    private func read(_ file: FileDescriptor, upTo count: Int, of path: String) throws -> Data {
-        var data = Data(count: count)
-        var filled = 0
+    /// Up to `count` bytes of `file`, empty at its end; a failure named as `path`'s.
+    private func read(upTo count: Int, of file: OpenFile, path: String) throws -> Data {
         do {
-            // Each turn reads at least a byte or stops.
-            while filled < count {
-                let got = try data.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
-                if got == 0 { break }
-                filled += got
-            }
+            return try file.read(upTo: count)
         } catch {
             throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path) (\(error))")
         }
-        data.removeSubrange(filled...)
-        return data
     }
 }

@@ -10,13 +10,12 @@ import Synchronization
 /// the answer sent ahead could not be worked out the same way twice (the middleware chain may ask for a
 /// layer's request again).
 final class AuthenticationCache: Sendable {
-    /// A credential a server accepted.
+    /// A credential a server accepted, as the `Authorization` value that carries it.
     struct Entry: Sendable {
         /// The server (scheme, host, port) and the realm it named.
         var space: ProtectionSpace
         /// The accepted request's path (percent-encoded) up to and including its last `/`.
         var directory: String
-        var credential: Credential
         /// The `Authorization` value, worked out once.
         var authorization: String
     }
@@ -32,16 +31,19 @@ final class AuthenticationCache: Sendable {
     /// when there is none, or when the URL carries user info of its own (that goes first, when challenged).
     func entry(for url: URL) -> Entry? {
         guard !isEmpty.load(ordering: .relaxed), url.user(percentEncoded: true) == nil else { return nil }
-        let path = Self.path(of: url)
-        return entries.withLock { entries in
-            entries.lazy.filter { $0.space.isServer(of: url) && path.hasPrefix($0.directory) }
-                .max { $0.directory.utf8.count < $1.directory.utf8.count }
-        }
+        return entries.withLock { entries in Self.index(for: url, in: entries).map { entries[$0] } }
     }
 
-    /// Keeps `credential`, accepted by the server of `space` for `url`, for `url`'s directory and below.
-    func remember(_ credential: Credential, authorization: String, space: ProtectionSpace, url: URL) {
-        let entry = Entry(space: space, directory: Self.directory(of: url), credential: credential, authorization: authorization)
+    /// Where in `entries` the entry for `url` is (see ``entry(for:)``).
+    private static func index(for url: URL, in entries: [Entry]) -> Int? {
+        let path = path(of: url)
+        return entries.indices.lazy.filter { entries[$0].space.isServer(of: url) && path.hasPrefix(entries[$0].directory) }
+            .max { entries[$0].directory.utf8.count < entries[$1].directory.utf8.count }
+    }
+
+    /// Keeps `authorization`, a credential the server of `space` accepted for `url`, for `url`'s directory and below.
+    func remember(_ authorization: String, space: ProtectionSpace, url: URL) {
+        let entry = Entry(space: space, directory: Self.directory(of: url), authorization: authorization)
         entries.withLock { entries in
             entries.removeAll { $0.directory == entry.directory && $0.space.isServer(of: url) }
             if entries.count >= Self.capacity { entries.removeFirst() }
@@ -52,9 +54,9 @@ final class AuthenticationCache: Sendable {
 
     /// Drops the entry ``entry(for:)`` gives for `url` (its server refused the credential), if any.
     func forget(for url: URL) {
-        guard let entry = entry(for: url) else { return }
         entries.withLock { entries in
-            entries.removeAll { $0.directory == entry.directory && $0.space.isServer(of: url) }
+            guard let index = Self.index(for: url, in: entries) else { return }
+            entries.remove(at: index)
             isEmpty.store(entries.isEmpty, ordering: .relaxed)
         }
     }

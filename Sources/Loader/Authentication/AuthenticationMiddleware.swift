@@ -92,12 +92,12 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 uses = nonceUses[digest.nonce, default: 0] + 1
                 nonceUses[digest.nonce] = uses
             }
-            current.headerFields[.authorization] = offer.authorization(for: credential, method: current.method.rawValue, url: current.url,
-                                                                       nonceCount: uses)
+            let authorization = offer.authorization(for: credential, method: current.method.rawValue, url: current.url, nonceCount: uses)
+            current.headerFields[.authorization] = authorization
             result = try await next(current)
             if offer == .basic, !fromUserInfo, let status = result.response.status, status.code < 400 {
                 // Accepted: a 403 or a 5xx says nothing good of the credential.
-                accepted.remember(credential, authorization: current.headerFields[.authorization] ?? "", space: space, url: current.url)
+                accepted.remember(authorization, space: space, url: current.url)
             }
         }
     }

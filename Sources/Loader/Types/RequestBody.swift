@@ -135,16 +135,16 @@ public struct RequestBodyChunks: AsyncSequence, Sendable {
 }
 
 /// A file descriptor that closes itself when the last reference goes: an iterator abandoned halfway
-/// through a body leaks nothing.
-final class OpenFile: Sendable {
-    let descriptor: FileDescriptor
+/// through a body leaks nothing. Package-wide: the CLI's `-F` reads its files through it too.
+package final class OpenFile: Sendable {
+    package let descriptor: FileDescriptor
 
-    init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+    package init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
 
     deinit { try? descriptor.close() }
 
     /// Up to `count` bytes from the current offset; empty at the end of the file.
-    func read(upTo count: Int) throws -> Data {
+    package func read(upTo count: Int) throws -> Data {
         var data = Data(count: count)
         let read = try data.withUnsafeMutableBytes { try descriptor.read(into: $0) }
         data.removeSubrange(read...)

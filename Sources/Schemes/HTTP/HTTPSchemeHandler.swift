@@ -24,8 +24,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     private let fastPath = Locked<FastPath>(.none)
     /// Set when the fast path's reused connection turned out closed: the retry already happened.
     private let alreadyRetried = Atomic<Bool>(false)
-    /// A proxy's challenge the fast path met, for the task it starts to ask about at once (not sending again first).
-    private let fastPathProxyChallenge = Mutex<ProxyChallenge?>(nil)
+    /// The error carrying a proxy's challenge that the fast path met, for the task it starts to ask about at once
+    /// (not sending again first).
+    private let fastPathProxyChallenge = Mutex<LoadError?>(nil)
     /// What the request becomes on the wire, or why it cannot be sent: worked out with the handler, and
     /// kept in it rather than in an object of its own (one allocation fewer per request).
     private let planned: Result<HTTPRequestPlan, LoadError>
@@ -135,9 +136,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             client.handler(self, didFailWith: mapped)
             return
         }
-        if let challenge = mapped.underlying as? ProxyChallenge {
+        if mapped.underlying is ProxyChallenge {
             // The proxy wants credentials: a task asks the delegates, and sends it again.
-            fastPathProxyChallenge.withLock { $0 = challenge }
+            fastPathProxyChallenge.withLock { $0 = mapped }
             startTask()
         } else if plan.mayResend(after: mapped, exchange: exchange) {
             // An HTTP/2 server did not process it: again, in a task, which resends a few times at most.
@@ -192,45 +193,53 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let credentials = HTTPEngine.shared.proxyCredentials
         let session = request.sessionIdentifier ?? 0
         while true {
+            let error: LoadError
             do {
-                if let challenge = fastPathProxyChallenge.withLock({ $0.take() }) {
-                    throw LoadError(.userAuthenticationRequired, url: request.url, reason: "the proxy asks for credentials (407)", underlying: challenge)
-                }
+                if let met = fastPathProxyChallenge.withLock({ $0.take() }) { throw met }
                 return try await load(plan)
-            } catch let error as LoadError {
-                guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }
-                let proposed = proxy.user.map { Credential(user: $0, password: proxy.password ?? "") }
-                if let proposed {
-                    // Sent and refused: not to be sent unasked again.
-                    refused += 1
-                    if credentials.credential(session: session, proxy: proxy) == proposed { credentials.set(nil, session: session, proxy: proxy) }
-                }
-                var answer: Credential?
-                if asked < Self.maximumProxyAttempts {
-                    asked += 1
-                    let question = AuthenticationChallenge(protectionSpace: challenge.space(at: proxy), previousFailureCount: refused,
-                                                           proposedCredential: proposed)
-                    switch await client.handler(self, didReceive: question) {
-                    case .useCredential(let given): answer = given
-                    case .cancelAuthenticationChallenge:
-                        throw LoadError(.userCancelledAuthentication, url: request.url,
-                                        reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
-                    default: answer = nil
-                    }
-                }
-                guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
-                if let answer {
-                    // Kept at once, before the proxy has taken it: the reader may hear the response's end before
-                    // this task does, and load again. A wrong one is forgotten at its first 407 (above).
-                    credentials.set(answer, session: session, proxy: proxy)
-                    plan = try HTTPRequestPlan(request, proxyCredential: answer)
-                } else if plan.answersProxyChallenges {
-                    // Once more, for the proxy's 407 to reach the caller as the response (it was not sent on).
-                    plan = try HTTPRequestPlan(request, proxyCredential: proposed, answeringProxyChallenges: false)
-                } else {
-                    throw error
-                }
+            } catch let caught as LoadError {
+                error = caught
             }
+            guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }
+            let proposed = proxy.user.map { Credential(user: $0, password: proxy.password ?? "") }
+            if let proposed {
+                // Sent and refused: not to be sent unasked again.
+                refused += 1
+                credentials.forget(proposed, session: session, proxy: proxy)
+            }
+            var answer: Credential?
+            if asked < Self.maximumProxyAttempts {
+                asked += 1
+                answer = try await self.answer(challenge, at: proxy, refused: refused, proposed: proposed)
+            }
+            if let answer {
+                // Kept at once, before the proxy has taken it: the reader may hear the response's end before
+                // this task does, and load again. A wrong one is forgotten at its first 407 (above).
+                credentials.set(answer, session: session, proxy: proxy)
+                plan = try HTTPRequestPlan(request, proxyCredential: answer)
+            } else if plan.answersProxyChallenges {
+                // Once more, for the proxy's 407 to reach the caller as the response (it was not sent on).
+                plan = try HTTPRequestPlan(request, proxyCredential: proposed, answeringProxyChallenges: false)
+            } else {
+                throw error
+            }
+        }
+    }
+
+    /// The credential the delegates (or default handling) give for `challenge` at `proxy`; `nil` when none.
+    /// Throws when they cancel the challenge or the load is cancelled.
+    private func answer(_ challenge: ProxyChallenge, at proxy: HTTPClientOptions.Proxy, refused: Int, proposed: Credential?) async throws -> Credential? {
+        let question = AuthenticationChallenge(protectionSpace: challenge.space(at: proxy), previousFailureCount: refused, proposedCredential: proposed)
+        let disposition = await client.handler(self, didReceive: question)
+        guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
+        switch disposition {
+        case .useCredential(let given):
+            return given
+        case .cancelAuthenticationChallenge:
+            throw LoadError(.userCancelledAuthentication, url: request.url,
+                            reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
+        case .performDefaultHandling, .rejectProtectionSpace, .trustServer:
+            return nil
         }
     }
 

@@ -49,10 +49,20 @@ final class ProxyCredentials: Sendable {
         return given.withLock { $0[Key(session: session, host: proxy.host, port: proxy.port)] }
     }
 
-    /// Keeps `credential` for `session`'s requests through `proxy`; `nil` forgets it.
-    func set(_ credential: Credential?, session: Int, proxy: HTTPClientOptions.Proxy) {
+    /// Keeps `credential` for `session`'s requests through `proxy`.
+    func set(_ credential: Credential, session: Int, proxy: HTTPClientOptions.Proxy) {
         given.withLock { given in
             given[Key(session: session, host: proxy.host, port: proxy.port)] = credential
+            isEmpty.store(given.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    /// Forgets `credential` for `session`'s requests through `proxy` (the proxy refused it), if it is the one kept.
+    func forget(_ credential: Credential, session: Int, proxy: HTTPClientOptions.Proxy) {
+        given.withLock { given in
+            let key = Key(session: session, host: proxy.host, port: proxy.port)
+            guard given[key] == credential else { return }
+            given[key] = nil
             isEmpty.store(given.isEmpty, ordering: .relaxed)
         }
     }
