@@ -84,23 +84,23 @@ struct MiddlewareChain: Sendable {
     @inline(never)
     private func runBuiltIns(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
         let (down, transforms) = passDown(request)
-        let (result, pending) = settle(try await LoaderSession.dispatch(down, context: context), from: builtIns.count, transforms: transforms)
-        guard let pending else { return result }
+        // One result, settled in place: each copy held here would be part of this frame.
+        var result = try await LoaderSession.dispatch(down, context: context)
+        guard let pending = settle(&result, from: builtIns.count, transforms: transforms) else { return consume result }
         return try await finish(result, at: pending, request: request, transforms: transforms, context: context)
     }
 
     /// Hands `result` up through the built-in layers below `offset`, innermost first, transforming it
     /// where they asked to; stops at the first layer whose further work it needs, and gives its offset.
     @inline(never)
-    private func settle(_ result: LoadResult, from offset: Int, transforms: UInt64) -> (LoadResult, Int?) {
-        var result = result
+    private func settle(_ result: inout LoadResult, from offset: Int, transforms: UInt64) -> Int? {
         var offset = offset
         while offset > 0 {
             offset -= 1
             if transforms & (1 << offset) != 0 { result = builtIns[offset].transformed(result) }
-            if builtIns[offset].needsMore(result) { return (result, offset) }
+            if builtIns[offset].needsMore(result) { return offset }
         }
-        return (result, nil)
+        return nil
     }
 
     /// The further work of the built-in layer at `offset` on `result`, with the ordinary chain below it,
@@ -114,7 +114,7 @@ struct MiddlewareChain: Sendable {
             let next = LoadNext(chain: self, index: firstBuiltIn + offset + 1, context: context)
             let received = passDown(request, through: offset).request
             result = try await builtIns[offset].more(result, for: received, context: context, next: next)
-            (result, pending) = settle(result, from: offset, transforms: transforms)
+            pending = settle(&result, from: offset, transforms: transforms)
         }
         return result
     }

@@ -143,13 +143,20 @@ extension LoaderSession {
     @inline(never)
     private func runData(_ task: LoadTask) async throws -> (Data, LoadResponse) {
         do {
-            let result = try await open(task)
-            let data = try await Self.collect(result, into: task)
-            if let error = task.complete(with: nil) { throw error }
-            return (data, result.response)
+            // Handed straight on: a result held in this frame would be one more copy of it on every load.
+            return try await Self.collectWhole(open(task), into: task)
         } catch {
             throw Self.fail(task, with: error)
         }
+    }
+
+    /// Tells `task` of the head, reads the whole body, and completes the task.
+    @inline(never)
+    private static func collectWhole(_ result: LoadResult, into task: LoadTask) async throws -> (Data, LoadResponse) {
+        task.didReceive(result.response)
+        let data = try await collect(result, into: task)
+        if let error = task.complete(with: nil) { throw error }
+        return (data, result.response)
     }
 
     /// What ``download(for:delegate:)`` does.
@@ -189,6 +196,7 @@ extension LoaderSession {
             } onCancel: {
                 task.cancel()
             }
+            task.didReceive(result.response)
         } catch {
             let failure = LoadError.wrapping(error, url: request.url)
             throw task.complete(with: failure) ?? failure

@@ -179,12 +179,12 @@ public final class LoaderSession: Sendable {
 
     // MARK: Running a load
 
-    /// Runs the task's request through the chain and returns the response head with its streaming body.
+    /// Runs the task's request through the chain and returns the response head with its streaming body; the
+    /// caller tells the task of the head (``LoadTask/didReceive(_:)``), which it holds anyway: a result held
+    /// here too would be part of this async frame, allocated on every load.
     @inline(never)
     func open(_ task: LoadTask) async throws -> LoadResult {
-        let result = try await chain.start(prepared(task.originalRequest), context: LoadContext(session: self, task: task))
-        task.didReceive(result.response)
-        return result
+        try await chain.start(prepared(task.originalRequest), context: LoadContext(session: self, task: task))
     }
 
     // The async functions on every load's path leave their other work to plain functions like this one, kept
@@ -259,6 +259,7 @@ public final class LoaderSession: Sendable {
     ) async throws -> Value {
         do {
             let result = try await open(task)
+            task.didReceive(result.response)
             let value = try await consume(task, result)
             if let error = task.complete(with: nil) {
                 undo?(value)

@@ -14,6 +14,9 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private let isWatched: Bool
     /// Whether this load was handed to the watchdog (which is told when it stops).
     private let isWatching = Atomic<Bool>(false)
+    /// Set, under the lock, once the head has come or the load has ended: ``awaitResult()`` reads it without
+    /// the lock to know whether it must wait.
+    private let headSettled = Atomic<Bool>(false)
     private let credentialStore: CredentialStore?
 
     private struct Guarded {
@@ -110,20 +113,36 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         // A handler that answers in its first step (data:, a no-op, a cache) has the head here already: no
         // cancellation handler and no continuation, which cost more than the rest of this read. A task
         // cancelled already takes the long way, whose handler cancels the load before the head is read.
-        if !Task.isCancelled, let (outcome, whole) = guarded.withLock({ guarded in
-            guarded.events.takeResponse().map { ($0, guarded.events.takeWholeBody()) }
-        }) {
-            let (response, redirect) = try outcome.get()
-            return result(response, redirect: redirect, whole: whole)
-        }
-        let (response, redirect) = try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { waiter in
+        if Task.isCancelled || !headSettled.load(ordering: .acquiring) { await waitForResponse() }
+        // Returned straight from a plain function: a result held here would be part of the async frame.
+        return try takeResult()
+    }
+
+    /// Waits until the head has come or the load has ended without one. The continuation carries nothing:
+    /// this frame, and the caller's, are allocated on every load that waits, and a head or an error in them
+    /// made each several hundred bytes larger.
+    private func waitForResponse() async {
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (waiter: UnsafeContinuation<Void, Never>) in
                 update { $0.awaitResponse(waiter) }
             }
         } onCancel: {
             self.cancel(with: LoadError(.cancelled, url: url))
         }
-        return result(response, redirect: redirect, whole: guarded.withLock { $0.events.takeWholeBody() })
+    }
+
+    /// The head and its body; the load's error if it ended without a head. Out of line, so that its
+    /// temporaries stay on the thread's stack, not in the async frame.
+    @inline(never)
+    private func takeResult() throws -> LoadResult {
+        let (outcome, whole) = guarded.withLock { guarded in
+            let outcome = guarded.events.takeResponse()
+            guard case .success? = outcome else { return (outcome, Data?.none) }
+            return (outcome, guarded.events.takeWholeBody())
+        }
+        guard let outcome else { throw LoadError(.unknown, url: url, reason: "the load ended without a response") }
+        let (response, redirect) = try outcome.get()
+        return result(response, redirect: redirect, whole: whole)
     }
 
     private func result(_ response: LoadResponse, redirect: LoadRequest?, whole: Data?) -> LoadResult {
@@ -246,6 +265,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private func update(_ body: (inout HandlerEventState) -> HandlerEventState.Effects) {
         let (effects, stopping) = guarded.withLock { guarded in
             let effects = body(&guarded.events)
+            if guarded.events.hasResponseOrEnd { headSettled.store(true, ordering: .releasing) }
             // Decided first, so that the effects are moved into the result rather than copied.
             let stopping = effects.stopHandler ? guarded.detach() : nil
             return (effects, stopping)
@@ -254,13 +274,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     private func perform(_ effects: consuming HandlerEventState.Effects, stopping: SchemeHandler?) {
-        // Taken out and switched on, not mapped: `mapError` copied the response (a dozen fields) on every load.
-        if let (waiter, result) = effects.response.take() {
-            switch consume result {
-            case .success(let value): waiter.resume(returning: value)
-            case .failure(let error): waiter.resume(throwing: error)
-            }
-        }
+        effects.response.take()?.resume()
+        // Taken out and switched on, not mapped: `mapError` copied the result on every chunk.
         if let (waiter, result) = effects.consumer.take() {
             switch consume result {
             case .success(let value): waiter.resume(returning: value)

@@ -31,7 +31,9 @@ struct HandlerEventState {
 
     /// What the caller of a transition must do after unlocking.
     struct Effects {
-        var response: (UnsafeContinuation<(LoadResponse, LoadRequest?), any Error>, Result<(LoadResponse, LoadRequest?), LoadError>)?
+        /// The reader waiting for the head, to wake: it takes the head (or the error) itself
+        /// (``takeResponse()``), so that neither travels through the continuation into its async frame.
+        var response: UnsafeContinuation<Void, Never>?
         var consumer: (UnsafeContinuation<Data?, any Error>, Result<Data?, LoadError>)?
         var producers: [UnsafeContinuation<Void, any Error>] = []
         var producerError: LoadError?
@@ -72,7 +74,7 @@ struct HandlerEventState {
     /// When an event or a read last happened, for the idle timeout.
     private(set) var lastActivity: UInt64 = Watchdog.now()
     private var chunks = ChunkQueue()
-    private var responseWaiter: UnsafeContinuation<(LoadResponse, LoadRequest?), any Error>?
+    private var responseWaiter: UnsafeContinuation<Void, Never>?
     private var consumerWaiter: UnsafeContinuation<Data?, any Error>?
     private var producerWaiters: [UnsafeContinuation<Void, any Error>] = []
     private var readyCallbacks: [@Sendable () -> Void] = []
@@ -84,6 +86,12 @@ struct HandlerEventState {
     }
 
     var isTerminated: Bool { terminal != nil }
+
+    /// Whether a reader waiting for the head would be woken at once: the head came, or the load ended.
+    var hasResponseOrEnd: Bool {
+        if case .waiting = head { return terminal != nil }
+        return true
+    }
 
     /// Whether the consumer, not the handler, is what the load waits for (its buffer is non-empty).
     var isWaitingForConsumer: Bool { !chunks.isEmpty }
@@ -133,15 +141,12 @@ struct HandlerEventState {
             return fail(contract: "a second response (a handler reports one response per load)")
         }
         touch()
-        if let waiter = responseWaiter {
-            responseWaiter = nil
-            head = .delivered
-            var effects = Effects()
-            effects.response = (waiter, .success((response, redirect)))
-            return effects
-        }
         head = .received(response, redirect: redirect)
-        return .none
+        guard let waiter = responseWaiter else { return .none }
+        responseWaiter = nil
+        var effects = Effects()
+        effects.response = waiter
+        return effects
     }
 
     mutating func receiveData(_ data: Data) -> Effects {
@@ -200,10 +205,11 @@ struct HandlerEventState {
         return terminate(with: error, discardBuffered: error.code == .cancelled)
     }
 
-    mutating func awaitResponse(_ waiter: UnsafeContinuation<(LoadResponse, LoadRequest?), any Error>) -> Effects {
+    /// The reader waits for the head, or the load's end without one; it is woken at once if either came.
+    mutating func awaitResponse(_ waiter: UnsafeContinuation<Void, Never>) -> Effects {
         var effects = Effects()
-        if let outcome = takeResponse() {
-            effects.response = (waiter, outcome)
+        if hasResponseOrEnd {
+            effects.response = waiter
         } else {
             responseWaiter = waiter
         }
@@ -324,7 +330,7 @@ struct HandlerEventState {
         }
         if let waiter = responseWaiter {
             responseWaiter = nil
-            effects.response = (waiter, .failure(error))
+            effects.response = waiter
         }
         if let waiter = consumerWaiter {
             consumerWaiter = nil
