@@ -154,9 +154,27 @@ extension LoaderSession {
     @inline(never)
     private static func collectWhole(_ result: LoadResult, into task: LoadTask) async throws -> (Data, LoadResponse) {
         task.didReceive(result.response)
-        let data = try await collect(result, into: task)
+        // A body that came whole (most small ones) is handed over without the reading loop, whose frames
+        // (``collect(_:into:keep:)``'s and the iterator's), allocated on top of this one, took the load's task
+        // past its allocator's slab.
+        let data: Data
+        if let whole = try takeWhole(result.body, into: task) {
+            data = whole
+        } else {
+            data = try await collect(result, into: task)
+        }
         if let error = task.complete(with: nil) { throw error }
         return (data, result.response)
+    }
+
+    /// What ``collect(_:into:keep:)`` makes of a body that came whole, reported to the task as it reports a
+    /// chunk; `nil` for a body that streams, or while the task is suspended (the reading loop waits for it).
+    @inline(never)
+    private static func takeWhole(_ body: ResponseBody, into task: LoadTask) throws -> Data? {
+        guard let data = body.whole, task.state != .suspended else { return nil }
+        try task.checkCancelled()
+        if !data.isEmpty { task.didReceive(data, notify: true) }
+        return data
     }
 
     /// What ``download(for:delegate:)`` does.

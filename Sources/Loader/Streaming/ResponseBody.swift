@@ -83,6 +83,16 @@ public struct ResponseBody: AsyncSequence, Sendable {
         }
     }
 
+    /// The bytes of a body that came whole (one chunk or none), which needs no reading; `nil` for one that
+    /// streams.
+    var whole: Data? {
+        switch source {
+        case .empty: return Data()
+        case .data(let data): return data
+        case .driver, .sequence: return nil
+        }
+    }
+
     /// Starts reading. A body is read once.
     public func makeAsyncIterator() -> Iterator {
         switch source {
@@ -168,17 +178,42 @@ final class BodyLifetime: Sendable {
 /// What a layer of the chain returns: the response head and its streaming body.
 public struct LoadResult: Sendable {
     /// The response head.
-    public var response: LoadResponse
+    public var response: LoadResponse {
+        get { storage.response }
+        set { storage = Storage(response: newValue, body: storage.body, redirectRequest: storage.redirectRequest) }
+    }
     /// The body, streamed.
-    public var body: ResponseBody
+    public var body: ResponseBody {
+        get { storage.body }
+        set { storage = Storage(response: storage.response, body: newValue, redirectRequest: storage.redirectRequest) }
+    }
     /// A redirect the handler proposed (``SchemeHandlerClient/handler(_:wasRedirectedTo:redirectResponse:)``),
     /// for the redirect middleware to follow or not. HTTP redirects are recognised by status and `Location`.
-    public var redirectRequest: LoadRequest?
+    public var redirectRequest: LoadRequest? {
+        get { storage.redirectRequest }
+        set { storage = Storage(response: storage.response, body: storage.body, redirectRequest: newValue) }
+    }
+
+    /// The three, held by reference. Every layer of the chain returns a result through an async function,
+    /// whose frame (allocated on every load) holds a slot for it, and often a copy: inline, a result was 112
+    /// bytes with six references to retain on each copy; boxed, it is one. Never changed in place (a change
+    /// makes a new box), so reading needs no exclusivity check.
+    private final class Storage: Sendable {
+        let response: LoadResponse
+        let body: ResponseBody
+        let redirectRequest: LoadRequest?
+
+        init(response: LoadResponse, body: ResponseBody, redirectRequest: LoadRequest?) {
+            self.response = response
+            self.body = body
+            self.redirectRequest = redirectRequest
+        }
+    }
+
+    private var storage: Storage
 
     /// Makes a result.
     public init(response: LoadResponse, body: ResponseBody, redirectRequest: LoadRequest? = nil) {
-        self.response = response
-        self.body = body
-        self.redirectRequest = redirectRequest
+        storage = Storage(response: response, body: body, redirectRequest: redirectRequest)
     }
 }

@@ -23,7 +23,6 @@ struct ContentDecodingMiddleware: LoadMiddleware {
 
     @inline(never)
     fileprivate func decoded(_ result: LoadResult) -> LoadResult {
-        var result = result
         guard let header = result.response.headerFields[.contentEncoding] else { return result }
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
         let codings = header.split(separator: ",").filter { $0.trimmingSpaces().lowercased() != "identity" }
@@ -40,13 +39,13 @@ struct ContentDecodingMiddleware: LoadMiddleware {
                                       received: received, countsReceived: index == 0)
             body = ResponseBody(decoded, wrapping: body)
         }
-        result.body = body
-        result.response.headerFields[.contentEncoding] = nil
-        result.response.headerFields[.contentLength] = nil
+        var response = result.response
+        response.headerFields[.contentEncoding] = nil
+        response.headerFields[.contentLength] = nil
         // Ranges count bytes of the encoded body: none of the decoded one can be asked for (a download of it
         // must not be resumed with a Range).
-        result.response.headerFields[.acceptRanges] = nil
-        return result
+        response.headerFields[.acceptRanges] = nil
+        return LoadResult(response: response, body: body, redirectRequest: result.redirectRequest)
     }
 }
 
