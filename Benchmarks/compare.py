@@ -2,8 +2,10 @@
 """Compares LoaderBench binaries (say, a copy built before a change and one built after) on the same scenarios,
 alternating them round by round (A B, then B A) so that the machine's drift hits each alike. Prints, per
 scenario and binary, the median rate, the median CPU time (user + system, from GNU time) and every round's
-rate. It uses the servers `scripts/test-servers start` left running (their ports are read from
-.build/test-servers/env) and starts none itself.
+rate, and the second binary's rate and CPU time over the first's, round by round (the median of those ratios,
+with its quartiles: on this VM the drift between rounds is often larger than a change). It uses the servers
+`scripts/test-servers start` left running (their ports are read from .build/test-servers/env) and starts none
+itself.
 
     cp Benchmarks/.build/release/LoaderBench /tmp/before   # then change, rebuild, and:
     Benchmarks/compare.py /tmp/before Benchmarks/.build/release/LoaderBench --rounds 12 \\
@@ -49,6 +51,15 @@ for round_index in range(args.rounds):
             results.setdefault((scenario, binary), []).append(
                 (units / float(seconds.group(1)), float(cpu.group(1)) + float(cpu.group(2))))
 
+def spread(ratios):
+    """The median of per-round ratios with the quartiles around it: each round ran both binaries back to back, so a
+    ratio within a round is not moved by the machine's drift between rounds, which here often exceeds the change."""
+    if len(ratios) < 2:
+        return "%.3f" % ratios[0]
+    low, _, high = statistics.quantiles(ratios, n=4)
+    return "%.3f (quartiles %.3f-%.3f)" % (statistics.median(ratios), low, high)
+
+
 for scenario in args.scenarios:
     first = None
     for binary in args.binaries:
@@ -58,3 +69,6 @@ for scenario in args.scenarios:
         print("%-30s %-40s %10.1f /s  CPU %.3f s  %.3fx  rounds: %s" % (
             scenario, binary, rate, statistics.median(r[1] for r in runs), rate / first,
             " ".join("%.0f" % r[0] for r in runs)))
+    a, b = (results[(scenario, binary)] for binary in args.binaries)
+    print("%-30s second/first, paired by round: rate %s, CPU %s" % (
+        scenario, spread([y[0] / x[0] for x, y in zip(a, b)]), spread([y[1] / x[1] for x, y in zip(a, b)])))
