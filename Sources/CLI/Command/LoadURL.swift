@@ -558,8 +558,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         request.headerFields.append(contentsOf: added)
         if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {
             if request.scheme == "http" || request.scheme == "https" {
-                let pair = user.contains(":") ? user : user + ":"
-                request.headerFields[.authorization] = "Basic " + Data(pair.utf8).base64EncodedString()
+                request.headerFields[.authorization] = Self.credential(user).basicAuthorization
             } else if url.user == nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
                 // Other schemes (FTP) log in with the URL's user info, as curl's -u does for them.
                 let credential = Self.credential(user)

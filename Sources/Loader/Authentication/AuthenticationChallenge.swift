@@ -66,6 +66,12 @@ public struct Credential: Sendable, Hashable {
         self.user = user
         self.password = password
     }
+
+    /// The value of an `Authorization` or `Proxy-Authorization` field that sends this credential in the
+    /// `Basic` scheme (RFC 7617): `Basic ` and the base64 of `user:password`.
+    public var basicAuthorization: String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
 }
 
 /// A question for the delegate, as URLSession asks it: a server's demand for credentials (an HTTP 401 with

@@ -152,7 +152,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         func authorization(for credential: Credential, method: String, url: URL, nonceCount: Int = 1) -> String {
             switch self {
             case .basic:
-                return "Basic " + Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
+                return credential.basicAuthorization
             case .digest(let digest):
                 // The request target as the HTTP handler sends it: the path (or `/`) and the query.
                 var target = url.path(percentEncoded: true)

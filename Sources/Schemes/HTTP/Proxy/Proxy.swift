@@ -96,7 +96,7 @@ extension HTTPClientOptions {
         /// The value of a `Proxy-Authorization` field for ``user`` and ``password``; `nil` without a user.
         var authorization: String? {
             guard kind == .http, let user else { return nil }
-            return "Basic " + Data("\(user):\(password ?? "")".utf8).base64EncodedString()
+            return Credential(user: user, password: password ?? "").basicAuthorization
         }
 
         /// `host:port` as a request target or a `Host` field has it (an IPv6 address in brackets).
