@@ -59,8 +59,15 @@ struct CLIProxyTests {
                                                   "http://localhost:\(nginx.httpPort)/hello.txt", "https://localhost:\(nginx.httpsPort)/hello.txt"])
         #expect(socks.status == 0, "\(socks.stderr)")
         #expect(socks.stdout == "Hello from nginx\nHello from nginx\n")
-        let credentials = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:1080", "-U", "a:b", "data:,x"])
-        #expect(credentials.status == 2 && credentials.stderr.contains("SOCKS5 proxy takes no credentials"), "\(credentials.stderr)")
+        // A SOCKS5 proxy asking for a user name and password: given with -U or in the proxy's URL, or not at all.
+        let hello = "http://localhost:\(nginx.httpPort)/hello.txt"
+        let login = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(proxies.socksAuthPort)", "-U", "loadersocks:secret", hello])
+        #expect(login.status == 0 && login.stdout == "Hello from nginx\n", "\(login.stderr)")
+        let inURL = try await LoadURLProcess.run(["-sS", "-x", "socks5h://loadersocks:secret@127.0.0.1:\(proxies.socksAuthPort)", hello])
+        #expect(inURL.status == 0 && inURL.stdout == "Hello from nginx\n", "\(inURL.stderr)")
+        let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(proxies.socksAuthPort)", "-U", "loadersocks:wrong", hello])
+        #expect(refused.status != 0 && refused.stdout.isEmpty, "\(refused.stdout)")
+        #expect(refused.stderr.contains("refused the user name and password"), "\(refused.stderr)")
         let unusable = try await LoadURLProcess.run(["-sS", "http://127.0.0.1:\(nginx.httpPort)/hello.txt"], environment: ["http_proxy": "socks4://127.0.0.1:1"])
         #expect(unusable.status == 0 && unusable.stderr.contains("warning: http_proxy is not an HTTP or SOCKS5 proxy"), "\(unusable.stderr)")
         let run = try await LoadURLProcess.run(["-sS", "-x", "socks4://127.0.0.1:1080", "data:,x"])

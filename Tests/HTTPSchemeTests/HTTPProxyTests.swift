@@ -7,7 +7,7 @@ import Testing
 @testable import HTTPScheme
 
 /// Requests through real proxies (tinyproxy and dante, started by scripts/test-servers) to the real nginx.
-@Suite("http(s): through HTTP proxies (tinyproxy) and a SOCKS5 proxy (dante)")
+@Suite("http(s): through HTTP proxies (tinyproxy) and SOCKS5 proxies (dante)")
 struct HTTPProxyTests {
     private func proxies() throws -> TestServers.Proxies {
         try #require(TestServers.proxies, "tinyproxy could not be started by scripts/test-servers")
@@ -146,6 +146,67 @@ struct HTTPProxyTests {
         #expect(error?.reason?.hasPrefix("the SOCKS proxy 127.0.0.1:\(proxies.socksPort) could not connect to 127.0.0.1:\(closed)") == true, "\(String(describing: error))")
     }
 
+    @Test("Through a SOCKS5 proxy that asks for a user name and password (dante), the right ones open the tunnel; wrong ones, none, or ones too long fail naming the proxy")
+    func socksLogin() async throws {
+        let proxies = try proxies()
+        let nginx = try Nginx.require()
+        let url = URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!
+        let name = "127.0.0.1:\(proxies.socksAuthPort)"
+        let right = try #require(HTTPClientOptions.Proxy("socks5h://loadersocks:secret@\(name)"))
+        let (data, _) = try await session(right).data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        let (secure, _) = try await session(right).data(from: Nginx.https("/300k.bin"))
+        #expect(Bytes.difference(secure, try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))) == nil)
+
+        var wrong = right
+        wrong.password = "not the secret"
+        let refused = await loadError { _ = try await session(wrong).data(from: url) }
+        #expect(refused?.code == .userAuthenticationRequired, "\(String(describing: refused))")
+        #expect(refused?.url == url)
+        #expect(refused?.reason?.hasPrefix("the SOCKS proxy \(name) refused the user name and password") == true, "\(String(describing: refused))")
+
+        let none = await loadError { _ = try await session(HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksAuthPort)).data(from: url) }
+        #expect(none?.code == .userAuthenticationRequired, "\(String(describing: none))")
+        #expect(none?.reason?.hasPrefix("the SOCKS proxy \(name) asks for a user name and password") == true, "\(String(describing: none))")
+
+        var long = right
+        long.user = String(repeating: "u", count: 256)
+        let tooLong = await loadError { _ = try await session(long).data(from: url) }
+        #expect(tooLong?.code == .userAuthenticationRequired && tooLong?.reason?.contains("255 bytes") == true, "\(String(describing: tooLong))")
+
+        // A proxy that takes no authentication is still reached with credentials: it picks none, and the tunnel opens.
+        let open = HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort, user: "loadersocks", password: "secret")
+        let (plain, _) = try await session(open).data(from: url)
+        #expect(String(decoding: plain, as: UTF8.self) == "Hello from nginx\n")
+    }
+
+    @Test("The SOCKS5 login's exchange: the greeting offers both methods, messages may come in pieces, another method's answer passes on untouched")
+    func socksLoginExchange() throws {
+        var login = try #require(SOCKSLogin(user: "ab", password: "xyz"))
+        #expect(login.greeting() == [5, 2, 0, 2])
+        #expect(login.greeting() == nil, "one greeting")
+        #expect(login.receive([5]) == .wait)
+        #expect(login.receive([2]) == .send([1, 2, 97, 98, 3, 120, 121, 122]))
+        #expect(login.receive([1]) == .wait)
+        #expect(login.receive([0]) == .forward([5, 0]), "the SOCKS handler hears that no authentication was picked")
+        #expect(login.receive([5, 0, 0, 1]) == .forward([5, 0, 0, 1]), "the CONNECT reply passes untouched")
+
+        var early = try #require(SOCKSLogin(user: "ab", password: ""))
+        _ = early.greeting()
+        #expect(early.receive([5, 2, 1]) == .send([1, 2, 97, 98, 0]))
+        #expect(early.receive([]) == .wait, "the byte after the selection was kept")
+        #expect(early.receive([0]) == .forward([5, 0]))
+
+        var none = try #require(SOCKSLogin(user: "ab", password: "xyz"))
+        _ = none.greeting()
+        #expect(none.receive([5, 0xFF]) == .forward([5, 0xFF]), "no acceptable method: the SOCKS handler says so")
+        var bad = try #require(SOCKSLogin(user: "ab", password: "xyz"))
+        _ = bad.greeting()
+        #expect(bad.receive([5, 2]) == .send([1, 2, 97, 98, 3, 120, 121, 122]))
+        #expect(bad.receive([1, 1]) == .refused(1))
+        #expect(SOCKSLogin(user: "u", password: String(repeating: "p", count: 256)) == nil)
+    }
+
     @Test("Proxies are written as curl takes them; the environment's variables are read as curl reads them")
     func settings() {
         let full = HTTPClientOptions.Proxy("http://us%40er:p%3Ass@Proxy.Example:3128")
@@ -154,7 +215,8 @@ struct HTTPProxyTests {
         #expect(HTTPClientOptions.Proxy("[::1]:8080") == HTTPClientOptions.Proxy(host: "::1", port: 8080))
         #expect(HTTPClientOptions.Proxy("socks5://localhost:1080") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
         #expect(HTTPClientOptions.Proxy("SOCKS5H://localhost") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
-        #expect(HTTPClientOptions.Proxy("socks5://user:pw@localhost:1080") == nil, "no SOCKS authentication")
+        #expect(HTTPClientOptions.Proxy("socks5://us%40er:p%3Aw@localhost:1080")
+                == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080, user: "us@er", password: "p:w"))
         #expect(HTTPClientOptions.Proxy("socks4://localhost:1080") == nil)
         #expect(HTTPClientOptions.Proxy("http://localhost:99999") == nil)
         #expect(HTTPClientOptions.Proxy("") == nil)

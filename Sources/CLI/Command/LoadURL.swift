@@ -190,7 +190,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var noProxy: String?
 
     /// The proxy's credentials.
-    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "Log in to the proxy as USER:PASSWORD (Basic).")
+    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "Log in to the proxy as USER:PASSWORD (Basic to an HTTP proxy, RFC 1929 to a SOCKS5 one).")
     public var proxyUser: String?
 
     /// Never draw the progress meter.
@@ -481,9 +481,6 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                     StandardStreams.error("loadurl: warning: \(name) is not an HTTP or SOCKS5 proxy this tool can use ('\(value)'): connecting without it\n")
                 }
             }
-        }
-        if proxyUser != nil, http.httpProxy?.kind == .socks5 || http.httpsProxy?.kind == .socks5 {
-            throw ValidationError("-U: a SOCKS5 proxy takes no credentials here")
         }
         if let proxyUser {
             let credential = Self.credential(proxyUser)

@@ -635,10 +635,7 @@ final class ConnectionPool: Sendable {
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
         // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
         let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
-        // SOCKS5 gives a name one byte of length (RFC 1928 §5); NIOSOCKS traps on a longer one.
-        if proxy?.kind == .socks5, tunnelHost.utf8.count > 255 {
-            throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
-        }
+        if let proxy, proxy.kind == .socks5 { _ = try SOCKSTunnel.check(tunnelHost, through: proxy, url: url) }
         // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
@@ -669,8 +666,8 @@ final class ConnectionPool: Sendable {
                 do {
                     // Through a tunnel, TLS and HTTP start once the proxy has opened it.
                     if let tunnel, let proxy, proxy.kind == .socks5 {
-                        let (pump, socks, outcome) = try SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, url: url, established: tunnel)
-                        try channel.pipeline.syncOperations.addHandlers([pump, socks, outcome])
+                        try channel.pipeline.syncOperations.addHandlers(
+                            SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, url: url, established: tunnel))
                     } else if let tunnel, let proxy {
                         try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
                             target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel))
@@ -701,9 +698,7 @@ final class ConnectionPool: Sendable {
                 try await channel.eventLoop.submit {
                     let sync = channel.pipeline.syncOperations
                     // The SOCKS handlers go (the HTTP tunnel's went itself).
-                    if let pump = try? sync.handler(type: SOCKSTunnel.ReadPump.self) { sync.removeHandler(pump, promise: nil) }
-                    if let socks = try? sync.handler(type: SOCKSClientHandler.self) { sync.removeHandler(socks, promise: nil) }
-                    if let outcome = try? sync.handler(type: SOCKSTunnel.Outcome.self) { sync.removeHandler(outcome, promise: nil) }
+                    SOCKSTunnel.remove(from: sync)
                     try exchange.add(to: sync)
                 }.get()
             } catch {

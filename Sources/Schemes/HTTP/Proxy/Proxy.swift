@@ -9,14 +9,15 @@ extension HTTPClientOptions {
     /// one asks the proxy for a tunnel (`CONNECT host:port`) and speaks TLS with the server inside it, so the
     /// proxy sees only the host and port. Credentials go in a `Proxy-Authorization` field, Basic, to the proxy
     /// alone; without them, the proxy's challenge (407) is asked about through the delegates (see
-    /// ``HTTPSchemeHandler/load()``). Through a SOCKS5 proxy both open a tunnel (RFC 1928, no authentication), and
-    /// the proxy resolves the server's name.
+    /// ``HTTPSchemeHandler/load()``). Through a SOCKS5 proxy both open a tunnel (RFC 1928), and the proxy resolves
+    /// the server's name; with a ``user``, the client logs in with user name and password (RFC 1929).
     public struct Proxy: Sendable, Hashable {
         /// The protocol spoken with the proxy.
         public enum Kind: Sendable, Hashable {
             /// An HTTP proxy: absolute-form requests for `http`, `CONNECT` tunnels for `https`.
             case http
-            /// A SOCKS5 proxy without authentication, given the server's name to resolve (curl's `socks5h`).
+            /// A SOCKS5 proxy, given the server's name to resolve (curl's `socks5h`), logged in to with user name
+            /// and password when a ``Proxy/user`` is set.
             case socks5
         }
 
@@ -26,12 +27,12 @@ extension HTTPClientOptions {
         public var host: String
         /// The proxy's port.
         public var port: Int
-        /// The user name for the proxy's Basic authentication, if it asks for one.
+        /// The user name for the proxy's Basic authentication (HTTP) or its user name and password login (SOCKS5).
         public var user: String?
         /// The password that goes with ``user``.
         public var password: String?
 
-        /// A proxy at `host` and `port`, with credentials if given (an HTTP proxy's only).
+        /// A proxy at `host` and `port`, with credentials if given.
         public init(_ kind: Kind = .http, host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {
             self.kind = kind
             self.host = host
@@ -41,9 +42,9 @@ extension HTTPClientOptions {
         }
 
         /// A proxy written as curl takes it: `http://user:password@host:port`, `socks5h://host:port`
-        /// (`socks5://` is read the same: the proxy resolves names either way), or `host:port` (the scheme
-        /// `http://` assumed, and the port 1080 when none is given). `nil` for any other scheme, for SOCKS
-        /// credentials, or for text that names no host. User and password are percent-decoded.
+        /// (`socks5://` is read the same: the proxy resolves names either way; `socks5h://user:password@host:port`
+        /// logs in), or `host:port` (the scheme `http://` assumed, and the port 1080 when none is given). `nil` for
+        /// any other scheme, or for text that names no host. User and password are percent-decoded.
         public init?(_ text: String) {
             let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty else { return nil }
@@ -56,7 +57,6 @@ extension HTTPClientOptions {
             case "socks5", "socks5h": kind = .socks5
             default: return nil
             }
-            guard kind == .http || url.user == nil else { return nil }
             let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
             guard (1...65535).contains(url.port ?? 1080) else { return nil }
             self.init(kind, host: bare.lowercased(), port: url.port ?? 1080, user: url.user(percentEncoded: false),

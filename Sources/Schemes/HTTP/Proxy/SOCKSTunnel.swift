@@ -5,18 +5,17 @@ import NIOSOCKS
 
 /// The handlers around NIOSOCKS's `SOCKSClientHandler` that open a tunnel through a SOCKS5 proxy on a connection
 /// that does not read on its own (`autoRead` off), which that handler expects: ``ReadPump`` (before it) asks
-/// for each read until the tunnel is open, and ``Outcome`` (after it) succeeds `established` when the proxy
-/// says the tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS and HTTP handlers are
-/// added once it is open, after the three are taken out.
+/// for each read until the tunnel is open, a ``SOCKSLoginHandler`` (before it, when the proxy has a user) logs
+/// in with user name and password, and ``Outcome`` (after it) succeeds `established` when the proxy says the
+/// tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS and HTTP handlers are added once it
+/// is open, after these are taken out (``remove(from:)``).
 enum SOCKSTunnel {
-    /// The three handlers in pipeline order.
+    /// The handlers in pipeline order.
     static func handlers(to host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL,
-                         established: EventLoopPromise<Void>) throws -> (ReadPump, SOCKSClientHandler, Outcome) {
+                         established: EventLoopPromise<Void>) throws -> [any ChannelHandler] {
         let address: SOCKSAddress
-        // Checked before the connection is made too (the pool's dial): NIOSOCKS traps on a longer name.
-        guard host.utf8.count <= 255 else {
-            throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
-        }
+        let login = try check(host, through: proxy, url: url)
+        let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
         if host.isIPAddress {
             address = .address(try SocketAddress(ipAddress: host, port: port))
         } else {
@@ -24,8 +23,32 @@ enum SOCKSTunnel {
         }
         let pump = ReadPump()
         let target = HTTPClientOptions.Proxy.authority(host, port)
-        return (pump, SOCKSClientHandler(targetAddress: address),
-                Outcome(pump: pump, name: HTTPClientOptions.Proxy.authority(proxy.host, proxy.port), target: target, url: url, established: established))
+        let outcome = Outcome(pump: pump, name: name, target: target, loggingIn: login != nil, url: url, established: established)
+        return [pump] + (login.map { [SOCKSLoginHandler($0)] } ?? []) + [SOCKSClientHandler(targetAddress: address), outcome]
+    }
+
+    /// The login for `proxy`, if it has a user; throws unless the proxy can be asked for `host`: SOCKS5 gives the
+    /// name, the user name and the password one byte of length each (RFC 1928 §5, RFC 1929), and NIOSOCKS traps on
+    /// a longer name. The pool checks before it connects, so that the error is the request's, not the connection's.
+    static func check(_ host: String, through proxy: HTTPClientOptions.Proxy, url: URL) throws -> SOCKSLogin? {
+        guard host.utf8.count <= 255 else {
+            throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
+        }
+        guard let user = proxy.user else { return nil }
+        guard let login = SOCKSLogin(user: user, password: proxy.password ?? "") else {
+            let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
+            throw LoadError(.userAuthenticationRequired, url: url,
+                            reason: "the user name or password for the SOCKS proxy \(name) is longer than the 255 bytes SOCKS5 takes")
+        }
+        return login
+    }
+
+    /// Takes the handshake's handlers out of `pipeline`, once the tunnel is open.
+    static func remove(from pipeline: ChannelPipeline.SynchronousOperations) {
+        if let pump = try? pipeline.handler(type: ReadPump.self) { pipeline.removeHandler(pump, promise: nil) }
+        if let login = try? pipeline.handler(type: SOCKSLoginHandler.self) { pipeline.removeHandler(login, promise: nil) }
+        if let socks = try? pipeline.handler(type: SOCKSClientHandler.self) { pipeline.removeHandler(socks, promise: nil) }
+        if let outcome = try? pipeline.handler(type: Outcome.self) { pipeline.removeHandler(outcome, promise: nil) }
     }
 
     /// Asks for a read when the connection is up and after each read, until told to stop.
@@ -56,11 +79,14 @@ enum SOCKSTunnel {
         private let target: String
         private let url: URL
         private let established: EventLoopPromise<Void>
+        /// Whether a user name and password were offered.
+        private let loggingIn: Bool
 
-        fileprivate init(pump: ReadPump, name: String, target: String, url: URL, established: EventLoopPromise<Void>) {
+        fileprivate init(pump: ReadPump, name: String, target: String, loggingIn: Bool, url: URL, established: EventLoopPromise<Void>) {
             self.pump = pump
             self.name = name
             self.target = target
+            self.loggingIn = loggingIn
             self.url = url
             self.established = established
         }
@@ -83,8 +109,14 @@ enum SOCKSTunnel {
             let said: String
             if let failure = error as? SOCKSError.ConnectionFailed {
                 said = "could not connect to \(target) (SOCKS reply \(failure.reply.value))"
+            } else if let refused = error as? SOCKSLoginRefused {
+                fail(context, LoadError(.userAuthenticationRequired, url: url,
+                                        reason: "the SOCKS proxy \(name) refused the user name and password (status \(refused.status))", underlying: error))
+                return
             } else if error is SOCKSError.InvalidAuthenticationSelection || error is SOCKSError.NoValidAuthenticationMethod {
-                fail(context, LoadError(.userAuthenticationRequired, url: url, reason: "the SOCKS proxy \(name) asks for an authentication this client does not do", underlying: error))
+                let wants = loggingIn ? "an authentication other than user name and password, which this client does not do"
+                    : "a user name and password (socks5h://user:password@host:port)"
+                fail(context, LoadError(.userAuthenticationRequired, url: url, reason: "the SOCKS proxy \(name) asks for \(wants)", underlying: error))
                 return
             } else {
                 said = "broke the SOCKS5 handshake: \(error)"
