@@ -70,6 +70,38 @@ struct HTTPAcceptedCredentialTests {
         #expect(server.areaChallengeCount == 4)
     }
 
+    @Test("One the credential store gave goes unasked only while the store holds it: removed or replaced there, the challenge is answered again")
+    func heldByTheStore() async throws {
+        let server = try ScriptedServer()
+        let store = CredentialStore()
+        let space = ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic")
+        store.set(good, for: space)
+        let session = plainHTTPSession { $0.credentialStore = store }
+        let (_, first) = try await session.data(from: server.url("/area/a"))
+        #expect(first.status == .ok)
+        let (_, ahead) = try await session.data(from: server.url("/area/b"))
+        #expect(ahead.status == .ok)
+        #expect(server.areaChallengeCount == 1, "sent ahead while the store holds it")
+
+        store.remove(for: space)
+        let (_, removed) = try await session.data(from: server.url("/area/c"))
+        #expect(removed.status == .unauthorized)
+        #expect(server.areaChallengeCount == 2)
+
+        // Another credential in the store: used at the next challenge, and kept in its turn.
+        store.set(Credential(user: "u", password: "q"), for: space)
+        let (data, replaced) = try await session.data(from: server.url("/area/d?password=q"))
+        #expect(replaced.status == .ok && Self.text(data) == "welcome " + Self.field("u:q"))
+        let (_, keptAgain) = try await session.data(from: server.url("/area/e?password=q"))
+        #expect(keptAgain.status == .ok)
+        #expect(server.areaChallengeCount == 3)
+        // Changed in the store: the kept u:q no longer goes; the challenge is answered with the store's u:p.
+        store.set(good, for: space)
+        let (changedData, changed) = try await session.data(from: server.url("/area/f"))
+        #expect(changed.status == .ok && Self.text(changedData) == "welcome " + Self.field("u:p"))
+        #expect(server.areaChallengeCount == 4)
+    }
+
     @Test("Only an accepted credential is kept: not one answered with 403, nor one from a URL's user info")
     func onlyAccepted() async throws {
         let server = try ScriptedServer()

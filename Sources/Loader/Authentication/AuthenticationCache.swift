@@ -18,6 +18,9 @@ final class AuthenticationCache: Sendable {
         var directory: String
         /// The `Authorization` value, worked out once.
         var authorization: String
+        /// The credential, when it came from the session's credential store: it goes unasked only while the store
+        /// holds it still.
+        var storeHeld: Credential?
     }
 
     /// Servers an app talks to are few; past this many, the oldest entry goes.
@@ -41,9 +44,10 @@ final class AuthenticationCache: Sendable {
             .max { entries[$0].directory.utf8.count < entries[$1].directory.utf8.count }
     }
 
-    /// Keeps `authorization`, a credential the server of `space` accepted for `url`, for `url`'s directory and below.
-    func remember(_ authorization: String, space: ProtectionSpace, url: URL) {
-        let entry = Entry(space: space, directory: Self.directory(of: url), authorization: authorization)
+    /// Keeps `authorization`, a credential the server of `space` accepted for `url`, for `url`'s directory and below;
+    /// `storeHeld` is the credential when it came from the credential store.
+    func remember(_ authorization: String, space: ProtectionSpace, url: URL, storeHeld: Credential? = nil) {
+        let entry = Entry(space: space, directory: Self.directory(of: url), authorization: authorization, storeHeld: storeHeld)
         entries.withLock { entries in
             entries.removeAll { $0.directory == entry.directory && $0.space.isServer(of: url) }
             if entries.count >= Self.capacity { entries.removeFirst() }

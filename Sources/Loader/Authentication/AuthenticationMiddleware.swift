@@ -19,7 +19,9 @@ import HTTPTypes
 /// session; one an app adds to ``LoaderSession/Configuration/middleware`` keeps them for every session made with
 /// it. A credential from a URL's user info is not kept (it is that URL's), and a request that sets
 /// `Authorization` itself, or whose URL carries user info, is left as it is. When the server refuses a credential
-/// sent that way (a 401), it is forgotten and the challenge is answered as any other.
+/// sent that way (a 401), it is forgotten and the challenge is answered as any other. One that came from the
+/// credential store goes unasked only while the store still holds it for that protection space: removed or
+/// replaced there, it is no longer sent, as URLSession stops sending one removed from its credential storage.
 public struct AuthenticationMiddleware: LoadMiddleware {
     /// Credentials tried per load before the 401 is handed to the caller.
     public var maximumAttempts: Int
@@ -53,8 +55,8 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         var staleAnswers = 0
         // How often each nonce has been answered: a server may send a nonce again, and checks that the count grows.
         var nonceUses: [String: Int] = [:]
-        // Whether the credential being answered with came from the URL's user info, which is the URL's alone.
-        var fromUserInfo = false
+        // Where the credential being answered with came from: the URL's user info is the URL's alone.
+        var source = Source.delegate
         while true {
             guard result.response.status == .unauthorized,
                   let header = result.response.headerFields[.wwwAuthenticate],
@@ -68,18 +70,18 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 chosen = (first.space, first.offer, proposed)
             } else {
                 guard failures < maximumAttempts else { return result }
-                let userInfoBefore = userInfoTried
                 // The strongest first; one nobody has a credential for (or that the delegate refuses) gives way
                 // to the next, as URLSession goes on after `rejectProtectionSpace`.
                 for (space, offer) in offers {
-                    if let credential = try await ask(about: space, failures: failures, proposed: proposed, result: result, request: current,
-                                                      context: context, userInfoTried: &userInfoTried, storeTried: &storeTried) {
+                    if let (credential, from) = try await ask(about: space, failures: failures, proposed: proposed, result: result,
+                                                              request: current, context: context, userInfoTried: &userInfoTried,
+                                                              storeTried: &storeTried) {
                         chosen = (space, offer, credential)
+                        source = from
                         break
                     }
                 }
                 failures += 1
-                fromUserInfo = userInfoTried && !userInfoBefore
             }
             guard let (space, offer, credential) = chosen else { return result }
             result.body.discard()
@@ -95,9 +97,9 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             let authorization = offer.authorization(for: credential, method: current.method.rawValue, url: current.url, nonceCount: uses)
             current.headerFields[.authorization] = authorization
             result = try await next(current)
-            if offer == .basic, !fromUserInfo, let status = result.response.status, status.code < 400 {
+            if offer == .basic, source != .userInfo, let status = result.response.status, status.code < 400 {
                 // Accepted: a 403 or a 5xx says nothing good of the credential.
-                accepted.remember(authorization, space: space, url: current.url)
+                accepted.remember(authorization, space: space, url: current.url, storeHeld: source == .store ? credential : nil)
             }
         }
     }
@@ -105,13 +107,17 @@ public struct AuthenticationMiddleware: LoadMiddleware {
     /// How many times a load answers a `Digest` challenge marked stale with the credential it has.
     static let maximumStaleAnswers = 2
 
-    /// The credential the delegates or default handling give for `space`, `nil` when none; throws when the
-    /// delegate cancels.
+    /// Where a credential came from.
+    private enum Source {
+        case delegate, userInfo, store
+    }
+
+    /// The credential the delegates or default handling give for `space`, and where it came from; `nil` when none.
+    /// Throws when the delegate cancels.
     private func ask(about space: ProtectionSpace, failures: Int, proposed: Credential?, result: LoadResult, request current: LoadRequest,
-                     context: LoadContext, userInfoTried: inout Bool, storeTried: inout Set<String>) async throws -> Credential? {
+                     context: LoadContext, userInfoTried: inout Bool, storeTried: inout Set<String>) async throws -> (Credential, Source)? {
         let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures,
                                                 proposedCredential: proposed, failureResponse: result.response)
-        let credential: Credential?
         let disposition: ChallengeDisposition
         do {
             disposition = try await context.task.didReceive(challenge)
@@ -121,25 +127,24 @@ public struct AuthenticationMiddleware: LoadMiddleware {
         }
         switch disposition {
         case .useCredential(let given):
-            credential = given
+            return (given, .delegate)
         case .cancelAuthenticationChallenge:
             result.body.discard()
             throw LoadError(.userCancelledAuthentication, url: current.url, reason: "the delegate cancelled the challenge for \(space.host)")
         case .rejectProtectionSpace, .trustServer:
-            credential = nil
+            return nil
         case .performDefaultHandling:
             if !userInfoTried, let user = current.url.user(percentEncoded: false) {
                 userInfoTried = true
-                credential = Credential(user: user, password: current.url.password(percentEncoded: false) ?? "")
+                return (Credential(user: user, password: current.url.password(percentEncoded: false) ?? ""), .userInfo)
             } else if !storeTried.contains(space.authenticationMethod) {
                 // Once, also after the URL's user info was refused: the store may know better.
                 storeTried.insert(space.authenticationMethod)
-                credential = store?.credential(for: space)
+                return store?.credential(for: space).map { ($0, .store) }
             } else {
-                credential = nil
+                return nil
             }
         }
-        return credential
     }
 
     /// A challenge this middleware answers.
@@ -183,10 +188,15 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 // Most responses are no challenge. Answering is the further work, so that its larger async frame (the
 // challenge, the credential) is allocated only for a 401.
 extension AuthenticationMiddleware: BuiltInLayer {
-    /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept; then
-    /// the result is looked at (``transformed(_:)``), to forget the credential if the server refuses it.
+    /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept (and,
+    /// for one from the store, the store still holds it); then the result is looked at (``transformed(_:)``), to
+    /// forget the credential if the server refuses it.
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
         guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
+        if let held = entry.storeHeld, store?.credential(for: entry.space) != held {
+            accepted.forget(for: request.url)
+            return (request, false)
+        }
         var request = request
         request.headerFields[.authorization] = entry.authorization
         return (request, true)
