@@ -151,8 +151,9 @@ struct HTTPProxyTests {
         let proxies = try proxies()
         let nginx = try Nginx.require()
         let url = URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!
-        let name = "127.0.0.1:\(proxies.socksAuthPort)"
-        let right = try #require(HTTPClientOptions.Proxy("socks5h://loadersocks:secret@\(name)"))
+        let login = try #require(proxies.socksLogin, "dante asking for a login could not be started (it needs root)")
+        let name = "127.0.0.1:\(login.port)"
+        let right = try #require(HTTPClientOptions.Proxy("socks5h://loadersocks:\(login.password)@\(name)"))
         let (data, _) = try await session(right).data(from: url)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         let (secure, _) = try await session(right).data(from: Nginx.https("/300k.bin"))
@@ -165,17 +166,19 @@ struct HTTPProxyTests {
         #expect(refused?.url == url)
         #expect(refused?.reason?.hasPrefix("the SOCKS proxy \(name) refused the user name and password") == true, "\(String(describing: refused))")
 
-        let none = await loadError { _ = try await session(HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksAuthPort)).data(from: url) }
+        let none = await loadError { _ = try await session(HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: login.port)).data(from: url) }
         #expect(none?.code == .userAuthenticationRequired, "\(String(describing: none))")
-        #expect(none?.reason?.hasPrefix("the SOCKS proxy \(name) asks for a user name and password") == true, "\(String(describing: none))")
+        #expect(none?.reason?.hasPrefix("the SOCKS proxy \(name) asks for authentication") == true, "\(String(describing: none))")
 
-        var long = right
-        long.user = String(repeating: "u", count: 256)
-        let tooLong = await loadError { _ = try await session(long).data(from: url) }
-        #expect(tooLong?.code == .userAuthenticationRequired && tooLong?.reason?.contains("255 bytes") == true, "\(String(describing: tooLong))")
+        for user in [String(repeating: "u", count: 256), ""] {
+            var unsendable = right
+            unsendable.user = user
+            let error = await loadError { _ = try await session(unsendable).data(from: url) }
+            #expect(error?.code == .userAuthenticationRequired && error?.reason?.contains("1 to 255 bytes") == true, "\(String(describing: error))")
+        }
 
         // A proxy that takes no authentication is still reached with credentials: it picks none, and the tunnel opens.
-        let open = HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort, user: "loadersocks", password: "secret")
+        let open = HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort, user: "loadersocks", password: login.password)
         let (plain, _) = try await session(open).data(from: url)
         #expect(String(decoding: plain, as: UTF8.self) == "Hello from nginx\n")
     }
@@ -205,6 +208,19 @@ struct HTTPProxyTests {
         #expect(bad.receive([5, 2]) == .send([1, 2, 97, 98, 3, 120, 121, 122]))
         #expect(bad.receive([1, 1]) == .refused(1))
         #expect(SOCKSLogin(user: "u", password: String(repeating: "p", count: 256)) == nil)
+        #expect(SOCKSLogin(user: "", password: "p") == nil, "RFC 1929: a user name of one byte at least")
+
+        // A proxy that picks no authentication though a login was offered: the SOCKS handler goes on as usual.
+        var unasked = try #require(SOCKSLogin(user: "ab", password: "xyz"))
+        _ = unasked.greeting()
+        #expect(unasked.receive([5, 0]) == .forward([5, 0]))
+        #expect(unasked.state == .passing)
+        // A refusal in two pieces.
+        var split = try #require(SOCKSLogin(user: "ab", password: "xyz"))
+        _ = split.greeting()
+        _ = split.receive([5, 2])
+        #expect(split.receive([1]) == .wait)
+        #expect(split.receive([0xFF]) == .refused(0xFF))
     }
 
     @Test("Proxies are written as curl takes them; the environment's variables are read as curl reads them")

@@ -50,6 +50,31 @@ struct TaskTests {
         #expect(await eventually { probe["stopped"] == 1 })
     }
 
+    @Test("A task its delegate suspends as it hears of the body completes only once resumed, for a body that came whole too")
+    func suspendedByTheDelegateAtTheEnd() async throws {
+        final class Suspender: LoadTaskDelegate {
+            let resumed = Atomic<Bool>(false)
+            func loadTask(_ task: LoadTask, didReceive data: Data) {
+                task.suspend()
+                Task {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    self.resumed.store(true, ordering: .releasing)
+                    task.resume()
+                }
+            }
+        }
+        let (probeID, _) = Probes.make()
+        let session = testSession()
+        // echo: answers with its body whole in its first step; stream: in chunks, read by the reading loop.
+        for url in ["echo:whole", "stream://\(probeID)/1000"] {
+            let suspender = Suspender()
+            let (data, _) = try await session.data(from: URL(string: url)!, delegate: suspender)
+            #expect(!data.isEmpty, "\(url)")
+            let resumedFirst = suspender.resumed.load(ordering: .acquiring)
+            #expect(resumedFirst, "\(url) completed while its task was suspended")
+        }
+    }
+
     @Test("A suspended task stops reading its body until resumed")
     func suspendAndResume() async throws {
         let (probeID, probe) = Probes.make()

@@ -59,7 +59,7 @@ public enum TestServers {
     }
 
     /// The proxies on 127.0.0.1: tinyproxy's HTTP ones (``port`` open, ``authPort`` asking for `user`/`secret`) and
-    /// dante's SOCKS5 ones (``socksPort`` open, ``socksAuthPort`` asking for `loadersocks`/`secret`).
+    /// dante's SOCKS5 ones (``socksPort`` open, ``socksLogin`` asking for a user name and password).
     public struct Proxies: Sendable {
         /// An open proxy: forwards `http` requests (adding `Via: 1.1 … (tinyproxy/…)`) and tunnels to any port.
         public let port: Int
@@ -68,8 +68,9 @@ public enum TestServers {
         public let authPort: Int
         /// A SOCKS5 proxy (dante) without authentication.
         public let socksPort: Int
-        /// A SOCKS5 proxy (dante) that takes only a user name and password (RFC 1929): `loadersocks`, `secret`.
-        public let socksAuthPort: Int
+        /// A SOCKS5 proxy (dante) that takes only a user name and password (RFC 1929), its port and the password of
+        /// the user `loadersocks` (made anew at each start); `nil` when it could not be started (it needs root).
+        public let socksLogin: (port: Int, password: String)?
         /// Where the SOCKS proxy logs each tunnel it opens: a line with `pass(` and the server's address as
         /// `127.0.0.1.PORT` (dante's way of writing an address and port).
         public let socksLog: String
@@ -78,9 +79,11 @@ public enum TestServers {
     /// The running proxies, or `nil` if they could not be started.
     public static let proxies: Proxies? = {
         guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init),
-              let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"],
-              let socksAuth = environment["SOCKS_AUTH_PORT"].flatMap(Int.init) else { return nil }
-        return Proxies(port: port, authPort: auth, socksPort: socks, socksAuthPort: socksAuth, socksLog: socksLog)
+              let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"] else { return nil }
+        let login = environment["SOCKS_AUTH_PORT"].flatMap(Int.init).flatMap { port in
+            environment["SOCKS_AUTH_PASSWORD"].flatMap { $0.isEmpty ? nil : (port, $0) }
+        }
+        return Proxies(port: port, authPort: auth, socksPort: socks, socksLogin: login, socksLog: socksLog)
     }()
 
     /// The WebSocket servers (scripts/ws-server.py): see that script for their paths.

@@ -182,7 +182,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var junkSessionCookies = false
 
     /// The HTTP proxy for every http and https URL; `""` for none, whatever the environment says.
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
     public var proxy: String?
 
     /// Hosts reached directly even with a proxy.
@@ -469,7 +469,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
         if let proxy {
             let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
-                ?? { throw ValidationError("-x wants an HTTP or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://HOST[:PORT], not '\(proxy)'") }()
+                ?? { throw ValidationError("-x wants an HTTP or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
             http.httpProxy = chosen
             http.httpsProxy = chosen
         } else {

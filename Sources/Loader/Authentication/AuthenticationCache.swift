@@ -65,6 +65,15 @@ final class AuthenticationCache: Sendable {
         }
     }
 
+    /// Drops `entry`, which ``entry(for:)`` gave for `url`, unless another load replaced it meanwhile.
+    func forget(_ entry: Entry, for url: URL) {
+        entries.withLock { entries in
+            guard let index = Self.index(for: url, in: entries), entries[index].authorization == entry.authorization else { return }
+            entries.remove(at: index)
+            isEmpty.store(entries.isEmpty, ordering: .relaxed)
+        }
+    }
+
     private static func path(of url: URL) -> String {
         let path = url.path(percentEncoded: true)
         return path.isEmpty ? "/" : path

@@ -160,6 +160,8 @@ extension LoaderSession {
         let data: Data
         if let whole = try takeWhole(result.body, into: task) {
             data = whole
+            // As the reading loop does after each chunk: a delegate may have suspended the task as it heard of it.
+            await task.waitWhileSuspended()
         } else {
             data = try await collect(result, into: task)
         }
@@ -168,10 +170,10 @@ extension LoaderSession {
     }
 
     /// What ``collect(_:into:keep:)`` makes of a body that came whole, reported to the task as it reports a
-    /// chunk; `nil` for a body that streams, or while the task is suspended (the reading loop waits for it).
+    /// chunk; `nil` for a body that streams.
     @inline(never)
     private static func takeWhole(_ body: ResponseBody, into task: LoadTask) throws -> Data? {
-        guard let data = body.whole, task.state != .suspended else { return nil }
+        guard let data = body.whole else { return nil }
         try task.checkCancelled()
         if !data.isEmpty { task.didReceive(data, notify: true) }
         return data

@@ -35,10 +35,12 @@ struct SOCKSLogin {
     /// RFC 1929's version of the subnegotiation, and the method numbers of RFC 1928.
     private static let version: UInt8 = 1, noAuthentication: UInt8 = 0, userPassword: UInt8 = 2
 
-    /// A login as `user` with `password`; `nil` when either is longer than the 255 bytes the message holds.
+    /// A login as `user` with `password`; `nil` for a user name that is empty or either longer than the 255 bytes
+    /// the message holds. RFC 1929 wants a password of one byte at least too; an empty one is sent (as curl sends
+    /// it), for the proxy to judge.
     init?(user: String, password: String) {
         let user = Array(user.utf8), password = Array(password.utf8)
-        guard user.count <= 255, password.count <= 255 else { return nil }
+        guard (1...255).contains(user.count), password.count <= 255 else { return nil }
         login = [Self.version, UInt8(user.count)] + user + [UInt8(password.count)] + password
     }
 

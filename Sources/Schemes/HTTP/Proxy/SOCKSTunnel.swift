@@ -38,7 +38,7 @@ enum SOCKSTunnel {
         guard let login = SOCKSLogin(user: user, password: proxy.password ?? "") else {
             let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
             throw LoadError(.userAuthenticationRequired, url: url,
-                            reason: "the user name or password for the SOCKS proxy \(name) is longer than the 255 bytes SOCKS5 takes")
+                            reason: "the user name for the SOCKS proxy \(name) must be 1 to 255 bytes long, and the password at most 255")
         }
         return login
     }
@@ -114,9 +114,10 @@ enum SOCKSTunnel {
                                         reason: "the SOCKS proxy \(name) refused the user name and password (status \(refused.status))", underlying: error))
                 return
             } else if error is SOCKSError.InvalidAuthenticationSelection || error is SOCKSError.NoValidAuthenticationMethod {
-                let wants = loggingIn ? "an authentication other than user name and password, which this client does not do"
-                    : "a user name and password (socks5h://user:password@host:port)"
-                fail(context, LoadError(.userAuthenticationRequired, url: url, reason: "the SOCKS proxy \(name) asks for \(wants)", underlying: error))
+                let reason = loggingIn
+                    ? "the SOCKS proxy \(name) takes neither no authentication nor a user name and password, the methods this client does"
+                    : "the SOCKS proxy \(name) asks for authentication (a user name and password, if it takes those: socks5h://user:password@host:port)"
+                fail(context, LoadError(.userAuthenticationRequired, url: url, reason: reason, underlying: error))
                 return
             } else {
                 said = "broke the SOCKS5 handshake: \(error)"
