@@ -153,30 +153,20 @@ extension LoaderSession {
     /// Tells `task` of the head, reads the whole body, and completes the task.
     @inline(never)
     private static func collectWhole(_ result: LoadResult, into task: LoadTask) async throws -> (Data, LoadResponse) {
-        task.didReceive(result.response)
+        let data: Data
         // A body that came whole (most small ones) is handed over without the reading loop, whose frames
         // (``collect(_:into:keep:)``'s and the iterator's), allocated on top of this one, took the load's task
-        // past its allocator's slab.
-        let data: Data
-        if let whole = try takeWhole(result.body, into: task) {
-            data = whole
+        // past its allocator's slab; the task hears of the head and the body in one step.
+        if let whole = result.body.whole {
             // As the reading loop does after each chunk: a delegate may have suspended the task as it heard of it.
-            await task.waitWhileSuspended()
+            if try task.didReceive(result.response, wholeBody: whole) { await task.waitWhileSuspended() }
+            data = whole
         } else {
+            task.didReceive(result.response)
             data = try await collect(result, into: task)
         }
         if let error = task.complete(with: nil) { throw error }
         return (data, result.response)
-    }
-
-    /// What ``collect(_:into:keep:)`` makes of a body that came whole, reported to the task as it reports a
-    /// chunk; `nil` for a body that streams.
-    @inline(never)
-    private static func takeWhole(_ body: ResponseBody, into task: LoadTask) throws -> Data? {
-        guard let data = body.whole else { return nil }
-        try task.checkCancelled()
-        if !data.isEmpty { task.didReceive(data, notify: true) }
-        return data
     }
 
     /// What ``download(for:delegate:)`` does.
