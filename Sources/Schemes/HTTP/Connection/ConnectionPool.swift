@@ -287,6 +287,13 @@ final class ConnectionPool: Sendable {
         state.withLock { state in state.hosts.keys.count { $0.session == session } }
     }
 
+    /// The HTTP/2 connections held for `session`'s origins, for diagnostics and tests.
+    func http2Connections(session: Int) -> [HTTP2Connection] {
+        state.withLock { state in
+            state.hosts.filter { $0.key.session == session }.flatMap { $0.value.multiplexed.map(\.connection) }
+        }
+    }
+
     /// A connection for `key`: an idle one, a new one, or the next to come free.
     /// - Parameter ask: Puts a server-trust question to the delegates of the load that opens a new
     ///   connection. A connection, once trusted, serves later loads of the same session too.
@@ -407,7 +414,7 @@ final class ConnectionPool: Sendable {
     func streamEnded(_ stream: HTTPConnection?, on connection: HTTP2Connection) {
         if let stream {
             guard stream.endStream() else { return }
-            stream.close()
+            stream.resetStreamIfOpen()
         }
         enum After { case nothing, close, idle }
         let (waiter, after) = state.withLock { state in

@@ -23,6 +23,10 @@ final class HTTP2Connection: Sendable {
     /// The last stream the server's GOAWAY said it will process (`Int.max` until one comes): the streams
     /// after it were never processed, and their requests may be sent again (RFC 9113 §6.8).
     let lastProcessedStream = Atomic<Int>(.max)
+    /// How many of its streams this client reset, closing them while still open (a load cancelled mid-body, a
+    /// request body its response cut short): a count for diagnostics and tests, since a stream whose request and
+    /// response both ended must close without a reset.
+    let resetStreams = Atomic<Int>(0)
 
     /// Streams a connection carries at once until the server's SETTINGS say otherwise: RFC 9113 §6.5.2
     /// recommends servers allow at least 100.

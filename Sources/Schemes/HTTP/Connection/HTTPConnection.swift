@@ -227,7 +227,19 @@ final class HTTPConnection: Sendable {
     }
 
     func close() {
+        // A stream closed while still open is reset (RST_STREAM): counted on its connection.
+        if let multiplexedOn, channel.isActive { multiplexedOn.resetStreams.add(1, ordering: .relaxed) }
         channel.close(promise: nil)
+    }
+
+    /// Resets this HTTP/2 stream if it is still open once the event loop is done with what it is reading now. By
+    /// then NIOHTTP2 has closed a stream whose request and response both ended; closed before that, at the
+    /// response's end, such a stream was reset too (`RST_STREAM` with `CANCEL`): one frame, TLS record and write
+    /// more on every request, which a server guarding against rapid resets counts against the connection.
+    func resetStreamIfOpen() {
+        channel.eventLoop.execute { [self] in
+            if channel.isActive { close() }
+        }
     }
 
     /// Gives up on `exchange` (cancelled or failed): closes the connection unless the response had already
