@@ -62,11 +62,11 @@ struct CLIProxyTests {
         // A SOCKS5 proxy asking for a user name and password: given with -U or in the proxy's URL, or not at all.
         let hello = "http://localhost:\(nginx.httpPort)/hello.txt"
         let socksLogin = try #require(proxies.socksLogin, "dante asking for a login could not be started (it needs root)")
-        let login = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(socksLogin.port)", "-U", "loadersocks:\(socksLogin.password)", hello])
+        let login = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(socksLogin.port)", "-U", "\(socksLogin.user):\(socksLogin.password)", hello])
         #expect(login.status == 0 && login.stdout == "Hello from nginx\n", "\(login.stderr)")
-        let inURL = try await LoadURLProcess.run(["-sS", "-x", "socks5h://loadersocks:\(socksLogin.password)@127.0.0.1:\(socksLogin.port)", hello])
+        let inURL = try await LoadURLProcess.run(["-sS", "-x", "socks5h://\(socksLogin.user):\(socksLogin.password)@127.0.0.1:\(socksLogin.port)", hello])
         #expect(inURL.status == 0 && inURL.stdout == "Hello from nginx\n", "\(inURL.stderr)")
-        let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(socksLogin.port)", "-U", "loadersocks:wrong", hello])
+        let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(socksLogin.port)", "-U", "\(socksLogin.user):wrong", hello])
         #expect(refused.status == 67 && refused.stdout.isEmpty, "login denied: \(refused.status) \(refused.stdout)")
         #expect(refused.stderr.contains("refused the user name and password"), "\(refused.stderr)")
         let unusable = try await LoadURLProcess.run(["-sS", "http://127.0.0.1:\(nginx.httpPort)/hello.txt"], environment: ["http_proxy": "socks4://127.0.0.1:1"])

@@ -153,7 +153,7 @@ struct HTTPProxyTests {
         let url = URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!
         let login = try #require(proxies.socksLogin, "dante asking for a login could not be started (it needs root)")
         let name = "127.0.0.1:\(login.port)"
-        let right = try #require(HTTPClientOptions.Proxy("socks5h://loadersocks:\(login.password)@\(name)"))
+        let right = try #require(HTTPClientOptions.Proxy("socks5h://\(login.user):\(login.password)@\(name)"))
         let (data, _) = try await session(right).data(from: url)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         let (secure, _) = try await session(right).data(from: Nginx.https("/300k.bin"))
@@ -178,7 +178,7 @@ struct HTTPProxyTests {
         }
 
         // A proxy that takes no authentication is still reached with credentials: it picks none, and the tunnel opens.
-        let open = HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort, user: "loadersocks", password: login.password)
+        let open = HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort, user: login.user, password: login.password)
         let (plain, _) = try await session(open).data(from: url)
         #expect(String(decoding: plain, as: UTF8.self) == "Hello from nginx\n")
     }

@@ -68,9 +68,10 @@ public enum TestServers {
         public let authPort: Int
         /// A SOCKS5 proxy (dante) without authentication.
         public let socksPort: Int
-        /// A SOCKS5 proxy (dante) that takes only a user name and password (RFC 1929), its port and the password of
-        /// the user `loadersocks` (made anew at each start); `nil` when it could not be started (it needs root).
-        public let socksLogin: (port: Int, password: String)?
+        /// A SOCKS5 proxy (dante) that takes only a user name and password (RFC 1929): its port, and the system user
+        /// and password it takes (the user this checkout's own, the password made anew at each start); `nil` when it
+        /// could not be started (it needs root).
+        public let socksLogin: (port: Int, user: String, password: String)?
         /// Where the SOCKS proxy logs each tunnel it opens: a line with `pass(` and the server's address as
         /// `127.0.0.1.PORT` (dante's way of writing an address and port).
         public let socksLog: String
@@ -80,8 +81,10 @@ public enum TestServers {
     public static let proxies: Proxies? = {
         guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init),
               let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"] else { return nil }
-        let login = environment["SOCKS_AUTH_PORT"].flatMap(Int.init).flatMap { port in
-            environment["SOCKS_AUTH_PASSWORD"].flatMap { $0.isEmpty ? nil : (port, $0) }
+        var login: (port: Int, user: String, password: String)?
+        if let port = environment["SOCKS_AUTH_PORT"].flatMap(Int.init), let user = environment["SOCKS_AUTH_USER"],
+           let password = environment["SOCKS_AUTH_PASSWORD"], !password.isEmpty {
+            login = (port, user, password)
         }
         return Proxies(port: port, authPort: auth, socksPort: socks, socksLogin: login, socksLog: socksLog)
     }()
