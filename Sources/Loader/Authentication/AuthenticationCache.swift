@@ -56,19 +56,12 @@ final class AuthenticationCache: Sendable {
         }
     }
 
-    /// Drops the entry ``entry(for:)`` gives for `url` (its server refused the credential), if any.
-    func forget(for url: URL) {
+    /// Drops the entry ``entry(for:)`` gives for `url` (its server refused the credential, or the store no longer
+    /// holds it), if any; given `authorization`, only if the entry still carries it (no other load replaced it).
+    func forget(for url: URL, authorization: String? = nil) {
         entries.withLock { entries in
-            guard let index = Self.index(for: url, in: entries) else { return }
-            entries.remove(at: index)
-            isEmpty.store(entries.isEmpty, ordering: .relaxed)
-        }
-    }
-
-    /// Drops `entry`, which ``entry(for:)`` gave for `url`, unless another load replaced it meanwhile.
-    func forget(_ entry: Entry, for url: URL) {
-        entries.withLock { entries in
-            guard let index = Self.index(for: url, in: entries), entries[index].authorization == entry.authorization else { return }
+            guard let index = Self.index(for: url, in: entries),
+                  authorization.map({ entries[index].authorization == $0 }) ?? true else { return }
             entries.remove(at: index)
             isEmpty.store(entries.isEmpty, ordering: .relaxed)
         }

@@ -194,7 +194,7 @@ extension AuthenticationMiddleware: BuiltInLayer {
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
         guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
         if let held = entry.storeHeld, store?.credential(for: entry.space) != held {
-            accepted.forget(entry, for: request.url)
+            accepted.forget(for: request.url, authorization: entry.authorization)
             return (request, false)
         }
         var request = request

@@ -31,6 +31,11 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// (curl's `-x`, or `https_proxy`); `nil` (the default) connects directly. Set both to send everything
     /// through one proxy.
     @HandlerSetting public var httpsProxy: Proxy? = nil
+
+    /// The proxy a request of `scheme` goes through: ``httpsProxy`` for `https`, ``httpProxy`` otherwise.
+    func proxy(for scheme: String) -> Proxy? {
+        scheme == "https" ? httpsProxy : httpProxy
+    }
     /// Hosts reached directly even when a proxy is set, curl's `--noproxy`: each names itself and the hosts
     /// beneath it (`example.com` covers `www.example.com`); `*` names every host.
     @HandlerSetting public var noProxy: [String] = []

@@ -201,7 +201,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 error = caught
             }
             guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }
-            let proposed = proxy.user.map { Credential(user: $0, password: proxy.password ?? "") }
+            let proposed = proxy.credential
             if let proposed {
                 // Sent and refused: not to be sent unasked again.
                 refused += 1
@@ -352,7 +352,7 @@ struct HTTPRequestPlan: Sendable {
     let answersProxyChallenges: Bool
 
     /// The proxy the request goes through (with the credentials it sends), if any.
-    var proxy: HTTPClientOptions.Proxy? { key.scheme == "https" ? key.options.httpsProxy : key.options.httpProxy }
+    var proxy: HTTPClientOptions.Proxy? { key.options.proxy(for: key.scheme) }
 
     /// Whether the request is a HEAD, whose response has no body whatever its length says.
     var isHead: Bool { head.method == .HEAD }
@@ -411,7 +411,7 @@ struct HTTPRequestPlan: Sendable {
         var options = request.options[HTTPClientOptions.self]
         // The pool's key holds the one proxy this request uses, or none: a host the exceptions name is
         // reached directly, and its connections are those of no proxy.
-        var proxy = scheme == "https" ? options.httpsProxy : options.httpProxy
+        var proxy = options.proxy(for: scheme)
         if proxy != nil, HTTPClientOptions.Proxy.bypasses(lowercaseHost, exceptions: options.noProxy) { proxy = nil }
         if let chosen = proxy, chosen.kind == .http,
            let given = proxyCredential

@@ -637,12 +637,17 @@ final class ConnectionPool: Sendable {
         } else {
             sslContext = nil
         }
-        let proxy = key.scheme == "https" ? key.options.httpsProxy : key.options.httpProxy
+        let proxy = key.options.proxy(for: key.scheme)
         let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? (key.host, key.port)
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
         // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
         let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
-        if let proxy, proxy.kind == .socks5 { _ = try SOCKSTunnel.check(tunnelHost, through: proxy, url: url) }
+        // Checked before connecting, so that the error is the request's: what SOCKS5 cannot carry, and its login.
+        let socksLogin: SOCKSLogin? = if let proxy, proxy.kind == .socks5 {
+            try SOCKSTunnel.check(tunnelHost, through: proxy, url: url)
+        } else {
+            nil
+        }
         // Made here, not fetched from the pipeline later: a failed handshake tears the pipeline down.
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
@@ -674,7 +679,8 @@ final class ConnectionPool: Sendable {
                     // Through a tunnel, TLS and HTTP start once the proxy has opened it.
                     if let tunnel, let proxy, proxy.kind == .socks5 {
                         try channel.pipeline.syncOperations.addHandlers(
-                            SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, url: url, established: tunnel))
+                            SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, login: socksLogin, url: url,
+                                                 established: tunnel))
                     } else if let tunnel, let proxy {
                         try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
                             target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel))

@@ -93,10 +93,14 @@ extension HTTPClientOptions {
             }
         }
 
-        /// The value of a `Proxy-Authorization` field for ``user`` and ``password``; `nil` without a user.
+        /// ``user`` and ``password`` (empty when not given) as a credential; `nil` without a user.
+        var credential: Credential? {
+            user.map { Credential(user: $0, password: password ?? "") }
+        }
+
+        /// The value of a `Proxy-Authorization` field for ``credential``; `nil` without one, or for a SOCKS proxy.
         var authorization: String? {
-            guard kind == .http, let user else { return nil }
-            return Credential(user: user, password: password ?? "").basicAuthorization
+            kind == .http ? credential?.basicAuthorization : nil
         }
 
         /// `host:port` as a request target or a `Host` field has it (an IPv6 address in brackets).

@@ -10,11 +10,10 @@ import NIOSOCKS
 /// tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS and HTTP handlers are added once it
 /// is open, after these are taken out (``remove(from:)``).
 enum SOCKSTunnel {
-    /// The handlers in pipeline order.
-    static func handlers(to host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL,
+    /// The handlers in pipeline order, for `host` (checked already: ``check(_:through:url:)``, which gave `login`).
+    static func handlers(to host: String, port: Int, through proxy: HTTPClientOptions.Proxy, login: SOCKSLogin?, url: URL,
                          established: EventLoopPromise<Void>) throws -> [any ChannelHandler] {
         let address: SOCKSAddress
-        let login = try check(host, through: proxy, url: url)
         let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
         if host.isIPAddress {
             address = .address(try SocketAddress(ipAddress: host, port: port))
@@ -34,8 +33,8 @@ enum SOCKSTunnel {
         guard host.utf8.count <= 255 else {
             throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
         }
-        guard let user = proxy.user else { return nil }
-        guard let login = SOCKSLogin(user: user, password: proxy.password ?? "") else {
+        guard let credential = proxy.credential else { return nil }
+        guard let login = SOCKSLogin(user: credential.user, password: credential.password) else {
             let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
             throw LoadError(.userAuthenticationRequired, url: url,
                             reason: "the user name for the SOCKS proxy \(name) must be 1 to 255 bytes long, and the password at most 255")
