@@ -103,6 +103,28 @@ struct CLIHTTPTests {
         #expect(insecure.stderr.contains("warning"))
     }
 
+    @Test("-E/--cert and --key show a client certificate; FILE:PASSPHRASE and --pass open an encrypted key; a key that cannot be read exits 58, a server's refusal 56")
+    func clientCertificate() async throws {
+        let server = try nginx()
+        let tls = try #require(TestServers.mutualTLS, "the mutual-TLS servers could not be started by scripts/test-servers")
+        let url = "https://localhost:\(tls.port)/"
+        let shown = try await LoadURLProcess.run(["--cacert", server.caFile, "-E", tls.certificate, "--key", tls.key, url])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("CN=loader test client"))
+        let colon = try await LoadURLProcess.run(["--cacert", server.caFile, "--cert", "\(tls.certificate):\(tls.passphrase)", "--key", tls.encryptedKey, url])
+        #expect(colon.stdout.contains("verify=SUCCESS"), "\(colon.stderr)")
+        let pass = try await LoadURLProcess.run(["--cacert", server.caFile, "-E", tls.certificate, "--key", tls.encryptedKey, "--pass", tls.passphrase, url])
+        #expect(pass.stdout.contains("verify=SUCCESS"), "\(pass.stderr)")
+        let locked = try await LoadURLProcess.run(["--cacert", server.caFile, "-E", tls.certificate, "--key", tls.encryptedKey, url])
+        #expect(locked.status == 58, "\(locked.stderr)")
+        #expect(locked.stderr.contains(tls.encryptedKey))
+        let refused = try await LoadURLProcess.run(["--cacert", server.caFile, "https://localhost:\(tls.strictPort)/"])
+        #expect(refused.status == 56, "\(refused.stderr)")
+        #expect(refused.stderr.contains("client certificate"))
+        let keyAlone = try await LoadURLProcess.run(["--cacert", server.caFile, "--key", tls.key, url])
+        #expect(keyAlone.status == 2, "--key without --cert is a usage error: \(keyAlone.stderr)")
+    }
+
     @Test("--resolve sends a host name to another address; the certificate is checked against the name")
     func resolve() async throws {
         let server = try nginx()

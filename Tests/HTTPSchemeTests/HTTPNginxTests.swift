@@ -148,7 +148,14 @@ struct HTTPNginxTests {
         var direct = HTTPClientOptions()
         direct.httpsProxy = nil
         #expect(HTTPClientOptions.merged(direct, over: proxied).httpsProxy == nil, "a request that sets no proxy goes directly")
-        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 3)
+        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 6)
+        var identified = HTTPClientOptions()
+        identified.tls.clientCertificatePEMFile = "/client.pem"
+        identified.tls.clientPrivateKeyPEMFile = "/client.key"
+        identified.tls.clientPrivateKeyPassphrase = "phrase"
+        let inherited = HTTPClientOptions.merged(request.options[HTTPClientOptions.self], over: identified).tls
+        #expect(inherited.clientCertificatePEMFile == "/client.pem" && inherited.clientPrivateKeyPEMFile == "/client.key"
+                && inherited.clientPrivateKeyPassphrase == "phrase", "a request that sets no client certificate shows its session's")
         // Equal when they read the same, set or not: requests that set a default share a pool.
         var explicit = HTTPClientOptions()
         explicit.connectTimeout = 30

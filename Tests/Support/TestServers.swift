@@ -113,6 +113,43 @@ public enum TestServers {
     /// The running lighttpd, or `nil` if it could not be started.
     public static let lighttpd: Lighttpd? = environment["DIGEST_PORT"].flatMap(Int.init).map(Lighttpd.init)
 
+    /// Servers that ask for a client certificate (mutual TLS), and the certificates to show them: one the test CA
+    /// signed (subject `CN=loader test client`) and a stranger's, self-signed.
+    public struct MutualTLS: Sendable {
+        /// nginx over TLS (HTTP/2 offered), requiring a certificate from the test CA: it answers `400` without one or
+        /// with one it does not trust, else `200` with `subject=… verify=…` naming the certificate's subject.
+        public let port: Int
+        /// openssl s_server, which ends the handshake with an alert when the client shows no certificate
+        /// (`certificate required`) or one the test CA did not sign (`unknown CA`). One connection at a time.
+        public let strictPort: Int
+        /// The client certificate (PEM).
+        public let certificate: String
+        /// Its private key (PEM, unencrypted).
+        public let key: String
+        /// The certificate and its key in one PEM file.
+        public let combined: String
+        /// The same key, encrypted with ``passphrase``.
+        public let encryptedKey: String
+        /// The encrypted key's passphrase, made anew at each start.
+        public let passphrase: String
+        /// A self-signed certificate and its key, trusted by neither server.
+        public let strangerCertificate: String
+        /// The stranger's key.
+        public let strangerKey: String
+    }
+
+    /// The running mutual-TLS servers, or `nil` if they could not be started.
+    public static let mutualTLS: MutualTLS? = {
+        let values = environment
+        guard let port = values["MTLS_PORT"].flatMap(Int.init), let strict = values["MTLS_STRICT_PORT"].flatMap(Int.init),
+              let certificate = values["CLIENT_CERT"], let key = values["CLIENT_KEY"], let combined = values["CLIENT_COMBINED"],
+              let encrypted = values["CLIENT_KEY_ENCRYPTED"], let passphrase = values["CLIENT_KEY_PASSPHRASE"],
+              let stranger = values["STRANGER_CERT"], let strangerKey = values["STRANGER_KEY"]
+        else { return nil }
+        return MutualTLS(port: port, strictPort: strict, certificate: certificate, key: key, combined: combined, encryptedKey: encrypted,
+                         passphrase: passphrase, strangerCertificate: stranger, strangerKey: strangerKey)
+    }()
+
     /// The running nginx, or `nil` if it could not be started.
     public static let nginx: Nginx? = {
         let values = environment

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPScheme
 import Loader
 
 /// The tool's exit statuses. They follow curl's numbers where curl has one for the same failure, so
@@ -23,7 +24,8 @@ import Loader
 /// | 37 | a local file could not be read: missing, a directory, or no permission |
 /// | 47 | too many redirects |
 /// | 55 | the request could not be sent |
-/// | 56 | the connection broke or the response was malformed |
+/// | 56 | the connection broke or the response was malformed, or the server refused the client certificate |
+/// | 58 | the client certificate (`-E`) or its key could not be read or do not go together |
 /// | 60 | the server's certificate is not trusted, expired, or names another host |
 /// | 61 | the body could not be decoded |
 /// | 63 | the body exceeded the maximum size |
@@ -34,7 +36,8 @@ import Loader
 public enum LoadURLExit {
     /// The exit status for `error`: as ``status(for:)-(LoadError.Code)``, except that a missing file on a
     /// remote (FTP) server is curl's 78, not the 37 of a local one, and a file a remote server would not write
-    /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written. Local means a
+    /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
+    /// certificate that could not be used (``HTTPScheme/ClientIdentityError``) is curl's 58. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url.map { url in
@@ -42,6 +45,7 @@ public enum LoadURLExit {
         } ?? false
         if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
         if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
+        if error.underlying is ClientIdentityError { return 58 }
         return status(for: error.code)
     }
 
@@ -59,7 +63,9 @@ public enum LoadURLExit {
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateWrongHost: return 60
         case .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile: return 37
         case .httpTooManyRedirects: return 47
-        case .networkConnectionLost, .badServerResponse, .cannotParseResponse, .handlerContractViolation: return 56
+        // The server's refusal of the client certificate: curl's 56 too, since TLS 1.3 hears it on the first read.
+        case .networkConnectionLost, .badServerResponse, .cannotParseResponse, .handlerContractViolation,
+             .clientCertificateRequired, .clientCertificateRejected: return 56
         case .cannotDecodeContentData: return 61
         case .dataLengthExceedsMaximum: return 63
         case .userAuthenticationRequired, .userCancelledAuthentication: return 67

@@ -141,6 +141,19 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("cacert"), help: "Trust the CA certificates in the PEM FILE too.")
     public var caCertificates: String?
 
+    /// The client certificate to show a server that asks for one, optionally with the key's passphrase after a `:`.
+    @Option(name: [.customShort("E"), .customLong("cert")],
+            help: "Show the client certificate in the PEM FILE (with its key unless --key; FILE:PASSPHRASE for an encrypted key) to a server that asks for one.")
+    public var clientCertificate: String?
+
+    /// The client certificate's private key, when it is not in the certificate's file.
+    @Option(name: .customLong("key"), help: "The client certificate's private key, in the PEM FILE.")
+    public var clientKey: String?
+
+    /// The passphrase of an encrypted client key.
+    @Option(name: .customLong("pass"), help: "The PASSPHRASE of the client certificate's encrypted key.")
+    public var clientKeyPassphrase: String?
+
     /// Skip certificate verification.
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate (dangerous).")
     public var insecure = false
@@ -447,6 +460,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         var http = HTTPClientOptions()
         http.tls.additionalTrustRootsPEMFile = caCertificates
         http.tls.verifiesCertificates = !insecure
+        if let clientCertificate {
+            (http.tls.clientCertificatePEMFile, http.tls.clientPrivateKeyPassphrase) = Self.split(certificate: clientCertificate, passphrase: clientKeyPassphrase)
+            http.tls.clientPrivateKeyPEMFile = clientKey
+        } else if clientKey != nil {
+            throw ValidationError("--key needs --cert (the certificate the key belongs to)")
+        }
         http.allowsHTTP2 = httpVersion == .http2
         for entry in resolve {
             // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
@@ -462,6 +481,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
         configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
         return configuration
+    }
+
+    /// `-E`'s file and passphrase: `FILE:PASSPHRASE` as curl reads it, unless `FILE:PASSPHRASE` is itself a file
+    /// or `--pass` gives the passphrase.
+    static func split(certificate: String, passphrase: String?) -> (file: String, passphrase: String?) {
+        guard passphrase == nil, let colon = certificate.firstIndex(of: ":"), !FileManager.default.fileExists(atPath: certificate) else {
+            return (certificate, passphrase)
+        }
+        return (String(certificate[..<colon]), String(certificate[certificate.index(after: colon)...]))
     }
 
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as

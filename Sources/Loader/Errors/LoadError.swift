@@ -66,6 +66,10 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
         public static let serverCertificateUntrusted = Code(rawValue: -1202)
         /// The server's certificate does not name the host that was asked for.
         public static let serverCertificateWrongHost = Code(rawValue: -20002)
+        /// The server refused the client certificate it was shown (mutual TLS).
+        public static let clientCertificateRejected = Code(rawValue: -1205)
+        /// The server asks for a client certificate and none was given (mutual TLS).
+        public static let clientCertificateRequired = Code(rawValue: -1206)
         /// A file could not be created or written (a full disk, a read-only folder).
         public static let cannotWriteToFile = Code(rawValue: -3003)
         /// A file could not be created.
@@ -85,7 +89,8 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
             -1016: "cannot decode content data", -1017: "cannot parse response", -1100: "file does not exist",
             -1101: "file is a directory", -1102: "no permission to read file", -1103: "data length exceeds maximum",
             -1200: "secure connection failed", -1201: "server certificate has a bad date",
-            -1202: "server certificate untrusted", -20002: "server certificate does not match the host", -3000: "cannot create file", -3003: "cannot write to file",
+            -1202: "server certificate untrusted", -1205: "client certificate rejected", -1206: "client certificate required",
+            -20002: "server certificate does not match the host", -3000: "cannot create file", -3003: "cannot write to file",
             -1021: "request body stream exhausted", -20001: "handler contract violation",
         ]
 

@@ -73,8 +73,17 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         @HandlerSetting public var additionalTrustRootsPEMFile: String? = nil
         /// Whether to verify the server's certificate and host name. Turning it off is curl's `-k`.
         @HandlerSetting public var verifiesCertificates = true
+        /// A PEM file holding the certificate to show a server that asks for one (mutual TLS), followed by any
+        /// intermediate certificates: curl's `--cert`. Its private key is read from ``clientPrivateKeyPEMFile``, or
+        /// from this file when that is not set (a certificate and key in one file).
+        @HandlerSetting public var clientCertificatePEMFile: String? = nil
+        /// A PEM file holding the private key of ``clientCertificatePEMFile``: curl's `--key`.
+        @HandlerSetting public var clientPrivateKeyPEMFile: String? = nil
+        /// The passphrase of an encrypted private key: curl's `--pass`.
+        @HandlerSetting public var clientPrivateKeyPassphrase: String? = nil
 
-        /// Makes the default TLS settings: TLS 1.2 or later, the system's trust store, full verification.
+        /// Makes the default TLS settings: TLS 1.2 or later, the system's trust store, full verification, no
+        /// client certificate.
         public init() {}
 
         /// The session's TLS settings with those the request set in their place.
@@ -83,6 +92,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
             merged.$minimumVersion = request.$minimumVersion.over(session.$minimumVersion)
             merged.$additionalTrustRootsPEMFile = request.$additionalTrustRootsPEMFile.over(session.$additionalTrustRootsPEMFile)
             merged.$verifiesCertificates = request.$verifiesCertificates.over(session.$verifiesCertificates)
+            merged.$clientCertificatePEMFile = request.$clientCertificatePEMFile.over(session.$clientCertificatePEMFile)
+            merged.$clientPrivateKeyPEMFile = request.$clientPrivateKeyPEMFile.over(session.$clientPrivateKeyPEMFile)
+            merged.$clientPrivateKeyPassphrase = request.$clientPrivateKeyPassphrase.over(session.$clientPrivateKeyPassphrase)
             return merged
         }
 

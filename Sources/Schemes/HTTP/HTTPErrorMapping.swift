@@ -22,6 +22,10 @@ enum HTTPErrorMapping {
             return LoadError(.serverCertificateWrongHost, url: url, reason: "the certificate does not name the host \(url.host ?? "")", underlying: error)
         case let error as NIOSSLError:
             return tls(error, url: url)
+        case let error as BoringSSLError:
+            // A TLS failure after the handshake: under TLS 1.3 a server's refusal of the client's certificate
+            // comes as an alert on the first read.
+            return tls(error, url: url)
         case let error as NIOConnectionError:
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
                 return LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(error.host)", underlying: error)
@@ -54,7 +58,7 @@ enum HTTPErrorMapping {
         return String(cString: strerror(error.errnoCode))
     }
 
-    private static func tls(_ error: NIOSSLError, url: URL) -> LoadError {
+    private static func tls(_ error: any Error, url: URL) -> LoadError {
         let text = String(describing: error)
         if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
             if text.contains("expired") {
@@ -62,7 +66,16 @@ enum HTTPErrorMapping {
             }
             return LoadError(.serverCertificateUntrusted, url: url, reason: "the server's certificate is not trusted", underlying: error)
         }
-        if case .uncleanShutdown = error {
+        // The server's alerts about the client's certificate (BoringSSL names each alert it receives).
+        if text.contains("ALERT_CERTIFICATE_REQUIRED") {
+            return LoadError(.clientCertificateRequired, url: url,
+                             reason: "the server asks for a client certificate (TLSOptions.clientCertificatePEMFile)", underlying: error)
+        }
+        if ["ALERT_UNKNOWN_CA", "ALERT_BAD_CERTIFICATE", "ALERT_CERTIFICATE_UNKNOWN", "ALERT_UNSUPPORTED_CERTIFICATE",
+            "ALERT_CERTIFICATE_EXPIRED", "ALERT_CERTIFICATE_REVOKED"].contains(where: text.contains) {
+            return LoadError(.clientCertificateRejected, url: url, reason: "the server refused the client certificate: \(text)", underlying: error)
+        }
+        if case .uncleanShutdown? = error as? NIOSSLError {
             return LoadError(.networkConnectionLost, url: url, reason: "the TLS connection closed without close_notify", underlying: error)
         }
         return LoadError(.secureConnectionFailed, url: url, reason: "TLS failed: \(text)", underlying: error)

@@ -37,8 +37,52 @@ final class TLSContextCache: Sendable {
                 throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the trust roots in \(path)", underlying: error)
             }
         }
-        let context = try NIOSSLContext(configuration: configuration)
+        if let certificatePath = options.clientCertificatePEMFile {
+            try Self.addClientIdentity(certificatePath, keyPath: options.clientPrivateKeyPEMFile ?? certificatePath,
+                                       passphrase: options.clientPrivateKeyPassphrase, to: &configuration, url: url)
+        }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            // With a client certificate, what NIOSSL refuses here is the pair: a key that is not the certificate's.
+            guard let path = options.clientCertificatePEMFile else {
+                throw LoadError(.secureConnectionFailed, url: url, reason: "cannot set up TLS", underlying: error)
+            }
+            throw LoadError(.secureConnectionFailed, url: url, reason: "the client certificate in \(path) and its private key do not go together",
+                            underlying: ClientIdentityError(path: options.clientPrivateKeyPEMFile ?? path, cause: error))
+        }
         contexts.withLock { $0[key] = context }
         return context
+    }
+
+    /// Puts the client certificate chain in `certificatePath` and its private key in `keyPath` (the same file
+    /// when they are kept together) into `configuration`, for servers that ask for a client certificate.
+    private static func addClientIdentity(_ certificatePath: String, keyPath: String, passphrase: String?,
+                                          to configuration: inout TLSConfiguration, url: URL) throws {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+        } catch {
+            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the client certificate in \(certificatePath)",
+                            underlying: ClientIdentityError(path: certificatePath, cause: error))
+        }
+        guard !chain.isEmpty else {
+            throw LoadError(.secureConnectionFailed, url: url, reason: "no PEM certificate in \(certificatePath) (the client certificate)",
+                            underlying: ClientIdentityError(path: certificatePath, cause: nil))
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            // Always with a callback: without one BoringSSL would prompt on the terminal for an encrypted key's
+            // passphrase. An empty one makes decryption fail instead.
+            let bytes = Array((passphrase ?? "").utf8)
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem) { (supply: ([UInt8]) -> Void) in supply(bytes) }
+        } catch {
+            let why = passphrase == nil ? " (if it is encrypted, give its passphrase)" : " (or the passphrase is wrong)"
+            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the client certificate's private key in \(keyPath)\(why)",
+                            underlying: ClientIdentityError(path: keyPath, cause: error))
+        }
+        configuration.certificateChain = chain.map { .certificate($0) }
+        configuration.privateKey = .privateKey(key)
     }
 }

@@ -563,10 +563,12 @@ final class ConnectionPool: Sendable {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
+        // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
+        let fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
         let channel: any Channel
         var delegateDecided = false
         do {
-            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf)
+            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault)
         } catch {
             let mapped = HTTPErrorMapping.map(error, url: url)
             guard mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
@@ -574,7 +576,7 @@ final class ConnectionPool: Sendable {
             // the delegate decide. It also tells an expired certificate from an untrusted one.
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
             do {
-                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil)
+                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault)
                 delegateDecided = true
             } catch {
                 throw check.refusal ?? error
@@ -593,7 +595,7 @@ final class ConnectionPool: Sendable {
         // suspended, the runtime resumes the task on an atomic the thread sanitizer does not follow, and it
         // reported a race on the new connection's `channel`.
         let opened = Locked<Opened?>(nil)
-        try await channel.eventLoop.submit {
+        let registered = channel.eventLoop.submit {
             if let watcher = try? channel.pipeline.syncOperations.handler(type: HTTP2ConnectionWatcher.self) {
                 try self.register(watcher.connection, watcher: watcher, url: url)
                 opened.withLock { $0 = .http2(watcher.connection) }
@@ -604,8 +606,15 @@ final class ConnectionPool: Sendable {
             connection.attach(to: self)
             self.state.withLock { $0.accepted += 1 }
             opened.withLock { $0 = .http1(connection) }
-        }.get()
+        }
+        do {
+            try await registered.get()
+        } catch {
+            // The pipeline was torn down: the connection closed, for the reason the TLS handler gave, if any.
+            throw fault?.withLock({ $0 }) ?? error
+        }
         guard let connection = opened.withLock({ $0 }) else {
+            if let closedBy = fault?.withLock({ $0 }) { throw closedBy }
             throw LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened")
         }
         return connection
@@ -626,7 +635,7 @@ final class ConnectionPool: Sendable {
     /// `unpooled`: for a protocol that takes the connection over (WebSocket): no HTTP handlers, and the
     /// connection reads on its own.
     private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?,
-                      unpooled: Bool = false) async throws -> any Channel {
+                      keepingFaultIn fault: Locked<(any Error)?>? = nil, unpooled: Bool = false) async throws -> any Channel {
         let sslContext: NIOSSLContext?
         // A connection taken over by another protocol (WebSocket) speaks HTTP/1.1 for its handshake.
         let offersHTTP2 = key.scheme == "https" && key.options.allowsHTTP2 && !unpooled
@@ -655,7 +664,7 @@ final class ConnectionPool: Sendable {
         // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy.
         let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled } ?? false
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
-        let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, handshake: handshake,
+        let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
                                         negotiatesProtocol: offersHTTP2, key: key)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
@@ -752,6 +761,7 @@ final class ConnectionPool: Sendable {
         let sslContext: NIOSSLContext?
         let verification: Verification
         let leaf: Locked<NIOSSLCertificate?>?
+        let fault: Locked<(any Error)?>?
         let handshake: EventLoopPromise<Void>?
         let serverName: String?
         /// Whether the connection carries the pool's exchanges; if not, it gets TLS (and a handler that hears the
@@ -774,6 +784,7 @@ final class ConnectionPool: Sendable {
                 case .delegated(let check):
                     try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
                 }
+                if let fault { try sync.addHandler(TLSFaultKeeper(into: fault)) }
                 if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf)) }
             }
             guard carriesExchanges else {
@@ -841,9 +852,13 @@ final class ConnectionPool: Sendable {
     /// nothing above TLS yet and reading on its own: for a protocol that takes the connection over (WebSocket).
     /// The server's certificate is checked by the standard rules only (no delegate is asked).
     /// Through an HTTP proxy it always tunnels (`CONNECT`), `http` too: the protocol is not HTTP's once it starts.
-    func openUnpooled(_ key: Key, url: URL) async throws -> any Channel {
+    ///
+    /// Returns the channel and what closed it, if it closes for an error of the TLS handler's (``TLSFaultKeeper``):
+    /// a server may refuse the client's certificate just after the handshake, before the caller's handlers are in.
+    func openUnpooled(_ key: Key, url: URL) async throws -> (channel: any Channel, fault: Locked<(any Error)?>) {
+        let fault = Locked<(any Error)?>(nil)
         do {
-            return try await dial(key, url: url, verification: .standard, keepingLeafIn: nil, unpooled: true)
+            return (try await dial(key, url: url, verification: .standard, keepingLeafIn: nil, keepingFaultIn: fault, unpooled: true), fault)
         } catch {
             throw HTTPErrorMapping.map(error, url: url)
         }

@@ -49,6 +49,11 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// that a certificate problem is reported as such rather than as a closed connection.
     let handshake: EventLoopPromise<Void>?
 
+    /// The error that closed the connection while it had no request: under TLS 1.3 a server refuses the client's
+    /// certificate with an alert just after the handshake, before the first request goes out, and that request
+    /// reports it rather than a bare close.
+    private var idleError: (any Error)?
+
     /// Whether the channel is an HTTP/2 stream (through NIOHTTP2's HTTP/1 codec), which carries one exchange
     /// and closes, rather than an HTTP/1.1 connection.
     private let onStream: Bool
@@ -88,6 +93,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the HTTP/2 stream closed before the request was sent",
                             underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
         case .closed:
+            if let idleError { throw HTTPErrorMapping.map(idleError, url: exchange.url) }
             throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
         case .awaitingHead, .body, .ended:
             throw LoadError(.unknown, url: exchange.url, reason: "internal: a connection was given two requests at once")
@@ -244,6 +250,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             // After a complete response (a response nobody asked for): it stands; the connection closes below.
             state = .ended(exchange, reusable: false, lastBytes: lastBytes)
         case .idle, .closed:
+            if idleError == nil { idleError = error }
             handshake?.fail(error)
         }
         context.close(promise: nil)

@@ -3,6 +3,7 @@ import HTTPTypes
 import Loader
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOWebSocket
 
 /// Opens a WebSocket (RFC 6455 §4): a connection of its own to the server (through the session's proxy, with
@@ -35,11 +36,15 @@ enum WebSocketOpening {
         let plan = try HTTPRequestPlan(http, tunnelled: true)
         let requestHead = plan.head
 
-        let channel = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url)
+        let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url)
         let opened = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
         let connection = WebSocketConnection(channel: channel, url: url)
         do {
             try await channel.eventLoop.submit {
+                // Closed already, its close unheard by the handlers below: say why, rather than wait for an answer.
+                guard channel.isActive else {
+                    throw fault.withLock { $0 } ?? LoadError(.networkConnectionLost, url: url, reason: "the connection closed before the WebSocket handshake")
+                }
                 let sync = channel.pipeline.syncOperations
                 let watcher = HandshakeWatcher(url: url, opened: opened)
                 let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maximumMessageSize, automaticErrorHandling: false) { channel, response in
@@ -111,6 +116,12 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A TLS alert (a server refusing the client's certificate comes as one, just after the handshake).
+        if error is NIOSSLError || error is BoringSSLError {
+            opened.fail(HTTPErrorMapping.map(error, url: url))
+            context.close(promise: nil)
+            return
+        }
         let reason: String
         switch error as? NIOHTTPClientUpgradeError {
         case .upgraderDeniedUpgrade?: reason = "the server's 101 answer did not accept the WebSocket key (Sec-WebSocket-Accept)"
