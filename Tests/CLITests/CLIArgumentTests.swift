@@ -27,6 +27,18 @@ struct CLIArgumentTests {
         #expect(summary(try LoadURL.parseQuickly(arguments)) == summary(try LoadURL.parse(arguments)))
     }
 
+    @Test("-E FILE:PASSPHRASE splits at the first colon not written \\:, unless the whole names a file; --pass wins")
+    func certificateArgument() throws {
+        #expect(LoadURL.split(certificate: "client.pem:secret:more", passphrase: nil) == ("client.pem", "secret:more"))
+        #expect(LoadURL.split(certificate: "a\\:b.pem:secret", passphrase: nil) == ("a:b.pem", "secret"))
+        #expect(LoadURL.split(certificate: "client.pem:secret", passphrase: "given") == ("client.pem", "given"))
+        #expect(LoadURL.split(certificate: "client.pem", passphrase: nil) == ("client.pem", nil))
+        let named = FileManager.default.temporaryDirectory.appendingPathComponent("cert:\(UUID().uuidString).pem").path
+        #expect(FileManager.default.createFile(atPath: named, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: named) }
+        #expect(LoadURL.split(certificate: named, passphrase: nil) == (named, nil))
+    }
+
     @Test("An unknown option is still a usage error")
     func unknownOption() {
         #expect(throws: (any Error).self) { try LoadURL.parseQuickly(["--no-such-option", "data:,x"]) }

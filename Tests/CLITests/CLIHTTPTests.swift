@@ -115,6 +115,9 @@ struct CLIHTTPTests {
         #expect(colon.stdout.contains("verify=SUCCESS"), "\(colon.stderr)")
         let pass = try await LoadURLProcess.run(["--cacert", server.caFile, "-E", tls.certificate, "--key", tls.encryptedKey, "--pass", tls.passphrase, url])
         #expect(pass.stdout.contains("verify=SUCCESS"), "\(pass.stderr)")
+        let passWins = try await LoadURLProcess.run(["--cacert", server.caFile, "-E", "\(tls.certificate):wrong", "--key", tls.encryptedKey,
+                                                     "--pass", tls.passphrase, url])
+        #expect(passWins.stdout.contains("verify=SUCCESS"), "--pass is the passphrase, and -E's file is before the colon: \(passWins.stderr)")
         let locked = try await LoadURLProcess.run(["--cacert", server.caFile, "-E", tls.certificate, "--key", tls.encryptedKey, url])
         #expect(locked.status == 58, "\(locked.stderr)")
         #expect(locked.stderr.contains(tls.encryptedKey))
@@ -123,6 +126,7 @@ struct CLIHTTPTests {
         #expect(refused.stderr.contains("client certificate"))
         let keyAlone = try await LoadURLProcess.run(["--cacert", server.caFile, "--key", tls.key, url])
         #expect(keyAlone.status == 2, "--key without --cert is a usage error: \(keyAlone.stderr)")
+        #expect(!locked.stderr.contains(tls.passphrase) && !passWins.stderr.contains(tls.passphrase))
     }
 
     @Test("--resolve sends a host name to another address; the certificate is checked against the name")

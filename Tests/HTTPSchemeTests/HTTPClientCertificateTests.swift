@@ -82,7 +82,7 @@ struct HTTPClientCertificateTests {
         #expect(error?.description.contains(missing) == true)
     }
 
-    @Test("A key that is not the certificate's fails, saying the two do not go together")
+    @Test("A key that is not the certificate's fails, saying so")
     func mismatchedKey() async throws {
         let tls = try servers()
         let error = await loadError {
@@ -90,7 +90,7 @@ struct HTTPClientCertificateTests {
         }
         #expect(error?.code == .secureConnectionFailed)
         #expect(error?.underlying is ClientIdentityError)
-        #expect(error?.reason?.contains("do not go together") == true)
+        #expect(error?.reason?.contains("private key is not the certificate's") == true, "\(String(describing: error))")
     }
 
     @Test("nginx answers 400 without a certificate, and to one it does not trust: the response reaches the caller")
@@ -109,27 +109,43 @@ struct HTTPClientCertificateTests {
         let shared = try session()
         let (_, first) = try await shared.data(from: nginxURL())
         #expect(first.status == .badRequest)
+        let opened = HTTPSchemeHandler.connectionsOpened
         var request = LoadRequest(url: try nginxURL())
         request.options[HTTPClientOptions.self].tls.clientCertificatePEMFile = tls.combined
         let (data, second) = try await shared.data(for: request)
         #expect(second.status == .ok)
         #expect(String(decoding: data, as: UTF8.self).contains("CN=loader test client"))
+        #expect(HTTPSchemeHandler.connectionsOpened > opened, "a new connection, not the one without a certificate")
     }
 
-    @Test("A server that ends the handshake for want of a certificate fails the load with clientCertificateRequired")
-    func strictRequired() async throws {
+    @Test("A request's own certificate comes with its own key: not with the key file its session names for another certificate")
+    func requestCertificateOverSession() async throws {
+        let tls = try servers()
+        let shared = try session { $0.clientCertificatePEMFile = tls.strangerCertificate; $0.clientPrivateKeyPEMFile = tls.strangerKey }
+        var request = LoadRequest(url: try nginxURL())
+        request.options[HTTPClientOptions.self].tls.clientCertificatePEMFile = tls.combined
+        let (data, response) = try await shared.data(for: request)
+        #expect(response.status == .ok)
+        #expect(String(decoding: data, as: UTF8.self).contains("CN=loader test client"))
+    }
+
+    @Test("A server that ends the handshake for want of a certificate fails the load with clientCertificateRequired, over HTTP/2 and HTTP/1.1",
+          arguments: [true, false])
+    func strictRequired(http2: Bool) async throws {
         let url = try strictURL()
-        let error = await loadError { _ = try await session().data(from: url) }
+        let error = await loadError { _ = try await session(http2: http2).data(from: url) }
         #expect(error?.code == .clientCertificateRequired, "\(String(describing: error))")
         #expect(error?.url == url)
     }
 
-    @Test("A server that refuses the certificate it was shown fails the load with clientCertificateRejected")
-    func strictRejected() async throws {
+    @Test("A server that refuses the certificate it was shown fails the load with clientCertificateRejected, over HTTP/2 and HTTP/1.1",
+          arguments: [true, false])
+    func strictRejected(http2: Bool) async throws {
         let tls = try servers()
         let url = try strictURL()
         let error = await loadError {
-            _ = try await session { $0.clientCertificatePEMFile = tls.strangerCertificate; $0.clientPrivateKeyPEMFile = tls.strangerKey }.data(from: url)
+            _ = try await session({ $0.clientCertificatePEMFile = tls.strangerCertificate; $0.clientPrivateKeyPEMFile = tls.strangerKey }, http2: http2)
+                .data(from: url)
         }
         #expect(error?.code == .clientCertificateRejected, "\(String(describing: error))")
         #expect(error?.url == url)

@@ -120,7 +120,8 @@ public enum TestServers {
         /// with one it does not trust, else `200` with `subject=… verify=…` naming the certificate's subject.
         public let port: Int
         /// openssl s_server, which ends the handshake with an alert when the client shows no certificate
-        /// (`certificate required`) or one the test CA did not sign (`unknown CA`). One connection at a time.
+        /// (`certificate required`) or one the test CA did not sign (`unknown CA`). It takes `h2` when offered, but
+        /// answers only HTTP/1.0 (a status page for `GET /`, naming the client's certificate).
         public let strictPort: Int
         /// The client certificate (PEM).
         public let certificate: String

@@ -30,19 +30,19 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         exit status is that of the last failure.
 
         Exit status (curl's numbers):
-          0  success                            35  TLS failure
-          1  unsupported scheme                 37  file missing or unreadable
-          2  usage                              47  too many redirects
-          3  malformed URL                      56  connection lost or bad response
-          6  host not found                     60  untrusted or mismatched certificate
-          7  cannot connect                     61  cannot decode body
-         22  HTTP error with -f                 63  body too large
-         23  cannot write output                67  login denied
-         25  server refused the upload          78  remote resource not found
-         26  cannot read upload                 99  other
-         28  timed out                         130  cancelled
-         33  -C: the rest cannot be had
-         36  -C: the offset is past the end
+          0  success                          35  TLS failure
+          1  unsupported scheme               37  file missing or unreadable
+          2  usage                            47  too many redirects
+          3  malformed URL                    56  connection lost, bad response,
+          6  host not found                        client certificate refused
+          7  cannot connect                   58  client certificate unusable
+         22  HTTP error with -f               60  untrusted or mismatched certificate
+         23  cannot write output              61  cannot decode body
+         25  server refused the upload        63  body too large
+         26  cannot read upload               67  login denied
+         28  timed out                        78  remote resource not found
+         33  -C: the rest cannot be had       99  other
+         36  -C: the offset is past the end  130  cancelled
         """
     )
 
@@ -463,8 +463,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if let clientCertificate {
             (http.tls.clientCertificatePEMFile, http.tls.clientPrivateKeyPassphrase) = Self.split(certificate: clientCertificate, passphrase: clientKeyPassphrase)
             http.tls.clientPrivateKeyPEMFile = clientKey
-        } else if clientKey != nil {
-            throw ValidationError("--key needs --cert (the certificate the key belongs to)")
+        } else if clientKey != nil || clientKeyPassphrase != nil {
+            throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
         }
         http.allowsHTTP2 = httpVersion == .http2
         for entry in resolve {
@@ -483,13 +483,22 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         return configuration
     }
 
-    /// `-E`'s file and passphrase: `FILE:PASSPHRASE` as curl reads it, unless `FILE:PASSPHRASE` is itself a file
-    /// or `--pass` gives the passphrase.
-    static func split(certificate: String, passphrase: String?) -> (file: String, passphrase: String?) {
-        guard passphrase == nil, let colon = certificate.firstIndex(of: ":"), !FileManager.default.fileExists(atPath: certificate) else {
-            return (certificate, passphrase)
+    /// `-E`'s file and passphrase as curl reads them: `FILE:PASSPHRASE`, split at the first `:` not escaped as `\:`
+    /// (unless the whole argument names an existing file); `--pass`, when given, is the passphrase.
+    public static func split(certificate: String, passphrase: String?) -> (file: String, passphrase: String?) {
+        if FileManager.default.fileExists(atPath: certificate) { return (certificate, passphrase) }
+        var file = ""
+        var rest = certificate[...]
+        while let character = rest.popFirst() {
+            if character == "\\", rest.first == ":" {
+                file.append(rest.removeFirst())
+            } else if character == ":" {
+                return (file, passphrase ?? String(rest))
+            } else {
+                file.append(character)
+            }
         }
-        return (String(certificate[..<colon]), String(certificate[certificate.index(after: colon)...]))
+        return (file, passphrase)
     }
 
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as

@@ -77,7 +77,8 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         /// intermediate certificates: curl's `--cert`. Its private key is read from ``clientPrivateKeyPEMFile``, or
         /// from this file when that is not set (a certificate and key in one file).
         @HandlerSetting public var clientCertificatePEMFile: String? = nil
-        /// A PEM file holding the private key of ``clientCertificatePEMFile``: curl's `--key`.
+        /// A PEM file holding the private key of ``clientCertificatePEMFile``: curl's `--key`. A request that sets its
+        /// own certificate takes its own key and passphrase too (none if it sets none), not its session's.
         @HandlerSetting public var clientPrivateKeyPEMFile: String? = nil
         /// The passphrase of an encrypted private key: curl's `--pass`.
         @HandlerSetting public var clientPrivateKeyPassphrase: String? = nil
@@ -92,9 +93,13 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
             merged.$minimumVersion = request.$minimumVersion.over(session.$minimumVersion)
             merged.$additionalTrustRootsPEMFile = request.$additionalTrustRootsPEMFile.over(session.$additionalTrustRootsPEMFile)
             merged.$verifiesCertificates = request.$verifiesCertificates.over(session.$verifiesCertificates)
-            merged.$clientCertificatePEMFile = request.$clientCertificatePEMFile.over(session.$clientCertificatePEMFile)
-            merged.$clientPrivateKeyPEMFile = request.$clientPrivateKeyPEMFile.over(session.$clientPrivateKeyPEMFile)
-            merged.$clientPrivateKeyPassphrase = request.$clientPrivateKeyPassphrase.over(session.$clientPrivateKeyPassphrase)
+            // A request's own certificate comes with its own key and passphrase (or none): the session's key
+            // would not be this certificate's.
+            if !request.$clientCertificatePEMFile.isSet {
+                merged.$clientCertificatePEMFile = session.$clientCertificatePEMFile
+                merged.$clientPrivateKeyPEMFile = request.$clientPrivateKeyPEMFile.over(session.$clientPrivateKeyPEMFile)
+                merged.$clientPrivateKeyPassphrase = request.$clientPrivateKeyPassphrase.over(session.$clientPrivateKeyPassphrase)
+            }
             return merged
         }
 

@@ -10,6 +10,21 @@ final class TLSContextCache: Sendable {
         var options: HTTPClientOptions.TLSOptions
         var checksHostname: Bool
         var offersHTTP2: Bool
+        /// The client certificate's and key's files as they were when read (modification time and size), so that a
+        /// certificate renewed in place is read again for the next connection.
+        var identityFiles: [FileStamp]
+    }
+
+    /// A file's modification time and size.
+    private struct FileStamp: Hashable {
+        var modified: Date?
+        var size: Int?
+
+        init(_ path: String) {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+            modified = attributes?[.modificationDate] as? Date
+            size = (attributes?[.size] as? Int) ?? (attributes?[.size] as? UInt64).map { Int(clamping: $0) }
+        }
     }
     private let contexts = Locked<[Key: NIOSSLContext]>([:])
 
@@ -19,7 +34,8 @@ final class TLSContextCache: Sendable {
     /// `offersHTTP2`: the handshake offers `h2` and `http/1.1` by ALPN (without it, no ALPN at all, as before
     /// HTTP/2 was offered: a connection that carries WebSocket or a setting that turns HTTP/2 off).
     func context(for options: HTTPClientOptions.TLSOptions, checksHostname: Bool = true, offersHTTP2: Bool = false, url: URL) throws -> NIOSSLContext {
-        let key = Key(options: options, checksHostname: checksHostname, offersHTTP2: offersHTTP2)
+        let identityFiles = [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile].compactMap { $0 }.map(FileStamp.init)
+        let key = Key(options: options, checksHostname: checksHostname, offersHTTP2: offersHTTP2, identityFiles: identityFiles)
         if let cached = contexts.withLock({ $0[key] }) { return cached }
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
@@ -45,11 +61,14 @@ final class TLSContextCache: Sendable {
         do {
             context = try NIOSSLContext(configuration: configuration)
         } catch {
-            // With a client certificate, what NIOSSL refuses here is the pair: a key that is not the certificate's.
             guard let path = options.clientCertificatePEMFile else {
                 throw LoadError(.secureConnectionFailed, url: url, reason: "cannot set up TLS", underlying: error)
             }
-            throw LoadError(.secureConnectionFailed, url: url, reason: "the client certificate in \(path) and its private key do not go together",
+            // The key was read already: NIOSSL fails to load it into the context when BoringSSL finds it is not the
+            // certificate's.
+            let mismatch = (error as? NIOSSLError).map { if case .failedToLoadPrivateKey = $0 { true } else { false } } ?? false
+            let why = mismatch ? "its private key is not the certificate's" : "\(error)"
+            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot use the client certificate in \(path): \(why)",
                             underlying: ClientIdentityError(path: options.clientPrivateKeyPEMFile ?? path, cause: error))
         }
         contexts.withLock { $0[key] = context }
@@ -73,8 +92,8 @@ final class TLSContextCache: Sendable {
         }
         let key: NIOSSLPrivateKey
         do {
-            // Always with a callback: without one BoringSSL would prompt on the terminal for an encrypted key's
-            // passphrase. An empty one makes decryption fail instead.
+            // Always through a callback, which gives BoringSSL the passphrase or an empty one: an encrypted key
+            // without its passphrase then fails to decrypt, which is reported below.
             let bytes = Array((passphrase ?? "").utf8)
             key = try NIOSSLPrivateKey(file: keyPath, format: .pem) { (supply: ([UInt8]) -> Void) in supply(bytes) }
         } catch {

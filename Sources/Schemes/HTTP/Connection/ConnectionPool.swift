@@ -564,7 +564,7 @@ final class ConnectionPool: Sendable {
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
         // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
-        let fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
+        var fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
         let channel: any Channel
         var delegateDecided = false
         do {
@@ -575,6 +575,8 @@ final class ConnectionPool: Sendable {
             // The default rules refused the server: connect again, this time seeing the chain and letting
             // the delegate decide. It also tells an expired certificate from an untrusted one.
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
+            // A box of its own: the refused attempt's error must not stand for what closes this connection.
+            fault = Locked(nil)
             do {
                 channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault)
                 delegateDecided = true
@@ -610,12 +612,12 @@ final class ConnectionPool: Sendable {
         do {
             try await registered.get()
         } catch {
-            // The pipeline was torn down: the connection closed, for the reason the TLS handler gave, if any.
-            throw fault?.withLock({ $0 }) ?? error
+            // The pipeline was torn down: the connection closed, refusing the client certificate perhaps.
+            throw TLSFaultKeeper.refusal(in: fault, url: url) ?? error
         }
         guard let connection = opened.withLock({ $0 }) else {
-            if let closedBy = fault?.withLock({ $0 }) { throw closedBy }
-            throw LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened")
+            throw TLSFaultKeeper.refusal(in: fault, url: url)
+                ?? LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened")
         }
         return connection
     }
@@ -800,10 +802,10 @@ final class ConnectionPool: Sendable {
                     do {
                         let sync = channel.pipeline.syncOperations
                         if case .negotiated("h2") = result {
-                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key)
+                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: fault)
                         } else {
                             try channel.syncOptions?.setOption(.autoRead, value: false)
-                            try Self.addHTTP1Handlers(to: sync, handshake: nil)
+                            try Self.addHTTP1Handlers(to: sync, handshake: nil, tlsFault: fault)
                         }
                         return channel.eventLoop.makeSucceededVoidFuture()
                     } catch {
@@ -812,22 +814,24 @@ final class ConnectionPool: Sendable {
                 }))
                 return
             }
-            try Self.addHTTP1Handlers(to: sync, handshake: handshake)
+            try Self.addHTTP1Handlers(to: sync, handshake: handshake, tlsFault: fault)
         }
 
         /// HTTP/1.1: one exchange at a time, ending in a ``ResponseForwarder``.
-        private static func addHTTP1Handlers(to sync: ChannelPipeline.SynchronousOperations, handshake: EventLoopPromise<Void>?) throws {
+        private static func addHTTP1Handlers(to sync: ChannelPipeline.SynchronousOperations, handshake: EventLoopPromise<Void>?,
+                                             tlsFault: Locked<(any Error)?>?) throws {
             // No outbound header validation: the request's fields come from `HTTPFields`, whose
             // names are tokens and values legal, and the plan checks the host it adds (~4% of
             // the CPU per request with 32 in flight went to checking them again).
             let readTail = ReadTail()
             try sync.addHandler(readTail)
             try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
-            try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail))
+            try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail, tlsFault: tlsFault))
         }
 
         /// HTTP/2: NIOHTTP2's handler with its streams, and a watcher that tells the pool about the connection.
-        private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel, key: Key) throws {
+        private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel, key: Key,
+                                             tlsFault: Locked<(any Error)?>?) throws {
             var connection = NIOHTTP2Handler.ConnectionConfiguration()
             // Windows large enough that flow control does not throttle a download on a fast link (the
             // protocol's default, 64 KiB, allows one window per round trip); a reader that stops still
@@ -844,7 +848,8 @@ final class ConnectionPool: Sendable {
                 // Server push is turned off (SETTINGS_ENABLE_PUSH 0); a stream the server opens anyway is closed.
                 pushed.close()
             }
-            try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)))
+            try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer,
+                                                                                   tlsFault: tlsFault)))
         }
     }
 

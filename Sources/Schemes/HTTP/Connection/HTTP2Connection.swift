@@ -27,6 +27,8 @@ final class HTTP2Connection: Sendable {
     /// request body its response cut short): a count for diagnostics and tests, since a stream whose request and
     /// response both ended must close without a reset.
     let resetStreams = Atomic<Int>(0)
+    /// What the TLS handler reported (``TLSFaultKeeper``), for the streams a refused client certificate closes.
+    private let tlsFault: Locked<(any Error)?>?
 
     /// Streams a connection carries at once until the server's SETTINGS say otherwise: RFC 9113 §6.5.2
     /// recommends servers allow at least 100.
@@ -36,10 +38,11 @@ final class HTTP2Connection: Sendable {
     static let streamWindow = 1 << 20
     static let connectionWindow = 8 << 20
 
-    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
+    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, tlsFault: Locked<(any Error)?>? = nil) {
         self.channel = channel
         self.key = key
         self.multiplexer = multiplexer
+        self.tlsFault = tlsFault
     }
 
     var isActive: Bool { channel.isActive }
@@ -79,7 +82,7 @@ final class HTTP2Connection: Sendable {
                 // window then holds the server back.
                 try stream.syncOptions?.setOption(.autoRead, value: false)
                 let sync = stream.pipeline.syncOperations
-                let forwarder = ResponseForwarder(handshake: nil, onStream: true)
+                let forwarder = ResponseForwarder(handshake: nil, onStream: true, tlsFault: tlsFault)
                 try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
                 try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
                 try sync.addHandler(forwarder)
@@ -142,7 +145,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
         // The socket's or TLS's errors end the connection. NIOHTTP2 reports a stream's errors here too, after
         // resetting that stream, alike with its connection errors (which it answers with GOAWAY): the
         // connection takes no new stream then, and closes once its streams have ended.
-        if error is IOError || error is NIOSSLError || error is ChannelError {
+        if error is IOError || error is NIOSSLError || error is BoringSSLError || error is ChannelError {
             context.close(promise: nil)
             return
         }

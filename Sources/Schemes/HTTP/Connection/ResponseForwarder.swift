@@ -49,18 +49,18 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// that a certificate problem is reported as such rather than as a closed connection.
     let handshake: EventLoopPromise<Void>?
 
-    /// The error that closed the connection while it had no request: under TLS 1.3 a server refuses the client's
-    /// certificate with an alert just after the handshake, before the first request goes out, and that request
-    /// reports it rather than a bare close.
-    private var idleError: (any Error)?
+    /// What the TLS handler reported (``TLSFaultKeeper``; for an HTTP/2 stream, its connection's): a server's
+    /// refusal of the client certificate closes the connection, and the request reports it rather than a bare close.
+    private let tlsFault: Locked<(any Error)?>?
 
     /// Whether the channel is an HTTP/2 stream (through NIOHTTP2's HTTP/1 codec), which carries one exchange
     /// and closes, rather than an HTTP/1.1 connection.
     private let onStream: Bool
 
     /// - Parameter onStream: The channel is an HTTP/2 stream (see ``HTTP2Connection``).
-    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, onStream: Bool = false) {
+    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, onStream: Bool = false, tlsFault: Locked<(any Error)?>? = nil) {
         self.handshake = handshake
+        self.tlsFault = tlsFault
         self.readTail = readTail
         self.onStream = onStream
     }
@@ -87,14 +87,16 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .idle:
             state = .awaitingHead(exchange)
             context?.read()
-        case .closed where onStream:
+        case .closed:
+            // A server's refusal of the client certificate closed it: that is the request's error.
+            if let refusal = TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) { throw refusal }
+            guard onStream else {
+                throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
+            }
             // An HTTP/2 stream closed before its request went out (its connection went away): nothing was sent,
             // so the request may go again whatever its method.
             throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the HTTP/2 stream closed before the request was sent",
                             underlying: HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
-        case .closed:
-            if let idleError { throw HTTPErrorMapping.map(idleError, url: exchange.url) }
-            throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
         case .awaitingHead, .body, .ended:
             throw LoadError(.unknown, url: exchange.url, reason: "internal: a connection was given two requests at once")
         }
@@ -217,7 +219,8 @@ final class ResponseForwarder: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         switch state {
         case .awaitingHead(let exchange):
-            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response"))
+            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url)
+                ?? LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response"))
         case .body(let exchange, let received, let expected, _):
             let of = expected.map { " of \($0)" } ?? ""
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes"))
@@ -245,12 +248,12 @@ final class ResponseForwarder: ChannelInboundHandler {
             // The connection ended inside the head: cut off, not malformed.
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head", underlying: error))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
-            fail(exchange, HTTPErrorMapping.map(error, url: exchange.url))
+            // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.
+            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
         case .ended(let exchange, _, let lastBytes):
             // After a complete response (a response nobody asked for): it stands; the connection closes below.
             state = .ended(exchange, reusable: false, lastBytes: lastBytes)
         case .idle, .closed:
-            if idleError == nil { idleError = error }
             handshake?.fail(error)
         }
         context.close(promise: nil)
