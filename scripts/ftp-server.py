@@ -2,10 +2,12 @@
 """The FTP servers of the tests, on 127.0.0.1 only (pyftpdlib): plain, explicit FTPS (AUTH TLS), a slow
 one (downloads throttled), one that drops the data connection mid-file, one that writes each login, QUIT,
 MDTM and closed control connection to ROOT/counted-events and hangs up on the command after a download of
-then-hang-up.txt (for the tests of kept connections), and a sixth like it for the CLI's tests. Usage:
+then-hang-up.txt (for the tests of kept connections), a sixth like it for the CLI's tests, and explicit FTPS that
+wants a client certificate from the CA beside CERT (ca.pem) on its connections. Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
 ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload.
 The ports chosen are written to ENV_FILE once every server listens."""
+import os
 import sys
 
 from pyftpdlib.authorizers import DummyAuthorizer
@@ -88,7 +90,22 @@ class CountingForCLI(CountingHandler):
     events = root + "/counted-cli-events"
 
 
-def handler(base, dtp=None, tls=False):
+def client_certificate_context():
+    """A server TLS context that takes only clients showing a certificate the test CA signed (pyOpenSSL's, as
+    pyftpdlib's TLS handler uses)."""
+    from OpenSSL import SSL
+    context = SSL.Context(SSL.TLS_SERVER_METHOD)
+    context.use_certificate_chain_file(cert)
+    context.use_privatekey_file(key)
+    context.load_verify_locations(os.path.join(os.path.dirname(cert), "ca.pem"))
+    context.set_verify(SSL.VERIFY_PEER | SSL.VERIFY_FAIL_IF_NO_PEER_CERT, lambda connection, x509, errno, depth, ok: bool(ok))
+    # Clients resume the control connection's TLS session on the data connection, which OpenSSL refuses on a
+    # context that checks client certificates unless the context has a session id.
+    context.set_session_id(b"loader-ftps-mtls")
+    return context
+
+
+def handler(base, dtp=None, tls=False, client_certificates=False):
     class Handler(base):
         pass
     Handler.authorizer = authorizer
@@ -102,6 +119,8 @@ def handler(base, dtp=None, tls=False):
         Handler.keyfile = key
         Handler.tls_control_required = True
         Handler.tls_data_required = True
+    if client_certificates:
+        Handler.ssl_context = client_certificate_context()
     return Handler
 
 
@@ -113,6 +132,7 @@ servers = {
     "FTP_CUT_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=CuttingDTP), ioloop=ioloop, backlog=1024),
     "FTP_COUNTED_PORT": FTPServer(("127.0.0.1", 0), handler(CountingHandler), ioloop=ioloop, backlog=1024),
     "FTP_COUNTED_CLI_PORT": FTPServer(("127.0.0.1", 0), handler(CountingForCLI), ioloop=ioloop, backlog=1024),
+    "FTPS_MTLS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True, client_certificates=True), ioloop=ioloop, backlog=1024),
 }
 for server in servers.values():
     server.max_cons = 512

@@ -155,7 +155,15 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 8)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 11)
+        var identified = FTPOptions()
+        identified.clientCertificatePEMFile = "/client.pem"
+        identified.clientPrivateKeyPEMFile = "/client.key"
+        let inherited = FTPOptions.merged(request.options[FTPOptions.self], over: identified)
+        #expect(inherited.clientCertificatePEMFile == "/client.pem" && inherited.clientPrivateKeyPEMFile == "/client.key")
+        var own = FTPOptions()
+        own.clientCertificatePEMFile = "/other.pem"
+        #expect(FTPOptions.merged(own, over: identified).clientPrivateKeyPEMFile == nil, "a request's own certificate takes its own key")
     }
 
     @Test("Active mode (the server connects back) downloads too")

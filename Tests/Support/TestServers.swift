@@ -52,6 +52,9 @@ public enum TestServers {
         public let countedCLIPort: Int
         /// The file ``countedCLIPort`` writes to.
         public let countedCLIEvents: String
+        /// Explicit FTPS like ``tlsPort``, taking only clients that show a certificate the test CA signed
+        /// (``MutualTLS`` has them).
+        public let clientCertificatePort: Int
         /// The folder served as `/`.
         public let root: String
         /// The PEM file of the test CA.
@@ -168,6 +171,7 @@ public enum TestServers {
         guard let port = values["FTP_PORT"].flatMap(Int.init), let tls = values["FTPS_PORT"].flatMap(Int.init),
               let slow = values["FTP_SLOW_PORT"].flatMap(Int.init), let cut = values["FTP_CUT_PORT"].flatMap(Int.init),
               let counted = values["FTP_COUNTED_PORT"].flatMap(Int.init), let countedCLI = values["FTP_COUNTED_CLI_PORT"].flatMap(Int.init),
+              let mutual = values["FTPS_MTLS_PORT"].flatMap(Int.init),
               let root = values["FTP_ROOT"], let ca = values["CA"]
         else { return nil }
         // The servers write beside the served folder, not in it.
@@ -175,7 +179,7 @@ public enum TestServers {
         return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut,
                    countedPort: counted, countedEvents: parent.appendingPathComponent("counted-events").path,
                    countedCLIPort: countedCLI, countedCLIEvents: parent.appendingPathComponent("counted-cli-events").path,
-                   root: root, caFile: ca)
+                   clientCertificatePort: mutual, root: root, caFile: ca)
     }()
 
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they

@@ -1,5 +1,4 @@
 import ArgumentParser
-import HTTPScheme
 import Loader
 
 /// The tool's exit statuses. They follow curl's numbers where curl has one for the same failure, so
@@ -37,7 +36,7 @@ public enum LoadURLExit {
     /// The exit status for `error`: as ``status(for:)-(LoadError.Code)``, except that a missing file on a
     /// remote (FTP) server is curl's 78, not the 37 of a local one, and a file a remote server would not write
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
-    /// certificate that could not be used (``HTTPScheme/ClientIdentityError``) is curl's 58. Local means a
+    /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url.map { url in

@@ -158,6 +158,14 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate (dangerous).")
     public var insecure = false
 
+    /// `--ssl-reqd`: FTP over TLS (`AUTH TLS`) or fail.
+    @Flag(name: .customLong("ssl-reqd"), help: "Require TLS for ftp:// URLs (AUTH TLS, explicit FTPS), or fail.")
+    public var requireTLS = false
+
+    /// `--ssl`: FTP over TLS when the server offers it.
+    @Flag(name: .customLong("ssl"), help: "Use TLS for ftp:// URLs (AUTH TLS) when the server offers it.")
+    public var tryTLS = false
+
     /// How `-u` answers an HTTP server: `--basic` (the default), `--digest` or `--anyauth`; the last given wins.
     @Flag(exclusivity: .chooseLast)
     public var authMethod: AuthMethodChoice = .basic
@@ -477,9 +485,13 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly
-        // -k and --cacert hold for FTPS as for HTTPS.
+        if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
+        // -k, --cacert and -E hold for FTPS as for HTTPS.
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
         configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
+        configuration.handlerOptions[FTPOptions.self].clientCertificatePEMFile = http.tls.clientCertificatePEMFile
+        configuration.handlerOptions[FTPOptions.self].clientPrivateKeyPEMFile = http.tls.clientPrivateKeyPEMFile
+        configuration.handlerOptions[FTPOptions.self].clientPrivateKeyPassphrase = http.tls.clientPrivateKeyPassphrase
         return configuration
     }
 

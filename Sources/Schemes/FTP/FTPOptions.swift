@@ -21,6 +21,14 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var trustRootsPEMFile: String? = nil
     /// Whether to verify the FTPS server's certificate and host name.
     @HandlerSetting public var verifiesCertificates = true
+    /// A PEM file holding the certificate to show an FTPS server that asks for one, then any intermediates: curl's
+    /// `--cert`. Its private key is read from ``clientPrivateKeyPEMFile``, or from this file when that is not set.
+    @HandlerSetting public var clientCertificatePEMFile: String? = nil
+    /// A PEM file holding the private key of ``clientCertificatePEMFile``: curl's `--key`. A request that sets its
+    /// own certificate takes its own key and passphrase too (none if it sets none), not its session's.
+    @HandlerSetting public var clientPrivateKeyPEMFile: String? = nil
+    /// The passphrase of an encrypted private key: curl's `--pass`.
+    @HandlerSetting public var clientPrivateKeyPassphrase: String? = nil
 
     /// Whether a download asks the server for the file's time (`MDTM`) to give `Last-Modified`: one more round
     /// trip per file, which curl makes only with `-R` (and `loadurl` only when it prints the response head).
@@ -57,6 +65,12 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
         merged.$trustRootsPEMFile = requestValue.$trustRootsPEMFile.over(sessionValue.$trustRootsPEMFile)
         merged.$verifiesCertificates = requestValue.$verifiesCertificates.over(sessionValue.$verifiesCertificates)
+        // A request's own certificate comes with its own key and passphrase (or none).
+        if !requestValue.$clientCertificatePEMFile.isSet {
+            merged.$clientCertificatePEMFile = sessionValue.$clientCertificatePEMFile
+            merged.$clientPrivateKeyPEMFile = requestValue.$clientPrivateKeyPEMFile.over(sessionValue.$clientPrivateKeyPEMFile)
+            merged.$clientPrivateKeyPassphrase = requestValue.$clientPrivateKeyPassphrase.over(sessionValue.$clientPrivateKeyPassphrase)
+        }
         merged.$readsModificationDate = requestValue.$readsModificationDate.over(sessionValue.$readsModificationDate)
         merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
         return merged

@@ -32,6 +32,12 @@ enum CurlErrorMapping {
             } else if words.contains("subject name") || words.contains("does not match") {
                 error.code = .serverCertificateWrongHost
             }
+        case _ where message.lowercased().contains("alert certificate required"):
+            // The server's TLS alert, in OpenSSL's words: it wants a client certificate.
+            error.code = .clientCertificateRequired
+        case _ where ["alert unknown ca", "alert bad certificate", "alert certificate unknown", "alert unsupported certificate",
+                      "alert certificate expired", "alert certificate revoked"].contains(where: message.lowercased().contains):
+            error.code = .clientCertificateRejected
         case CURLE_FTP_COULDNT_RETR_FILE:
             switch serverReply {
             case 530: error.code = .userAuthenticationRequired

@@ -50,6 +50,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The server's last refusal (a 4xx or 5xx reply line, such as `550 Permission denied.`): libcurl's message
     /// says only which command failed, and the server's words say why.
     private var lastRefusal: String?
+    /// The code of the server's last reply line (0 before any), for what a failure right after `AUTH TLS` means.
+    private var lastReplyCode = 0
     /// Which kept connections this transfer may use (its session's, under its TLS settings), and how long they
     /// stay idle; `nil` for a connection of its own, closed at its end (``FTPOptions/idleConnectionTimeout`` 0).
     let connectionReuse: (key: ShareKey, idleTimeout: UInt64)?
@@ -60,7 +62,11 @@ final class CurlTransfer: @unchecked Sendable {
         let tls: FTPOptions.TLSUse
         let trustRootsPEMFile: String?
         let verifiesCertificates: Bool
+        /// The client certificate, its key and passphrase: a connection shows the server one identity only.
+        let clientIdentity: [String?]
     }
+    /// The client certificate the transfer shows an FTPS server, if any, for an error that names it.
+    private let clientCertificatePEMFile: String?
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// Whether the transfer failed on a kept connection that had gone away, before anything reached the reader:
@@ -102,7 +108,9 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let options = request.options[FTPOptions.self]
         let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
-                           verifiesCertificates: options.verifiesCertificates)
+                           verifiesCertificates: options.verifiesCertificates,
+                           clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase])
+        self.clientCertificatePEMFile = options.clientCertificatePEMFile
         self.connectionReuse = options.idleConnectionNanoseconds.map { (key: key, idleTimeout: $0) }
         try configure(request, options: options, credential: credential, newConnection: newConnection)
     }
@@ -146,6 +154,12 @@ final class CurlTransfer: @unchecked Sendable {
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
         }
         if let roots = options.trustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_CAINFO, roots)) }
+        if let certificate = options.clientCertificatePEMFile {
+            codes.append(ccurl_setopt_string(easy, CURLOPT_SSLCERT, certificate))
+            codes.append(ccurl_setopt_string(easy, CURLOPT_SSLKEY, options.clientPrivateKeyPEMFile ?? certificate))
+            // Always a passphrase, empty if none was given: without one OpenSSL may ask for it on the terminal.
+            codes.append(ccurl_setopt_string(easy, CURLOPT_KEYPASSWD, options.clientPrivateKeyPassphrase ?? ""))
+        }
         if !options.verifiesCertificates {
             codes.append(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             codes.append(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
@@ -270,7 +284,17 @@ final class CurlTransfer: @unchecked Sendable {
             lostKeptConnection.store(made == 0, ordering: .releasing)
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
+        if code == CURLE_SSL_CERTPROBLEM, let clientCertificatePEMFile {
+            // libcurl could not use the client certificate or its key: the caller's files, not the server.
+            error.underlying = ClientIdentityError(path: clientCertificatePEMFile, cause: nil)
+        }
         if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }
+        if error.code == .networkConnectionLost, lastReplyCode == 234 {
+            // Broken just after the TLS handshake that AUTH TLS began, before any reply over it: under TLS 1.3 a
+            // server refuses a client certificate (or its absence) so, and libcurl does not always read its alert.
+            error.reason = (error.reason.map { $0 + "; " } ?? "") +
+                "the server closed the connection right after the TLS handshake, as one does that wants a client certificate or refuses the one shown"
+        }
         return error
     }
 
@@ -399,6 +423,7 @@ final class CurlTransfer: @unchecked Sendable {
         let bytes = UnsafeRawBufferPointer(start: line, count: min(count, 200))
         guard bytes.count >= 3, bytes.prefix(3).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
               !bytes.starts(with: "221".utf8) else { return count }
+        lastReplyCode = bytes.prefix(3).reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         if bytes[0] == UInt8(ascii: "4") || bytes[0] == UInt8(ascii: "5") {
             lastRefusal = String(String(decoding: bytes, as: UTF8.self).trimming(while: { $0.isNewline || $0 == " " }))
         } else {
