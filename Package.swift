@@ -44,6 +44,10 @@ let package = Package(
         .target(name: "CCurl", path: "Sources/CCurl"),
         // zlib, the system's, for decoding gzip and deflate bodies.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // libbrotlidec, the system's, for decoding br bodies.
+        .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", providers: [.apt(["libbrotli-dev"])]),
+        // libbrotlienc, for tests that serve br bodies.
+        .systemLibrary(name: "CBrotliEncoder", path: "Tests/CBrotliEncoder", providers: [.apt(["libbrotli-dev"])]),
         // statfs(2) from the C library, which Swift's Glibc module does not import.
         .systemLibrary(name: "CFileSystem", path: "Sources/CFileSystem"),
         // Core: types, sessions and tasks, registry, handler base class, middleware. No scheme lives here.
@@ -51,6 +55,7 @@ let package = Package(
             name: "Loader",
             dependencies: [
                 "CZlib",
+                "CBrotli",
                 "CFileSystem",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -141,7 +146,7 @@ let package = Package(
         ),
         .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
         // Probes shared by the tests: peak memory, open descriptors, the corpora.
-        .target(name: "TestSupport", dependencies: ["Loader", "CZlib"], path: "Tests/Support", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Loader", "CZlib", "CBrotliEncoder"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),

@@ -77,6 +77,27 @@ struct HTTPNginxTests {
         #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
     }
 
+    @Test("A brotli (br) response from nginx arrives decoded, over HTTP/1.1 and HTTP/2; the request asked for br")
+    func brotli() async throws {
+        let nginx = try Nginx.require()
+        let original = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/gz/lines.txt"))
+        // nginx has no brotli module here: it serves a file compressed now, as br (its /br/ location).
+        let name = "lines-\(UUID().uuidString).txt"
+        let file = URL(fileURLWithPath: nginx.root + "/br/" + name)
+        try Compression.brotli(original).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        for url in [try Nginx.http("/br/" + name), URL(string: "https://localhost:\(nginx.h2Port)/br/\(name)")!] {
+            let (data, response) = try await Nginx.session().data(from: url)
+            #expect(Bytes.difference(data, original) == nil, "\(url)")
+            #expect(response.headerFields[.contentEncoding] == nil)
+        }
+        var raw = LoadRequest(url: try Nginx.http("/br/" + name))
+        raw.headerFields[.acceptEncoding] = "br"
+        let (compressed, rawResponse) = try await Nginx.session().data(for: raw)
+        #expect(rawResponse.headerFields[.contentEncoding] == "br")
+        #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
+    }
+
     @Test("A 32 MiB random body, its chunks all kept until the end, arrives byte for byte, over http and https")
     func largeBodyKeptWhole() async throws {
         // Chunks that fill most of a read buffer are handed on in it: keeping every one alive while the

@@ -1,3 +1,4 @@
+import CBrotliEncoder
 import CZlib
 import Foundation
 
@@ -11,6 +12,21 @@ public enum Compression {
         case zlib
         /// RFC 1951 deflate with no wrapper (what some servers send as `deflate`).
         case raw
+    }
+
+    /// `data` compressed whole as brotli (RFC 7932, `Content-Encoding: br`), by libbrotlienc.
+    public static func brotli(_ data: Data, quality: Int32 = 5) -> Data {
+        var size = BrotliEncoderMaxCompressedSize(data.count) + 64
+        var output = Data(count: size)
+        let done = data.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                BrotliEncoderCompress(quality, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC, input.count,
+                                      input.baseAddress?.assumingMemoryBound(to: UInt8.self), &size,
+                                      out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        precondition(done == BROTLI_TRUE, "brotli could not compress")
+        return output.prefix(size)
     }
 
     /// `data` compressed whole in `format`.

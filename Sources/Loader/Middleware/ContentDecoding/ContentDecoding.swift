@@ -1,14 +1,14 @@
 import FoundationEssentials
 import HTTPTypes
 
-/// How a session decodes compressed response bodies (`Content-Encoding: gzip` or `deflate`).
+/// How a session decodes compressed response bodies (`Content-Encoding: gzip`, `deflate` or `br`).
 ///
 /// When decoding is on and a request does not set `Accept-Encoding` itself, the session asks for
-/// `gzip, deflate` and hands the caller the decoded body: `Content-Encoding` and `Content-Length` (which
+/// `gzip, deflate, br` (as URLSession does) and hands the caller the decoded body: `Content-Encoding` and `Content-Length` (which
 /// described the compressed bytes) are removed from the response. A request that sets `Accept-Encoding`
 /// itself gets the bytes exactly as the server sent them, as with OkHttp.
 public struct ContentDecoding: Sendable, Hashable {
-    /// Decode gzip and deflate, with the default bomb limits.
+    /// Decode gzip, deflate and brotli, with the default bomb limits.
     public static var automatic: ContentDecoding { ContentDecoding() }
     /// Never ask for or decode compressed bodies.
     public static var off: ContentDecoding {
@@ -34,14 +34,15 @@ public struct ContentDecoding: Sendable, Hashable {
     public init() {}
 
     /// The codings this session decodes, in the `Accept-Encoding` it sends.
-    static let acceptEncoding = "gzip, deflate"
+    static let acceptEncoding = "gzip, deflate, br"
     /// The field, made once: making one checks its value, on every load.
     static let acceptEncodingField = HTTPField(name: .acceptEncoding, value: acceptEncoding)
 
-    func format(of coding: Substring) -> Inflater.Format? {
-        switch coding.trimmingSpaces().lowercased() {
+    func coding(of name: Substring) -> BodyCoding? {
+        switch name.trimmingSpaces().lowercased() {
         case "gzip", "x-gzip": return .gzip
         case "deflate": return .deflate
+        case "br": return .brotli
         default: return nil
         }
     }

@@ -26,16 +26,16 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         guard let header = result.response.headerFields[.contentEncoding] else { return result }
         // Codings apply in the order listed, so they are undone from the last; "identity" is no coding.
         let codings = header.split(separator: ",").filter { $0.trimmingSpaces().lowercased() != "identity" }
-        let formats = codings.compactMap(settings.format(of:))
-        // Anything we cannot undo (br, zstd, a typo) goes to the caller untouched, header and all; so does a
+        let known = codings.compactMap(settings.coding(of:))
+        // Anything we cannot undo (zstd, a typo) goes to the caller untouched, header and all; so does a
         // stack deeper than any server sends (curl stops at 5), each layer of which multiplies the expansion.
-        guard formats.count == codings.count, !formats.isEmpty, formats.count <= Self.deepestStack else { return result }
+        guard known.count == codings.count, !known.isEmpty, known.count <= Self.deepestStack else { return result }
         var body = result.body
         // Every layer weighs its output against the bytes that came in, not against the layer below it: a
         // stack of layers each just under the ratio must not expand by the ratio raised to their number.
         let received = ReceivedBytes()
-        for (index, format) in formats.reversed().enumerated() {
-            let decoded = DecodedBody(encoded: body, format: format, url: result.response.url, settings: settings,
+        for (index, coding) in known.reversed().enumerated() {
+            let decoded = DecodedBody(encoded: body, coding: coding, url: result.response.url, settings: settings,
                                       received: received, countsReceived: index == 0)
             body = ResponseBody(decoded, wrapping: body)
         }

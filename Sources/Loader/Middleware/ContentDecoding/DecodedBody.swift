@@ -7,7 +7,7 @@ struct DecodedBody: AsyncSequence, Sendable {
     typealias Element = Data
 
     let encoded: ResponseBody
-    let format: Inflater.Format
+    let coding: BodyCoding
     let url: URL
     let settings: ContentDecoding
     /// The body's bytes as they came in, which every layer of a stack weighs its output against.
@@ -16,13 +16,13 @@ struct DecodedBody: AsyncSequence, Sendable {
     let countsReceived: Bool
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(source: encoded.makeAsyncIterator(), inflater: Inflater(format: format), url: url, settings: settings,
+        Iterator(source: encoded.makeAsyncIterator(), decoder: coding.makeDecoder(), url: url, settings: settings,
                  received: received, countsReceived: countsReceived)
     }
 
     struct Iterator: AsyncIteratorProtocol {
         var source: ResponseBody.Iterator
-        let inflater: Inflater
+        let decoder: any BodyDecoder
         let url: URL
         let settings: ContentDecoding
         let received: ReceivedBytes
@@ -35,10 +35,10 @@ struct DecodedBody: AsyncSequence, Sendable {
                 if sourceEnded { return nil }
                 if let chunk = try await source.next() {
                     if countsReceived { received.add(chunk.count) }
-                    inflater.feed(chunk)
+                    decoder.feed(chunk)
                 } else {
                     sourceEnded = true
-                    do { try inflater.finish() } catch { throw failure(error) }
+                    do { try decoder.finish() } catch { throw failure(error) }
                     return nil
                 }
             }
@@ -46,14 +46,14 @@ struct DecodedBody: AsyncSequence, Sendable {
 
         private func decodeNext() throws -> Data? {
             let piece: Data?
-            do { piece = try inflater.nextOutput() } catch { throw failure(error) }
+            do { piece = try decoder.nextOutput() } catch { throw failure(error) }
             guard let piece else { return nil }
             try checkLimits()
             return piece
         }
 
         private func checkLimits() throws {
-            let decoded = inflater.totalOut
+            let decoded = decoder.totalOut
             if let maximum = settings.maximumDecodedSize, decoded > maximum {
                 throw LoadError(.dataLengthExceedsMaximum, url: url, reason: "the decoded body passed the limit of \(maximum) bytes")
             }
@@ -68,7 +68,7 @@ struct DecodedBody: AsyncSequence, Sendable {
             }
         }
 
-        private func failure(_ error: Inflater.Failure) -> LoadError {
+        private func failure(_ error: DecodingFailure) -> LoadError {
             switch error {
             case .corrupt(let message):
                 return LoadError(.cannotDecodeContentData, url: url, reason: "the compressed body is corrupt: \(message)")

@@ -6,7 +6,7 @@ import FoundationEssentials
 /// Output comes in pieces of at most `window` bytes, so a small input that expands enormously (a
 /// decompression bomb) never has to be held whole. A class because zlib's state points back at its
 /// `z_stream`, which therefore must stay at one address.
-final class Inflater {
+final class Inflater: BodyDecoder {
     /// The framing around the deflate data.
     enum Format {
         case gzip
@@ -15,18 +15,12 @@ final class Inflater {
         case deflate
     }
 
-    enum Failure: Error, Equatable {
-        /// zlib rejected the data; its message.
-        case corrupt(String)
-        /// The input ended before the compressed stream did.
-        case truncated
-    }
+    typealias Failure = DecodingFailure
 
     private let format: Format
     private let window: Int
     private var stream: UnsafeMutablePointer<z_stream>?
-    private var pending = Data()
-    private var pendingOffset = 0
+    private var pending = PendingInput()
     /// Whether the last call filled its window, so zlib may hold more output without new input.
     private var outputMayBePending = false
     /// Where the compressed stream is. It ends at its end; bytes after it are ignored, as browsers and curl do,
@@ -62,20 +56,13 @@ final class Inflater {
     /// stream's end is dropped: kept, it would pile up (and be copied at every feed) for as long as a server sent it.
     func feed(_ data: Data) {
         guard !isFinished else { return }
-        if pendingOffset >= pending.count {
-            pending = data
-        } else {
-            var rest = pending.withUnsafeBytes { Data($0.dropFirst(pendingOffset)) }
-            rest.append(data)
-            pending = rest
-        }
-        pendingOffset = 0
+        pending.append(data)
     }
 
     /// Decodes the next piece of the input given so far: `nil` when more input is needed or the stream
     /// has ended.
     func nextOutput() throws(Failure) -> Data? {
-        while !isFinished, pendingOffset < pending.count || outputMayBePending {
+        while !isFinished, !pending.isEmpty || outputMayBePending {
             if phase == .betweenMembers {
                 guard startsAnotherMember() else { return nil }
                 phase = .decoding
@@ -85,9 +72,9 @@ final class Inflater {
             var output = Data(count: window)
             let (status, consumed, produced) = pending.withUnsafeBytes { input in
                 output.withUnsafeMutableBytes { out in
-                    let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) + pendingOffset }
+                    let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) }
                     stream.pointee.next_in = base.map { UnsafeMutablePointer(mutating: $0) }
-                    stream.pointee.avail_in = uInt(min(input.count - pendingOffset, Int(UInt32.max)))
+                    stream.pointee.avail_in = uInt(min(input.count, Int(UInt32.max)))
                     stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
                     stream.pointee.avail_out = uInt(window)
                     let availableIn = stream.pointee.avail_in
@@ -97,7 +84,7 @@ final class Inflater {
             }
             stream.pointee.next_in = nil
             stream.pointee.next_out = nil
-            pendingOffset += consumed
+            pending.advance(by: consumed)
             totalIn += consumed
             totalOut += produced
             outputMayBePending = produced == window
@@ -124,16 +111,13 @@ final class Inflater {
     /// Checks, once the input has ended, that the compressed stream ended too. An empty input is an
     /// empty body, not an error; after a whole gzip member, one stray byte is ignored as any trailing bytes are.
     func finish() throws(Failure) {
-        if phase == .decoding, totalIn > 0 || pendingOffset < pending.count { throw .truncated }
+        if phase == .decoding, totalIn > 0 || !pending.isEmpty { throw .truncated }
     }
 
     /// Between gzip members: whether the bytes after the last one start another (the magic `1f 8b`), which
     /// resets zlib for it. Bytes that do not end the stream (ignored from then on); a lone `1f` waits for more.
     private func startsAnotherMember() -> Bool {
-        let available = pending.count - pendingOffset
-        let (first, second) = pending.withUnsafeBytes { bytes in
-            (available > 0 ? bytes[pendingOffset] : nil, available > 1 ? bytes[pendingOffset + 1] : nil)
-        }
+        let (first, second) = (pending.byte(at: 0), pending.byte(at: 1))
         guard first == 0x1F, second == 0x8B || second == nil else {
             phase = .finished
             return false
@@ -151,8 +135,7 @@ final class Inflater {
         case .gzip:
             windowBits = 15 + 16
         case .deflate:
-            guard pending.count - pendingOffset >= 2 else { return nil }
-            let (first, second) = pending.withUnsafeBytes { ($0[pendingOffset], $0[pendingOffset + 1]) }
+            guard let first = pending.byte(at: 0), let second = pending.byte(at: 1) else { return nil }
             // RFC 1950: compression method 8 in the low nibble, and the header a multiple of 31.
             let isZlib = first & 0x0F == 8 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0
             windowBits = isZlib ? 15 : -15
