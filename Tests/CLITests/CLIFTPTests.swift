@@ -9,6 +9,24 @@ struct CLIFTPTests {
         try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
     }
 
+    @Test("--ssl-reqd asks for explicit FTPS and -E shows a client certificate to a server that wants one; without it, exit 56; --ssl falls back to plain FTP")
+    func clientCertificate() async throws {
+        let server = try ftp()
+        let tls = try #require(TestServers.mutualTLS, "the mutual-TLS certificates could not be made by scripts/test-servers")
+        let url = "ftp://localhost:\(server.clientCertificatePort)/hello.txt"
+        let shown = try await LoadURLProcess.run(["--ssl-reqd", "--cacert", server.caFile, "-E", tls.combined, url])
+        #expect(shown.status == 0 && shown.stdout == "Hello from FTP\n", "\(shown.stderr)")
+        let refused = try await LoadURLProcess.run(["--ssl-reqd", "--cacert", server.caFile, url])
+        #expect(refused.status == 56, "\(refused.stderr)")
+        #expect(refused.stderr.contains("client certificate"), "\(refused.stderr)")
+        // The plain server offers no TLS: --ssl goes on without it, --ssl-reqd fails (curl's 64 is our TLS failure, 35).
+        let plain = "ftp://127.0.0.1:\(server.port)/hello.txt"
+        let tried = try await LoadURLProcess.run(["--ssl", plain])
+        #expect(tried.status == 0 && tried.stdout == "Hello from FTP\n", "\(tried.stderr)")
+        let required = try await LoadURLProcess.run(["--ssl-reqd", plain])
+        #expect(required.status == 35, "\(required.stderr)")
+    }
+
     @Test("Downloads and a listing in one call, with -i heads")
     func downloadAndList() async throws {
         let server = try ftp()

@@ -103,7 +103,7 @@ struct CLIHTTPTests {
         #expect(insecure.stderr.contains("warning"))
     }
 
-    @Test("-E/--cert and --key show a client certificate (to FTPS with --ssl-reqd too); FILE:PASSPHRASE and --pass open an encrypted key; a key that cannot be read exits 58, a server's refusal 56")
+    @Test("-E/--cert and --key show a client certificate; FILE:PASSPHRASE and --pass open an encrypted key; a key that cannot be read exits 58, a server's refusal 56")
     func clientCertificate() async throws {
         let server = try nginx()
         let tls = try #require(TestServers.mutualTLS, "the mutual-TLS servers could not be started by scripts/test-servers")
@@ -124,12 +124,6 @@ struct CLIHTTPTests {
         let refused = try await LoadURLProcess.run(["--cacert", server.caFile, "https://localhost:\(tls.strictPort)/"])
         #expect(refused.status == 56, "\(refused.stderr)")
         #expect(refused.stderr.contains("client certificate"))
-        let ftp = try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
-        let ftps = "ftp://localhost:\(ftp.clientCertificatePort)/hello.txt"
-        let ftpsShown = try await LoadURLProcess.run(["--ssl-reqd", "--cacert", server.caFile, "-E", tls.combined, ftps])
-        #expect(ftpsShown.status == 0 && ftpsShown.stdout == "Hello from FTP\n", "-E holds for FTPS too: \(ftpsShown.stderr)")
-        let ftpsRefused = try await LoadURLProcess.run(["--ssl-reqd", "--cacert", server.caFile, ftps])
-        #expect(ftpsRefused.status == 56, "\(ftpsRefused.stderr)")
         let keyAlone = try await LoadURLProcess.run(["--cacert", server.caFile, "--key", tls.key, url])
         #expect(keyAlone.status == 2, "--key without --cert is a usage error: \(keyAlone.stderr)")
         #expect(!locked.stderr.contains(tls.passphrase) && !passWins.stderr.contains(tls.passphrase))

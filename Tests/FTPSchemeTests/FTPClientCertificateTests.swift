@@ -63,7 +63,7 @@ struct FTPClientCertificateTests {
                 .data(from: url)
         }
         #expect(error?.code == .secureConnectionFailed, "\(String(describing: error))")
-        #expect((error?.underlying as? ClientIdentityError)?.path == tls.certificate)
+        #expect((error?.underlying as? ClientIdentityError)?.path == tls.encryptedKey, "the key is at fault, not the certificate")
         #expect(error?.url == url)
     }
 }

@@ -77,7 +77,7 @@ struct HTTPNginxTests {
         #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
     }
 
-    @Test("A brotli (br) response from nginx arrives decoded, over HTTP/1.1 and HTTP/2; the request asked for br")
+    @Test("A brotli (br) response from nginx arrives decoded, over HTTP/1.1 and HTTP/2; asked for raw, it arrives as sent")
     func brotli() async throws {
         let nginx = try Nginx.require()
         let original = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/gz/lines.txt"))

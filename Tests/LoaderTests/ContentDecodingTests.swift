@@ -40,6 +40,43 @@ final class ZippedHandler: SchemeHandler, @unchecked Sendable {
     }
 }
 
+/// `held://<id>` sends the first piece of a brotli body, then waits (10 s at most) for the reader to open the gate
+/// before it sends the rest: as a server streaming events holds back its next one.
+final class HeldHandler: SchemeHandler, @unchecked Sendable {
+    override class var supportedSchemes: Set<String> { ["held"] }
+    struct Entry {
+        var pieces: [Data]
+        /// Set by the reader once it has every decoded byte of the first piece.
+        var openedByReader = false
+        /// Set by the handler when it sent the rest without the reader's word, having waited its longest.
+        var gaveUpWaiting = false
+    }
+    static let entries = Locked<[String: Entry]>([:])
+
+    static func register(_ pieces: [Data]) -> URL {
+        let id = "h" + UUID().uuidString.prefix(8).lowercased()
+        entries.withLock { $0[id] = Entry(pieces: pieces) }
+        return URL(string: "held://\(id)/stream")!
+    }
+
+    override func load() async throws {
+        let id = request.url.host ?? ""
+        guard let pieces = Self.entries.withLock({ $0[id]?.pieces }) else { throw LoadError(.fileDoesNotExist, url: request.url) }
+        var response = LoadResponse(url: request.url, mimeType: "text/plain", expectedContentLength: -1)
+        response.headerFields[.contentEncoding] = "br"
+        client.handler(self, didReceive: response)
+        try await client.handler(self, deliver: pieces[0])
+        var opened = false
+        for _ in 0..<1000 {
+            opened = Self.entries.withLock { $0[id]?.openedByReader ?? true }
+            if opened { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        if !opened { Self.entries.withLock { $0[id]?.gaveUpWaiting = true } }
+        for piece in pieces.dropFirst() { try await client.handler(self, deliver: piece) }
+    }
+}
+
 private func zippedSession(_ configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
     var configuration = LoaderSession.Configuration.ephemeral
     configuration.handlerClasses = [ZippedHandler.self]
@@ -81,6 +118,23 @@ struct ContentDecodingTests {
         let stacked = ZippedHandler.register(Payload(body: Compression.compress(Compression.brotli(sampleText), .gzip), contentEncoding: "br, gzip"))
         let (data, _) = try await zippedSession().data(from: stacked)
         #expect(Bytes.difference(data, sampleText) == nil)
+    }
+
+    @Test("A streamed brotli body gives every decoded byte of what came before the server pauses, not only its first 64 KiB")
+    func brotliStreamed() async throws {
+        let first = sampleText.prefix(300_000), rest = sampleText.dropFirst(300_000)
+        let url = HeldHandler.register(Compression.brotliFlushed([Data(first), Data(rest)]))
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HeldHandler.self]
+        let (bytes, _) = try await LoaderSession(configuration: configuration).bytes(from: url)
+        var received = Data()
+        for try await chunk in bytes.chunks {
+            received.append(chunk)
+            if received.count >= first.count { HeldHandler.entries.withLock { $0[url.host!]?.openedByReader = true } }
+        }
+        #expect(Bytes.difference(received, sampleText) == nil)
+        // Had the decoder held bytes back, the first part would have come whole only after the handler stopped waiting.
+        #expect(HeldHandler.entries.withLock { $0[url.host!]?.gaveUpWaiting } == false)
     }
 
     @Test("A brotli body corrupt or cut short is cannotDecodeContentData naming the URL; a bomb past the ratio is refused")

@@ -29,6 +29,33 @@ public enum Compression {
         return output.prefix(size)
     }
 
+    /// `parts` compressed as one brotli stream, flushed after each part so that a decoder can give each part whole
+    /// before the next arrives (as a server streaming events does): the encoded pieces, one per part, the last
+    /// ending the stream.
+    public static func brotliFlushed(_ parts: [Data], quality: Int32 = 5) -> [Data] {
+        guard let encoder = BrotliEncoderCreateInstance(nil, nil, nil) else { preconditionFailure("brotli could not start") }
+        defer { BrotliEncoderDestroyInstance(encoder) }
+        precondition(BrotliEncoderSetParameter(encoder, BROTLI_PARAM_QUALITY, UInt32(quality)) == BROTLI_TRUE)
+        return parts.enumerated().map { index, part in
+            let operation = index == parts.count - 1 ? BROTLI_OPERATION_FINISH : BROTLI_OPERATION_FLUSH
+            var encoded = Data()
+            part.withUnsafeBytes { input in
+                var availableIn = input.count
+                var nextIn = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+                repeat {
+                    var availableOut = buffer.count
+                    buffer.withUnsafeMutableBufferPointer { out in
+                        var nextOut = out.baseAddress
+                        precondition(BrotliEncoderCompressStream(encoder, operation, &availableIn, &nextIn, &availableOut, &nextOut, nil) == BROTLI_TRUE)
+                    }
+                    encoded.append(contentsOf: buffer[0..<(buffer.count - availableOut)])
+                } while availableIn > 0 || BrotliEncoderHasMoreOutput(encoder) == BROTLI_TRUE
+            }
+            return encoded
+        }
+    }
+
     /// `data` compressed whole in `format`.
     public static func compress(_ data: Data, _ format: Format, level: Int32 = 6) -> Data {
         let bits: Int32 = switch format {

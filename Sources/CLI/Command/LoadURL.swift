@@ -187,7 +187,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var continueAt: String?
 
     /// Ask for a compressed response and decode it.
-    @Flag(name: .customLong("compressed"), help: "Ask for a gzip or deflate response and write it decoded.")
+    @Flag(name: .customLong("compressed"), help: "Ask for a gzip, deflate or brotli (br) response and write it decoded.")
     public var compressed = false
 
     /// Cookies to send (`NAME=VALUE; …`), or files of cookies to start the jar with.

@@ -15,17 +15,6 @@ final class TLSContextCache: Sendable {
         var identityFiles: [FileStamp]
     }
 
-    /// A file's modification time and size.
-    private struct FileStamp: Hashable {
-        var modified: Date?
-        var size: Int?
-
-        init(_ path: String) {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            modified = attributes?[.modificationDate] as? Date
-            size = (attributes?[.size] as? Int) ?? (attributes?[.size] as? UInt64).map { Int(clamping: $0) }
-        }
-    }
     private let contexts = Locked<[Key: NIOSSLContext]>([:])
 
     /// The context for `options`; `checksHostname: false` is for a connection whose trust the delegate

@@ -46,20 +46,21 @@ final class BrotliDecoder: BodyDecoder {
             }
             pending.advance(by: consumed)
             totalOut += produced
+            // Asked, not inferred from the result: a decoder out of input may still hold decoded bytes (more than
+            // the window took) and says it needs more input, and those must not wait for the next chunk.
+            outputMayBePending = BrotliDecoderHasMoreOutput(state) == BROTLI_TRUE
             switch result {
             case BROTLI_DECODER_RESULT_SUCCESS:
                 // The stream's end: bytes after it are ignored.
                 isFinished = true
-                outputMayBePending = false
-            case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT:
-                outputMayBePending = true
-            case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
-                // Everything given was taken in.
-                outputMayBePending = false
+            case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT, BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
+                break
             default:
                 throw .corrupt(String(cString: BrotliDecoderErrorString(BrotliDecoderGetErrorCode(state))))
             }
             if produced > 0 { return output.prefix(produced) }
+            // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
+            if consumed == 0, !outputMayBePending { return nil }
         }
         return nil
     }

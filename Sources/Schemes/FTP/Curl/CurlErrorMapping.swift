@@ -35,9 +35,11 @@ enum CurlErrorMapping {
         case _ where message.lowercased().contains("alert certificate required"):
             // The server's TLS alert, in OpenSSL's words: it wants a client certificate.
             error.code = .clientCertificateRequired
+            error.reason = "the server asks for a TLS client certificate: \(error.reason ?? "")"
         case _ where ["alert unknown ca", "alert bad certificate", "alert certificate unknown", "alert unsupported certificate",
                       "alert certificate expired", "alert certificate revoked"].contains(where: message.lowercased().contains):
             error.code = .clientCertificateRejected
+            error.reason = "the server refused the TLS client certificate (or its absence): \(error.reason ?? "")"
         case CURLE_FTP_COULDNT_RETR_FILE:
             switch serverReply {
             case 530: error.code = .userAuthenticationRequired

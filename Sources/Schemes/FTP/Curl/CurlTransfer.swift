@@ -64,9 +64,13 @@ final class CurlTransfer: @unchecked Sendable {
         let verifiesCertificates: Bool
         /// The client certificate, its key and passphrase: a connection shows the server one identity only.
         let clientIdentity: [String?]
+        /// The certificate's and key's files as they are now: kept connections (and their TLS sessions) made with a
+        /// certificate since renewed in place are not used again.
+        let clientIdentityFiles: [FileStamp]
     }
-    /// The client certificate the transfer shows an FTPS server, if any, for an error that names it.
+    /// The client certificate the transfer shows an FTPS server, and its key's file, if any, for an error that names them.
     private let clientCertificatePEMFile: String?
+    private let clientPrivateKeyPEMFile: String?
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// Whether the transfer failed on a kept connection that had gone away, before anything reached the reader:
@@ -109,7 +113,9 @@ final class CurlTransfer: @unchecked Sendable {
         let options = request.options[FTPOptions.self]
         let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
                            verifiesCertificates: options.verifiesCertificates,
-                           clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase])
+                           clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
+                           clientIdentityFiles: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile].compactMap { $0 }.map(FileStamp.init))
+        self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         self.connectionReuse = options.idleConnectionNanoseconds.map { (key: key, idleTimeout: $0) }
         try configure(request, options: options, credential: credential, newConnection: newConnection)
@@ -285,8 +291,11 @@ final class CurlTransfer: @unchecked Sendable {
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         if code == CURLE_SSL_CERTPROBLEM, let clientCertificatePEMFile {
-            // libcurl could not use the client certificate or its key: the caller's files, not the server.
-            error.underlying = ClientIdentityError(path: clientCertificatePEMFile, cause: nil)
+            // libcurl could not use the client certificate or its key: the caller's files, not the server. Its
+            // message says which ("unable to set private key file", "could not load PEM client certificate").
+            let keyAtFault = String(cString: errorBuffer).lowercased().contains("key")
+            error.underlying = ClientIdentityError(path: keyAtFault ? clientPrivateKeyPEMFile ?? clientCertificatePEMFile : clientCertificatePEMFile,
+                                                   cause: nil)
         }
         if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }
         if error.code == .networkConnectionLost, lastReplyCode == 234 {
