@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/select.h>
 
 // The libcurl functions in use, filled by load() from the loaded library.
 static struct {
@@ -22,6 +23,7 @@ static struct {
     CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wait)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wakeup)(CURLM *);
+    CURLMcode (*multi_fdset)(CURLM *, fd_set *, fd_set *, fd_set *, int *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
     CURLSH *(*share_init)(void);
     CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
@@ -67,6 +69,7 @@ static void load(void) {
     *(void **)&curl.multi_poll = symbol(library, "curl_multi_poll");
     *(void **)&curl.multi_wait = symbol(library, "curl_multi_wait");
     *(void **)&curl.multi_wakeup = symbol(library, "curl_multi_wakeup");
+    *(void **)&curl.multi_fdset = symbol(library, "curl_multi_fdset");
     *(void **)&curl.multi_info_read = symbol(library, "curl_multi_info_read");
     *(void **)&curl.share_init = symbol(library, "curl_share_init");
     *(void **)&curl.share_setopt = symbol(library, "curl_share_setopt");
@@ -104,6 +107,16 @@ CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int
     return curl.multi_wait(multi, extra, count, timeout_ms, numfds);
 }
 CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
+int ccurl_multi_watches_sockets(CURLM *multi) {
+    fd_set read, write, error;
+    FD_ZERO(&read);
+    FD_ZERO(&write);
+    FD_ZERO(&error);
+    int highest = -1;
+    // Unknown counts as watching: the caller then sleeps as usual.
+    if (curl.multi_fdset(multi, &read, &write, &error, &highest) != CURLM_OK) return 1;
+    return highest >= 0;
+}
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }
 
 CURLSH *ccurl_share_connections(void) {

@@ -29,6 +29,9 @@ CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
 CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wakeup(CURLM *multi);
+/// Whether libcurl watches any socket now (`curl_multi_fdset` gives a highest descriptor): with transfers running and
+/// none watched, libcurl waits on nothing a poll can see, and libcurl's documentation has the caller come back soon.
+int ccurl_multi_watches_sockets(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
 
 /// A share handle whose transfers share one cache of connections and their TLS sessions

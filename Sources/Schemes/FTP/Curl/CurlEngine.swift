@@ -50,6 +50,8 @@ final class CurlEngine: @unchecked Sendable {
     /// The longest the engine sleeps with nothing to do, in milliseconds: only a cap, since `submit` wakes it.
     /// Tests lengthen it, so that a lost wake-up shows as a hang rather than as a second's delay.
     static let idleWait = Atomic<Int32>(1000)
+    /// Milliseconds to sleep while transfers run with no socket watched (see `run`).
+    static let socketlessWait: Int32 = 5
     /// How many times in a row the engine runs libcurl again before handing batches over, while a socket is ready.
     private static let readsPerBatch = 8
     /// Below this many bytes (half a batch buffer) a batch waits a little for more before it is handed over.
@@ -124,8 +126,12 @@ final class CurlEngine: @unchecked Sendable {
             // Before sleeping, not in the look-ahead rounds above: closes the connections of sessions idle past
             // their timeout, and the sleep ends in time for the next.
             let untilIdleClose = shares.isEmpty ? nil : closeIdleConnections()
-            // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it.
-            ccurl_multi_poll(multi, nil, 0, min(Self.idleWait.load(ordering: .relaxed), untilIdleClose ?? .max), &numfds)
+            // Sleeps until a socket is ready, a timer of libcurl's is due, or `submit` wakes it. With transfers running
+            // and no socket watched, libcurl (7.88) sets no timer either: seen right after an EPSV reply, before the
+            // data connection, where each file then waited the whole sleep (1 s; curl's own CLI alike). Come back soon.
+            var wait = min(Self.idleWait.load(ordering: .relaxed), untilIdleClose ?? .max)
+            if running > 0, ccurl_multi_watches_sockets(multi) == 0 { wait = min(wait, Self.socketlessWait) }
+            ccurl_multi_poll(multi, nil, 0, wait, &numfds)
         }
     }
 
