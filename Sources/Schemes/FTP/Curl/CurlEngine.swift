@@ -130,7 +130,10 @@ final class CurlEngine: @unchecked Sendable {
             // and no socket watched, libcurl (7.88) sets no timer either: seen right after an EPSV reply, before the
             // data connection, where each file then waited the whole sleep (1 s; curl's own CLI alike). Come back soon.
             var wait = min(Self.idleWait.load(ordering: .relaxed), untilIdleClose ?? .max)
-            if running > 0, ccurl_multi_watches_sockets(multi) == 0 { wait = min(wait, Self.socketlessWait) }
+            // (Not for transfers libcurl holds paused for their readers or upload bodies: it watches none of theirs.)
+            if running > 0, transfers.values.contains(where: { !$0.isPaused }), ccurl_multi_watches_sockets(multi) == 0 {
+                wait = min(wait, Self.socketlessWait)
+            }
             ccurl_multi_poll(multi, nil, 0, wait, &numfds)
         }
     }
@@ -163,7 +166,10 @@ final class CurlEngine: @unchecked Sendable {
             shares.expireSoon { $0.session == session }
         case .resume(let transfer):
             // CURLPAUSE_CONT is 0: a macro Swift does not import.
-            if transfers[transfer.easy] === transfer { ccurl_easy_pause(transfer.easy, 0) }
+            if transfers[transfer.easy] === transfer {
+                transfer.noteResumed()
+                ccurl_easy_pause(transfer.easy, 0)
+            }
         }
     }
 

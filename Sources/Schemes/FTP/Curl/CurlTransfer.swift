@@ -85,6 +85,17 @@ final class CurlTransfer: @unchecked Sendable {
     private let hasRoom = Atomic<Bool>(true)
     /// Whether libcurl was told to pause (and so must be resumed when room comes).
     private let paused = Atomic<Bool>(false)
+    /// Whether an upload waits for its body's next bytes (libcurl paused by `CURL_READFUNC_PAUSE`); engine thread only.
+    private var uploadWaiting = false
+
+    /// Whether libcurl holds this transfer paused, receiving or sending (engine thread): it then watches none of its
+    /// sockets, rightly, and the engine need not come back for it soon.
+    var isPaused: Bool { uploadWaiting || paused.load(ordering: .relaxed) }
+
+    /// Notes that the engine resumed the transfer (engine thread).
+    func noteResumed() {
+        uploadWaiting = false
+    }
     /// Set when the load is stopped, before the engine hears of it: bytes libcurl still passes on meanwhile
     /// are dropped, not handed to a reader that is gone, and a paused transfer is not resumed.
     private let stopped = Atomic<Bool>(false)
@@ -417,7 +428,9 @@ final class CurlTransfer: @unchecked Sendable {
         guard let upload else { return 0 }
         switch upload.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
         case .copied(let count): return count
-        case .wait: return Int(CURL_READFUNC_PAUSE)
+        case .wait:
+            uploadWaiting = true
+            return Int(CURL_READFUNC_PAUSE)
         case .end: return 0
         case .failed: return Int(CURL_READFUNC_ABORT)
         }
