@@ -70,24 +70,6 @@ struct HTTPAcceptedCredentialTests {
         #expect(server.areaChallengeCount == 4)
     }
 
-    @Test("The challenge after a kept credential's refusal counts it: previousFailureCount 1, the refused credential proposed")
-    func refusalCounted() async throws {
-        let (server, session) = try await learnt()
-        let newer = Credential(user: "u", password: "q")
-        let answerer = ChallengeAnswerer([.useCredential(newer)])
-        let (_, response) = try await session.data(from: server.url("/area/b?password=q"), delegate: answerer)
-        #expect(response.status == .ok)
-        let first = try #require(answerer.seen.withLock { $0.first })
-        #expect(first.previousFailureCount == 1)
-        #expect(first.proposedCredential == good)
-        // A load challenged without a kept credential (another session's) starts from none.
-        let fresh = ChallengeAnswerer([.useCredential(good)])
-        let (_, other) = try await plainHTTPSession().data(from: server.url("/area/c"), delegate: fresh)
-        #expect(other.status == .ok)
-        let unkept = try #require(fresh.seen.withLock { $0.first })
-        #expect(unkept.previousFailureCount == 0 && unkept.proposedCredential == nil)
-    }
-
     @Test("One the credential store gave goes unasked only while the store holds it: removed or replaced there, the challenge is answered again")
     func heldByTheStore() async throws {
         let server = try ScriptedServer()

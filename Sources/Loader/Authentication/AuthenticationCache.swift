@@ -18,8 +18,6 @@ final class AuthenticationCache: Sendable {
         var directory: String
         /// The `Authorization` value, worked out once.
         var authorization: String
-        /// The credential it carries: the proposed credential of the challenge that follows its refusal.
-        var credential: Credential
         /// The credential, when it came from the session's credential store: it goes unasked only while the store
         /// holds it still.
         var storeHeld: Credential?
@@ -46,11 +44,10 @@ final class AuthenticationCache: Sendable {
             .max { entries[$0].directory.utf8.count < entries[$1].directory.utf8.count }
     }
 
-    /// Keeps `authorization`, carrying `credential`, which the server of `space` accepted for `url`, for `url`'s
-    /// directory and below; `fromStore` when the credential came from the credential store.
-    func remember(_ authorization: String, credential: Credential, space: ProtectionSpace, url: URL, fromStore: Bool = false) {
-        let entry = Entry(space: space, directory: Self.directory(of: url), authorization: authorization, credential: credential,
-                          storeHeld: fromStore ? credential : nil)
+    /// Keeps `authorization`, a credential the server of `space` accepted for `url`, for `url`'s directory and below;
+    /// `storeHeld` is the credential when it came from the credential store.
+    func remember(_ authorization: String, space: ProtectionSpace, url: URL, storeHeld: Credential? = nil) {
+        let entry = Entry(space: space, directory: Self.directory(of: url), authorization: authorization, storeHeld: storeHeld)
         entries.withLock { entries in
             entries.removeAll { $0.directory == entry.directory && $0.space.isServer(of: url) }
             if entries.count >= Self.capacity { entries.removeFirst() }

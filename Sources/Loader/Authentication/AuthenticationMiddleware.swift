@@ -43,15 +43,12 @@ public struct AuthenticationMiddleware: LoadMiddleware {
     }
 
     /// Answers `first`'s challenge, and any that follow, while the delegate or the store has a credential.
-    /// `refused`: the kept credential that went with the request unasked and drew `first`, the first failure.
     @inline(never)
-    fileprivate func answerChallenges(_ first: LoadResult, to request: LoadRequest, refused: Credential?, context: LoadContext,
-                                      next: LoadNext) async throws -> LoadResult {
+    fileprivate func answerChallenges(_ first: LoadResult, to request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         var current = request
         var result = first
-        // As URLSession counts a credential sent ahead and refused: the delegate hears of it as the proposed one.
-        var failures = refused == nil ? 0 : 1
-        var proposed = refused
+        var failures = 0
+        var proposed: Credential?
         var userInfoTried = false
         // Per method: a store without a Digest credential may have a Basic one for the same server.
         var storeTried: Set<String> = []
@@ -102,7 +99,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             result = try await next(current)
             if offer == .basic, source != .userInfo, let status = result.response.status, status.code < 400 {
                 // Accepted: a 403 or a 5xx says nothing good of the credential.
-                accepted.remember(authorization, credential: credential, space: space, url: current.url, fromStore: source == .store)
+                accepted.remember(authorization, space: space, url: current.url, storeHeld: source == .store ? credential : nil)
             }
         }
     }
@@ -192,7 +189,8 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 // challenge, the credential) is allocated only for a 401.
 extension AuthenticationMiddleware: BuiltInLayer {
     /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept (and,
-    /// for one from the store, the store still holds it). A 401 to it is taken up by ``more(_:for:context:next:)``.
+    /// for one from the store, the store still holds it); then the result is looked at (``transformed(_:)``), to
+    /// forget the credential if the server refuses it.
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
         guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
         if let held = entry.storeHeld, store?.credential(for: entry.space) != held {
@@ -201,22 +199,22 @@ extension AuthenticationMiddleware: BuiltInLayer {
         }
         var request = request
         request.headerFields[.authorization] = entry.authorization
-        return (request, false)
+        return (request, true)
+    }
+
+    /// The result of a request sent with a kept credential: a 401 means the server no longer takes it, so it is no
+    /// longer sent unasked (the challenge is then answered as any other). Had another load replaced the entry
+    /// meanwhile, that one goes: it is learnt again at its next challenge.
+    func transformed(_ result: LoadResult) -> LoadResult {
+        if result.response.status == .unauthorized { accepted.forget(for: result.response.url) }
+        return result
     }
 
     func needsMore(_ result: LoadResult) -> Bool {
         result.response.status == .unauthorized
     }
 
-    /// Answers the 401. When a kept credential went with the request (``passingDown(_:)`` found one for it), the server
-    /// no longer takes it: it is no longer sent unasked, and counts as the challenge's first failure. Had another
-    /// load replaced the entry meanwhile, that one goes: it is learnt again at its next challenge.
     func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        var refused: Credential?
-        if request.headerFields[.authorization] == nil, let entry = accepted.entry(for: request.url) {
-            accepted.forget(for: request.url, authorization: entry.authorization)
-            refused = entry.credential
-        }
-        return try await answerChallenges(result, to: request, refused: refused, context: context, next: next)
+        try await answerChallenges(result, to: request, context: context, next: next)
     }
 }
