@@ -24,6 +24,11 @@ static struct {
     CURLMcode (*multi_wait)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wakeup)(CURLM *);
     CURLMcode (*multi_fdset)(CURLM *, fd_set *, fd_set *, fd_set *, int *);
+    // libcurl 8.8 or later only (NULL before): the watched sockets with no fd_set and no FD_SETSIZE limit.
+    CURLMcode (*multi_waitfds)(CURLM *, struct curl_waitfd *, unsigned int, unsigned int *);
+    // Whether curl_multi_fdset is safe to call: some versions write past an fd_set for a descriptor at or above
+    // FD_SETSIZE (7.77-7.78, curl #7718; 8.12-8.17, curl PR #19439).
+    int fdset_safe;
     CURLMsg *(*multi_info_read)(CURLM *, int *);
     CURLSH *(*share_init)(void);
     CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
@@ -70,6 +75,13 @@ static void load(void) {
     *(void **)&curl.multi_wait = symbol(library, "curl_multi_wait");
     *(void **)&curl.multi_wakeup = symbol(library, "curl_multi_wakeup");
     *(void **)&curl.multi_fdset = symbol(library, "curl_multi_fdset");
+    *(void **)&curl.multi_waitfds = dlsym(library, "curl_multi_waitfds");
+    curl_version_info_data *(*version_info)(CURLversion) = NULL;
+    *(void **)&version_info = dlsym(library, "curl_version_info");
+    if (version_info != NULL) {
+        unsigned int version = version_info(CURLVERSION_NOW)->version_num;
+        curl.fdset_safe = (version >= 0x074F00 && version < 0x080C00) || version >= 0x081200;
+    }
     *(void **)&curl.multi_info_read = symbol(library, "curl_multi_info_read");
     *(void **)&curl.share_init = symbol(library, "curl_share_init");
     *(void **)&curl.share_setopt = symbol(library, "curl_share_setopt");
@@ -108,12 +120,18 @@ CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int
 }
 CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
 int ccurl_multi_watches_sockets(CURLM *multi) {
+    // Unknown counts as watching: the caller then sleeps as usual.
+    if (curl.multi_waitfds != NULL) {
+        unsigned int count = 0;
+        CURLMcode code = curl.multi_waitfds(multi, NULL, 0, &count);
+        return (code == CURLM_OK || code == CURLM_OUT_OF_MEMORY) ? count > 0 : 1;
+    }
+    if (!curl.fdset_safe) return 1;
     fd_set read, write, error;
     FD_ZERO(&read);
     FD_ZERO(&write);
     FD_ZERO(&error);
     int highest = -1;
-    // Unknown counts as watching: the caller then sleeps as usual.
     if (curl.multi_fdset(multi, &read, &write, &error, &highest) != CURLM_OK) return 1;
     return highest >= 0;
 }

@@ -29,8 +29,8 @@ CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
 CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wakeup(CURLM *multi);
-/// Whether libcurl watches any socket now (`curl_multi_fdset` gives a highest descriptor): with transfers running and
-/// none watched, libcurl waits on nothing a poll can see, and libcurl's documentation has the caller come back soon.
+/// Whether libcurl watches any socket now (`curl_multi_waitfds` from libcurl 8.8, else `curl_multi_fdset` where that
+/// is safe; 1 when it cannot tell): with transfers running and none watched, libcurl waits on nothing a poll can see.
 int ccurl_multi_watches_sockets(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left);
 
