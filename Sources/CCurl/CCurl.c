@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/select.h>
 
 // The libcurl functions in use, filled by load() from the loaded library.
@@ -133,6 +134,9 @@ int ccurl_multi_watches_sockets(CURLM *multi) {
     FD_ZERO(&error);
     int highest = -1;
     if (curl.multi_fdset(multi, &read, &write, &error, &highest) != CURLM_OK) return 1;
+    // curl_multi_fdset leaves out sockets at or above FD_SETSIZE: once the process's descriptors have reached it
+    // (descriptors are handed out lowest first), none reported tells nothing.
+    if (highest < 0 && fcntl(FD_SETSIZE, F_GETFD) != -1) return 1;
     return highest >= 0;
 }
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }

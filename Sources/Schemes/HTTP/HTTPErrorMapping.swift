@@ -66,17 +66,7 @@ enum HTTPErrorMapping {
             }
             return LoadError(.serverCertificateUntrusted, url: url, reason: "the server's certificate is not trusted", underlying: error)
         }
-        // The server's alerts about the client's certificate (BoringSSL names each alert it receives).
-        if text.contains("ALERT_CERTIFICATE_REQUIRED") {
-            return LoadError(.clientCertificateRequired, url: url,
-                             reason: "the server asks for a TLS client certificate", underlying: error)
-        }
-        if ["ALERT_UNKNOWN_CA", "ALERT_BAD_CERTIFICATE", "ALERT_CERTIFICATE_UNKNOWN", "ALERT_UNSUPPORTED_CERTIFICATE",
-            "ALERT_CERTIFICATE_EXPIRED", "ALERT_CERTIFICATE_REVOKED"].contains(where: text.contains) {
-            // Some servers answer a missing certificate so too (bad_certificate, certificate_unknown).
-            return LoadError(.clientCertificateRejected, url: url, reason: "the server refused the TLS client certificate (or its absence): \(text)",
-                             underlying: error)
-        }
+        if let refusal = ClientCertificateAlert.error(in: text, url: url, detail: text, underlying: error) { return refusal }
         if case .uncleanShutdown? = error as? NIOSSLError {
             return LoadError(.networkConnectionLost, url: url, reason: "the TLS connection closed without close_notify", underlying: error)
         }

@@ -10,12 +10,11 @@ final class TLSContextCache: Sendable {
         var options: HTTPClientOptions.TLSOptions
         var checksHostname: Bool
         var offersHTTP2: Bool
-        /// The client certificate's and key's files as they were when read (modification time and size), so that a
-        /// certificate renewed in place is read again for the next connection.
-        var identityFiles: [FileStamp]
     }
 
-    private let contexts = Locked<[Key: NIOSSLContext]>([:])
+    /// Each setting's context, with the client certificate's and key's files as they were when it was made: a
+    /// certificate renewed in place is read again for the next connection, its context replacing the old one.
+    private let contexts = Locked<[Key: (identityFiles: [FileStamp], context: NIOSSLContext)]>([:])
 
     /// The context for `options`; `checksHostname: false` is for a connection whose trust the delegate
     /// decides (its verification callback replaces NIOSSL's, and the host-name check with it).
@@ -23,9 +22,9 @@ final class TLSContextCache: Sendable {
     /// `offersHTTP2`: the handshake offers `h2` and `http/1.1` by ALPN (without it, no ALPN at all, as before
     /// HTTP/2 was offered: a connection that carries WebSocket or a setting that turns HTTP/2 off).
     func context(for options: HTTPClientOptions.TLSOptions, checksHostname: Bool = true, offersHTTP2: Bool = false, url: URL) throws -> NIOSSLContext {
-        let identityFiles = [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile].compactMap { $0 }.map(FileStamp.init)
-        let key = Key(options: options, checksHostname: checksHostname, offersHTTP2: offersHTTP2, identityFiles: identityFiles)
-        if let cached = contexts.withLock({ $0[key] }) { return cached }
+        let identityFiles = FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile)
+        let key = Key(options: options, checksHostname: checksHostname, offersHTTP2: offersHTTP2)
+        if let cached = contexts.withLock({ $0[key] }), cached.identityFiles == identityFiles { return cached.context }
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
         if offersHTTP2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
@@ -39,7 +38,7 @@ final class TLSContextCache: Sendable {
                 let certificates = try NIOSSLCertificate.fromPEMFile(path)
                 configuration.additionalTrustRoots = [.certificates(certificates)]
             } catch {
-                throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the trust roots in \(path)", underlying: error)
+                throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the trust roots in \(path): \(error)", underlying: error)
             }
         }
         if let certificatePath = options.clientCertificatePEMFile {
@@ -51,7 +50,7 @@ final class TLSContextCache: Sendable {
             context = try NIOSSLContext(configuration: configuration)
         } catch {
             guard let path = options.clientCertificatePEMFile else {
-                throw LoadError(.secureConnectionFailed, url: url, reason: "cannot set up TLS", underlying: error)
+                throw LoadError(.secureConnectionFailed, url: url, reason: "cannot set up TLS: \(error)", underlying: error)
             }
             // The key was read already: NIOSSL fails to load it into the context when BoringSSL finds it is not the
             // certificate's.
@@ -60,7 +59,7 @@ final class TLSContextCache: Sendable {
             throw LoadError(.secureConnectionFailed, url: url, reason: "cannot use the client certificate in \(path): \(why)",
                             underlying: ClientIdentityError(path: options.clientPrivateKeyPEMFile ?? path, cause: error))
         }
-        contexts.withLock { $0[key] = context }
+        contexts.withLock { $0[key] = (identityFiles, context) }
         return context
     }
 
@@ -72,7 +71,7 @@ final class TLSContextCache: Sendable {
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
         } catch {
-            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the client certificate in \(certificatePath)",
+            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the client certificate in \(certificatePath): \(Self.why(certificatePath, error))",
                             underlying: ClientIdentityError(path: certificatePath, cause: error))
         }
         guard !chain.isEmpty else {
@@ -86,11 +85,21 @@ final class TLSContextCache: Sendable {
             let bytes = Array((passphrase ?? "").utf8)
             key = try NIOSSLPrivateKey(file: keyPath, format: .pem) { (supply: ([UInt8]) -> Void) in supply(bytes) }
         } catch {
-            let why = passphrase == nil ? " (if it is encrypted, give its passphrase)" : " (or the passphrase is wrong)"
-            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the client certificate's private key in \(keyPath)\(why)",
+            // A file that can be read but not decoded is most often an encrypted key without its (right) passphrase.
+            let readable = FileManager.default.isReadableFile(atPath: keyPath)
+            let why = !readable ? Self.why(keyPath, error)
+                : passphrase == nil ? "not a PEM private key, or encrypted (give its passphrase)" : "not a PEM private key, or the passphrase is wrong"
+            throw LoadError(.secureConnectionFailed, url: url, reason: "cannot read the client certificate's private key in \(keyPath): \(why)",
                             underlying: ClientIdentityError(path: keyPath, cause: error))
         }
         configuration.certificateChain = chain.map { .certificate($0) }
         configuration.privateKey = .privateKey(key)
+    }
+
+    /// Why the file at `path` could not be read: missing, unreadable, or not what was expected (NIOSSL's error).
+    private static func why(_ path: String, _ error: any Error) -> String {
+        if !FileManager.default.fileExists(atPath: path) { return "no such file" }
+        if !FileManager.default.isReadableFile(atPath: path) { return "not readable" }
+        return "\(error)"
     }
 }

@@ -15,7 +15,6 @@ final class Inflater: BodyDecoder {
         case deflate
     }
 
-    typealias Failure = DecodingFailure
 
     private let format: Format
     private let window: Int
@@ -61,7 +60,7 @@ final class Inflater: BodyDecoder {
 
     /// Decodes the next piece of the input given so far: `nil` when more input is needed or the stream
     /// has ended.
-    func nextOutput() throws(Failure) -> Data? {
+    func nextOutput() throws(DecodingFailure) -> Data? {
         while !isFinished, !pending.isEmpty || outputMayBePending {
             if phase == .betweenMembers {
                 guard startsAnotherMember() else { return nil }
@@ -110,7 +109,7 @@ final class Inflater: BodyDecoder {
 
     /// Checks, once the input has ended, that the compressed stream ended too. An empty input is an
     /// empty body, not an error; after a whole gzip member, one stray byte is ignored as any trailing bytes are.
-    func finish() throws(Failure) {
+    func finish() throws(DecodingFailure) {
         if phase == .decoding, totalIn > 0 || !pending.isEmpty { throw .truncated }
     }
 
@@ -128,7 +127,7 @@ final class Inflater: BodyDecoder {
     }
 
     /// Starts zlib once enough bytes have arrived to tell zlib-wrapped from raw deflate.
-    private func startIfReady() throws(Failure) -> UnsafeMutablePointer<z_stream>? {
+    private func startIfReady() throws(DecodingFailure) -> UnsafeMutablePointer<z_stream>? {
         if let stream { return stream }
         let windowBits: Int32
         switch format {

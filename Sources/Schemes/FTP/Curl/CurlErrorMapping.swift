@@ -20,6 +20,8 @@ enum CurlErrorMapping {
     /// available now (450, 451 and the rest), none of them a lost connection.
     static func map(_ code: CURLcode, message: String, url: URL, serverReply: Int, isUpload: Bool) -> LoadError {
         var error = map(code, message: message, url: url)
+        // A server's TLS alert about the client's certificate, in OpenSSL's words in libcurl's message, whatever the code.
+        if let refusal = ClientCertificateAlert.error(in: message, url: url, detail: error.reason ?? "") { return refusal }
         switch code {
         case CURLE_REMOTE_ACCESS_DENIED:
             error.code = isUpload ? .cannotCreateFile : .fileDoesNotExist
@@ -32,14 +34,6 @@ enum CurlErrorMapping {
             } else if words.contains("subject name") || words.contains("does not match") {
                 error.code = .serverCertificateWrongHost
             }
-        case _ where message.lowercased().contains("alert certificate required"):
-            // The server's TLS alert, in OpenSSL's words: it wants a client certificate.
-            error.code = .clientCertificateRequired
-            error.reason = "the server asks for a TLS client certificate: \(error.reason ?? "")"
-        case _ where ["alert unknown ca", "alert bad certificate", "alert certificate unknown", "alert unsupported certificate",
-                      "alert certificate expired", "alert certificate revoked"].contains(where: message.lowercased().contains):
-            error.code = .clientCertificateRejected
-            error.reason = "the server refused the TLS client certificate (or its absence): \(error.reason ?? "")"
         case CURLE_FTP_COULDNT_RETR_FILE:
             switch serverReply {
             case 530: error.code = .userAuthenticationRequired

@@ -125,7 +125,7 @@ final class CurlTransfer: @unchecked Sendable {
         let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
                            verifiesCertificates: options.verifiesCertificates,
                            clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
-                           clientIdentityFiles: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile].compactMap { $0 }.map(FileStamp.init))
+                           clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
         self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         self.connectionReuse = options.idleConnectionNanoseconds.map { (key: key, idleTimeout: $0) }
@@ -303,8 +303,9 @@ final class CurlTransfer: @unchecked Sendable {
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         if code == CURLE_SSL_CERTPROBLEM, let clientCertificatePEMFile {
             // libcurl could not use the client certificate or its key: the caller's files, not the server. Its
-            // message says which ("unable to set private key file", "could not load PEM client certificate").
-            let keyAtFault = String(cString: errorBuffer).lowercased().contains("key")
+            // message says which: "unable to set private key file", or "could not load PEM client certificate …
+            // (no key found, wrong pass phrase, or wrong file format?)", whose "key" is no sign of the key file.
+            let keyAtFault = String(cString: errorBuffer).lowercased().contains("private key")
             error.underlying = ClientIdentityError(path: keyAtFault ? clientPrivateKeyPEMFile ?? clientCertificatePEMFile : clientCertificatePEMFile,
                                                    cause: nil)
         }
