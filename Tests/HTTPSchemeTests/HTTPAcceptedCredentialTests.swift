@@ -70,6 +70,67 @@ struct HTTPAcceptedCredentialTests {
         #expect(server.areaChallengeCount == 4)
     }
 
+    @Test("A refused kept credential counts as the load's first failure: the challenge says 1 and proposes it, as URLSession's does")
+    func refusedIsProposed() async throws {
+        let (server, session) = try await learnt()
+        let newer = Credential(user: "u", password: "q")
+        let answerer = ChallengeAnswerer([.useCredential(newer)])
+        // u:p goes unasked and is refused here; the delegate answers u:q.
+        let (data, response) = try await session.data(from: server.url("/area/b?password=q"), delegate: answerer)
+        #expect(response.status == .ok && Self.text(data) == "welcome " + Self.field("u:q"))
+        let seen = answerer.seen.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.previousFailureCount == 1)
+        #expect(seen.first?.proposedCredential == good)
+        #expect(seen.first?.failureResponse?.status == .unauthorized)
+        #expect(server.areaChallengeCount == 2)
+    }
+
+    @Test("A kept credential from the store that the server refuses is not sent again by default handling: the 401 goes to the caller")
+    func refusedStoreCredentialNotResent() async throws {
+        let server = try ScriptedServer()
+        let store = CredentialStore()
+        store.set(good, for: ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic"))
+        let session = plainHTTPSession { $0.credentialStore = store }
+        let (_, first) = try await session.data(from: server.url("/area/a"))
+        #expect(first.status == .ok)
+        #expect(server.areaChallengeCount == 1)
+        // The store still holds u:p, so it goes unasked; the server wants u:q here and refuses it. Sending it again
+        // would be one more refusal.
+        let (_, refused) = try await session.data(from: server.url("/area/b?password=q"))
+        #expect(refused.status == .unauthorized)
+        #expect(server.areaChallengeCount == 2)
+    }
+
+    @Test("A load that went without the credential it would have had (dropped, the store no longer holds it) is no refusal of another")
+    func droppedIsNoRefusal() async throws {
+        let server = try ScriptedServer()
+        let store = CredentialStore()
+        let space = ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic")
+        store.set(good, for: space)
+        let session = plainHTTPSession { $0.credentialStore = store }
+        // Kept for /area/docs/ from the store, then for /area/ from the delegate.
+        let (_, docs) = try await session.data(from: server.url("/area/docs/a"))
+        #expect(docs.status == .ok)
+        let (_, area) = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        #expect(area.status == .ok)
+        #expect(server.areaChallengeCount == 2)
+
+        // The store no longer holds it: /area/docs/'s entry is dropped and the request goes without a credential.
+        store.remove(for: space)
+        let answerer = ChallengeAnswerer([.rejectProtectionSpace])
+        let (_, unanswered) = try await session.data(from: server.url("/area/docs/b"), delegate: answerer)
+        #expect(unanswered.status == .unauthorized)
+        let seen = answerer.seen.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.previousFailureCount == 0)
+        #expect(seen.first?.proposedCredential == nil)
+        // The delegate's entry for /area/ was not refused, and still goes unasked.
+        let (data, stillKept) = try await session.data(from: server.url("/area/c"))
+        #expect(stillKept.status == .ok && Self.text(data) == "welcome " + Self.field("u:p"))
+        #expect(server.areaChallengeCount == 3)
+    }
+
     @Test("One the credential store gave goes unasked only while the store holds it: removed or replaced there, the challenge is answered again")
     func heldByTheStore() async throws {
         let server = try ScriptedServer()

@@ -19,7 +19,9 @@ import HTTPTypes
 /// session; one an app adds to ``LoaderSession/Configuration/middleware`` keeps them for every session made with
 /// it. A credential from a URL's user info is not kept (it is that URL's), and a request that sets
 /// `Authorization` itself, or whose URL carries user info, is left as it is. When the server refuses a credential
-/// sent that way (a 401), it is forgotten and the challenge is answered as any other. One that came from the
+/// sent that way (a 401), it is forgotten, and the challenge is answered as one that followed a refused answer, as
+/// URLSession's does: its ``AuthenticationChallenge/previousFailureCount`` is 1, it proposes the refused credential,
+/// and default handling does not send that credential again. One that came from the
 /// credential store goes unasked only while the store still holds it for that protection space: removed or
 /// replaced there, it is no longer sent, as URLSession stops sending one removed from its credential storage.
 public struct AuthenticationMiddleware: LoadMiddleware {
@@ -43,12 +45,16 @@ public struct AuthenticationMiddleware: LoadMiddleware {
     }
 
     /// Answers `first`'s challenge, and any that follow, while the delegate or the store has a credential.
+    /// `refused` is a kept credential this layer sent with `request` unasked, which `first` refuses.
     @inline(never)
-    fileprivate func answerChallenges(_ first: LoadResult, to request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+    fileprivate func answerChallenges(_ first: LoadResult, to request: LoadRequest, refused: Credential?, context: LoadContext,
+                                      next: LoadNext) async throws -> LoadResult {
         var current = request
         var result = first
-        var failures = 0
-        var proposed: Credential?
+        var failures = refused == nil ? 0 : 1
+        var proposed = refused
+        // Whether the last answer was a Digest one: only that can have gone with a nonce the server now calls stale.
+        var answeredDigest = false
         var userInfoTried = false
         // Per method: a store without a Digest credential may have a Basic one for the same server.
         var storeTried: Set<String> = []
@@ -63,7 +69,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                   case let offers = Self.offers(in: header, url: current.url), let first = offers.first
             else { return result }
             var chosen: (space: ProtectionSpace, offer: Offer, credential: Credential)?
-            if case .digest(let digest) = first.offer, digest.stale, let proposed, staleAnswers < Self.maximumStaleAnswers {
+            if case .digest(let digest) = first.offer, digest.stale, answeredDigest, let proposed, staleAnswers < Self.maximumStaleAnswers {
                 // The credential was right and the nonce old: again with the new one (a few times at most, so that
                 // a server that calls every nonce stale cannot keep the load going).
                 staleAnswers += 1
@@ -90,9 +96,11 @@ public struct AuthenticationMiddleware: LoadMiddleware {
             }
             proposed = credential
             var uses = 1
+            answeredDigest = false
             if case .digest(let digest) = offer {
                 uses = nonceUses[digest.nonce, default: 0] + 1
                 nonceUses[digest.nonce] = uses
+                answeredDigest = true
             }
             let authorization = offer.authorization(for: credential, method: current.method.rawValue, url: current.url, nonceCount: uses)
             current.headerFields[.authorization] = authorization
@@ -138,9 +146,11 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 userInfoTried = true
                 return (Credential(user: user, password: current.url.password(percentEncoded: false) ?? ""), .userInfo)
             } else if !storeTried.contains(space.authenticationMethod) {
-                // Once, also after the URL's user info was refused: the store may know better.
+                // Once, also after the URL's user info was refused: the store may know better. Not the credential
+                // the server has just refused (one kept and sent ahead, or the delegate's last answer).
                 storeTried.insert(space.authenticationMethod)
-                return store?.credential(for: space).map { ($0, .store) }
+                guard let stored = store?.credential(for: space), failures == 0 || stored != proposed else { return nil }
+                return (stored, .store)
             } else {
                 return nil
             }
@@ -189,8 +199,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 // challenge, the credential) is allocated only for a 401.
 extension AuthenticationMiddleware: BuiltInLayer {
     /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept (and,
-    /// for one from the store, the store still holds it); then the result is looked at (``transformed(_:)``), to
-    /// forget the credential if the server refuses it.
+    /// for one from the store, the store still holds it).
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
         guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
         if let held = entry.storeHeld, store?.credential(for: entry.space) != held {
@@ -199,22 +208,32 @@ extension AuthenticationMiddleware: BuiltInLayer {
         }
         var request = request
         request.headerFields[.authorization] = entry.authorization
-        return (request, true)
-    }
-
-    /// The result of a request sent with a kept credential: a 401 means the server no longer takes it, so it is no
-    /// longer sent unasked (the challenge is then answered as any other). Had another load replaced the entry
-    /// meanwhile, that one goes: it is learnt again at its next challenge.
-    func transformed(_ result: LoadResult) -> LoadResult {
-        if result.response.status == .unauthorized { accepted.forget(for: result.response.url) }
-        return result
+        // A refusal (a 401) is seen in `more`, which every 401 reaches.
+        return (request, false)
     }
 
     func needsMore(_ result: LoadResult) -> Bool {
         result.response.status == .unauthorized
     }
 
+    /// A 401: a kept credential sent with it is no longer sent unasked, and the challenge is answered.
     func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        try await answerChallenges(result, to: request, context: context, next: next)
+        let sentAhead = Self.sentAhead(received: request, sent: context.task.currentRequest)
+        if let sentAhead {
+            // Only if the entry still carries it: another load may have replaced it with one the server takes.
+            accepted.forget(for: request.url, authorization: sentAhead)
+        }
+        return try await answerChallenges(result, to: request, refused: sentAhead.flatMap(Credential.init(basicAuthorization:)),
+                                          context: context, next: next)
+    }
+
+    /// The `Authorization` value of the kept credential this layer added to `received` (``passingDown(_:)``), read
+    /// from `sent`, the request the task last gave a handler: the one the 401 answers, as no layer below this one
+    /// sets that field. Read from the load's own request, not from the kept credentials, which may have changed
+    /// since it went (an entry dropped, or replaced by another load). `nil` when `received` carried its own field,
+    /// or went without one.
+    private static func sentAhead(received: LoadRequest, sent: LoadRequest) -> String? {
+        guard received.headerFields[.authorization] == nil, sent.url == received.url else { return nil }
+        return sent.headerFields[.authorization]
     }
 }
