@@ -70,9 +70,14 @@ struct HTTPAcceptedCredentialTests {
         #expect(server.areaChallengeCount == 4)
     }
 
-    @Test("A refused kept credential counts as the load's first failure: the challenge says 1 and proposes it, as URLSession's does")
-    func refusedIsProposed() async throws {
-        let (server, session) = try await learnt()
+    @Test("A refused kept credential counts as the load's first failure: the challenge says 1 and proposes it, as URLSession's does",
+          arguments: [false, true])
+    func refusedIsProposed(withResponseCache: Bool) async throws {
+        // With a response cache (not a built-in layer) the authentication layer runs in the ordinary chain.
+        let server = try ScriptedServer()
+        let session = plainHTTPSession { if withResponseCache { $0.responseCache = MemoryResponseCache() } }
+        let (_, learnt) = try await session.data(from: server.url("/area/a"), delegate: ChallengeAnswerer([.useCredential(good)]))
+        #expect(learnt.status == .ok)
         let newer = Credential(user: "u", password: "q")
         let answerer = ChallengeAnswerer([.useCredential(newer)])
         // u:p goes unasked and is refused here; the delegate answers u:q.
@@ -84,6 +89,18 @@ struct HTTPAcceptedCredentialTests {
         #expect(seen.first?.proposedCredential == good)
         #expect(seen.first?.failureResponse?.status == .unauthorized)
         #expect(server.areaChallengeCount == 2)
+    }
+
+    @Test("A stale Digest challenge after a Basic answer is a new challenge: the delegate is asked, nothing goes unasked")
+    func staleAfterBasic() async throws {
+        let server = try ScriptedServer()
+        let answerer = ChallengeAnswerer([.useCredential(good), .rejectProtectionSpace])
+        let (body, response) = try await plainHTTPSession().data(from: server.url("/basic-then-stale"), delegate: answerer)
+        #expect(response.status == .unauthorized)
+        #expect(Self.text(body) == "stale?")
+        let seen = answerer.seen.withLock { $0 }
+        #expect(seen.map(\.protectionSpace.authenticationMethod) == ["Basic", "Digest"])
+        #expect(seen.last?.previousFailureCount == 1)
     }
 
     @Test("A kept credential from the store that the server refuses is not sent again by default handling: the 401 goes to the caller")
@@ -100,6 +117,10 @@ struct HTTPAcceptedCredentialTests {
         let (_, refused) = try await session.data(from: server.url("/area/b?password=q"))
         #expect(refused.status == .unauthorized)
         #expect(server.areaChallengeCount == 2)
+        // Forgotten: the next load is challenged, and the store's u:p, right there, is learnt again.
+        let (_, relearnt) = try await session.data(from: server.url("/area/c"))
+        #expect(relearnt.status == .ok)
+        #expect(server.areaChallengeCount == 3)
     }
 
     @Test("A load that went without the credential it would have had (dropped, the store no longer holds it) is no refusal of another")

@@ -25,7 +25,8 @@ import HTTPTypes
 /// credential store goes unasked only while the store still holds it for that protection space: removed or
 /// replaced there, it is no longer sent, as URLSession stops sending one removed from its credential storage.
 public struct AuthenticationMiddleware: LoadMiddleware {
-    /// Credentials tried per load before the 401 is handed to the caller.
+    /// Credentials tried per load before the 401 is handed to the caller; a kept credential sent ahead and refused
+    /// is one of them.
     public var maximumAttempts: Int
     let store: CredentialStore?
     let accepted = AuthenticationCache()
@@ -45,7 +46,8 @@ public struct AuthenticationMiddleware: LoadMiddleware {
     }
 
     /// Answers `first`'s challenge, and any that follow, while the delegate or the store has a credential.
-    /// `refused` is a kept credential this layer sent with `request` unasked, which `first` refuses.
+    /// `refused` is a kept credential this layer sent with `request` unasked, which `first` refuses: it counts as the
+    /// load's first failure.
     @inline(never)
     fileprivate func answerChallenges(_ first: LoadResult, to request: LoadRequest, refused: Credential?, context: LoadContext,
                                       next: LoadNext) async throws -> LoadResult {
@@ -79,7 +81,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 // The strongest first; one nobody has a credential for (or that the delegate refuses) gives way
                 // to the next, as URLSession goes on after `rejectProtectionSpace`.
                 for (space, offer) in offers {
-                    if let (credential, from) = try await ask(about: space, failures: failures, proposed: proposed, result: result,
+                    if let (credential, from) = try await ask(about: space, failures: failures, proposed: proposed, refused: refused, result: result,
                                                               request: current, context: context, userInfoTried: &userInfoTried,
                                                               storeTried: &storeTried) {
                         chosen = (space, offer, credential)
@@ -122,7 +124,7 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 
     /// The credential the delegates or default handling give for `space`, and where it came from; `nil` when none.
     /// Throws when the delegate cancels.
-    private func ask(about space: ProtectionSpace, failures: Int, proposed: Credential?, result: LoadResult, request current: LoadRequest,
+    private func ask(about space: ProtectionSpace, failures: Int, proposed: Credential?, refused: Credential?, result: LoadResult, request current: LoadRequest,
                      context: LoadContext, userInfoTried: inout Bool, storeTried: inout Set<String>) async throws -> (Credential, Source)? {
         let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures,
                                                 proposedCredential: proposed, failureResponse: result.response)
@@ -146,10 +148,11 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                 userInfoTried = true
                 return (Credential(user: user, password: current.url.password(percentEncoded: false) ?? ""), .userInfo)
             } else if !storeTried.contains(space.authenticationMethod) {
-                // Once, also after the URL's user info was refused: the store may know better. Not the credential
-                // the server has just refused (one kept and sent ahead, or the delegate's last answer).
+                // Once, also after the URL's user info was refused: the store may know better. Not the kept `Basic`
+                // credential this load sent ahead and the server refused: that would only be refused again.
                 storeTried.insert(space.authenticationMethod)
-                guard let stored = store?.credential(for: space), failures == 0 || stored != proposed else { return nil }
+                guard let stored = store?.credential(for: space),
+                      stored != refused || space.authenticationMethod != "Basic" else { return nil }
                 return (stored, .store)
             } else {
                 return nil
@@ -199,7 +202,8 @@ public struct AuthenticationMiddleware: LoadMiddleware {
 // challenge, the credential) is allocated only for a 401.
 extension AuthenticationMiddleware: BuiltInLayer {
     /// `request` with the `Basic` credential its server accepted for the request's directory, if one is kept (and,
-    /// for one from the store, the store still holds it).
+    /// for one from the store, the store still holds it); then the result is looked at (``transformed(_:sent:)``),
+    /// to forget the credential if the server refuses it.
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
         guard let entry = accepted.entry(for: request.url), request.headerFields[.authorization] == nil else { return (request, false) }
         if let held = entry.storeHeld, store?.credential(for: entry.space) != held {
@@ -208,32 +212,32 @@ extension AuthenticationMiddleware: BuiltInLayer {
         }
         var request = request
         request.headerFields[.authorization] = entry.authorization
-        // A refusal (a 401) is seen in `more`, which every 401 reaches.
-        return (request, false)
+        return (request, true)
+    }
+
+    /// The result of a request sent with a kept credential: a 401 means the server no longer takes it, so it is no
+    /// longer sent unasked; only the entry that still carries what was sent goes (another load may have replaced
+    /// it with one the server takes). Without `sent`, the entry for the URL goes.
+    func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
+        guard result.response.status == .unauthorized else { return result }
+        accepted.forget(for: result.response.url, authorization: sent?.headerFields[.authorization])
+        return result
     }
 
     func needsMore(_ result: LoadResult) -> Bool {
         result.response.status == .unauthorized
     }
 
-    /// A 401: a kept credential sent with it is no longer sent unasked, and the challenge is answered.
-    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
-        let sentAhead = Self.sentAhead(received: request, sent: context.task.currentRequest)
-        if let sentAhead {
-            // Only if the entry still carries it: another load may have replaced it with one the server takes.
-            accepted.forget(for: request.url, authorization: sentAhead)
-        }
-        return try await answerChallenges(result, to: request, refused: sentAhead.flatMap(Credential.init(basicAuthorization:)),
-                                          context: context, next: next)
+    func more(_ result: LoadResult, for request: LoadRequest, sent: LoadRequest?, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        try await answerChallenges(result, to: request, refused: Self.sentAhead(received: request, sent: sent), context: context, next: next)
     }
 
-    /// The `Authorization` value of the kept credential this layer added to `received` (``passingDown(_:)``), read
-    /// from `sent`, the request the task last gave a handler: the one the 401 answers, as no layer below this one
-    /// sets that field. Read from the load's own request, not from the kept credentials, which may have changed
-    /// since it went (an entry dropped, or replaced by another load). `nil` when `received` carried its own field,
-    /// or went without one.
-    private static func sentAhead(received: LoadRequest, sent: LoadRequest) -> String? {
-        guard received.headerFields[.authorization] == nil, sent.url == received.url else { return nil }
-        return sent.headerFields[.authorization]
+    /// The kept credential this layer added to `received` (``passingDown(_:)``): what `sent` carries that `received`
+    /// did not. Read from the request the 401 answers, not from the kept credentials, which may have changed since
+    /// it went (an entry dropped, or replaced by another load). `nil` when `received` carried its own field, went
+    /// without one, or the request the result answers is not known.
+    private static func sentAhead(received: LoadRequest, sent: LoadRequest?) -> Credential? {
+        guard received.headerFields[.authorization] == nil, let value = sent?.headerFields[.authorization] else { return nil }
+        return Credential(basicAuthorization: value)
     }
 }

@@ -86,18 +86,20 @@ struct MiddlewareChain: Sendable {
         let (down, transforms) = passDown(request)
         // One result, settled in place: each copy held here would be part of this frame.
         var result = try await LoaderSession.dispatch(down, context: context)
-        guard let pending = settle(&result, from: builtIns.count, transforms: transforms) else { return consume result }
-        return try await finish(result, at: pending, request: request, transforms: transforms, context: context)
+        // `down` is what each layer passed down, as far as the layers below it changed it (`BuiltInLayer`'s `sent`).
+        guard let pending = settle(&result, from: builtIns.count, transforms: transforms, sent: down) else { return consume result }
+        return try await finish(result, at: pending, request: request, sent: down, transforms: transforms, context: context)
     }
 
     /// Hands `result` up through the built-in layers below `offset`, innermost first, transforming it
-    /// where they asked to; stops at the first layer whose further work it needs, and gives its offset.
+    /// where they asked to; stops at the first layer whose further work it needs, and gives its offset. `sent` is
+    /// the request `result` answers, when known.
     @inline(never)
-    private func settle(_ result: inout LoadResult, from offset: Int, transforms: UInt64) -> Int? {
+    private func settle(_ result: inout LoadResult, from offset: Int, transforms: UInt64, sent: LoadRequest?) -> Int? {
         var offset = offset
         while offset > 0 {
             offset -= 1
-            if transforms & (1 << offset) != 0 { result = builtIns[offset].transformed(result) }
+            if transforms & (1 << offset) != 0 { result = builtIns[offset].transformed(result, sent: sent) }
             if builtIns[offset].needsMore(result) { return offset }
         }
         return nil
@@ -106,15 +108,18 @@ struct MiddlewareChain: Sendable {
     /// The further work of the built-in layer at `offset` on `result`, with the ordinary chain below it,
     /// then the layers above it.
     @inline(never)
-    private func finish(_ result: LoadResult, at offset: Int, request: LoadRequest, transforms: UInt64,
+    private func finish(_ result: LoadResult, at offset: Int, request: LoadRequest, sent: LoadRequest, transforms: UInt64,
                         context: LoadContext) async throws -> LoadResult {
         var result = result
         var pending: Int? = offset
+        var sent: LoadRequest? = sent
         while let offset = pending {
             let next = LoadNext(chain: self, index: firstBuiltIn + offset + 1, context: context)
             let received = passDown(request, through: offset).request
-            result = try await builtIns[offset].more(result, for: received, context: context, next: next)
-            pending = settle(&result, from: offset, transforms: transforms)
+            result = try await builtIns[offset].more(result, for: received, sent: sent, context: context, next: next)
+            // The result may now answer a request that layer sent itself.
+            sent = nil
+            pending = settle(&result, from: offset, transforms: transforms, sent: nil)
         }
         return result
     }

@@ -147,7 +147,7 @@ extension RedirectMiddleware: BuiltInLayer {
         Self.mayRedirect(result)
     }
 
-    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+    func more(_ result: LoadResult, for request: LoadRequest, sent: LoadRequest?, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         guard let proposed = try redirect(for: result, from: request) else { return result }
         return try await follow(result, to: proposed, from: request, context: context, next: next)
     }

@@ -386,6 +386,18 @@ private final class ScriptHandler: ChannelInboundHandler {
                         Self.respond(bound.value, status: "302 Found", headers: ["Location: /slow-redirect/\(hops - 1)"], body: "")
                     }
                 }
+            } else if path == "/basic-then-stale" {
+                // Basic first; a Basic answer is met with a Digest challenge marked stale, which only a Digest
+                // answer can have earned. A Digest answer, right or wrong, passes.
+                let authorization = request.header("authorization") ?? ""
+                if authorization.hasPrefix("Digest ") {
+                    Self.respond(context, body: "digest answered")
+                } else if authorization.hasPrefix("Basic ") {
+                    Self.respond(context, status: "401 Unauthorized",
+                                 headers: ["WWW-Authenticate: Digest realm=\"stale\", nonce=\"n2\", qop=\"auth\", stale=true"], body: "stale?")
+                } else {
+                    Self.respond(context, status: "401 Unauthorized", headers: ["WWW-Authenticate: Basic realm=\"stale\""], body: "who?")
+                }
             } else if path.hasPrefix("/area/") {
                 // Basic, realm "area": user "u" with the password "p", or the one a `password=` query names. The
                 // answer is the Authorization field that was accepted.

@@ -61,7 +61,7 @@ extension ContentDecodingMiddleware: BuiltInLayer {
         return (Self.asking(request), true)
     }
 
-    func transformed(_ result: LoadResult) -> LoadResult {
+    func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
         decoded(result)
     }
 }

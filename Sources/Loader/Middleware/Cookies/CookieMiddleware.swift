@@ -28,7 +28,7 @@ extension CookieMiddleware: BuiltInLayer {
         return (request, true)
     }
 
-    func transformed(_ result: LoadResult) -> LoadResult {
+    func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
         let values = result.response.headerFields[values: .setCookie]
         if !values.isEmpty { store.save(setCookie: values, from: result.response.url) }
         return result
@@ -39,7 +39,7 @@ extension CookieMiddleware: BuiltInLayer {
     }
 
     /// A proposed redirect without the field this layer gave the handler, unless the app set its own.
-    func more(_ result: LoadResult, for request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+    func more(_ result: LoadResult, for request: LoadRequest, sent: LoadRequest?, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         guard request.headerFields[.cookie] == nil else { return result }
         var result = result
         result.redirectRequest?.headerFields[.cookie] = nil
