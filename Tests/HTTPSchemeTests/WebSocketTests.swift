@@ -158,6 +158,18 @@ struct WebSocketTests {
         #expect(unreachable?.code == .cannotConnectToHost && unreachable?.url == closed, "\(String(describing: unreachable))")
     }
 
+    @Test("A handshake answered by a reset or a malformed status line fails as an HTTP request would: connection lost, bad response")
+    func handshakeMisbehaviour() async throws {
+        let server = try ScriptedServer()
+        let reset = URL(string: "ws://127.0.0.1:\(server.port)/reset-now")!
+        let lost = await loadError { _ = try await plainHTTPSession().webSocketTask(with: reset).receive() }
+        #expect(lost?.code == .networkConnectionLost && lost?.url == reset, "\(String(describing: lost))")
+        let garbled = URL(string: "ws://127.0.0.1:\(server.port)/bad-status")!
+        let malformed = await loadError { _ = try await plainHTTPSession().webSocketTask(with: garbled).receive() }
+        #expect(malformed?.code == .badServerResponse && malformed?.reason?.contains("malformed HTTP response") == true,
+                "\(String(describing: malformed))")
+    }
+
     @Test("A server that closes right after its 101 and a first message (often one read): the socket opened, then ended")
     func closedWithTheHandshake() async throws {
         for _ in 0..<5 {

@@ -266,6 +266,13 @@ private final class ScriptHandler: ChannelInboundHandler {
             } else {
                 context.close(promise: nil)
             }
+        case "/reset-now":
+            // No answer at all: a reset (SO_LINGER 0) as the request arrives.
+            if let options = context.channel as? any SocketOptionProvider {
+                options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in bound.value.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
         case "/bad-status":
             Self.send(context, "HTTP/1.1 twohundred OK\r\nContent-Length: 0\r\n\r\n")
         case "/bad-chunked":

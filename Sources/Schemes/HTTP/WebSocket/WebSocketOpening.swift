@@ -3,7 +3,6 @@ import HTTPTypes
 import Loader
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 import NIOWebSocket
 
 /// Opens a WebSocket (RFC 6455 §4): a connection of its own to the server (through the session's proxy, with
@@ -116,20 +115,25 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A TLS alert (a server refusing the client's certificate comes as one, just after the handshake).
-        if error is NIOSSLError || error is BoringSSLError {
-            opened.fail(HTTPErrorMapping.map(error, url: url))
-            context.close(promise: nil)
-            return
-        }
+        opened.fail(Self.failure(error, url: url))
+        context.close(promise: nil)
+    }
+
+    /// Why the handshake failed: the upgrade's refusals of the server's `101` are bad answers; anything else (a TLS
+    /// alert refusing the client's certificate, a reset connection, a malformed response) is named as it would be
+    /// for any HTTP request.
+    static func failure(_ error: any Error, url: URL) -> LoadError {
         let reason: String
         switch error as? NIOHTTPClientUpgradeError {
         case .upgraderDeniedUpgrade?: reason = "the server's 101 answer did not accept the WebSocket key (Sec-WebSocket-Accept)"
         case .responseProtocolNotFound?: reason = "the server's 101 answer switched to a protocol other than websocket"
-        default: reason = "the WebSocket handshake failed: \(error)"
+        case _?: reason = "the WebSocket handshake failed: \(error)"
+        case nil:
+            let mapped = HTTPErrorMapping.map(error, url: url)
+            guard mapped.code == .unknown else { return mapped }
+            reason = "the WebSocket handshake failed: \(error)"
         }
-        opened.fail(LoadError(.badServerResponse, url: url, reason: reason, underlying: error))
-        context.close(promise: nil)
+        return LoadError(.badServerResponse, url: url, reason: reason, underlying: error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
