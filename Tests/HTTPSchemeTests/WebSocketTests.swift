@@ -5,6 +5,22 @@ import Loader
 import TestSupport
 import Testing
 
+/// Answers the session-level challenge (a WebSocket handshake's server trust) with `answer`, recording each; an
+/// answer of `nil` waits, a minute at most (the socket's cancel should end the wait first), then refuses.
+private final class SessionTrustAnswerer: LoaderSessionDelegate {
+    let answer: ChallengeDisposition?
+    let seen = Locked<[AuthenticationChallenge]>([])
+    init(_ answer: ChallengeDisposition?) { self.answer = answer }
+    func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        seen.withLock { $0.append(challenge) }
+        guard let answer else {
+            try? await Task.sleep(for: .seconds(60))
+            return .rejectProtectionSpace
+        }
+        return answer
+    }
+}
+
 /// WebSockets against a real server (the websockets package, scripts/ws-server.py).
 @Suite("ws(s): WebSocket tasks against a real server")
 struct WebSocketTests {
@@ -72,6 +88,44 @@ struct WebSocketTests {
         let untrusted = await loadError { _ = try await LoaderSession(configuration: plain).webSocketTask(with: url).receive() }
         #expect(untrusted?.code == .serverCertificateUntrusted, "\(String(describing: untrusted))")
         #expect(untrusted?.url == url)
+    }
+
+    @Test("wss: the session delegate is put the server's certificate: trusting an unknown CA opens, refusing a known one fails")
+    func secureAskingTheDelegate() async throws {
+        let url = URL(string: "wss://localhost:\(try servers().tlsPort)/echo")!
+        var plain = LoaderSession.Configuration.ephemeral
+        plain.handlerClasses = [HTTPSchemeHandler.self]
+
+        // A development server: the standard rules refuse the test CA, the delegate trusts it.
+        let trusting = SessionTrustAnswerer(.trustServer)
+        let socket = LoaderSession(configuration: plain, delegate: trusting).webSocketTask(with: url)
+        try await socket.send(.string("trusted by the delegate"))
+        #expect(try await socket.receive() == .string("trusted by the delegate"))
+        socket.cancel()
+        let asked = trusting.seen.withLock { $0 }
+        #expect(asked.count == 1)
+        #expect(asked.first?.serverTrust?.host == "localhost")
+        #expect(asked.first?.serverTrust?.defaultEvaluationError?.code == .serverCertificateUntrusted)
+        #expect(asked.first?.serverTrust?.certificates.isEmpty == false)
+
+        // Pinning: the standard rules accept the server (the test CA is trusted), the delegate refuses it.
+        let refusing = SessionTrustAnswerer(.rejectProtectionSpace)
+        var withCA = plain
+        withCA.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = try Nginx.require().caFile
+        let refused = await loadError { _ = try await LoaderSession(configuration: withCA, delegate: refusing).webSocketTask(with: url).receive() }
+        #expect(refused?.code == .serverCertificateUntrusted && refused?.url == url, "\(String(describing: refused))")
+        #expect(refusing.seen.withLock { $0.first?.serverTrust?.defaultEvaluationError } == nil)
+
+        // Cancelling the socket while the delegate thinks about a server the standard rules accepted ends the
+        // handshake at once. (For one they refused, the connection waiting for the answer is closed too.)
+        let slow = SessionTrustAnswerer(nil)
+        let waiting = LoaderSession(configuration: withCA, delegate: slow).webSocketTask(with: url)
+        let receiving = Task { await loadError { _ = try await waiting.receive() } }
+        for _ in 0..<500 where slow.seen.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(slow.seen.withLock { $0.count } == 1)
+        waiting.cancel()
+        let cancelled = await receiving.value
+        #expect(cancelled?.code == .cancelled, "\(String(describing: cancelled))")
     }
 
     @Test("The server's close: messages before it are read, then receive throws and the code and reason are kept")

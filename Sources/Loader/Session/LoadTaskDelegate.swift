@@ -52,6 +52,13 @@ public protocol LoaderSessionDelegate: LoadTaskDelegate {
     func session(_ session: LoaderSession, didCreateTask task: LoadTask)
     /// The session was invalidated and its last task has ended.
     func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?)
+    /// A challenge that belongs to no load task, answered as a task's challenge is (`loadTask(_:didReceive:)`): the
+    /// server-trust question of a WebSocket handshake (``AuthenticationChallenge/serverTrust`` is set), as URLSession's
+    /// session-level challenge method gets connection-level ones. It is asked once per connection: after a handshake
+    /// the standard rules accepted (refusing the space, or cancelling, fails it: pinning), or when they refused the
+    /// server (``ChallengeDisposition/trustServer`` accepts it: a development server). Cancelling the socket ends the
+    /// wait for an answer.
+    func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
 }
 
 extension LoaderSessionDelegate {
@@ -59,4 +66,8 @@ extension LoaderSessionDelegate {
     public func session(_ session: LoaderSession, didCreateTask task: LoadTask) {}
     /// Does nothing.
     public func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?) {}
+    /// Default handling: the standard rules decide.
+    public func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        .performDefaultHandling
+    }
 }

@@ -341,26 +341,14 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         return .performDefaultHandling
     }
 
-    /// A delegate's async answer, unless ``cancel()`` comes first. The delegate answers in a task of its own,
-    /// which a cancel cancels, and the wait ends at the cancel even if the delegate goes on (a prompt nobody
-    /// answers): as with URLSession, a task cancelled during a challenge ends then, and a late answer is ignored.
+    /// A delegate's async answer, unless ``cancel()`` comes first (``DelegateAnswer``).
     private func asking<Answer: Sendable>(_ ask: @escaping @Sendable () async -> Answer) async throws(LoadError) -> Answer {
         let cancelled = LoadError(.cancelled, url: currentRequest.url)
-        let answer: Answer? = await withCheckedContinuation { (waiter: CheckedContinuation<Answer?, Never>) in
-            let slot = Locked<CheckedContinuation<Answer?, Never>?>(waiter)
-            let answering = Task {
-                let answer = await ask()
-                slot.withLock { $0.take() }?.resume(returning: answer)
-            }
-            let end: @Sendable () -> Void = {
-                answering.cancel()
-                slot.withLock { $0.take() }?.resume(returning: nil)
-            }
-            let isCancelled = mutable.withLock { m -> Bool in
+        let answer = await DelegateAnswer.awaiting(ask) { end in
+            mutable.withLock { m -> Bool in
                 if !m.isCancelled { m.endDelegateWait = end }
                 return m.isCancelled
             }
-            if isCancelled { end() }
         }
         mutable.withLock { $0.endDelegateWait = nil }
         guard let answer, !isCancelled else { throw cancelled }

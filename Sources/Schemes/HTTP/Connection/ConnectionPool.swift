@@ -560,39 +560,7 @@ final class ConnectionPool: Sendable {
     }
 
     private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> Opened {
-        // The delegate is asked about a server the default rules accepted: keep its certificate.
-        let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
-        let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
-        // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
-        var fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
-        let channel: any Channel
-        var delegateDecided = false
-        do {
-            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault)
-        } catch {
-            let mapped = HTTPErrorMapping.map(error, url: url)
-            guard mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
-            // The default rules refused the server: connect again, this time seeing the chain and letting
-            // the delegate decide. It also tells an expired certificate from an untrusted one.
-            let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
-            // A box of its own: the refused attempt's error must not stand for what closes this connection.
-            fault = Locked(nil)
-            do {
-                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault)
-                delegateDecided = true
-            } catch {
-                throw check.refusal ?? error
-            }
-        }
-        // One question per connection, as URLSession asks: the delegated attempt has had its answer.
-        if !delegateDecided, let leaf, let ask {
-            do {
-                try await ServerTrustCheck.confirm(leaf.withLock { $0 }, key: key, url: url, ask: ask)
-            } catch {
-                channel.close(promise: nil)
-                throw error
-            }
-        }
+        let (channel, fault) = try await dialAsking(key, url: url, ask: ask)
         // Handed over through a lock, not the future alone: when the closure ends before the awaiting task has
         // suspended, the runtime resumes the task on an atomic the thread sanitizer does not follow, and it
         // reported a race on the new connection's `channel`.
@@ -620,6 +588,50 @@ final class ConnectionPool: Sendable {
                 ?? LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened")
         }
         return connection
+    }
+
+    /// Connects (``dial(_:url:verification:keepingLeafIn:keepingFaultIn:unpooled:)``) and puts the server's
+    /// certificate to `ask`, as URLSession puts it to its delegates: once per connection, after a handshake the
+    /// standard rules accepted (the delegate may refuse: pinning), or, when they refused it, on a second connection
+    /// whose handshake waits for the delegate (which may accept a development server). Returns the channel and,
+    /// for `https`, where a TLS fault that closes it is kept (``TLSFaultKeeper``).
+    private func dialAsking(_ key: Key, url: URL, ask: TrustQuestion?, unpooled: Bool = false) async throws
+        -> (channel: any Channel, fault: Locked<(any Error)?>?) {
+        // The delegate is asked about a server the default rules accepted: keep its certificate.
+        let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
+        let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
+        // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
+        var fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
+        let channel: any Channel
+        var delegateDecided = false
+        do {
+            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault, unpooled: unpooled)
+        } catch {
+            let mapped = HTTPErrorMapping.map(error, url: url)
+            guard mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
+            // The default rules refused the server: connect again, this time seeing the chain and letting
+            // the delegate decide. It also tells an expired certificate from an untrusted one.
+            let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
+            // A box of its own: the refused attempt's error must not stand for what closes this connection.
+            fault = Locked(nil)
+            do {
+                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault,
+                                         unpooled: unpooled)
+                delegateDecided = true
+            } catch {
+                throw check.refusal ?? error
+            }
+        }
+        // One question per connection, as URLSession asks: the delegated attempt has had its answer.
+        if !delegateDecided, let leaf, let ask {
+            do {
+                try await ServerTrustCheck.confirm(leaf.withLock { $0 }, key: key, url: url, ask: ask)
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+        }
+        return (channel, fault)
     }
 
     /// How the server's certificate is checked on one connection attempt.
@@ -855,15 +867,15 @@ final class ConnectionPool: Sendable {
 
     /// A connection of its own, never pooled, to `key`'s origin (through its proxy, with TLS for `https`), with
     /// nothing above TLS yet and reading on its own: for a protocol that takes the connection over (WebSocket).
-    /// The server's certificate is checked by the standard rules only (no delegate is asked).
+    /// The server's certificate is put to `ask` as for a pooled connection.
     /// Through an HTTP proxy it always tunnels (`CONNECT`), `http` too: the protocol is not HTTP's once it starts.
     ///
     /// Returns the channel and what closed it, if it closes for an error of the TLS handler's (``TLSFaultKeeper``):
     /// a server may refuse the client's certificate just after the handshake, before the caller's handlers are in.
-    func openUnpooled(_ key: Key, url: URL) async throws -> (channel: any Channel, fault: Locked<(any Error)?>) {
-        let fault = Locked<(any Error)?>(nil)
+    func openUnpooled(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> (channel: any Channel, fault: Locked<(any Error)?>) {
         do {
-            return (try await dial(key, url: url, verification: .standard, keepingLeafIn: nil, keepingFaultIn: fault, unpooled: true), fault)
+            let (channel, fault) = try await dialAsking(key, url: url, ask: ask, unpooled: true)
+            return (channel, fault ?? Locked(nil))
         } catch {
             throw HTTPErrorMapping.map(error, url: url)
         }

@@ -10,8 +10,9 @@ import NIOWebSocket
 /// `101` with the right `Sec-WebSocket-Accept` (NIO's upgrader checks it) the frame handlers in the HTTP ones'
 /// place.
 enum WebSocketOpening {
-    /// The open connection and the server's `101` response.
-    static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int) async throws -> (WebSocketConnection, LoadResponse) {
+    /// The open connection and the server's `101` response; `ask` is put the server-trust question for `wss`.
+    static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
+                     ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         let url = request.url
         let scheme = request.scheme
         guard scheme == "ws" || scheme == "wss" else {
@@ -35,7 +36,7 @@ enum WebSocketOpening {
         let plan = try HTTPRequestPlan(http, tunnelled: true)
         let requestHead = plan.head
 
-        let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url)
+        let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url, ask: ask)
         let opened = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
         let connection = WebSocketConnection(channel: channel, url: url)
         do {

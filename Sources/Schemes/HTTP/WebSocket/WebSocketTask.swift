@@ -33,6 +33,8 @@ public final class WebSocketTask: Sendable {
         var response: LoadResponse?
         var connection: WebSocketConnection?
         var cancelled: (code: CloseCode, reason: Data?)?
+        /// Ends the wait for the session delegate's answer about the server's certificate, while one is awaited.
+        var endDelegateWait: (@Sendable () -> Void)?
     }
     private let state = Locked(State())
 
@@ -96,10 +98,12 @@ public final class WebSocketTask: Sendable {
     /// frame with `code` and `reason` (at most 123 bytes of it) goes out, and the connection closes when the
     /// server has answered, or after five seconds. Before the socket is open, the handshake is abandoned.
     public func cancel(with code: CloseCode = .normalClosure, reason: Data? = nil) {
-        let (opening, connection) = state.withLock { state -> (Task<WebSocketConnection, any Error>?, WebSocketConnection?) in
+        let (opening, connection, endDelegateWait) = state.withLock { state in
             if state.cancelled == nil { state.cancelled = (code, reason) }
-            return (state.opening, state.connection)
+            defer { state.endDelegateWait = nil }
+            return (state.opening, state.connection, state.endDelegateWait)
         }
+        endDelegateWait?()
         // Waiting calls fail now, and the code reads back at once; the close handshake follows.
         connection?.ended(LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
         guard let opening else { return }
@@ -114,6 +118,7 @@ public final class WebSocketTask: Sendable {
             if let opening = state.opening { return opening }
             let request = originalRequest, session = session, size = state.maximumMessageSize
             let cancelled = state.cancelled != nil
+            let ask = trustQuestion()
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
                 if cancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled before it opened") }
                 // One of the session's running tasks from here until its connection closes: invalidateAndCancel()
@@ -123,7 +128,7 @@ public final class WebSocketTask: Sendable {
                 }
                 let connection: WebSocketConnection, response: LoadResponse
                 do {
-                    (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size)
+                    (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size, ask: ask)
                 } catch {
                     session.leave(member)
                     throw error
@@ -143,6 +148,29 @@ public final class WebSocketTask: Sendable {
             state.opening = opening
             return opening
         }
+    }
+
+    /// How the handshake puts the server's certificate to the session's delegate; `nil` without one.
+    private func trustQuestion() -> ConnectionPool.TrustQuestion? {
+        guard let delegate = session.delegate else { return nil }
+        return { [weak self] challenge in
+            guard let self else { return .cancelAuthenticationChallenge }
+            return await self.answer(challenge, from: delegate)
+        }
+    }
+
+    /// The session delegate's answer to the handshake's server-trust question; cancelling the socket ends the wait,
+    /// as a cancelled challenge.
+    private func answer(_ challenge: AuthenticationChallenge, from delegate: any LoaderSessionDelegate) async -> ChallengeDisposition {
+        let session = session
+        let answer = await DelegateAnswer.awaiting({ await delegate.session(session, didReceive: challenge) }) { end in
+            state.withLock { state in
+                if state.cancelled == nil { state.endDelegateWait = end }
+                return state.cancelled != nil
+            }
+        }
+        state.withLock { $0.endDelegateWait = nil }
+        return answer ?? .cancelAuthenticationChallenge
     }
 
     private func connection() async throws -> WebSocketConnection {
