@@ -5,7 +5,9 @@ test certificate for localhost). Usage:
 Paths: /echo answers each message with itself (text as text, bytes as bytes); /close sends "closing" and closes
 with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0" to "199" and closes with 1000; /flood sends 64
 binary messages of 256 KiB (each filled with its index) and closes with 1000;
-/cookie sends the Cookie field of the handshake, then its X-Greeting field; /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
+/cookie sends the Cookie field of the handshake, then its X-Greeting field; /protocol takes "chat" when the client
+offers it (else no subprotocol) and sends the one it took ("" for none); /protocol-unasked answers with the
+subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2); /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import ssl
@@ -16,12 +18,20 @@ from websockets.http11 import Response
 from websockets.datastructures import Headers
 
 cert, key, env_file = sys.argv[1:4]
-PATHS = {"/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now"}
+PATHS = {"/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 def refuse_unknown(connection, request):
     if request.path not in PATHS:
         return Response(404, "Not Found", Headers([("Content-Length", "10")]), b"not here\r\n")
+    return None
+
+
+def select_subprotocol(connection, subprotocols):
+    if connection.request.path == "/protocol-unasked":
+        return "unasked"
+    if connection.request.path == "/protocol" and "chat" in subprotocols:
+        return "chat"
     return None
 
 
@@ -48,6 +58,9 @@ async def handle(ws):
         await ws.send(ws.request.headers.get("Cookie", ""))
         await ws.send(ws.request.headers.get("X-Greeting", ""))
         await ws.wait_closed()
+    elif path in ("/protocol", "/protocol-unasked"):
+        await ws.send(ws.subprotocol or "")
+        await ws.wait_closed()
     elif path == "/drop":
         await ws.send("dropping")
         # Then the socket closes (a FIN after what is buffered) with no close frame, a second later: a close in the
@@ -65,7 +78,7 @@ async def handle(ws):
 async def main():
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    options = dict(process_request=refuse_unknown, ping_interval=None, max_size=4 * 1024 * 1024)
+    options = dict(process_request=refuse_unknown, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
     async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure:
         ports = [server.sockets[0].getsockname()[1] for server in (plain, secure)]
         with open(env_file, "w") as out:

@@ -10,11 +10,14 @@ import Testing
 private final class SessionTrustAnswerer: LoaderSessionDelegate {
     let answer: ChallengeDisposition?
     let seen = Locked<[AuthenticationChallenge]>([])
+    /// Whether a wait was ended early (its answering task cancelled).
+    let waitEnded = Locked(false)
     init(_ answer: ChallengeDisposition?) { self.answer = answer }
     func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         seen.withLock { $0.append(challenge) }
         guard let answer else {
             try? await Task.sleep(for: .seconds(60))
+            if Task.isCancelled { waitEnded.withLock { $0 = true } }
             return .rejectProtectionSpace
         }
         return answer
@@ -114,6 +117,7 @@ struct WebSocketTests {
         withCA.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = try Nginx.require().caFile
         let refused = await loadError { _ = try await LoaderSession(configuration: withCA, delegate: refusing).webSocketTask(with: url).receive() }
         #expect(refused?.code == .serverCertificateUntrusted && refused?.url == url, "\(String(describing: refused))")
+        #expect(refusing.seen.withLock { $0.count } == 1)
         #expect(refusing.seen.withLock { $0.first?.serverTrust?.defaultEvaluationError } == nil)
 
         // Cancelling the socket while the delegate thinks about a server the standard rules accepted ends the
@@ -121,11 +125,40 @@ struct WebSocketTests {
         let slow = SessionTrustAnswerer(nil)
         let waiting = LoaderSession(configuration: withCA, delegate: slow).webSocketTask(with: url)
         let receiving = Task { await loadError { _ = try await waiting.receive() } }
-        for _ in 0..<500 where slow.seen.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(slow.seen.withLock { $0.count } == 1)
+        #expect(await eventually { slow.seen.withLock { $0.count } == 1 })
         waiting.cancel()
         let cancelled = await receiving.value
         #expect(cancelled?.code == .cancelled, "\(String(describing: cancelled))")
+        #expect(slow.waitEnded.withLock { $0 })
+
+        // A socket let go while the delegate thinks ends the wait too (and closes).
+        let forgotten = SessionTrustAnswerer(nil)
+        do {
+            let socket = LoaderSession(configuration: withCA, delegate: forgotten).webSocketTask(with: url)
+            socket.resume()
+            #expect(await eventually { forgotten.seen.withLock { $0.count } == 1 })
+        }
+        #expect(await eventually { forgotten.waitEnded.withLock { $0 } })
+    }
+
+    @Test("Subprotocols: the handshake offers them, the server's choice is read back; one the client did not offer fails it")
+    func subprotocols() async throws {
+        let offered = try Nginx.session().webSocketTask(with: try ws("/protocol"), protocols: ["superchat", "chat"])
+        #expect(try await offered.receive() == .string("chat"))
+        #expect(offered.selectedProtocol == "chat")
+        offered.cancel()
+
+        let none = try Nginx.session().webSocketTask(with: try ws("/protocol"), protocols: [])
+        #expect(try await none.receive() == .string(""))
+        #expect(none.selectedProtocol == nil)
+        none.cancel()
+
+        for protocols in [["chat"], []] {
+            let url = try ws("/protocol-unasked")
+            let failed = await loadError { _ = try await Nginx.session().webSocketTask(with: url, protocols: protocols).receive() }
+            #expect(failed?.code == .badServerResponse && failed?.url == url, "\(String(describing: failed))")
+            #expect(failed?.reason?.contains("unasked") == true, "\(String(describing: failed))")
+        }
     }
 
     @Test("The server's close: messages before it are read, then receive throws and the code and reason are kept")

@@ -608,7 +608,7 @@ final class ConnectionPool: Sendable {
             channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault, unpooled: unpooled)
         } catch {
             let mapped = HTTPErrorMapping.map(error, url: url)
-            guard mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
+            guard ask != nil, mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
             // The default rules refused the server: connect again, this time seeing the chain and letting
             // the delegate decide. It also tells an expired certificate from an untrusted one.
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)

@@ -32,7 +32,7 @@ enum WebSocketOpening {
         if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
             http.headerFields[.cookie] = field
         }
-        // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:)``).
+        // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:ask:)``).
         let plan = try HTTPRequestPlan(http, tunnelled: true)
         let requestHead = plan.head
 
@@ -82,6 +82,7 @@ enum WebSocketOpening {
             }
             let response = LoadResponse(url: url, status: HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase),
                                         headerFields: HTTPFields(answer.headers))
+            try checkSubprotocol(of: response, offered: http.headerFields[.secWebSocketProtocol])
             if let store = session.configuration.cookieStore {
                 let values = response.headerFields[values: .setCookie]
                 if !values.isEmpty { store.save(setCookie: values, from: url) }
@@ -92,6 +93,21 @@ enum WebSocketOpening {
             opened.fail(error)
             channel.close(promise: nil)
             throw HTTPErrorMapping.map(error, url: url)
+        }
+    }
+}
+
+extension WebSocketOpening {
+    /// Throws unless the `101` took at most one subprotocol, and one of those `offered` (a list, as sent): a client
+    /// must fail a handshake whose server chose otherwise (RFC 6455 §4.1).
+    static func checkSubprotocol(of response: LoadResponse, offered: String?) throws {
+        let chosen = response.headerFields[values: .secWebSocketProtocol]
+        guard !chosen.isEmpty else { return }
+        let offers = (offered ?? "").split(separator: ",").map { String($0.trimmingSpaces()) }
+        guard chosen.count == 1, let taken = chosen.first, offers.contains(taken) else {
+            let list = offers.isEmpty ? "none" : offers.joined(separator: ", ")
+            throw LoadError(.badServerResponse, url: response.url,
+                            reason: "the server took the subprotocol \(chosen.joined(separator: ", ")), not one the handshake offered (\(list))")
         }
     }
 }

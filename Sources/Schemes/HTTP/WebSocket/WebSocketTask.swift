@@ -13,8 +13,8 @@ import Loader
 /// ```
 ///
 /// The handshake carries the session's header fields and cookie store's cookies and goes through its proxy
-/// (always in a tunnel) with its TLS settings (``HTTPClientOptions``); the server's certificate is checked by
-/// the standard rules (no delegate is asked), and redirects are not followed. From ``resume()`` until its
+/// (always in a tunnel) with its TLS settings (``HTTPClientOptions``); the server's certificate is put to the
+/// session delegate's `session(_:didReceive:)` (a WebSocket task is no ``LoadTask``), and redirects are not followed. From ``resume()`` until its
 /// connection closes it counts among the session's running work: `invalidateAndCancel()` closes it with
 /// ``CloseCode/goingAway``, and a session invalidated before it opens refuses it (`cancelled`). `send` and `receive` open the
 /// socket if ``resume()`` has not. A message larger than ``maximumMessageSize`` ends the connection (close code
@@ -45,7 +45,9 @@ public final class WebSocketTask: Sendable {
 
     deinit {
         // A socket nobody holds any more is closed (abruptly: there is no one to hear the close handshake).
-        let (opening, connection) = state.withLock { ($0.opening, $0.connection) }
+        let (opening, connection, endDelegateWait) = state.withLock { ($0.opening, $0.connection, $0.endDelegateWait) }
+        // Not left waiting for the delegate's word on the server's certificate, holding the connection open.
+        endDelegateWait?()
         opening?.cancel()
         connection?.channel.close(promise: nil)
     }
@@ -58,6 +60,10 @@ public final class WebSocketTask: Sendable {
 
     /// The server's `101 Switching Protocols` answer, once the socket is open.
     public var response: LoadResponse? { state.withLock { $0.response } }
+
+    /// The subprotocol the server took among those the handshake offered, once the socket is open; `nil` for none.
+    /// A server that takes one not offered fails the handshake (RFC 6455 §4.1).
+    public var selectedProtocol: String? { response?.headerFields[.secWebSocketProtocol] }
 
     /// The code of the close frame that ended the socket: the server's (``CloseCode/noStatusReceived`` if its
     /// frame had none), the one ``cancel(with:reason:)`` sent, or the one this end sent for a fault of the
@@ -150,19 +156,18 @@ public final class WebSocketTask: Sendable {
         }
     }
 
-    /// How the handshake puts the server's certificate to the session's delegate; `nil` without one.
+    /// How the handshake puts the server's certificate to the session's delegate; `nil` without one. It holds the
+    /// task's state, not the task: a task let go while the delegate thinks is closed (``deinit`` ends the wait).
     private func trustQuestion() -> ConnectionPool.TrustQuestion? {
         guard let delegate = session.delegate else { return nil }
-        return { [weak self] challenge in
-            guard let self else { return .cancelAuthenticationChallenge }
-            return await self.answer(challenge, from: delegate)
-        }
+        let state = state, session = session
+        return { challenge in await Self.answer(challenge, from: delegate, session: session, state: state) }
     }
 
     /// The session delegate's answer to the handshake's server-trust question; cancelling the socket ends the wait,
     /// as a cancelled challenge.
-    private func answer(_ challenge: AuthenticationChallenge, from delegate: any LoaderSessionDelegate) async -> ChallengeDisposition {
-        let session = session
+    private static func answer(_ challenge: AuthenticationChallenge, from delegate: any LoaderSessionDelegate, session: LoaderSession,
+                               state: Locked<State>) async -> ChallengeDisposition {
         let answer = await DelegateAnswer.awaiting({ await delegate.session(session, didReceive: challenge) }) { end in
             state.withLock { state in
                 if state.cancelled == nil { state.endDelegateWait = end }
@@ -186,6 +191,14 @@ extension LoaderSession {
     /// A WebSocket to `url` (`ws:` or `wss:`); call ``WebSocketTask/resume()`` (or `send`, `receive`) to open it.
     public func webSocketTask(with url: URL) -> WebSocketTask {
         webSocketTask(with: LoadRequest(url: url))
+    }
+
+    /// A WebSocket to `url` (`ws:` or `wss:`) whose handshake offers the subprotocols `protocols`, most preferred
+    /// first (`Sec-WebSocket-Protocol`); ``WebSocketTask/selectedProtocol`` tells which the server took, if any.
+    public func webSocketTask(with url: URL, protocols: [String]) -> WebSocketTask {
+        var request = LoadRequest(url: url)
+        if !protocols.isEmpty { request.headerFields[.secWebSocketProtocol] = protocols.joined(separator: ", ") }
+        return webSocketTask(with: request)
     }
 
     /// A WebSocket for `request` (its URL `ws:` or `wss:`; its header fields go with the handshake, a
