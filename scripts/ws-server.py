@@ -7,7 +7,10 @@ with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0"
 binary messages of 256 KiB (each filled with its index) and closes with 1000;
 /cookie sends the Cookie field of the handshake, then its X-Greeting field; /protocol takes "chat" when the client
 offers it (else no subprotocol) and sends the one it took ("" for none); /protocol-unasked answers with the
-subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2); /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
+subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2). Redirects (302, no
+WebSocket): /moved to /echo; /moved-cookie sets the cookie moved=1 and goes to /cookie; /moved-secure to the TLS
+server's wss://localhost:PORT/echo (another origin); /moved-http to http://127.0.0.1:PORT/echo (http standing for
+ws); /moved-loop to itself; /moved-file to file:///etc/hostname. /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import ssl
@@ -21,7 +24,24 @@ cert, key, env_file = sys.argv[1:4]
 PATHS = {"/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
+# The ports both servers listen on, once they do (for the redirects that name them).
+PORTS = {}
+REDIRECTS = {
+    "/moved": lambda: "/echo",
+    "/moved-cookie": lambda: "/cookie",
+    "/moved-secure": lambda: "wss://localhost:%d/echo" % PORTS["wss"],
+    "/moved-http": lambda: "http://127.0.0.1:%d/echo" % PORTS["ws"],
+    "/moved-loop": lambda: "/moved-loop",
+    "/moved-file": lambda: "file:///etc/hostname",
+}
+
+
 def refuse_unknown(connection, request):
+    if request.path in REDIRECTS:
+        headers = [("Location", REDIRECTS[request.path]()), ("Content-Length", "0")]
+        if request.path == "/moved-cookie":
+            headers.append(("Set-Cookie", "moved=1; Path=/; Expires=Wed, 01 Jan 2031 00:00:00 GMT"))
+        return Response(302, "Found", Headers(headers), b"")
     if request.path not in PATHS:
         return Response(404, "Not Found", Headers([("Content-Length", "10")]), b"not here\r\n")
     return None
@@ -81,6 +101,7 @@ async def main():
     options = dict(process_request=refuse_unknown, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
     async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure:
         ports = [server.sockets[0].getsockname()[1] for server in (plain, secure)]
+        PORTS["ws"], PORTS["wss"] = ports
         with open(env_file, "w") as out:
             out.write("WS_PORT=%d\nWSS_PORT=%d\n" % tuple(ports))
         await asyncio.get_running_loop().create_future()

@@ -291,6 +291,39 @@ struct WebSocketTests {
         socket.cancel()
     }
 
+    @Test("A redirected handshake is followed (relative, http standing for ws, to wss on another origin) up to the limit; its cookies are kept")
+    func redirects() async throws {
+        let session = try Nginx.session()
+        for path in ["/moved", "/moved-http", "/moved-secure"] {
+            let socket = session.webSocketTask(with: try ws(path))
+            try await socket.send(.string("after \(path)"))
+            #expect(try await socket.receive() == .string("after \(path)"))
+            #expect(socket.response?.status?.code == 101)
+            #expect(socket.response?.url.path() == "/echo", "\(path)")
+            #expect(socket.response?.url.scheme == (path == "/moved-secure" ? "wss" : "ws"), "\(path)")
+            socket.cancel()
+        }
+
+        final class Recorder: CookieStore {
+            let saved = Locked<[String]>([])
+            func cookieField(for url: URL) -> String? { saved.withLock { $0.isEmpty ? nil : "moved=1" } }
+            func save(setCookie values: [String], from url: URL) { saved.withLock { $0 += values } }
+        }
+        let recorder = Recorder()
+        let cookies = try Nginx.session { $0.cookieStore = recorder }.webSocketTask(with: try ws("/moved-cookie"))
+        #expect(try await cookies.receive() == .string("moved=1"))
+        #expect(recorder.saved.withLock { $0 } == ["moved=1; Path=/; Expires=Wed, 01 Jan 2031 00:00:00 GMT"])
+        cookies.cancel()
+
+        let loop = try ws("/moved-loop")
+        let tooMany = await loadError { _ = try await Nginx.session { $0.redirectLimit = 3 }.webSocketTask(with: loop).receive() }
+        #expect(tooMany?.code == .httpTooManyRedirects && tooMany?.url == loop, "\(String(describing: tooMany))")
+        let off = await loadError { _ = try await Nginx.session { $0.redirectLimit = 0 }.webSocketTask(with: try ws("/moved")).receive() }
+        #expect(off?.code == .badServerResponse && off?.reason?.contains("302") == true, "\(String(describing: off))")
+        let file = await loadError { _ = try await session.webSocketTask(with: try ws("/moved-file")).receive() }
+        #expect(file?.code == .unsupportedURL, "\(String(describing: file))")
+    }
+
     @Test("Through the SOCKS5 and the HTTP proxy, ws goes through a tunnel")
     func proxied() async throws {
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")

@@ -122,20 +122,21 @@ public struct RedirectMiddleware: LoadMiddleware {
 
     /// The URL `location` names, resolved against `base`; spaces, controls and bytes past ASCII, which servers
     /// send unencoded, percent-encoded first as curl and browsers do. `nil` if it still is not a URL.
-    static func target(of location: String, from base: URL) -> URL? {
+    package static func target(of location: String, from base: URL) -> URL? {
         if let target = URL(string: location, relativeTo: base)?.absoluteURL { return target }
         let encoded = PercentEncoding.encode(location) { $0 > 0x20 && $0 < 0x7F }
         return URL(string: encoded, relativeTo: base)?.absoluteURL
     }
 
     /// Removes what must not reach another origin.
-    private static func dropCredentials(from request: inout LoadRequest) {
+    package static func dropCredentials(from request: inout LoadRequest) {
         request.headerFields[.authorization] = nil
         request.headerFields[.cookie] = nil
         request.headerFields[.proxyAuthorization] = nil
     }
 
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    /// Whether `a` and `b` have the same scheme, host and port.
+    package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
     }
 }

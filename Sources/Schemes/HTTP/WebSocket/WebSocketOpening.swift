@@ -11,8 +11,61 @@ import NIOWebSocket
 /// place.
 enum WebSocketOpening {
     /// The open connection and the server's `101` response; `ask` is put the server-trust question for `wss`.
+    ///
+    /// A redirect (301, 302, 303, 307 or 308 with `Location`) is followed, as URLSession's WebSocket task follows
+    /// one, up to the session's ``LoaderSession/Configuration/redirectLimit`` (none when it is 0: the redirect is
+    /// then `badServerResponse`): to a `ws:` or `wss:` URL, an `http:` or `https:` one standing for them. The
+    /// redirect's cookies are stored; credentials and cookies of the request's own do not go to another origin.
+    /// No delegate is asked (a WebSocket task is no ``LoadTask``).
     static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
                      ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
+        var current = request
+        var hops = 0
+        while true {
+            do {
+                return try await openOnce(current, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
+            } catch let redirect as HandshakeRedirect {
+                if let store = session.configuration.cookieStore, !redirect.setCookie.isEmpty {
+                    store.save(setCookie: redirect.setCookie, from: current.url)
+                }
+                let limit = session.configuration.redirectLimit
+                guard limit > 0 else {
+                    throw LoadError(.badServerResponse, url: current.url,
+                                    reason: "the server answered the WebSocket handshake with \(redirect.status), not 101 Switching Protocols (redirects are off)")
+                }
+                guard hops < limit else {
+                    throw LoadError(.httpTooManyRedirects, url: request.url, reason: "the WebSocket handshake was redirected more than \(limit) times")
+                }
+                hops += 1
+                current = try redirected(current, by: redirect)
+            }
+        }
+    }
+
+    /// `request` sent where `redirect` points.
+    private static func redirected(_ request: LoadRequest, by redirect: HandshakeRedirect) throws -> LoadRequest {
+        guard var target = RedirectMiddleware.target(of: redirect.location, from: request.url),
+              var parts = URLComponents(url: target, resolvingAgainstBaseURL: false) else {
+            throw LoadError(.badServerResponse, url: request.url, reason: "the redirect's Location '\(redirect.location.prefix(200))' is not a URL")
+        }
+        switch parts.scheme?.lowercased() {
+        case "ws"?, "http"?: parts.scheme = "ws"
+        case "wss"?, "https"?: parts.scheme = "wss"
+        default:
+            throw LoadError(.unsupportedURL, url: request.url,
+                            reason: "the WebSocket handshake was redirected to \(target.absoluteStringHidingPassword), not a ws:, wss:, http: or https: URL")
+        }
+        guard let mapped = parts.url else { throw LoadError(.badServerResponse, url: request.url, reason: "the redirect's Location is not a URL") }
+        target = mapped
+        var next = request
+        next.url = target
+        if !RedirectMiddleware.sameOrigin(request.url, target) { RedirectMiddleware.dropCredentials(from: &next) }
+        return next
+    }
+
+    /// One handshake, at `request`'s URL; throws ``HandshakeRedirect`` for a redirect.
+    private static func openOnce(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
+                                 ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         let url = request.url
         let scheme = request.scheme
         guard scheme == "ws" || scheme == "wss" else {
@@ -92,9 +145,17 @@ enum WebSocketOpening {
             // Failed where it may never have been completed (the server closed before the handlers went in).
             opened.fail(error)
             channel.close(promise: nil)
+            if let redirect = error as? HandshakeRedirect { throw redirect }
             throw HTTPErrorMapping.map(error, url: url)
         }
     }
+}
+
+/// A handshake answered with a redirect: its status, where to, and the cookies it set.
+struct HandshakeRedirect: Error {
+    let status: Int
+    let location: String
+    let setCookie: [String]
 }
 
 extension WebSocketOpening {
@@ -126,6 +187,11 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
+        if [301, 302, 303, 307, 308].contains(head.status.code), let location = head.headers.first(name: "location"), !location.isEmpty {
+            opened.fail(HandshakeRedirect(status: Int(head.status.code), location: location, setCookie: head.headers["set-cookie"]))
+            context.close(promise: nil)
+            return
+        }
         let status = "\(head.status.code) \(head.status.reasonPhrase)"
         opened.fail(LoadError(.badServerResponse, url: url, reason: "the server answered the WebSocket handshake with \(status), not 101 Switching Protocols"))
         context.close(promise: nil)

@@ -14,7 +14,8 @@ import Loader
 ///
 /// The handshake carries the session's header fields and cookie store's cookies and goes through its proxy
 /// (always in a tunnel) with its TLS settings (``HTTPClientOptions``); the server's certificate is put to the
-/// session delegate's `session(_:didReceive:)` (a WebSocket task is no ``LoadTask``), and redirects are not followed. From ``resume()`` until its
+/// session delegate's `session(_:didReceive:)` (a WebSocket task is no ``LoadTask``), and redirects are followed up to
+/// the session's redirect limit, asking no delegate. From ``resume()`` until its
 /// connection closes it counts among the session's running work: `invalidateAndCancel()` closes it with
 /// ``CloseCode/goingAway``, and a session invalidated before it opens refuses it (`cancelled`). `send` and `receive` open the
 /// socket if ``resume()`` has not. A message larger than ``maximumMessageSize`` ends the connection (close code
