@@ -9,7 +9,7 @@ binary messages of 256 KiB (each filled with its index) and closes with 1000;
 offers it (else no subprotocol) and sends the one it took ("" for none); /protocol-unasked answers with the
 subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2). Redirects (302, no
 WebSocket): /moved to /echo; /moved-cookie sets the cookie moved=1 and goes to /cookie; /moved-secure to the TLS
-server's wss://localhost:PORT/echo (another origin); /moved-http to http://127.0.0.1:PORT/echo (http standing for
+server's wss://localhost:PORT/echo (another origin), /moved-secure-cookie to its /cookie; /moved-http to http://127.0.0.1:PORT/echo (http standing for
 ws); /moved-loop to itself; /moved-file to file:///etc/hostname. /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
@@ -30,6 +30,7 @@ REDIRECTS = {
     "/moved": lambda: "/echo",
     "/moved-cookie": lambda: "/cookie",
     "/moved-secure": lambda: "wss://localhost:%d/echo" % PORTS["wss"],
+    "/moved-secure-cookie": lambda: "wss://localhost:%d/cookie" % PORTS["wss"],
     "/moved-http": lambda: "http://127.0.0.1:%d/echo" % PORTS["ws"],
     "/moved-loop": lambda: "/moved-loop",
     "/moved-file": lambda: "file:///etc/hostname",

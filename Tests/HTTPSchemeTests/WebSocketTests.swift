@@ -129,7 +129,8 @@ struct WebSocketTests {
         waiting.cancel()
         let cancelled = await receiving.value
         #expect(cancelled?.code == .cancelled, "\(String(describing: cancelled))")
-        #expect(slow.waitEnded.withLock { $0 })
+        // The answering task ends just after the wait did.
+        #expect(await eventually { slow.waitEnded.withLock { $0 } })
 
         // A socket let go while the delegate thinks ends the wait too (and closes).
         let forgotten = SessionTrustAnswerer(nil)
@@ -318,10 +319,41 @@ struct WebSocketTests {
         let loop = try ws("/moved-loop")
         let tooMany = await loadError { _ = try await Nginx.session { $0.redirectLimit = 3 }.webSocketTask(with: loop).receive() }
         #expect(tooMany?.code == .httpTooManyRedirects && tooMany?.url == loop, "\(String(describing: tooMany))")
-        let off = await loadError { _ = try await Nginx.session { $0.redirectLimit = 0 }.webSocketTask(with: try ws("/moved")).receive() }
+        let off = await loadError { _ = try await Nginx.session { $0.redirectLimit = 0 }.webSocketTask(with: try ws("/moved-cookie")).receive() }
         #expect(off?.code == .badServerResponse && off?.reason?.contains("302") == true, "\(String(describing: off))")
         let file = await loadError { _ = try await session.webSocketTask(with: try ws("/moved-file")).receive() }
         #expect(file?.code == .unsupportedURL, "\(String(describing: file))")
+        // Only within the schemes the session lets redirects reach (here none but the request's own).
+        let narrow = try Nginx.session { $0.redirectSchemes = [] }
+        let upgrade = await loadError { _ = try await narrow.webSocketTask(with: try ws("/moved-secure-cookie")).receive() }
+        #expect(upgrade?.code == .unsupportedURL, "\(String(describing: upgrade))")
+        let sameScheme = narrow.webSocketTask(with: try ws("/moved-http"))
+        try await sameScheme.send(.string("ws to ws"))
+        #expect(try await sameScheme.receive() == .string("ws to ws"))
+        sameScheme.cancel()
+    }
+
+    @Test("A redirected handshake keeps the session's and request's cookies on its origin and drops them on another; other fields go on")
+    func redirectsAcrossOrigins() async throws {
+        let session = try Nginx.session {
+            $0.additionalHeaderFields[.cookie] = "app=1"
+            $0.additionalHeaderFields[HTTPField.Name("X-Greeting")!] = "hello"
+        }
+        let same = session.webSocketTask(with: try ws("/moved-cookie"))
+        #expect(try await same.receive() == .string("app=1"))
+        #expect(try await same.receive() == .string("hello"))
+        same.cancel()
+        let other = session.webSocketTask(with: try ws("/moved-secure-cookie"))
+        #expect(try await other.receive() == .string(""))
+        #expect(try await other.receive() == .string("hello"))
+        #expect(other.response?.url.host() == "localhost")
+        other.cancel()
+
+        var request = LoadRequest(url: try ws("/moved-secure-cookie"))
+        request.headerFields[.cookie] = "own=2"
+        let own = try Nginx.session().webSocketTask(with: request)
+        #expect(try await own.receive() == .string(""))
+        own.cancel()
     }
 
     @Test("Through the SOCKS5 and the HTTP proxy, ws goes through a tunnel")

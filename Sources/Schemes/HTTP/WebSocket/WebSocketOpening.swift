@@ -14,14 +14,19 @@ enum WebSocketOpening {
     ///
     /// A redirect (301, 302, 303, 307 or 308 with `Location`) is followed, as URLSession's WebSocket task follows
     /// one, up to the session's ``LoaderSession/Configuration/redirectLimit`` (none when it is 0: the redirect is
-    /// then `badServerResponse`): to a `ws:` or `wss:` URL, an `http:` or `https:` one standing for them. The
-    /// redirect's cookies are stored; credentials and cookies of the request's own do not go to another origin.
-    /// No delegate is asked (a WebSocket task is no ``LoadTask``).
+    /// then `badServerResponse`): to a `ws:` or `wss:` URL, an `http:` or `https:` one standing for them, within the
+    /// schemes the session lets HTTP redirects reach (``LoaderSession/Configuration/redirectSchemes``, read for the
+    /// `http:` or `https:` a WebSocket URL stands for). The redirect's cookies are stored; credentials and cookies,
+    /// the request's own or the session's, do not go to another origin. No delegate is asked (a WebSocket task is no
+    /// ``LoadTask``).
     static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
                      ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
-        var current = request
+        // The session's fields once, before any redirect, as for an HTTP load: they are dropped with the request's
+        // own on a change of origin.
+        var current = session.prepared(request)
         var hops = 0
         while true {
+            if Task.isCancelled { throw LoadError(.cancelled, url: current.url) }
             do {
                 return try await openOnce(current, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
             } catch let redirect as HandshakeRedirect {
@@ -34,16 +39,16 @@ enum WebSocketOpening {
                                     reason: "the server answered the WebSocket handshake with \(redirect.status), not 101 Switching Protocols (redirects are off)")
                 }
                 guard hops < limit else {
-                    throw LoadError(.httpTooManyRedirects, url: request.url, reason: "the WebSocket handshake was redirected more than \(limit) times")
+                    throw LoadError(.httpTooManyRedirects, url: current.url, reason: "the WebSocket handshake was redirected more than \(limit) times")
                 }
                 hops += 1
-                current = try redirected(current, by: redirect)
+                current = try redirected(current, by: redirect, allowedSchemes: session.configuration.redirectSchemes)
             }
         }
     }
 
-    /// `request` sent where `redirect` points.
-    private static func redirected(_ request: LoadRequest, by redirect: HandshakeRedirect) throws -> LoadRequest {
+    /// `request` sent where `redirect` points, if `allowedSchemes` (HTTP's, lowercase) let it go there.
+    private static func redirected(_ request: LoadRequest, by redirect: HandshakeRedirect, allowedSchemes: Set<String>) throws -> LoadRequest {
         guard var target = RedirectMiddleware.target(of: redirect.location, from: request.url),
               var parts = URLComponents(url: target, resolvingAgainstBaseURL: false) else {
             throw LoadError(.badServerResponse, url: request.url, reason: "the redirect's Location '\(redirect.location.prefix(200))' is not a URL")
@@ -57,6 +62,12 @@ enum WebSocketOpening {
         }
         guard let mapped = parts.url else { throw LoadError(.badServerResponse, url: request.url, reason: "the redirect's Location is not a URL") }
         target = mapped
+        // As HTTP's: within the request's own scheme, or to one the session allows (wss to ws is https to http).
+        let standsFor = target.scheme == "wss" ? "https" : "http"
+        guard target.scheme == request.url.scheme?.lowercased() || allowedSchemes.contains(standsFor) else {
+            throw LoadError(.unsupportedURL, url: request.url,
+                            reason: "the WebSocket handshake's redirect to \(target.absoluteStringHidingPassword) is not followed: \(standsFor) is not among the session's redirect schemes")
+        }
         var next = request
         next.url = target
         if !RedirectMiddleware.sameOrigin(request.url, target) { RedirectMiddleware.dropCredentials(from: &next) }
@@ -72,8 +83,8 @@ enum WebSocketOpening {
             throw LoadError(.unsupportedURL, url: url, reason: "a WebSocket URL starts with ws: or wss:")
         }
         // The handshake is HTTP's: the plan of the same request over http(s) gives the pool's key (origin,
-        // options, proxy) and the request's fields with Host and User-Agent.
-        var http = session.prepared(request)
+        // options, proxy) and the request's fields with Host and User-Agent. `request` is prepared (`open`).
+        var http = request
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             throw LoadError(.badURL, url: url, reason: "not a URL")
         }
