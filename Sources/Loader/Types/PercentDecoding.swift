@@ -9,7 +9,9 @@ package enum PercentDecoding {
     /// `input` with each `%XX` whose byte passes `only` turned into that byte; other escapes stay as written.
     @inline(__always)
     package static func decode(_ input: UnsafeBufferPointer<UInt8>, only: (UInt8) -> Bool) -> [UInt8] {
-        guard let base = input.baseAddress else { return [] }
+        // Empty: `[]`, not an array made with no capacity, which writes the count of the standard library's shared
+        // empty storage (a race to the thread sanitizer when two threads do it).
+        guard let base = input.baseAddress, !input.isEmpty else { return [] }
         let count = input.count
         return [UInt8](unsafeUninitializedCapacity: count) { output, written in
             var index = 0, out = 0

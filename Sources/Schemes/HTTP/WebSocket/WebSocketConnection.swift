@@ -168,7 +168,10 @@ final class WebSocketConnection: Sendable {
             }
             let waiters = state.inbox.end(error)
             defer { state.pings.removeAll() }
-            return (waiters, Array(state.pings))
+            // Not `Array(state.pings)` when empty: the Deque's copy into an array then writes the count of the
+            // standard library's shared empty-array storage, a write the thread sanitizer reports as a race when
+            // two connections end at once on two event loops (harmless, both write 0, but a failed run).
+            return (waiters, state.pings.isEmpty ? [] : Array(state.pings))
         }
         for waiter in waiters { waiter.resume(throwing: error) }
         for ping in pings { ping.resume(throwing: error) }
