@@ -41,7 +41,7 @@ final class ServerTrustCheck: Sendable {
             case .trustServer:
                 promise.succeed(.certificateVerified)
             case .cancelAuthenticationChallenge:
-                refused.withLock { $0 = LoadError(.cancelled, url: url, reason: "the delegate cancelled the server-trust challenge") }
+                refused.withLock { $0 = LoadError(.cancelled, url: url, reason: "the server-trust challenge was cancelled (by the delegate, or with the load)") }
                 promise.succeed(.failed)
             case .performDefaultHandling, .rejectProtectionSpace, .useCredential:
                 refused.withLock { $0 = error }
@@ -57,7 +57,7 @@ final class ServerTrustCheck: Sendable {
         let trust = ServerTrust(host: key.host, port: key.port, certificates: certificates, defaultEvaluationError: nil)
         switch await ask(challenge(key, trust)) {
         case .cancelAuthenticationChallenge:
-            throw LoadError(.cancelled, url: url, reason: "the delegate cancelled the server-trust challenge")
+            throw LoadError(.cancelled, url: url, reason: "the server-trust challenge was cancelled (by the delegate, or with the load)")
         case .rejectProtectionSpace:
             throw LoadError(.serverCertificateUntrusted, url: url, reason: "the delegate refused the server's certificate")
         case .performDefaultHandling, .trustServer, .useCredential:

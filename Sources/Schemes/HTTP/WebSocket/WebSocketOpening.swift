@@ -179,7 +179,7 @@ extension WebSocketOpening {
         guard chosen.count == 1, let taken = chosen.first, offers.contains(taken) else {
             let list = offers.isEmpty ? "none" : offers.joined(separator: ", ")
             throw LoadError(.badServerResponse, url: response.url,
-                            reason: "the server took the subprotocol \(chosen.joined(separator: ", ")), not one the handshake offered (\(list))")
+                            reason: "the server took the subprotocol \(chosen.map { "'\($0)'" }.joined(separator: ", ")), not one the handshake offered (\(list))")
         }
     }
 }
