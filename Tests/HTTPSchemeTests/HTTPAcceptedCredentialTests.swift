@@ -23,6 +23,15 @@ struct HTTPAcceptedCredentialTests {
         return (server, session)
     }
 
+    /// A scripted server, and a session whose credential store holds u:p for its Basic space (not yet learnt).
+    private func storeHolding() throws -> (ScriptedServer, CredentialStore, ProtectionSpace, LoaderSession) {
+        let server = try ScriptedServer()
+        let store = CredentialStore()
+        let space = ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic")
+        store.set(good, for: space)
+        return (server, store, space, plainHTTPSession { $0.credentialStore = store })
+    }
+
     @Test("Below the accepted request's directory later loads send it at once; above it, or to another host name, they are challenged")
     func belowTheDirectory() async throws {
         let server = try ScriptedServer()
@@ -105,10 +114,7 @@ struct HTTPAcceptedCredentialTests {
 
     @Test("A kept credential from the store that the server refuses is not sent again by default handling: the 401 goes to the caller")
     func refusedStoreCredentialNotResent() async throws {
-        let server = try ScriptedServer()
-        let store = CredentialStore()
-        store.set(good, for: ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic"))
-        let session = plainHTTPSession { $0.credentialStore = store }
+        let (server, _, _, session) = try storeHolding()
         let (_, first) = try await session.data(from: server.url("/area/a"))
         #expect(first.status == .ok)
         #expect(server.areaChallengeCount == 1)
@@ -125,11 +131,7 @@ struct HTTPAcceptedCredentialTests {
 
     @Test("A load that went without the credential it would have had (dropped, the store no longer holds it) is no refusal of another")
     func droppedIsNoRefusal() async throws {
-        let server = try ScriptedServer()
-        let store = CredentialStore()
-        let space = ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic")
-        store.set(good, for: space)
-        let session = plainHTTPSession { $0.credentialStore = store }
+        let (server, store, space, session) = try storeHolding()
         // Kept for /area/docs/ from the store, then for /area/ from the delegate.
         let (_, docs) = try await session.data(from: server.url("/area/docs/a"))
         #expect(docs.status == .ok)
@@ -154,11 +156,7 @@ struct HTTPAcceptedCredentialTests {
 
     @Test("One the credential store gave goes unasked only while the store holds it: removed or replaced there, the challenge is answered again")
     func heldByTheStore() async throws {
-        let server = try ScriptedServer()
-        let store = CredentialStore()
-        let space = ProtectionSpace(url: server.url("/area/a"), realm: nil, authenticationMethod: "Basic")
-        store.set(good, for: space)
-        let session = plainHTTPSession { $0.credentialStore = store }
+        let (server, store, space, session) = try storeHolding()
         let (_, first) = try await session.data(from: server.url("/area/a"))
         #expect(first.status == .ok)
         let (_, ahead) = try await session.data(from: server.url("/area/b"))

@@ -26,9 +26,7 @@ private func derOfPEM(_ path: String) throws -> Data {
 
 /// A session with no extra trust roots: the test CA is unknown to it.
 private func untrustingSession(delegate: (any LoaderSessionDelegate)? = nil) -> LoaderSession {
-    var configuration = LoaderSession.Configuration.ephemeral
-    configuration.handlerClasses = [HTTPSchemeHandler.self]
-    return LoaderSession(configuration: configuration, delegate: delegate)
+    plainHTTPSession(delegate: delegate)
 }
 
 @Suite("https: the server-trust challenge (accept, refuse, pin) against nginx")

@@ -86,9 +86,7 @@ struct WebSocketTests {
         try await socket.send(.string("over TLS"))
         #expect(try await socket.receive() == .string("over TLS"))
         socket.cancel()
-        var plain = LoaderSession.Configuration.ephemeral
-        plain.handlerClasses = [HTTPSchemeHandler.self]
-        let untrusted = await loadError { _ = try await LoaderSession(configuration: plain).webSocketTask(with: url).receive() }
+        let untrusted = await loadError { _ = try await plainHTTPSession().webSocketTask(with: url).receive() }
         #expect(untrusted?.code == .serverCertificateUntrusted, "\(String(describing: untrusted))")
         #expect(untrusted?.url == url)
     }
@@ -96,12 +94,10 @@ struct WebSocketTests {
     @Test("wss: the session delegate is put the server's certificate: trusting an unknown CA opens, refusing a known one fails")
     func secureAskingTheDelegate() async throws {
         let url = URL(string: "wss://localhost:\(try servers().tlsPort)/echo")!
-        var plain = LoaderSession.Configuration.ephemeral
-        plain.handlerClasses = [HTTPSchemeHandler.self]
 
         // A development server: the standard rules refuse the test CA, the delegate trusts it.
         let trusting = SessionTrustAnswerer(.trustServer)
-        let socket = LoaderSession(configuration: plain, delegate: trusting).webSocketTask(with: url)
+        let socket = plainHTTPSession(delegate: trusting).webSocketTask(with: url)
         try await socket.send(.string("trusted by the delegate"))
         #expect(try await socket.receive() == .string("trusted by the delegate"))
         socket.cancel()
@@ -113,9 +109,9 @@ struct WebSocketTests {
 
         // Pinning: the standard rules accept the server (the test CA is trusted), the delegate refuses it.
         let refusing = SessionTrustAnswerer(.rejectProtectionSpace)
-        var withCA = plain
-        withCA.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = try Nginx.require().caFile
-        let refused = await loadError { _ = try await LoaderSession(configuration: withCA, delegate: refusing).webSocketTask(with: url).receive() }
+        let caFile = try Nginx.require().caFile
+        let withCA: (inout LoaderSession.Configuration) -> Void = { $0.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = caFile }
+        let refused = await loadError { _ = try await plainHTTPSession(delegate: refusing, configure: withCA).webSocketTask(with: url).receive() }
         #expect(refused?.code == .serverCertificateUntrusted && refused?.url == url, "\(String(describing: refused))")
         #expect(refusing.seen.withLock { $0.count } == 1)
         #expect(refusing.seen.withLock { $0.first?.serverTrust?.defaultEvaluationError } == nil)
@@ -123,7 +119,7 @@ struct WebSocketTests {
         // Cancelling the socket while the delegate thinks about a server the standard rules accepted ends the
         // handshake at once. (For one they refused, the connection waiting for the answer is closed too.)
         let slow = SessionTrustAnswerer(nil)
-        let waiting = LoaderSession(configuration: withCA, delegate: slow).webSocketTask(with: url)
+        let waiting = plainHTTPSession(delegate: slow, configure: withCA).webSocketTask(with: url)
         let receiving = Task { await loadError { _ = try await waiting.receive() } }
         #expect(await eventually { slow.seen.withLock { $0.count } == 1 })
         waiting.cancel()
@@ -135,7 +131,7 @@ struct WebSocketTests {
         // A socket let go while the delegate thinks ends the wait too (and closes).
         let forgotten = SessionTrustAnswerer(nil)
         do {
-            let socket = LoaderSession(configuration: withCA, delegate: forgotten).webSocketTask(with: url)
+            let socket = plainHTTPSession(delegate: forgotten, configure: withCA).webSocketTask(with: url)
             socket.resume()
             #expect(await eventually { forgotten.seen.withLock { $0.count } == 1 })
         }
@@ -254,7 +250,7 @@ struct WebSocketTests {
         #expect(lost?.code == .networkConnectionLost && lost?.url == reset, "\(String(describing: lost))")
         let garbled = URL(string: "ws://127.0.0.1:\(server.port)/bad-status")!
         let malformed = await loadError { _ = try await plainHTTPSession().webSocketTask(with: garbled).receive() }
-        #expect(malformed?.code == .badServerResponse && malformed?.reason?.contains("malformed HTTP response") == true,
+        #expect(malformed?.code == .badServerResponse && malformed?.url == garbled && malformed?.reason?.contains("malformed HTTP response") == true,
                 "\(String(describing: malformed))")
     }
 

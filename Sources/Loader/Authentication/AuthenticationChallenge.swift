@@ -76,7 +76,7 @@ public struct Credential: Sendable, Hashable {
     /// The credential a ``basicAuthorization`` value carries, split at its first `:` as a server splits it; `nil`
     /// for a value of another scheme or not base64 of UTF-8.
     init?(basicAuthorization value: String) {
-        guard value.utf8.count > 6, value.prefix(6).lowercased() == "basic ",
+        guard value.prefix(6).lowercased() == "basic ",
               let decoded = Data(base64Encoded: String(value.dropFirst(6))),
               let text = String(validating: decoded, as: UTF8.self),
               let colon = text.firstIndex(of: ":") else { return nil }

@@ -69,7 +69,8 @@ public struct RedirectMiddleware: LoadMiddleware {
     }
 
     /// The statuses followed when the response has a `Location`.
-    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// The HTTP statuses that redirect, with a `Location`.
+    package static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     /// Whether `result` may be a redirect: proposed by the handler, or a redirect status with `Location`.
     static func mayRedirect(_ result: LoadResult) -> Bool {

@@ -258,16 +258,12 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/half-head":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Le")
             context.close(promise: nil)
-        case "/reset":
-            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
-            // SO_LINGER 0 makes close() send a reset instead of a FIN.
-            if let options = context.channel as? any SocketOptionProvider {
-                options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in bound.value.close(promise: nil) }
-            } else {
-                context.close(promise: nil)
+        case "/reset", "/reset-now":
+            // /reset: a response cut short by a reset; /reset-now: no answer at all, a reset as the request arrives.
+            if path == "/reset" {
+                Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
             }
-        case "/reset-now":
-            // No answer at all: a reset (SO_LINGER 0) as the request arrives.
+            // SO_LINGER 0 makes close() send a reset instead of a FIN.
             if let options = context.channel as? any SocketOptionProvider {
                 options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in bound.value.close(promise: nil) }
             } else {
@@ -476,9 +472,10 @@ private final class ScriptHandler: ChannelInboundHandler {
 
 /// An ephemeral session with the HTTP handler alone and no trust roots of its own: for the scripted server, and
 /// for the test servers' plain-HTTP ports.
-func plainHTTPSession(configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
+func plainHTTPSession(delegate: (any LoaderSessionDelegate)? = nil,
+                      configure: (inout LoaderSession.Configuration) -> Void = { _ in }) -> LoaderSession {
     var configuration = LoaderSession.Configuration.ephemeral
     configuration.handlerClasses = [HTTPSchemeHandler.self]
     configure(&configuration)
-    return LoaderSession(configuration: configuration)
+    return LoaderSession(configuration: configuration, delegate: delegate)
 }

@@ -50,7 +50,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The server's last refusal (a 4xx or 5xx reply line, such as `550 Permission denied.`): libcurl's message
     /// says only which command failed, and the server's words say why.
     private var lastRefusal: String?
-    /// The code of the server's last reply line (0 before any), for what a failure right after `AUTH TLS` means.
+    /// The code of the server's last reply line (0 before any): a refusal's code while `lastRefusal` is set, and what a
+    /// failure right after `AUTH TLS` means.
     private var lastReplyCode = 0
     /// Which kept connections this transfer may use (its session's, under its TLS settings), and how long they
     /// stay idle; `nil` for a connection of its own, closed at its end (``FTPOptions/idleConnectionTimeout`` 0).
@@ -122,13 +123,16 @@ final class CurlTransfer: @unchecked Sendable {
         self.upload = isUpload ? UploadBuffer(body: request.body ?? .bytes(Data())) : nil
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let options = request.options[FTPOptions.self]
-        let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
-                           verifiesCertificates: options.verifiesCertificates,
-                           clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
-                           clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
         self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
-        self.connectionReuse = options.idleConnectionNanoseconds.map { (key: key, idleTimeout: $0) }
+        // The key (and the identity files' stat calls) only for a session that keeps connections.
+        self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
+            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
+                               verifiesCertificates: options.verifiesCertificates,
+                               clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
+                               clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
+            return (key: key, idleTimeout: idleTimeout)
+        }
         try configure(request, options: options, credential: credential, newConnection: newConnection)
     }
 
@@ -291,7 +295,7 @@ final class CurlTransfer: @unchecked Sendable {
         // The refusal libcurl failed on, read from the reply itself: libcurl's own record of the last reply code
         // (CURLINFO_RESPONSE_CODE) is taken after the QUIT it sends as the connection closes, and did not name
         // the 550 of a missing file in a test.
-        let reply = lastRefusal.flatMap { Int($0.prefix(3)) } ?? 0
+        let reply = lastRefusal == nil ? 0 : lastReplyCode
         if usesSharedConnections, !responseSent, upload == nil, CurlErrorMapping.isLostConnection(code, serverReply: reply) {
             // Made no connection at all: it ran on a kept one and failed before opening a passive data connection
             // (which libcurl counts too), in the commands a dropped connection fails on first. A failure later

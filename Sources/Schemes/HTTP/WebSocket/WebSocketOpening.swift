@@ -26,7 +26,7 @@ enum WebSocketOpening {
         var current = session.prepared(request)
         var hops = 0
         while true {
-            if Task.isCancelled { throw LoadError(.cancelled, url: current.url) }
+            if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             do {
                 return try await openOnce(current, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
             } catch let redirect as HandshakeRedirect {
@@ -60,7 +60,9 @@ enum WebSocketOpening {
             throw LoadError(.unsupportedURL, url: request.url,
                             reason: "the WebSocket handshake was redirected to \(target.absoluteStringHidingPassword), not a ws:, wss:, http: or https: URL")
         }
-        guard let mapped = parts.url else { throw LoadError(.badServerResponse, url: request.url, reason: "the redirect's Location is not a URL") }
+        guard let mapped = parts.url else {
+            throw LoadError(.badServerResponse, url: request.url, reason: "the redirect's Location '\(redirect.location.prefix(200))' is not a URL")
+        }
         target = mapped
         // As HTTP's: within the request's own scheme, or to one the session allows (wss to ws is https to http).
         let standsFor = target.scheme == "wss" ? "https" : "http"
@@ -198,7 +200,7 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
-        if [301, 302, 303, 307, 308].contains(head.status.code), let location = head.headers.first(name: "location"), !location.isEmpty {
+        if RedirectMiddleware.redirectStatuses.contains(Int(head.status.code)), let location = head.headers.first(name: "location"), !location.isEmpty {
             opened.fail(HandshakeRedirect(status: Int(head.status.code), location: location, setCookie: head.headers["set-cookie"]))
             context.close(promise: nil)
             return
