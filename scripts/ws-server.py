@@ -10,9 +10,15 @@ offers it (else no subprotocol) and sends the one it took ("" for none); /protoc
 subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2). Redirects (302, no
 WebSocket): /moved to /echo; /moved-cookie sets the cookie moved=1 and goes to /cookie; /moved-secure to the TLS
 server's wss://localhost:PORT/echo (another origin), /moved-secure-cookie to its /cookie; /moved-http to http://127.0.0.1:PORT/echo (http standing for
-ws); /moved-loop to itself; /moved-file to file:///etc/hostname. /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
+ws); /moved-loop to itself; /moved-file to file:///etc/hostname. Challenges (401 until answered, then the socket sends
+"welcome" and echoes): /auth-basic takes Basic wsuser:wspass (realm "sockets") and sets the cookie tried=1 on its 401;
+/auth-digest takes Digest MD5 with qop=auth for the same user (each 401 a new nonce, a response checked against the
+request's own target); /auth-bearer offers only Bearer, which no client here answers. /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
+import base64
+import hashlib
+import secrets
 import ssl
 import sys
 
@@ -37,7 +43,50 @@ REDIRECTS = {
 }
 
 
+AUTH_USER, AUTH_PASSWORD, AUTH_REALM = "wsuser", "wspass", "sockets"
+AUTH_PATHS = {"/auth-basic", "/auth-digest", "/auth-bearer"}
+
+
+def md5(text):
+    return hashlib.md5(text.encode()).hexdigest()
+
+
+def digest_ok(request, value):
+    """Whether the Digest answer `value` holds the right response for the user, its own nonce and the request's target."""
+    fields = {}
+    for part in value[len("Digest "):].split(","):
+        name, _, raw = part.strip().partition("=")
+        fields[name.lower()] = raw.strip('"')
+    if fields.get("username") != AUTH_USER or fields.get("uri") != request.path or fields.get("realm") != AUTH_REALM:
+        return False
+    ha1 = md5("%s:%s:%s" % (AUTH_USER, AUTH_REALM, AUTH_PASSWORD))
+    ha2 = md5("GET:%s" % request.path)
+    expected = md5(":".join([ha1, fields.get("nonce", ""), fields.get("nc", ""), fields.get("cnonce", ""), "auth", ha2]))
+    return fields.get("qop") == "auth" and fields.get("response") == expected
+
+
+def challenge(request):
+    """The 401 for an auth path whose request carries no credential it takes; None when it does."""
+    given = request.headers.get("Authorization", "")
+    if request.path == "/auth-basic":
+        if given == "Basic " + base64.b64encode(("%s:%s" % (AUTH_USER, AUTH_PASSWORD)).encode()).decode():
+            return None
+        offer = 'Basic realm="%s"' % AUTH_REALM
+    elif request.path == "/auth-digest":
+        if given.startswith("Digest ") and digest_ok(request, given):
+            return None
+        offer = 'Digest realm="%s", qop="auth", algorithm=MD5, nonce="%s"' % (AUTH_REALM, secrets.token_hex(16))
+    else:
+        offer = 'Bearer realm="%s"' % AUTH_REALM
+    headers = [("WWW-Authenticate", offer), ("Content-Length", "14")]
+    if request.path == "/auth-basic":
+        headers.append(("Set-Cookie", "tried=1; Path=/"))
+    return Response(401, "Unauthorized", Headers(headers), b"who are you?\r\n")
+
+
 def refuse_unknown(connection, request):
+    if request.path in AUTH_PATHS:
+        return challenge(request)
     if request.path in REDIRECTS:
         headers = [("Location", REDIRECTS[request.path]()), ("Content-Length", "0")]
         if request.path == "/moved-cookie":
@@ -79,6 +128,10 @@ async def handle(ws):
         await ws.send(ws.request.headers.get("Cookie", ""))
         await ws.send(ws.request.headers.get("X-Greeting", ""))
         await ws.wait_closed()
+    elif path in AUTH_PATHS:
+        await ws.send("welcome")
+        async for message in ws:
+            await ws.send(message)
     elif path in ("/protocol", "/protocol-unasked"):
         await ws.send(ws.subprotocol or "")
         await ws.wait_closed()

@@ -29,6 +29,19 @@ struct CLIWebSocketTests {
         #expect(fields.stdout == "a=1hi", "\(fields.stderr)")
     }
 
+    @Test("-u answers the handshake's Basic or Digest challenge; without it the 401 exits 67 (login denied) naming the URL")
+    func credentials() async throws {
+        let port = try servers().port
+        for path in ["/auth-basic", "/auth-digest"] {
+            let signedIn = try await LoadURLProcess.run(["-sS", "-u", "wsuser:wspass", "-d", "hi", "-m", "1", "ws://127.0.0.1:\(port)\(path)"])
+            #expect(signedIn.status == 28 && signedIn.stdout == "welcomehi", "\(path): \(signedIn.stderr)")
+        }
+        let url = "ws://127.0.0.1:\(port)/auth-basic"
+        let denied = try await LoadURLProcess.run(["-sS", url])
+        #expect(denied.status == 67 && denied.stdout.isEmpty, "\(denied.stderr)")
+        #expect(denied.stderr.contains(url) && denied.stderr.contains("401"), "\(denied.stderr)")
+    }
+
     @Test("A close with another code, a refused handshake and a dropped connection exit 56 naming the URL and the cause")
     func failures() async throws {
         let port = try servers().port

@@ -112,7 +112,7 @@ struct DigestChallengeTests {
     func choice() throws {
         let url = URL(string: "http://example.test:8080/x")!
         let list = #"Basic realm="b", Digest realm="d", nonce="1", algorithm=SHA-512-256, Digest realm="d", nonce="2", algorithm=SHA-256"#
-        let offers = AuthenticationMiddleware.offers(in: list, url: url)
+        let offers = ChallengeAnswering.offers(in: list, url: url)
         #expect(offers.map(\.space.authenticationMethod) == ["Digest", "Basic"])
         #expect(offers.map(\.space.realm) == ["d", "b"])
         #expect(offers.allSatisfy { $0.space.port == 8080 && $0.space.host == "example.test" })
@@ -122,9 +122,9 @@ struct DigestChallengeTests {
         }
         #expect(digest.nonce == "2")
         #expect(digest.algorithm == .sha256)
-        let basicOnly = AuthenticationMiddleware.offers(in: #"Negotiate, Basic realm="b""#, url: url)
+        let basicOnly = ChallengeAnswering.offers(in: #"Negotiate, Basic realm="b""#, url: url)
         #expect(basicOnly.map(\.offer) == [.basic])
-        #expect(AuthenticationMiddleware.offers(in: "Negotiate, Bearer", url: url).isEmpty)
+        #expect(ChallengeAnswering.offers(in: "Negotiate, Bearer", url: url).isEmpty)
     }
 
     @Test("Client nonces are 32 hexadecimal digits, new each time")

@@ -31,11 +31,14 @@ public struct AuthenticationMiddleware: LoadMiddleware {
     let store: CredentialStore?
     let accepted = AuthenticationCache()
 
+    /// Credentials tried per load unless set otherwise (by the session's own middleware, and a WebSocket handshake's).
+    public static let defaultMaximumAttempts = 3
+
     /// Makes the middleware.
     /// - Parameters:
     ///   - store: Where default handling looks for credentials, or `nil` for none.
     ///   - maximumAttempts: Credentials tried per load.
-    public init(store: CredentialStore?, maximumAttempts: Int = 3) {
+    public init(store: CredentialStore?, maximumAttempts: Int = defaultMaximumAttempts) {
         self.store = store
         self.maximumAttempts = maximumAttempts
     }
@@ -53,148 +56,30 @@ public struct AuthenticationMiddleware: LoadMiddleware {
                                       next: LoadNext) async throws -> LoadResult {
         var current = request
         var result = first
-        var failures = refused == nil ? 0 : 1
-        var proposed = refused
-        // Whether the last answer was a Digest one: only that can have gone with a nonce the server now calls stale.
-        var answeredDigest = false
-        var userInfoTried = false
-        // Per method: a store without a Digest credential may have a Basic one for the same server.
-        var storeTried: Set<String> = []
-        var staleAnswers = 0
-        // How often each nonce has been answered: a server may send a nonce again, and checks that the count grows.
-        var nonceUses: [String: Int] = [:]
-        // Where the credential being answered with came from: the URL's user info is the URL's alone.
-        var source = Source.delegate
+        var answering = ChallengeAnswering(store: store, maximumAttempts: maximumAttempts, refused: refused)
         while true {
-            guard result.response.status == .unauthorized,
-                  let header = result.response.headerFields[.wwwAuthenticate],
-                  case let offers = Self.offers(in: header, url: current.url), let first = offers.first
-            else { return result }
-            var chosen: (space: ProtectionSpace, offer: Offer, credential: Credential)?
-            if case .digest(let digest) = first.offer, digest.stale, answeredDigest, let proposed, staleAnswers < Self.maximumStaleAnswers {
-                // The credential was right and the nonce old: again with the new one (a few times at most, so that
-                // a server that calls every nonce stale cannot keep the load going).
-                staleAnswers += 1
-                chosen = (first.space, first.offer, proposed)
-            } else {
-                guard failures < maximumAttempts else { return result }
-                // The strongest first; one nobody has a credential for (or that the delegate refuses) gives way
-                // to the next, as URLSession goes on after `rejectProtectionSpace`.
-                for (space, offer) in offers {
-                    if let (credential, from) = try await ask(about: space, failures: failures, proposed: proposed, refused: refused, result: result,
-                                                              request: current, context: context, userInfoTried: &userInfoTried,
-                                                              storeTried: &storeTried) {
-                        chosen = (space, offer, credential)
-                        source = from
-                        break
-                    }
+            let answer: ChallengeAnswering.Answer?
+            do {
+                answer = try await answering.answer(to: result.response, method: current.method.rawValue, url: current.url) {
+                    try await context.task.didReceive($0)
                 }
-                failures += 1
+            } catch {
+                result.body.discard()
+                throw error
             }
-            guard let (space, offer, credential) = chosen else { return result }
+            guard let answer else { return result }
             result.body.discard()
             if let body = current.body, !body.canBeSentAgain {
-                throw body.notSentAgain(to: current.url, for: "answering the 401 challenge for \(space.host)")
+                throw body.notSentAgain(to: current.url, for: "answering the 401 challenge for \(answer.space.host)")
             }
-            proposed = credential
-            var uses = 1
-            answeredDigest = false
-            if case .digest(let digest) = offer {
-                uses = nonceUses[digest.nonce, default: 0] + 1
-                nonceUses[digest.nonce] = uses
-                answeredDigest = true
-            }
-            let authorization = offer.authorization(for: credential, method: current.method.rawValue, url: current.url, nonceCount: uses)
-            current.headerFields[.authorization] = authorization
+            current.headerFields[.authorization] = answer.authorization
             result = try await next(current)
-            if offer == .basic, source != .userInfo, let status = result.response.status, status.code < 400 {
+            if answer.isBasic, answer.source != .userInfo, let status = result.response.status, status.code < 400 {
                 // Accepted: a 403 or a 5xx says nothing good of the credential.
-                accepted.remember(authorization, space: space, url: current.url, storeHeld: source == .store ? credential : nil)
+                accepted.remember(answer.authorization, space: answer.space, url: current.url,
+                                  storeHeld: answer.source == .store ? answer.credential : nil)
             }
         }
-    }
-
-    /// How many times a load answers a `Digest` challenge marked stale with the credential it has.
-    static let maximumStaleAnswers = 2
-
-    /// Where a credential came from.
-    private enum Source {
-        case delegate, userInfo, store
-    }
-
-    /// The credential the delegates or default handling give for `space`, and where it came from; `nil` when none.
-    /// Throws when the delegate cancels.
-    private func ask(about space: ProtectionSpace, failures: Int, proposed: Credential?, refused: Credential?, result: LoadResult, request current: LoadRequest,
-                     context: LoadContext, userInfoTried: inout Bool, storeTried: inout Set<String>) async throws -> (Credential, Source)? {
-        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failures,
-                                                proposedCredential: proposed, failureResponse: result.response)
-        let disposition: ChallengeDisposition
-        do {
-            disposition = try await context.task.didReceive(challenge)
-        } catch {
-            result.body.discard()
-            throw error
-        }
-        switch disposition {
-        case .useCredential(let given):
-            return (given, .delegate)
-        case .cancelAuthenticationChallenge:
-            result.body.discard()
-            throw LoadError(.userCancelledAuthentication, url: current.url, reason: "the delegate cancelled the challenge for \(space.host)")
-        case .rejectProtectionSpace, .trustServer:
-            return nil
-        case .performDefaultHandling:
-            if !userInfoTried, let user = current.url.user(percentEncoded: false) {
-                userInfoTried = true
-                return (Credential(user: user, password: current.url.password(percentEncoded: false) ?? ""), .userInfo)
-            } else if !storeTried.contains(space.authenticationMethod) {
-                // Once, also after the URL's user info was refused: the store may know better. Not the kept `Basic`
-                // credential this load sent ahead and the server refused: that would only be refused again.
-                storeTried.insert(space.authenticationMethod)
-                guard let stored = store?.credential(for: space),
-                      stored != refused || space.authenticationMethod != "Basic" else { return nil }
-                return (stored, .store)
-            } else {
-                return nil
-            }
-        }
-    }
-
-    /// A challenge this middleware answers.
-    enum Offer: Equatable {
-        case basic
-        case digest(DigestChallenge)
-
-        /// The `Authorization` value that answers it for `credential` on a request of `method` to `url`; a Digest
-        /// answer counts `nonceCount` uses of its nonce.
-        func authorization(for credential: Credential, method: String, url: URL, nonceCount: Int = 1) -> String {
-            switch self {
-            case .basic:
-                return credential.basicAuthorization
-            case .digest(let digest):
-                // The request target as the HTTP handler sends it: the path (or `/`) and the query.
-                var target = url.path(percentEncoded: true)
-                if target.isEmpty { target = "/" }
-                if let query = url.query(percentEncoded: true) { target += "?" + query }
-                return digest.authorization(for: credential, method: method, uri: target, cnonce: DigestChallenge.makeClientNonce(),
-                                            nonceCount: nonceCount)
-            }
-        }
-    }
-
-    /// The challenges to answer among those `header` lists, strongest first, each with its protection space: the
-    /// first `Digest` one this can answer (a server lists them most preferred first, RFC 7616 §3.7), then a
-    /// `Basic` one; empty when there is neither (a server may offer only `Negotiate` or `Bearer`).
-    static func offers(in header: String, url: URL) -> [(space: ProtectionSpace, offer: Offer)] {
-        let challenges = AuthenticationChallengeList(header)
-        var found: [(realm: String?, method: String, offer: Offer)] = []
-        if let digest = challenges.challenges.lazy.compactMap(DigestChallenge.init).first {
-            found.append((digest.realm, "Digest", .digest(digest)))
-        }
-        if let basic = challenges.first(scheme: "basic") {
-            found.append((basic.parameters["realm"], "Basic", .basic))
-        }
-        return found.map { realm, method, offer in (ProtectionSpace(url: url, realm: realm, authenticationMethod: method), offer) }
     }
 }
 

@@ -57,7 +57,8 @@ public protocol LoaderSessionDelegate: LoadTaskDelegate {
     /// session-level challenge method gets connection-level ones. It is asked once per connection: after a handshake
     /// the standard rules accepted (refusing the space, or cancelling, fails it: pinning), or when they refused the
     /// server (``ChallengeDisposition/trustServer`` accepts it: a development server). Cancelling the socket ends the
-    /// wait for an answer.
+    /// wait for an answer. A WebSocket handshake's `401` with a `Basic` or `Digest` challenge comes here too, before
+    /// default handling (the URL's user info, then the credential store), since a WebSocket task has no task delegate.
     func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
 }
 
@@ -66,7 +67,7 @@ extension LoaderSessionDelegate {
     public func session(_ session: LoaderSession, didCreateTask task: LoadTask) {}
     /// Does nothing.
     public func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?) {}
-    /// Default handling: the standard rules decide.
+    /// Default handling: the standard rules decide (for a `401`, the URL's user info and the credential store).
     public func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         .performDefaultHandling
     }

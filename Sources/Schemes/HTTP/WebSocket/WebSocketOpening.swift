@@ -10,29 +10,38 @@ import NIOWebSocket
 /// `101` with the right `Sec-WebSocket-Accept` (NIO's upgrader checks it) the frame handlers in the HTTP ones'
 /// place.
 enum WebSocketOpening {
-    /// The open connection and the server's `101` response; `ask` is put the server-trust question for `wss`.
+    /// The open connection and the server's `101` response; `ask` is put the server-trust question for `wss`, and the
+    /// server's `Basic` or `Digest` challenges.
     ///
     /// A redirect (301, 302, 303, 307 or 308 with `Location`) is followed, as URLSession's WebSocket task follows
     /// one, up to the session's ``LoaderSession/Configuration/redirectLimit`` (none when it is 0: the redirect is
     /// then `badServerResponse`): to a `ws:` or `wss:` URL, an `http:` or `https:` one standing for them, within the
     /// schemes the session lets HTTP redirects reach (``LoaderSession/Configuration/redirectSchemes``, read for the
     /// `http:` or `https:` a WebSocket URL stands for). The redirect's cookies are stored; credentials and cookies,
-    /// the request's own or the session's, do not go to another origin. No delegate is asked (a WebSocket task is no
-    /// ``LoadTask``).
+    /// the request's own or the session's, do not go to another origin. No delegate is asked about redirects (a WebSocket
+    /// task is no ``LoadTask``).
+    ///
+    /// A `401` with a `Basic` or `Digest` challenge is answered as ``AuthenticationMiddleware`` answers one
+    /// (``ChallengeAnswering``): `ask` first (the session delegate's `session(_:didReceive:)`, the only delegate a
+    /// WebSocket task has), then the URL's user info and the session's credential store, three credentials at most
+    /// per hop, for the protection space of the `http:` or `https:` URL the handshake is sent to. Unanswered, the
+    /// opening fails with `userAuthenticationRequired`.
     static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
                      ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         // The session's fields once, before any redirect, as for an HTTP load: they are dropped with the request's
         // own on a change of origin.
         var current = session.prepared(request)
         var hops = 0
+        var answering = ChallengeAnswering(store: session.configuration.credentialStore, maximumAttempts: AuthenticationMiddleware.defaultMaximumAttempts)
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             do {
                 return try await openOnce(current, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
+            } catch let challenge as HandshakeChallenge {
+                saveCookies(of: challenge.response, from: current.url, in: session)
+                current.headerFields[.authorization] = try await answer(challenge, to: current, answering: &answering, ask: ask)
             } catch let redirect as HandshakeRedirect {
-                if let store = session.configuration.cookieStore, !redirect.setCookie.isEmpty {
-                    store.save(setCookie: redirect.setCookie, from: current.url)
-                }
+                saveCookies(of: redirect.response, from: current.url, in: session)
                 let limit = session.configuration.redirectLimit
                 guard limit > 0 else {
                     throw LoadError(.badServerResponse, url: current.url,
@@ -43,8 +52,52 @@ enum WebSocketOpening {
                 }
                 hops += 1
                 current = try redirected(current, by: redirect, allowedSchemes: session.configuration.redirectSchemes)
+                // A new server, or a new resource on it: its challenges are counted afresh, as each HTTP hop's are.
+                answering = ChallengeAnswering(store: session.configuration.credentialStore, maximumAttempts: AuthenticationMiddleware.defaultMaximumAttempts)
             }
         }
+    }
+
+    /// The `Authorization` value that answers `challenge` to `request`; throws `userAuthenticationRequired` when nobody
+    /// has a credential the server takes, `cancelled` when the socket was cancelled meanwhile.
+    private static func answer(_ challenge: HandshakeChallenge, to request: LoadRequest, answering: inout ChallengeAnswering,
+                               ask: ConnectionPool.TrustQuestion?) async throws -> String {
+        let url = request.url
+        // The space is the HTTP server's: a credential kept for https://host:port is the one for wss://host:port.
+        let answer: ChallengeAnswering.Answer?
+        do {
+            answer = try await answering.answer(to: challenge.response, method: "GET", url: try standIn(for: url)) { question in
+                let disposition = await ask?(question) ?? .performDefaultHandling
+                if Task.isCancelled { throw LoadError(.cancelled, url: url, reason: "the WebSocket was cancelled while its delegate was asked for credentials") }
+                return disposition
+            }
+        } catch var error as LoadError {
+            // Named after the socket's URL, not the http one the challenge was answered for.
+            error.url = url
+            throw error
+        }
+        guard let answer else {
+            throw LoadError(.userAuthenticationRequired, url: url,
+                            reason: "the server asks for credentials to open the WebSocket (401), and none it took was at hand")
+        }
+        return answer.authorization
+    }
+
+    /// Keeps the cookies a handshake's refusal set, for the next try.
+    private static func saveCookies(of response: LoadResponse, from url: URL, in session: LoaderSession) {
+        guard let store = session.configuration.cookieStore else { return }
+        let values = response.headerFields[values: .setCookie]
+        if !values.isEmpty { store.save(setCookie: values, from: url) }
+    }
+
+    /// The `http:` or `https:` URL a `ws:` or `wss:` one stands for: the handshake is an HTTP request to it.
+    private static func standIn(for url: URL) throws -> URL {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw LoadError(.badURL, url: url, reason: "not a URL")
+        }
+        parts.scheme = url.scheme?.lowercased() == "wss" ? "https" : "http"
+        guard let http = parts.url else { throw LoadError(.badURL, url: url, reason: "not a URL") }
+        return http
     }
 
     /// `request` sent where `redirect` points, if `allowedSchemes` (HTTP's, lowercase) let it go there.
@@ -87,12 +140,7 @@ enum WebSocketOpening {
         // The handshake is HTTP's: the plan of the same request over http(s) gives the pool's key (origin,
         // options, proxy) and the request's fields with Host and User-Agent. `request` is prepared (`open`).
         var http = request
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            throw LoadError(.badURL, url: url, reason: "not a URL")
-        }
-        parts.scheme = scheme == "wss" ? "https" : "http"
-        guard let httpURL = parts.url else { throw LoadError(.badURL, url: url, reason: "not a URL") }
-        http.url = httpURL
+        http.url = try standIn(for: url)
         http.method = .get
         http.body = nil
         if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
@@ -149,26 +197,28 @@ enum WebSocketOpening {
             let response = LoadResponse(url: url, status: HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase),
                                         headerFields: HTTPFields(answer.headers))
             try checkSubprotocol(of: response, offered: http.headerFields[.secWebSocketProtocol])
-            if let store = session.configuration.cookieStore {
-                let values = response.headerFields[values: .setCookie]
-                if !values.isEmpty { store.save(setCookie: values, from: url) }
-            }
+            saveCookies(of: response, from: url, in: session)
             return (connection, response)
         } catch {
             // Failed where it may never have been completed (the server closed before the handlers went in).
             opened.fail(error)
             channel.close(promise: nil)
-            if let redirect = error as? HandshakeRedirect { throw redirect }
+            if error is HandshakeRedirect || error is HandshakeChallenge { throw error }
             throw HTTPErrorMapping.map(error, url: url)
         }
     }
 }
 
-/// A handshake answered with a redirect: its status, where to, and the cookies it set.
+/// A handshake answered with a redirect: the response, and where to.
 struct HandshakeRedirect: Error {
-    let status: Int
+    let response: LoadResponse
     let location: String
-    let setCookie: [String]
+    var status: Int { response.status?.code ?? 0 }
+}
+
+/// A handshake answered with `401 Unauthorized`: the response, with its challenges.
+struct HandshakeChallenge: Error {
+    let response: LoadResponse
 }
 
 extension WebSocketOpening {
@@ -200,8 +250,16 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
-        if RedirectMiddleware.redirectStatuses.contains(Int(head.status.code)), let location = head.headers.first(name: "location"), !location.isEmpty {
-            opened.fail(HandshakeRedirect(status: Int(head.status.code), location: location, setCookie: head.headers["set-cookie"]))
+        let code = Int(head.status.code)
+        let response = { LoadResponse(url: self.url, status: HTTPResponse.Status(code: code, reasonPhrase: head.status.reasonPhrase),
+                                      headerFields: HTTPFields(head.headers)) }
+        if RedirectMiddleware.redirectStatuses.contains(code), let location = head.headers.first(name: "location"), !location.isEmpty {
+            opened.fail(HandshakeRedirect(response: response(), location: location))
+            context.close(promise: nil)
+            return
+        }
+        if code == 401 {
+            opened.fail(HandshakeChallenge(response: response()))
             context.close(promise: nil)
             return
         }

@@ -14,8 +14,9 @@ import Loader
 ///
 /// The handshake carries the session's header fields and cookie store's cookies and goes through its proxy
 /// (always in a tunnel) with its TLS settings (``HTTPClientOptions``); the server's certificate is put to the
-/// session delegate's `session(_:didReceive:)` (a WebSocket task is no ``LoadTask``), and redirects are followed up to
-/// the session's redirect limit, asking no delegate. From ``resume()`` until its
+/// session delegate's `session(_:didReceive:)` (a WebSocket task is no ``LoadTask``), and so is a `401`'s `Basic` or
+/// `Digest` challenge before default handling (the URL's user info, the credential store); redirects are followed up
+/// to the session's redirect limit, asking no delegate. From ``resume()`` until its
 /// connection closes it counts among the session's running work: `invalidateAndCancel()` closes it with
 /// ``CloseCode/goingAway``, and a session invalidated before it opens refuses it (`cancelled`). `send` and `receive` open the
 /// socket if ``resume()`` has not. A message larger than ``maximumMessageSize`` ends the connection (close code
@@ -157,7 +158,8 @@ public final class WebSocketTask: Sendable {
         }
     }
 
-    /// How the handshake puts the server's certificate to the session's delegate; `nil` without one. It holds the
+    /// How the handshake puts the server's certificate, and a `401`'s challenge, to the session's delegate; `nil`
+    /// without one. It holds the
     /// task's state, not the task: a task let go while the delegate thinks is closed (``deinit`` ends the wait).
     private func trustQuestion() -> ConnectionPool.TrustQuestion? {
         guard let delegate = session.delegate else { return nil }
