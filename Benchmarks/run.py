@@ -164,6 +164,7 @@ try:
             "urlsession": lambda: bench("concurrent", "urlsession", http + "/1k.bin", many, 32),
             "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", http + "/1k.bin", many, 32),
             "curl": lambda: rusage_child(["curl", "-s", "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin")),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s", "-Z", "--parallel-max", "32"] + [http + "/1k.bin"] * many),
         }),
         # The same, with every Swift client's pool allowed 32 connections per host, as curl (--parallel-max 32)
         # and wrk (-c 32) have: the rows above give each client its default (8 for ours and AsyncHTTPClient).
@@ -192,6 +193,7 @@ try:
             "loader-http1.1": lambda: bench("concurrent", "loader", https1 + "/1k.bin", many, 32, extra_env=ca_env),
             "asynchttpclient": lambda: bench("concurrent", "asynchttpclient", h2 + "/1k.bin", many, 32, extra_env=ca_env),
             "curl": lambda: rusage_child(["curl", "-s", "--cacert", ca, "--parallel", "--parallel-max", "32"] + curl_urls(many, "/1k.bin", h2)),
+            "loadurl": lambda: rusage_child([loadurl_bin, "-s", "--cacert", ca, "-Z", "--parallel-max", "32"] + [h2 + "/1k.bin"] * many),
         }),
         ("h2download", "%s over HTTP/2 (https) streamed and discarded" % big_http, "MB/s", big_bytes, {
             "loader": lambda: bench("stream", "loader", h2 + big_http, extra_env=ca_env),

@@ -13,7 +13,9 @@ server's wss://localhost:PORT/echo (another origin), /moved-secure-cookie to its
 ws); /moved-loop to itself; /moved-file to file:///etc/hostname. Challenges (401 until answered, then the socket sends
 "welcome" and echoes): /auth-basic takes Basic wsuser:wspass (realm "sockets") and sets the cookie tried=1 on its 401;
 /auth-digest takes Digest MD5 with qop=auth for the same user (each 401 a new nonce, a response checked against the
-request's own target); /auth-bearer offers only Bearer, which no client here answers. /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
+request's own target); /auth-bearer offers only Bearer, which no client here answers. Plain HTTP:
+/barrier/ID/N holds each GET until N requests for that ID are waiting there together, then answers 200 "together"; a request
+still alone after 5 seconds gets 503 "alone" (so that transfers meant to run at once can show that they did). /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
@@ -84,7 +86,29 @@ def challenge(request):
     return Response(401, "Unauthorized", Headers(headers), b"who are you?\r\n")
 
 
-def refuse_unknown(connection, request):
+# Per barrier ID: how many requests arrived, and the event that lets them all go.
+BARRIERS = {}
+
+
+async def barrier(path):
+    """The answer to /barrier/ID/N (see the module's note)."""
+    _, _, ident, count = path.split("/", 3)
+    arrived, released = BARRIERS.setdefault(ident, [0, asyncio.Event()])
+    BARRIERS[ident][0] = arrived = arrived + 1
+    if arrived >= int(count):
+        released.set()
+    try:
+        await asyncio.wait_for(released.wait(), 5)
+        return Response(200, "OK", Headers([("Content-Length", "8")]), b"together")
+    except TimeoutError:
+        # No longer waiting: a later request does not meet this one.
+        BARRIERS[ident][0] -= 1
+        return Response(503, "Service Unavailable", Headers([("Content-Length", "5")]), b"alone")
+
+
+async def refuse_unknown(connection, request):
+    if request.path.startswith("/barrier/") and request.path.count("/") == 3:
+        return await barrier(request.path)
     if request.path in AUTH_PATHS:
         return challenge(request)
     if request.path in REDIRECTS:

@@ -27,7 +27,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         discussion: """
         Each URL's body goes to standard output in order, or to the file given by the -o or -O that pairs \
         with it (the first -o/-O with the first URL, and so on). A failed URL does not stop the others; the \
-        exit status is that of the last failure.
+        exit status is that of the last failure. With -Z the transfers run at once, and standard output still \
+        gets the bodies and -w lines in the order of the URLs.
 
         Exit status (curl's numbers):
           0  success                          35  TLS failure
@@ -218,6 +219,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: .customLong("no-progress-meter"), help: "Never draw the progress meter.")
     public var noProgressMeter = false
 
+    /// Runs the transfers at once, up to ``parallelMax``.
+    @Flag(name: [.customShort("Z"), .customLong("parallel")],
+          help: "Run the transfers at once (at most --parallel-max); what goes to standard output still comes out in the order of the URLs.")
+    public var parallel = false
+
+    /// With ``parallel``, how many transfers run at once.
+    @Option(name: .customLong("parallel-max"), help: "With -Z, run at most NUM transfers at once (1 to 300).")
+    public var parallelMax = 50
+
     /// Makes the command with no arguments; ArgumentParser fills it in.
     public init() {}
 
@@ -265,12 +275,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // run off the loop anyway (see `SchemeHandler.startLoading()`).
         let requestOptions = self.requestOptions
         let status = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
-            var lastFailure: Int32 = 0
-            for (index, text) in urls.enumerated() {
-                let status = await transfer(text, index: index, session: session, options: requestOptions)
-                if status != 0 { lastFailure = status }
+            guard parallel, urls.count > 1 else {
+                var lastFailure: Int32 = 0
+                for (index, text) in urls.enumerated() {
+                    let status = await transfer(text, index: index, session: session, options: requestOptions, ordered: nil)
+                    if status != 0 { lastFailure = status }
+                }
+                return lastFailure
             }
-            return lastFailure
+            return await transferAll(session: session, options: requestOptions)
         }
         // The jar is written whatever the transfers did, as curl writes it; a jar that cannot be written is a
         // failure of its own (curl only warns, and the cookies would be lost unseen).
@@ -283,33 +296,62 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         return status
     }
 
+    /// The most transfers `--parallel-max` lets run at once, as curl's.
+    static let parallelLimit = 300
+
+    /// Runs every transfer, up to `--parallel-max` at once, starting them in the order of the URLs; returns the exit
+    /// status of the last failure in that order. What goes to standard output comes out in that order too
+    /// (``OrderedOutput``).
+    private func transferAll(session: LoaderSession, options: RequestOptions) async -> Int32 {
+        let ordered = OrderedOutput()
+        let width = min(parallelMax, Self.parallelLimit)
+        let urls = self.urls
+        return await withTaskGroup(of: (Int, Int32).self) { group in
+            var statuses = [Int32](repeating: 0, count: urls.count)
+            var started = 0
+            while started < urls.count {
+                // A new one as each ends: the earliest unfinished transfer always runs, so none waits on a turn for ever.
+                if started >= width, let (index, status) = await group.next() { statuses[index] = status }
+                let index = started
+                group.addTask { (index, await transfer(urls[index], index: index, session: session, options: options, ordered: ordered)) }
+                started += 1
+            }
+            for await (index, status) in group { statuses[index] = status }
+            return statuses.last(where: { $0 != 0 }) ?? 0
+        }
+    }
+
     /// Bodies up to this size are written out on the event loop that read them; larger ones (or ones of
     /// unknown size) from the global executor.
     static let smallBody: Int64 = 256 * 1024
 
-    /// Loads one URL to its output; returns its exit status.
-    private func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions) async -> Int32 {
+    /// Loads one URL to its output; returns its exit status. With `ordered` (`-Z`), standard output is written in
+    /// the transfer's turn.
+    private func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions, ordered: OrderedOutput?) async -> Int32 {
         // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}.
         let started = ContinuousClock.now
         guard let url = URLArgument.url(text, registry: session.registry) else {
             let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
             report(error.description, status: 3)
-            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: 3, error: error), format: options.writeOut)
+            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: 3, error: error), format: options.writeOut,
+                      index: index, ordered: ordered)
             return 3
         }
         var summary = TransferSummary(url: url)
         defer {
             let elapsed = started.duration(to: .now).components
             summary.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
-            summarize(summary, format: options.writeOut)
+            summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
         let destination = outputPath(for: url, index: index)
         if let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
+            // Messages are written as they come: the socket waits for its turn to open.
+            if destination == nil { await ordered?.turn(index) }
             return await webSocketTransfer(url, to: destination, session: session, options: options, summary: &summary)
         }
         // The label only for a meter that shows: `lastPathComponent` parses the URL's path again, which was
-        // about 2% of a run of many small transfers.
-        let showsMeter = showsProgress(toStdout: destination == nil)
+        // about 2% of a run of many small transfers. Transfers at once draw none (their lines would cross).
+        let showsMeter = ordered == nil && showsProgress(toStdout: destination == nil)
         var meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
         defer { meter.finish() }
         do {
@@ -327,6 +369,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                 report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
                 return LoadURLExit.httpError
             }
+            // Held back by the loader (its body buffer full) while earlier transfers write theirs.
+            if destination == nil { await ordered?.turn(index) }
             let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
             defer { output.close() }
             if include || headOnly { try output.write(Data(response.printableHead.utf8)) }
@@ -429,6 +473,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// The session settings the options ask for.
     func makeConfiguration() throws -> LoaderSession.Configuration {
         var configuration = LoaderSession.Configuration.default
+        // As curl: more than its limit is its limit; fewer than one is no number of transfers.
+        if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
+        // Streamed as it is sent: transfers at once would each read a part of it.
+        if parallel, uploadFile == "-", urls.count > 1 { throw ValidationError("-Z cannot go with -T - for several URLs: standard input is read once, by one transfer") }
         if let continueAt {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
@@ -749,8 +797,13 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         StandardStreams.error("loadurl: (\(status)) \(message)\n")
     }
 
-    private func summarize(_ summary: TransferSummary, format: String?) {
-        guard let format, !format.isEmpty else { return }
-        StandardStreams.output(summary.format(format))
+    /// Writes `-w`'s line for a transfer; with `ordered`, in the transfer's turn, which it ends.
+    private func summarize(_ summary: TransferSummary, format: String?, index: Int, ordered: OrderedOutput?) {
+        let line = format.flatMap { $0.isEmpty ? nil : summary.format($0) }
+        guard let ordered else {
+            if let line { StandardStreams.output(line) }
+            return
+        }
+        ordered.finish(index, with: line ?? "")
     }
 }

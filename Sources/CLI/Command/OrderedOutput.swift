@@ -1,0 +1,60 @@
+import Loader
+
+/// Standard output shared by transfers that run at once (`-Z`): each transfer's part of it (its body, when that goes
+/// to standard output, then its `-w` line) comes out whole and in the order of the URLs, as it would one transfer
+/// after another.
+///
+/// A transfer writing its body to standard output waits for its ``turn(_:)`` before the first byte; meanwhile its
+/// load holds at most the session's body buffer (the loader stops reading while nobody reads). A `-w` line of a
+/// transfer that finished early is kept here until its turn. Every transfer calls ``finish(_:with:)`` once, however
+/// it ended, or the ones after it would wait for ever.
+final class OrderedOutput: Sendable {
+    private struct State {
+        /// The transfer whose part comes out now.
+        var current = 0
+        /// Transfers after `current` that have finished, with the `-w` text they left.
+        var finished: [Int: String] = [:]
+        /// The transfer waiting for its turn, if any: only `current` can be let go, and each waits once.
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Locked(State())
+    private let write: @Sendable (String) -> Void
+
+    /// - Parameter write: Where the kept `-w` text goes (standard output; a test's buffer).
+    init(write: @escaping @Sendable (String) -> Void = StandardStreams.output) {
+        self.write = write
+    }
+
+    /// Returns once every transfer before `index` has written its part.
+    func turn(_ index: Int) async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.current == index { return true }
+                state.waiting[index] = waiter
+                return false
+            }
+            if now { waiter.resume() }
+        }
+    }
+
+    /// Ends transfer `index`'s part with `text` (its `-w` line; empty for none): written now if it is its turn, else
+    /// kept for then. Lets the next transfer waiting for its turn go on.
+    func finish(_ index: Int, with text: String) {
+        // Written under the lock: two finishing transfers' lines must not cross.
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.current == index else {
+                state.finished[index] = text
+                return nil
+            }
+            if !text.isEmpty { write(text) }
+            state.current += 1
+            while let kept = state.finished.removeValue(forKey: state.current) {
+                if !kept.isEmpty { write(kept) }
+                state.current += 1
+            }
+            return state.waiting.removeValue(forKey: state.current)
+        }
+        next?.resume()
+    }
+}
