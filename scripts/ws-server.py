@@ -11,7 +11,9 @@ subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §
 WebSocket): /moved to /echo; /moved-cookie sets the cookie moved=1 and goes to /cookie; /moved-secure to the TLS
 server's wss://localhost:PORT/echo (another origin), /moved-secure-cookie to its /cookie; /moved-http to http://127.0.0.1:PORT/echo (http standing for
 ws); /moved-loop to itself; /moved-file to file:///etc/hostname. Challenges (401 until answered, then the socket sends
-"welcome" and echoes): /auth-basic takes Basic wsuser:wspass (realm "sockets") and sets the cookie tried=1 on its 401;
+"welcome" and echoes): /auth-basic takes Basic wsuser:wspass (realm "sockets") and sets the cookie tried=1 on its 401, /auth-cookie the same
+only with that cookie; /auth-moved answers the right Basic credential with a 302 to /authorization, a WebSocket that
+sends the Authorization field of its handshake ("" for none);
 /auth-digest takes Digest MD5 with qop=auth for the same user (each 401 a new nonce, a response checked against the
 request's own target); /auth-bearer offers only Bearer, which no client here answers. Plain HTTP:
 /barrier/ID/N holds each GET until N requests for that ID are waiting there together, then answers 200 "together"; a request
@@ -29,7 +31,7 @@ from websockets.http11 import Response
 from websockets.datastructures import Headers
 
 cert, key, env_file = sys.argv[1:4]
-PATHS = {"/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -46,7 +48,7 @@ REDIRECTS = {
 
 
 AUTH_USER, AUTH_PASSWORD, AUTH_REALM = "wsuser", "wspass", "sockets"
-AUTH_PATHS = {"/auth-basic", "/auth-digest", "/auth-bearer"}
+AUTH_PATHS = {"/auth-basic", "/auth-cookie", "/auth-moved", "/auth-digest", "/auth-bearer"}
 
 
 def md5(text):
@@ -70,8 +72,13 @@ def digest_ok(request, value):
 def challenge(request):
     """The 401 for an auth path whose request carries no credential it takes; None when it does."""
     given = request.headers.get("Authorization", "")
-    if request.path == "/auth-basic":
+    if request.path == "/auth-moved":
         if given == "Basic " + base64.b64encode(("%s:%s" % (AUTH_USER, AUTH_PASSWORD)).encode()).decode():
+            return Response(302, "Found", Headers([("Location", "/authorization"), ("Content-Length", "0")]), b"")
+        offer = 'Basic realm="%s"' % AUTH_REALM
+    elif request.path in ("/auth-basic", "/auth-cookie"):
+        cookie_ok = request.path == "/auth-basic" or "tried=1" in request.headers.get("Cookie", "")
+        if given == "Basic " + base64.b64encode(("%s:%s" % (AUTH_USER, AUTH_PASSWORD)).encode()).decode() and cookie_ok:
             return None
         offer = 'Basic realm="%s"' % AUTH_REALM
     elif request.path == "/auth-digest":
@@ -81,7 +88,7 @@ def challenge(request):
     else:
         offer = 'Bearer realm="%s"' % AUTH_REALM
     headers = [("WWW-Authenticate", offer), ("Content-Length", "14")]
-    if request.path == "/auth-basic":
+    if request.path in ("/auth-basic", "/auth-cookie"):
         headers.append(("Set-Cookie", "tried=1; Path=/"))
     return Response(401, "Unauthorized", Headers(headers), b"who are you?\r\n")
 
@@ -93,16 +100,19 @@ BARRIERS = {}
 async def barrier(path):
     """The answer to /barrier/ID/N (see the module's note)."""
     _, _, ident, count = path.split("/", 3)
-    arrived, released = BARRIERS.setdefault(ident, [0, asyncio.Event()])
-    BARRIERS[ident][0] = arrived = arrived + 1
-    if arrived >= int(count):
+    group = BARRIERS.setdefault(ident, {"waiting": 0, "released": asyncio.Event()})
+    released = group["released"]
+    group["waiting"] += 1
+    if group["waiting"] >= int(count):
         released.set()
+        # Those that come after wait for a group of their own.
+        BARRIERS[ident] = {"waiting": 0, "released": asyncio.Event()}
     try:
         await asyncio.wait_for(released.wait(), 5)
         return Response(200, "OK", Headers([("Content-Length", "8")]), b"together")
     except TimeoutError:
         # No longer waiting: a later request does not meet this one.
-        BARRIERS[ident][0] -= 1
+        group["waiting"] -= 1
         return Response(503, "Service Unavailable", Headers([("Content-Length", "5")]), b"alone")
 
 
@@ -151,6 +161,9 @@ async def handle(ws):
     elif path == "/cookie":
         await ws.send(ws.request.headers.get("Cookie", ""))
         await ws.send(ws.request.headers.get("X-Greeting", ""))
+        await ws.wait_closed()
+    elif path == "/authorization":
+        await ws.send(ws.request.headers.get("Authorization", ""))
         await ws.wait_closed()
     elif path in AUTH_PATHS:
         await ws.send("welcome")

@@ -24,12 +24,13 @@ struct CLIParallelTests {
         #expect(run.stdout == "first[000]together[200]Hello from nginx\n[200]together[200]together[200]last[000]")
     }
 
-    @Test("--parallel-max bounds how many run at once: two cannot meet a barrier for three")
+    @Test("--parallel-max bounds how many run at once: two meet at a barrier for two, the third comes alone")
     func bounded() async throws {
-        let url = try barrier(3)
+        let url = try barrier(2)
         let run = try await LoadURLProcess.run(["-sS", "-Z", "--parallel-max", "2", "-w", "%{http_code} ", url, url, url])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout == "alone503 alone503 alone503 ")
+        // One at a time: all three alone; three at once: all three together.
+        #expect(run.stdout == "together200 together200 alone503 ")
         let zero = try await LoadURLProcess.run(["-Z", "--parallel-max", "0", "data:,x"])
         #expect(zero.status == 2 && zero.stderr.contains("--parallel-max"), "\(zero.stderr)")
         let input = try await LoadURLProcess.run(["-Z", "-T", "-", "file:///tmp/a", "file:///tmp/b"], input: Data("x".utf8))
@@ -40,8 +41,9 @@ struct CLIParallelTests {
     func failures() async throws {
         let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
         let missing = "http://127.0.0.1:\(nginx.httpPort)/nope"
-        let run = try await LoadURLProcess.run(["-sS", "-Z", "-f", "data:,a", "file:///nonexistent/x", missing, "data:,b"])
-        #expect(run.status == 22, "\(run.stderr)")
+        // The 404 comes last in time, the missing file last among the URLs.
+        let run = try await LoadURLProcess.run(["-sS", "-Z", "-f", "data:,a", missing, "file:///nonexistent/x", "data:,b"])
+        #expect(run.status == 37, "\(run.stderr)")
         #expect(run.stdout == "ab")
         #expect(run.stderr.contains("file:///nonexistent/x") && run.stderr.contains(missing), "\(run.stderr)")
     }
@@ -58,9 +60,59 @@ struct CLIParallelTests {
             written.withLock { $0.append("three's body ") }
             output.finish(3, with: "three ")
         }
+        // Parked before the transfers ahead of it finish (a bounded wait: 10 s at most).
+        for _ in 0..<1000 where !output.isWaiting(3) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(output.isWaiting(3))
+        #expect(!output.isTurn(3))
         output.finish(0, with: "zero ")
         await third.value
         output.finish(4, with: "four")
         #expect(written.withLock { $0.joined() } == "zero two three's body three four")
+    }
+
+    @Test("Bodies waiting for their turn are kept aside, not held back: eight large ones behind a redirect do not keep the connection it needs")
+    func spooledBehindARedirect() async throws {
+        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let origin = "http://127.0.0.1:\(nginx.httpPort)"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-parallel-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("out.bin")
+        // The redirect's second request queues behind the eight (as many as the pool's connections to the host): held
+        // back at 2 MiB, they would keep every connection until -m ran out (28).
+        let big = Array(repeating: origin + "/32m.bin", count: 8)
+        let run = try await LoadURLProcess.run(["-sS", "-Z", "-L", "-m", "60", origin + "/redirect"] + big, output: output, timeout: 90)
+        #expect(run.status == 0, "\(run.stderr)")
+        let size = try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int
+        #expect(size == "Hello from nginx\n".utf8.count + 8 * 32 * 1024 * 1024)
+        let head = try FileHandle(forReadingFrom: output)
+        defer { try? head.close() }
+        #expect(try head.read(upToCount: 17) == Data("Hello from nginx\n".utf8))
+        // Nothing kept aside is left behind.
+        let left = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).filter { $0.hasPrefix("loadurl-spool-") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("A spool keeps bytes in memory, then in a file, and gives them back in order")
+    func spool() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-spool-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(string: "http://127.0.0.1/spooled")!
+        let spool = SpooledOutput(url: url, directory: folder.path)
+        // Past the memory limit in pieces of several sizes, each byte telling its place.
+        var expected = Data()
+        for size in [1, 1000, SpooledOutput.memoryLimit - 1001, 300_000, 5, 2_000_000] {
+            let piece = Data((0..<size).map { UInt8(truncatingIfNeeded: (expected.count + $0) &* 7) })
+            expected.append(piece)
+            try spool.write(piece)
+        }
+        // The file it keeps has no name in the folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        let path = folder.appendingPathComponent("out.bin").path
+        let output = try OutputFile(path: path, createDirectories: false, url: url)
+        try spool.drain(into: output)
+        try output.finish()
+        #expect(FileManager.default.contents(atPath: path) == expected)
     }
 }

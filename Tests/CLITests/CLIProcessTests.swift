@@ -174,16 +174,18 @@ enum LoadURLProcess {
     }
 
     /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own; `input`, if
-    /// given, is its standard input (else it reads an empty one).
+    /// given, is its standard input (else it reads an empty one); `output`, if given, takes its standard output (a
+    /// large one), which the result then leaves empty.
     ///
     /// The waits are on threads of their own (``offCooperativePool(_:)``): held on Swift's cooperative pool or
     /// dispatch's global queues (one pool, two threads here) for a child's whole run, they starved the other
     /// suites' loads until their request timeouts fired.
-    static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, timeout: TimeInterval = 60) async throws -> Result {
-        try await offCooperativePool { try runWaiting(arguments, environment: environment, input: input, timeout: timeout) }
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, output: URL? = nil,
+                    timeout: TimeInterval = 60) async throws -> Result {
+        try await offCooperativePool { try runWaiting(arguments, environment: environment, input: input, output: output, timeout: timeout) }
     }
 
-    private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, timeout: TimeInterval) throws -> Result {
+    private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, output: URL?, timeout: TimeInterval) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -191,7 +193,14 @@ enum LoadURLProcess {
         let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "HTTP_PROXY"]
         process.environment = ProcessInfo.processInfo.environment.filter { !proxyVariables.contains($0.key) }.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
-        process.standardOutput = out
+        if let output {
+            guard FileManager.default.createFile(atPath: output.path, contents: nil) else { throw CLITestError.cannotCreate(output) }
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            // Nothing comes down the pipe: its writing end is closed here, so that reading it ends at once.
+            try out.fileHandleForWriting.close()
+        } else {
+            process.standardOutput = out
+        }
         process.standardError = err
         if let input {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-stdin-\(UUID().uuidString)")
@@ -220,4 +229,5 @@ enum LoadURLProcess {
 
 enum CLITestError: Error {
     case timedOut([String])
+    case cannotCreate(URL)
 }

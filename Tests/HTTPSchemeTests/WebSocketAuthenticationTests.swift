@@ -99,7 +99,15 @@ struct WebSocketAuthenticationTests {
         #expect(deferring.seen.withLock { $0.first?.protectionSpace.authenticationMethod } == "Digest")
     }
 
-    @Test("The cookies a 401 sets are kept")
+    @Test("The answer to a 401 goes with that hop alone: a redirect after it, on the same origin, starts without it")
+    func answerNotCarriedAcrossARedirect() async throws {
+        let socket = try Nginx.session().webSocketTask(with: try ws("/auth-moved", user: "wsuser:wspass"))
+        defer { socket.cancel() }
+        #expect(try await socket.receive() == .string(""))
+        #expect(socket.response?.url.path() == "/authorization")
+    }
+
+    @Test("The cookies a 401 sets are kept and go with the next try (which the server wants with the credential)")
     func cookieOfTheChallenge() async throws {
         final class Recorder: CookieStore {
             let saved = Locked<[String]>([])
@@ -107,7 +115,10 @@ struct WebSocketAuthenticationTests {
             func save(setCookie values: [String], from url: URL) { saved.withLock { $0 += values } }
         }
         let recorder = Recorder()
-        try await expectOpens(try ws("/auth-basic", user: "wsuser:wspass"), in: try Nginx.session { $0.cookieStore = recorder })
+        try await expectOpens(try ws("/auth-cookie", user: "wsuser:wspass"), in: try Nginx.session { $0.cookieStore = recorder })
         #expect(recorder.saved.withLock { $0 } == ["tried=1; Path=/"])
+        // Without a cookie store the cookie is not sent, and the credential alone is refused.
+        let refused = await loadError { _ = try await Nginx.session { $0.cookieStore = nil }.webSocketTask(with: try ws("/auth-cookie", user: "wsuser:wspass")).receive() }
+        #expect(refused?.code == .userAuthenticationRequired, "\(String(describing: refused))")
     }
 }

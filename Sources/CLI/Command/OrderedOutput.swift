@@ -4,9 +4,8 @@ import Loader
 /// to standard output, then its `-w` line) comes out whole and in the order of the URLs, as it would one transfer
 /// after another.
 ///
-/// A transfer writing its body to standard output waits for its ``turn(_:)`` before the first byte; meanwhile its
-/// load holds at most the session's body buffer (the loader stops reading while nobody reads). A `-w` line of a
-/// transfer that finished early is kept here until its turn. Every transfer calls ``finish(_:with:)`` once, however
+/// A transfer writing its body to standard output before its turn keeps it aside (``SpooledOutput``) and writes it
+/// out at its ``turn(_:)``. A `-w` line of a transfer that finished early is kept here until its turn. Every transfer calls ``finish(_:with:)`` once, however
 /// it ended, or the ones after it would wait for ever.
 final class OrderedOutput: Sendable {
     private struct State {
@@ -24,6 +23,16 @@ final class OrderedOutput: Sendable {
     /// - Parameter write: Where the kept `-w` text goes (standard output; a test's buffer).
     init(write: @escaping @Sendable (String) -> Void = StandardStreams.output) {
         self.write = write
+    }
+
+    /// Whether transfer `index` may write now: every one before it has written its part.
+    func isTurn(_ index: Int) -> Bool {
+        state.withLock { $0.current == index }
+    }
+
+    /// Whether transfer `index` is waiting for its turn (for tests).
+    func isWaiting(_ index: Int) -> Bool {
+        state.withLock { $0.waiting[index] != nil }
     }
 
     /// Returns once every transfer before `index` has written its part.

@@ -155,6 +155,12 @@ package struct ChallengeAnswering {
         }
     }
 
+    /// Whether `response` is a `401` with a `Basic` or `Digest` challenge this can answer.
+    package static func answers(_ response: LoadResponse) -> Bool {
+        guard response.status == .unauthorized, let header = response.headerFields[.wwwAuthenticate] else { return false }
+        return !offers(in: header, url: response.url).isEmpty
+    }
+
     /// The challenges to answer among those `header` lists, strongest first, each with its protection space: the
     /// first `Digest` one this can answer (a server lists them most preferred first, RFC 7616 §3.7), then a
     /// `Basic` one; empty when there is neither (a server may offer only `Negotiate` or `Bearer`).

@@ -32,14 +32,17 @@ enum WebSocketOpening {
         // own on a change of origin.
         var current = session.prepared(request)
         var hops = 0
+        // Per hop, as an HTTP load's authentication layer (inside the redirect layer) answers each hop's challenges
+        // and sends its answer with that hop alone: a redirect, even on the same origin, starts without it.
         var answering = ChallengeAnswering(store: session.configuration.credentialStore, maximumAttempts: AuthenticationMiddleware.defaultMaximumAttempts)
+        var answered: String?
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             do {
-                return try await openOnce(current, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
+                return try await openOnce(current, authorization: answered, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
             } catch let challenge as HandshakeChallenge {
                 saveCookies(of: challenge.response, from: current.url, in: session)
-                current.headerFields[.authorization] = try await answer(challenge, to: current, answering: &answering, ask: ask)
+                answered = try await answer(challenge, to: current, answering: &answering, ask: ask)
             } catch let redirect as HandshakeRedirect {
                 saveCookies(of: redirect.response, from: current.url, in: session)
                 let limit = session.configuration.redirectLimit
@@ -52,8 +55,8 @@ enum WebSocketOpening {
                 }
                 hops += 1
                 current = try redirected(current, by: redirect, allowedSchemes: session.configuration.redirectSchemes)
-                // A new server, or a new resource on it: its challenges are counted afresh, as each HTTP hop's are.
                 answering = ChallengeAnswering(store: session.configuration.credentialStore, maximumAttempts: AuthenticationMiddleware.defaultMaximumAttempts)
+                answered = nil
             }
         }
     }
@@ -77,8 +80,10 @@ enum WebSocketOpening {
             throw error
         }
         guard let answer else {
-            throw LoadError(.userAuthenticationRequired, url: url,
-                            reason: "the server asks for credentials to open the WebSocket (401), and none it took was at hand")
+            let reason = ChallengeAnswering.answers(challenge.response)
+                ? "the server asks for credentials to open the WebSocket (401), and no credential given was taken"
+                : "the server asks for credentials to open the WebSocket (401) with no Basic or Digest challenge"
+            throw LoadError(.userAuthenticationRequired, url: url, reason: reason)
         }
         return answer.authorization
     }
@@ -129,8 +134,9 @@ enum WebSocketOpening {
         return next
     }
 
-    /// One handshake, at `request`'s URL; throws ``HandshakeRedirect`` for a redirect.
-    private static func openOnce(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
+    /// One handshake, at `request`'s URL, with `authorization` (an answer to this hop's challenge) if given; throws
+    /// ``HandshakeRedirect`` for a redirect and ``HandshakeChallenge`` for a 401.
+    private static func openOnce(_ request: LoadRequest, authorization: String?, session: LoaderSession, maximumMessageSize: Int,
                                  ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         let url = request.url
         let scheme = request.scheme
@@ -141,6 +147,7 @@ enum WebSocketOpening {
         // options, proxy) and the request's fields with Host and User-Agent. `request` is prepared (`open`).
         var http = request
         http.url = try standIn(for: url)
+        if let authorization { http.headerFields[.authorization] = authorization }
         http.method = .get
         http.body = nil
         if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
@@ -194,8 +201,7 @@ enum WebSocketOpening {
             } onCancel: {
                 opened.fail(LoadError(.cancelled, url: url))
             }
-            let response = LoadResponse(url: url, status: HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase),
-                                        headerFields: HTTPFields(answer.headers))
+            let response = LoadResponse(url: url, head: answer)
             try checkSubprotocol(of: response, offered: http.headerFields[.secWebSocketProtocol])
             saveCookies(of: response, from: url, in: session)
             return (connection, response)
@@ -251,8 +257,7 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
         let code = Int(head.status.code)
-        let response = { LoadResponse(url: self.url, status: HTTPResponse.Status(code: code, reasonPhrase: head.status.reasonPhrase),
-                                      headerFields: HTTPFields(head.headers)) }
+        let response = { LoadResponse(url: self.url, head: head) }
         if RedirectMiddleware.redirectStatuses.contains(code), let location = head.headers.first(name: "location"), !location.isEmpty {
             opened.fail(HandshakeRedirect(response: response(), location: location))
             context.close(promise: nil)
@@ -301,5 +306,13 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
             opened.fail(LoadError(.networkConnectionLost, url: url, reason: "the connection closed during the WebSocket handshake"))
         }
         context.fireChannelInactive()
+    }
+}
+
+extension LoadResponse {
+    /// The response a handshake's answer `head` makes, for `url`.
+    fileprivate init(url: URL, head: HTTPResponseHead) {
+        self.init(url: url, status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
+                  headerFields: HTTPFields(head.headers))
     }
 }

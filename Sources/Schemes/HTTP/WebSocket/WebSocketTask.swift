@@ -49,8 +49,8 @@ public final class WebSocketTask: Sendable {
         // A socket nobody holds any more is closed (abruptly: there is no one to hear the close handshake).
         let (opening, connection, endDelegateWait) = state.withLock { ($0.opening, $0.connection, $0.endDelegateWait) }
         // Not left waiting for the delegate's word on the server's certificate, holding the connection open.
-        endDelegateWait?()
         opening?.cancel()
+        endDelegateWait?()
         connection?.channel.close(promise: nil)
     }
 
@@ -111,11 +111,13 @@ public final class WebSocketTask: Sendable {
             defer { state.endDelegateWait = nil }
             return (state.opening, state.connection, state.endDelegateWait)
         }
+        // The opening first: a delegate's wait ended by the cancel then reads as the socket's cancel (`cancelled`), not
+        // as the delegate's refusal.
+        opening?.cancel()
         endDelegateWait?()
         // Waiting calls fail now, and the code reads back at once; the close handshake follows.
         connection?.ended(LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
         guard let opening else { return }
-        opening.cancel()
         Task { if let connection = try? await opening.value { await connection.close(code, reason: reason) } }
     }
 
@@ -126,7 +128,7 @@ public final class WebSocketTask: Sendable {
             if let opening = state.opening { return opening }
             let request = originalRequest, session = session, size = state.maximumMessageSize
             let cancelled = state.cancelled != nil
-            let ask = trustQuestion()
+            let ask = delegateQuestion()
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
                 if cancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled before it opened") }
                 // One of the session's running tasks from here until its connection closes: invalidateAndCancel()
@@ -161,7 +163,7 @@ public final class WebSocketTask: Sendable {
     /// How the handshake puts the server's certificate, and a `401`'s challenge, to the session's delegate; `nil`
     /// without one. It holds the
     /// task's state, not the task: a task let go while the delegate thinks is closed (``deinit`` ends the wait).
-    private func trustQuestion() -> ConnectionPool.TrustQuestion? {
+    private func delegateQuestion() -> ConnectionPool.TrustQuestion? {
         guard let delegate = session.delegate else { return nil }
         let state = state, session = session
         return { challenge in await Self.answer(challenge, from: delegate, session: session, state: state) }
