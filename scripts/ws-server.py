@@ -17,7 +17,10 @@ sends the Authorization field of its handshake ("" for none);
 /auth-digest takes Digest MD5 with qop=auth for the same user (each 401 a new nonce, a response checked against the
 request's own target); /auth-bearer offers only Bearer, which no client here answers. Plain HTTP:
 /barrier/ID/N holds each GET until N requests for that ID are waiting there together, then answers 200 "together"; a request
-still alone after 5 seconds gets 503 "alone" (so that transfers meant to run at once can show that they did). /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
+still alone after 5 seconds gets 503 "alone" (so that transfers meant to run at once can show that they did).
+/flaky/ID/N answers the first N GETs for ID with 503 "busy" and Retry-After: 0, then 200 "recovered";
+/flaky-plain/ID/N the same without Retry-After; /slow/ID/N waits 3 seconds before answering each of the first N, then
+answers at once ("on time"). /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
@@ -116,7 +119,28 @@ async def barrier(path):
         return Response(503, "Service Unavailable", Headers([("Content-Length", "5")]), b"alone")
 
 
+# Per ID: how many GETs of /flaky, /flaky-plain or /slow came.
+SEEN = {}
+
+
+async def flaky(path):
+    """The answer to /flaky/ID/N, /flaky-plain/ID/N or /slow/ID/N (see the module's note)."""
+    _, kind, ident, count = path.split("/", 3)
+    SEEN[ident] = SEEN.get(ident, 0) + 1
+    early = SEEN[ident] <= int(count)
+    if kind == "slow":
+        if early:
+            await asyncio.sleep(3)
+        return Response(200, "OK", Headers([("Content-Length", "7")]), b"on time")
+    if not early:
+        return Response(200, "OK", Headers([("Content-Length", "9")]), b"recovered")
+    headers = [("Content-Length", "4")] + ([("Retry-After", "0")] if kind == "flaky" else [])
+    return Response(503, "Service Unavailable", Headers(headers), b"busy")
+
+
 async def refuse_unknown(connection, request):
+    if request.path.split("/")[1] in ("flaky", "flaky-plain", "slow") and request.path.count("/") == 3:
+        return await flaky(request.path)
     if request.path.startswith("/barrier/") and request.path.count("/") == 3:
         return await barrier(request.path)
     if request.path in AUTH_PATHS:

@@ -102,6 +102,9 @@ struct FTPDownloadTests {
         // The reply that refused it (pyftpdlib: "550 No such file or directory."): what tells a missing file from
         // a forbidden one, which FTP answers with the same code.
         #expect(error?.description.contains("the server said: 550 ") == true, "\(String(describing: error))")
+        // And the reply itself, for a caller to read: a 5xx, not worth trying again.
+        let reply = error?.underlying as? FTPReply
+        #expect(reply?.code == 550 && reply?.isTransient == false && reply?.text.hasPrefix("550 ") == true, "\(String(describing: reply))")
     }
 
     @Test("A server that drops the data connection mid-file is networkConnectionLost, never a short success")

@@ -22,7 +22,7 @@ extension LoadURL {
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
         "--cacert": "--cacert", "-E": "--cert", "--cert": "--cert", "--key": "--key", "--pass": "--pass", "--resolve": "--resolve", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
         "--cookie-jar": "--cookie-jar", "-x": "--proxy", "--proxy": "--proxy", "--noproxy": "--noproxy", "-U": "--proxy-user",
-        "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max",
+        "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).

@@ -219,6 +219,28 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: .customLong("no-progress-meter"), help: "Never draw the progress meter.")
     public var noProgressMeter = false
 
+    /// How many times a transfer is tried again after a transient failure.
+    @Option(name: .customLong("retry"),
+            help: "Try a transfer up to NUM more times after a transient failure: a timeout, an HTTP 408, 429, 500, 502, 503 or 504, an FTP 4xx reply.")
+    public var retries = 0
+
+    /// The wait before each retry.
+    @Option(name: .customLong("retry-delay"),
+            help: "Wait SECONDS before each retry (0: 1 s, doubling up to 10 minutes); a server's Retry-After goes first.")
+    public var retryDelay: Double = 0
+
+    /// How long after a transfer's first start a retry may begin.
+    @Option(name: .customLong("retry-max-time"), help: "Begin no retry later than SECONDS after the transfer's first start (0: no limit).")
+    public var retryMaxTime: Double = 0
+
+    /// Whether a refused connection is retried.
+    @Flag(name: .customLong("retry-connrefused"), help: "With --retry, retry after a refused connection too.")
+    public var retryConnectionRefused = false
+
+    /// Whether every failure is retried.
+    @Flag(name: .customLong("retry-all-errors"), help: "With --retry, retry after any failure of the load.")
+    public var retryAllErrors = false
+
     /// Runs the transfers at once, up to ``parallelMax``.
     @Flag(name: [.customShort("Z"), .customLong("parallel")],
           help: "Run the transfers at once (at most --parallel-max); what goes to standard output still comes out in the order of the URLs.")
@@ -296,6 +318,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         return status
     }
 
+    /// The `--retry` options.
+    var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, fixedDelay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnectionRefused,
+                    allErrors: retryAllErrors)
+    }
+
     /// The most transfers `--parallel-max` lets run at once, as curl's.
     static let parallelLimit = 300
 
@@ -357,66 +385,108 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // A body for standard output whose turn (-Z) has not come is kept aside, not held back (``SpooledOutput``).
         var spool: SpooledOutput?
         defer { spool?.close() }
-        do {
-            let request = try makeRequest(url, options: options)
-            let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
-            guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,
-                                                                   session: session, summary: &summary) else {
-                // Whole already: nothing to write, the file stays as it is.
-                return 0
+        // --retry: each try after a transient failure starts afresh (a file output is written again from its start,
+        // or with -C - from where it stopped), as long as nothing went to standard output.
+        let retry = retryPolicy
+        var retried = 0
+        var wroteToStandardOutput = false
+        // The wait before the next try, if another is allowed; `nil` once tries, time, or a body read from standard
+        // input (which cannot be sent again) run out.
+        func nextTry(retryAfter: String?) -> Double? {
+            guard retry.retries > 0, !wroteToStandardOutput, options.uploadFile != "-" else { return nil }
+            let wait = retry.delay(beforeRetry: retried + 1, retryAfter: retryAfter)
+            let elapsed = started.duration(to: .now).components
+            guard retry.allows(retry: retried + 1, elapsed: Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18, wait: wait) else { return nil }
+            return wait
+        }
+        // Tells of the coming retry and waits for it.
+        func retrying(after problem: String, wait: Double) async {
+            if !silent {
+                let left = retry.retries - retried - 1
+                StandardStreams.error("loadurl: warning: \(problem); retrying in \(wait.printed("%g")) s, \(left) \(left == 1 ? "retry" : "retries") left\n")
             }
-            summary.response = response
-            if failOnHTTPError, let status = response.status, status.code >= 400 {
-                bytes.task.cancel()
-                summary.exitCode = LoadURLExit.httpError
-                report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
-                return LoadURLExit.httpError
-            }
-            let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
-            defer { output.close() }
-            if destination == nil, let ordered, !ordered.isTurn(index) {
-                spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)
-            }
-            let sink = spool
-            func put(_ data: Data) throws {
-                if let sink { try sink.write(data) } else { try output.write(data) }
-            }
-            if include || headOnly { try put(Data(response.printableHead.utf8)) }
-            func copyBody() async throws {
-                for try await chunk in bytes.chunks {
-                    try put(chunk)
-                    summary.bytes += Int64(chunk.count)
-                    meter.update(received: summary.bytes, expected: response.expectedContentLength)
+            spool?.close()
+            spool = nil
+            summary = TransferSummary(url: url)
+            try? await Task.sleep(for: .seconds(wait))
+            retried += 1
+        }
+        attempts: while true {
+            do {
+                let request = try makeRequest(url, options: options)
+                let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
+                guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,
+                                                                       session: session, summary: &summary) else {
+                    // Whole already: nothing to write, the file stays as it is.
+                    return 0
                 }
+                summary.response = response
+                if let status = response.status?.code, RetryPolicy.isTransient(status: status),
+                   let wait = nextTry(retryAfter: response.headerFields[.retryAfter]) {
+                    bytes.task.cancel()
+                    await retrying(after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", wait: wait)
+                    continue attempts
+                }
+                if failOnHTTPError, let status = response.status, status.code >= 400 {
+                    bytes.task.cancel()
+                    summary.exitCode = LoadURLExit.httpError
+                    report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
+                    return LoadURLExit.httpError
+                }
+                let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
+                defer { output.close() }
+                if destination == nil, let ordered, !ordered.isTurn(index) {
+                    spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)
+                }
+                let sink = spool
+                func put(_ data: Data) throws {
+                    if let sink { try sink.write(data) } else {
+                        if destination == nil { wroteToStandardOutput = true }
+                        try output.write(data)
+                    }
+                }
+                if include || headOnly { try put(Data(response.printableHead.utf8)) }
+                func copyBody() async throws {
+                    for try await chunk in bytes.chunks {
+                        try put(chunk)
+                        summary.bytes += Int64(chunk.count)
+                        meter.update(received: summary.bytes, expected: response.expectedContentLength)
+                    }
+                }
+                if let length = response.expectedContentLength, length <= Self.smallBody {
+                    try await copyBody()
+                } else {
+                    // Measured on a 512 MiB body: 0.43–0.51 s to a file this way, 0.60–1.86 s on the loop.
+                    try await withTaskExecutorPreference(globalConcurrentExecutor) { try await copyBody() }
+                }
+                if let sink, let ordered {
+                    await ordered.turn(index)
+                    try sink.drain(into: output)
+                }
+                try output.finish()
+                return 0
+            } catch {
+                let output = error as? OutputFile.Failure
+                let resume = error as? ContinueAt.Failure
+                let failure = output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
+                let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
+                if output == nil, resume == nil, retry.isTransient(failure), let wait = nextTry(retryAfter: nil) {
+                    meter.finish()
+                    await retrying(after: failure.description, wait: wait)
+                    continue attempts
+                }
+                summary.exitCode = status
+                summary.error = failure
+                // The meter's line is cleared first, so that the message does not land at the end of it.
+                meter.finish()
+                report(failure.description, status: status)
+                // What came before the failure goes out in its turn, as it would have gone out one transfer after another.
+                if let spool, let ordered, output == nil, let stdout = try? OutputFile(path: nil, createDirectories: false, url: url) {
+                    await ordered.turn(index)
+                    try? spool.drain(into: stdout)
+                }
+                return status
             }
-            if let length = response.expectedContentLength, length <= Self.smallBody {
-                try await copyBody()
-            } else {
-                // Measured on a 512 MiB body: 0.43–0.51 s to a file this way, 0.60–1.86 s on the loop.
-                try await withTaskExecutorPreference(globalConcurrentExecutor) { try await copyBody() }
-            }
-            if let sink, let ordered {
-                await ordered.turn(index)
-                try sink.drain(into: output)
-            }
-            try output.finish()
-            return 0
-        } catch {
-            let output = error as? OutputFile.Failure
-            let resume = error as? ContinueAt.Failure
-            let failure = output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
-            let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
-            summary.exitCode = status
-            summary.error = failure
-            // The meter's line is cleared first, so that the message does not land at the end of it.
-            meter.finish()
-            report(failure.description, status: status)
-            // What came before the failure goes out in its turn, as it would have gone out one transfer after another.
-            if let spool, let ordered, output == nil, let stdout = try? OutputFile(path: nil, createDirectories: false, url: url) {
-                await ordered.turn(index)
-                try? spool.drain(into: stdout)
-            }
-            return status
         }
     }
 
@@ -490,6 +560,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// The session settings the options ask for.
     func makeConfiguration() throws -> LoaderSession.Configuration {
         var configuration = LoaderSession.Configuration.default
+        if retries < 0 || retryDelay < 0 || retryMaxTime < 0 { throw ValidationError("--retry, --retry-delay and --retry-max-time want numbers of 0 or more") }
         // As curl: more than its limit is its limit; fewer than one is no number of transfers.
         if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
         // Streamed as it is sent: transfers at once would each read a part of it.

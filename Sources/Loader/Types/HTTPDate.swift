@@ -10,11 +10,11 @@ import Darwin
 /// Reads the dates of HTTP fields (`Date`, `Expires`, `Last-Modified`) in the three forms RFC 9110 §5.6.7 asks a
 /// recipient to accept: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form
 /// (`Sunday, 06-Nov-94 08:49:37 GMT`) and C's asctime form (`Sun Nov  6 08:49:37 1994`). Always UTC, no locale.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     /// The date `text` names, or `nil` when it is none of the three forms (an `Expires: 0`, say).
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         // Words split on spaces, commas and the RFC 850 form's hyphens; the weekday is not checked (RFC 9110
         // lets a recipient ignore it), the time and the rest are.
         let words = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" || $0 == "\t" })

@@ -313,7 +313,11 @@ final class CurlTransfer: @unchecked Sendable {
             error.underlying = ClientIdentityError(path: keyAtFault ? clientPrivateKeyPEMFile ?? clientCertificatePEMFile : clientCertificatePEMFile,
                                                    cause: nil)
         }
-        if let lastRefusal { error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)" }
+        if let lastRefusal {
+            error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)"
+            // The reply itself, for a caller to read (a 4xx is worth trying again); a cause already set stays.
+            if error.underlying == nil { error.underlying = FTPReply(code: lastReplyCode, text: lastRefusal) }
+        }
         if error.code == .networkConnectionLost, lastReplyCode == 234 {
             // Broken just after the TLS handshake that AUTH TLS began, before any reply over it: under TLS 1.3 a
             // server refuses a client certificate (or its absence) so, and libcurl does not always read its alert.
