@@ -18,7 +18,7 @@ sends the Authorization field of its handshake ("" for none);
 request's own target); /auth-bearer offers only Bearer, which no client here answers. Plain HTTP:
 /barrier/ID/N holds each GET until N requests for that ID are waiting there together, then answers 200 "together"; a request
 still alone after 5 seconds gets 503 "alone" (so that transfers meant to run at once can show that they did).
-/flaky/ID/N answers the first N GETs for ID with 503 "busy" and Retry-After: 0, then 200 "recovered";
+/flaky/ID/N answers the first N GETs for ID with 503 "busy" and Retry-After: 2, then 200 "recovered";
 /flaky-plain/ID/N the same without Retry-After; /slow/ID/N waits 3 seconds before answering each of the first N, then
 answers at once ("on time"). /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
@@ -134,7 +134,7 @@ async def flaky(path):
         return Response(200, "OK", Headers([("Content-Length", "7")]), b"on time")
     if not early:
         return Response(200, "OK", Headers([("Content-Length", "9")]), b"recovered")
-    headers = [("Content-Length", "4")] + ([("Retry-After", "0")] if kind == "flaky" else [])
+    headers = [("Content-Length", "4")] + ([("Retry-After", "2")] if kind == "flaky" else [])
     return Response(503, "Service Unavailable", Headers(headers), b"busy")
 
 

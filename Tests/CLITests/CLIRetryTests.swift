@@ -14,36 +14,57 @@ struct CLIRetryTests {
         return "http://127.0.0.1:\(port)/\(kind)/\(UUID().uuidString)/\(count)"
     }
 
-    @Test("503s are tried again until the answer comes; only the last answer is written; out of tries, the 503 is the answer")
+    @Test("503s are tried again, a second and then two apart, until the answer comes; only the last answer is written; out of tries, the 503 is the answer")
     func transientStatus() async throws {
-        let recovering = try url("flaky", 2)
-        let run = try await LoadURLProcess.run(["-S", "--retry", "3", "-w", " %{http_code}", recovering])
+        let run = try await LoadURLProcess.run(["-S", "--retry", "3", "-w", " %{http_code}", try url("flaky-plain", 2)])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "recovered 200")
-        #expect(run.stderr.components(separatedBy: "retrying in 0 s").count == 3, "\(run.stderr)")
-        #expect(run.stderr.contains("2 retries left") && run.stderr.contains("1 retry left"), "\(run.stderr)")
+        #expect(run.stderr.contains("retrying in 1 s, 2 retries left") && run.stderr.contains("retrying in 2 s, 1 retry left"), "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "retrying in").count == 3, "\(run.stderr)")
 
         // Fewer tries than the server wants: its last 503 is the response (22 with -f), written once.
-        let stubborn = try url("flaky", 5)
-        let out = try await LoadURLProcess.run(["-s", "--retry", "1", "-w", " %{http_code}", stubborn])
+        let out = try await LoadURLProcess.run(["-s", "--retry", "1", "-w", " %{http_code}", try url("flaky-plain", 5)])
         #expect(out.status == 0 && out.stdout == "busy 503", "\(out.stderr)")
-        let failing = try await LoadURLProcess.run(["-sS", "-f", "--retry", "1", try url("flaky", 5)])
+        let failing = try await LoadURLProcess.run(["-sS", "-f", "--retry", "1", try url("flaky-plain", 5)])
         #expect(failing.status == 22, "\(failing.stderr)")
 
         // Without --retry, no second try.
-        let once = try await LoadURLProcess.run(["-sS", "-w", " %{http_code}", try url("flaky", 1)])
+        let once = try await LoadURLProcess.run(["-sS", "-w", " %{http_code}", try url("flaky-plain", 1)])
         #expect(once.stdout == "busy 503", "\(once.stderr)")
     }
 
-    @Test("Without Retry-After the first wait is a second; --retry-max-time stops tries that would begin too late")
-    func backoffAndMaximumTime() async throws {
-        let run = try await LoadURLProcess.run(["-S", "--retry", "2", try url("flaky-plain", 1)])
+    @Test("A Retry-After longer than the backoff is waited; --retry-max-time stops tries that would begin too late")
+    func retryAfterAndMaximumTime() async throws {
+        let run = try await LoadURLProcess.run(["-S", "--retry", "2", try url("flaky", 1)])
         #expect(run.status == 0 && run.stdout == "recovered", "\(run.stderr)")
-        #expect(run.stderr.contains("retrying in 1 s, 1 retry left"), "\(run.stderr)")
-        // The second wait (2 s) would end past 2 s from the start: one retry only, and the 503 stands.
-        let bounded = try await LoadURLProcess.run(["-S", "--retry", "5", "--retry-max-time", "2", "-w", " %{http_code}", try url("flaky-plain", 5)])
+        #expect(run.stderr.contains("retrying in 2 s, 1 retry left"), "\(run.stderr)")
+        // The first wait (1 s) ends within 3 s of the start, the second (2 s) would not: one retry, and the 503 stands.
+        let bounded = try await LoadURLProcess.run(["-S", "--retry", "5", "--retry-max-time", "3", "-w", " %{http_code}", try url("flaky-plain", 5)])
         #expect(bounded.status == 0 && bounded.stdout == "busy 503", "\(bounded.stderr)")
         #expect(bounded.stderr.components(separatedBy: "retrying in").count == 2, "\(bounded.stderr)")
+    }
+
+    @Test("With -f and --retry-all-errors a 404 is tried again too; with -Z each transfer retries on its own and the output keeps its order")
+    func allErrorsAndParallel() async throws {
+        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let missing = "http://127.0.0.1:\(nginx.httpPort)/nope"
+        let run = try await LoadURLProcess.run(["-S", "-f", "--retry", "1", "--retry-all-errors", "--retry-delay", "1", missing])
+        #expect(run.status == 22 && run.stderr.contains("HTTP 404") && run.stderr.contains("0 retries left"), "\(run.stderr)")
+        let parallel = try await LoadURLProcess.run(["-sS", "-Z", "--retry", "2", "data:,a", try url("flaky-plain", 1), "data:,b", try url("flaky-plain", 1)])
+        #expect(parallel.status == 0 && parallel.stdout == "arecoveredbrecovered", "\(parallel.stderr)")
+    }
+
+    @Test("With -C a 503 is tried again before the rest is judged; the partial file is left as it was")
+    func continueAt() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-retry-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("partial.txt")
+        try Data("rec".utf8).write(to: file)
+        // The test server ignores ranges: after the retry its whole 200 is no rest to append (33).
+        let run = try await LoadURLProcess.run(["-S", "-C", "-", "--retry", "1", "-o", file.path, try url("flaky-plain", 1)])
+        #expect(run.status == 33 && run.stderr.contains("retrying in 1 s"), "\(run.stderr)")
+        #expect(try Data(contentsOf: file) == Data("rec".utf8))
     }
 
     @Test("A timeout (-m) is transient; a refused connection only with --retry-connrefused")
@@ -53,20 +74,7 @@ struct CLIRetryTests {
         #expect(run.status == 0 && run.stdout == "on time", "\(run.stderr)")
         #expect(run.stderr.contains("timed out") && run.stderr.contains("retrying in 1 s"), "\(run.stderr)")
 
-        // A port nobody listens on: taken from the kernel, then given back.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let port = withUnsafeMutablePointer(to: &address) { pointer -> Int in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(listener, $0, length)
-                _ = getsockname(listener, $0, &length)
-            }
-            return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-        }
-        close(listener)
+        let port = LoopbackPorts.closed()
         let closed = "http://127.0.0.1:\(port)/"
         let plain = try await LoadURLProcess.run(["-S", "--retry", "1", "--retry-delay", "1", closed])
         #expect(plain.status == 7 && !plain.stderr.contains("retrying"), "\(plain.stderr)")
@@ -98,8 +106,13 @@ struct CLIRetryTests {
         let url = URL(string: "ftp://127.0.0.1/x")!
         let plain = RetryPolicy(retries: 3)
         #expect(plain.isTransient(LoadError(.timedOut, url: url)))
-        #expect(!plain.isTransient(LoadError(.cannotConnectToHost, url: url)))
-        #expect(RetryPolicy(retries: 3, connectionRefused: true).isTransient(LoadError(.cannotConnectToHost, url: url)))
+        #expect(plain.isTransient(LoadError(.cannotFindHost, url: url)))
+        let refused = LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to 127.0.0.1:1: Connection refused")
+        #expect(!plain.isTransient(refused))
+        #expect(RetryPolicy(retries: 3, connectionRefused: true).isTransient(refused))
+        // A host out of reach, or a proxy's refusal, is no refused connection.
+        let unreachable = LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to 10.0.0.1:1: No route to host")
+        #expect(!RetryPolicy(retries: 3, connectionRefused: true).isTransient(unreachable))
         #expect(!plain.isTransient(LoadError(.fileDoesNotExist, url: url)))
         #expect(RetryPolicy(retries: 3, allErrors: true).isTransient(LoadError(.fileDoesNotExist, url: url)))
         #expect(plain.isTransient(LoadError(.resourceUnavailable, url: url, underlying: FTPReply(code: 450, text: "450 busy"))))
@@ -108,9 +121,14 @@ struct CLIRetryTests {
 
         #expect((1...12).map { plain.delay(beforeRetry: $0) } == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600])
         #expect(RetryPolicy(retries: 3, fixedDelay: 5).delay(beforeRetry: 3) == 5)
+        // Retry-After when it asks for longer than the wait would be, never beyond ten minutes.
         #expect(plain.delay(beforeRetry: 1, retryAfter: " 7 ") == 7)
+        #expect(plain.delay(beforeRetry: 4, retryAfter: "0") == 8)
+        #expect(RetryPolicy(retries: 3, fixedDelay: 5).delay(beforeRetry: 1, retryAfter: "3") == 5)
+        #expect(plain.delay(beforeRetry: 1, retryAfter: "99999999") == 600)
         let now = Date(timeIntervalSince1970: 1_000_000_000)
         #expect(plain.delay(beforeRetry: 1, retryAfter: "Sun, 09 Sep 2001 01:51:40 GMT", now: now) == 300)
+        #expect(plain.delay(beforeRetry: 2, retryAfter: "Sun, 09 Sep 2001 01:40:00 GMT", now: now) == 2)
         #expect(plain.delay(beforeRetry: 2, retryAfter: "soon") == 2)
         #expect(plain.allows(retry: 3, elapsed: 100, wait: 5) && !plain.allows(retry: 4, elapsed: 0, wait: 0))
         #expect(!RetryPolicy(retries: 3, maximumTime: 10).allows(retry: 1, elapsed: 6, wait: 5))

@@ -324,6 +324,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                     allErrors: retryAllErrors)
     }
 
+    /// Seconds from `start` until now.
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+    }
+
     /// The most transfers `--parallel-max` lets run at once, as curl's.
     static let parallelLimit = 300
 
@@ -356,8 +362,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// Loads one URL to its output; returns its exit status. With `ordered` (`-Z`), standard output is written in
     /// the transfer's turn.
     private func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions, ordered: OrderedOutput?) async -> Int32 {
-        // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}.
-        let started = ContinuousClock.now
+        // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}: of the last try,
+        // as curl's.
+        var started = ContinuousClock.now
         guard let url = URLArgument.url(text, registry: session.registry) else {
             let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
             report(error.description, status: 3)
@@ -367,8 +374,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         var summary = TransferSummary(url: url)
         defer {
-            let elapsed = started.duration(to: .now).components
-            summary.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+            summary.seconds = Self.seconds(since: started)
             summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
         let destination = outputPath(for: url, index: index)
@@ -388,15 +394,17 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // --retry: each try after a transient failure starts afresh (a file output is written again from its start,
         // or with -C - from where it stopped), as long as nothing went to standard output.
         let retry = retryPolicy
+        let firstStarted = started
         var retried = 0
         var wroteToStandardOutput = false
+        // Where the first try began writing a file output (-C N's offset, else 0): each retry writes from there again.
+        var firstOffset: Int64?
         // The wait before the next try, if another is allowed; `nil` once tries, time, or a body read from standard
         // input (which cannot be sent again) run out.
         func nextTry(retryAfter: String?) -> Double? {
             guard retry.retries > 0, !wroteToStandardOutput, options.uploadFile != "-" else { return nil }
             let wait = retry.delay(beforeRetry: retried + 1, retryAfter: retryAfter)
-            let elapsed = started.duration(to: .now).components
-            guard retry.allows(retry: retried + 1, elapsed: Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18, wait: wait) else { return nil }
+            guard retry.allows(retry: retried + 1, elapsed: Self.seconds(since: firstStarted), wait: wait) else { return nil }
             return wait
         }
         // Tells of the coming retry and waits for it.
@@ -408,23 +416,37 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             spool?.close()
             spool = nil
             summary = TransferSummary(url: url)
+            // A file is written again from where the first try began (-C - goes on from its end instead), whether or
+            // not the next try writes a byte.
+            if let destination, options.continueAt?.origin != .outputFile, let firstOffset {
+                _ = truncate(destination, off_t(firstOffset))
+            }
             try? await Task.sleep(for: .seconds(wait))
+            meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
+            started = ContinuousClock.now
             retried += 1
+        }
+        // Cancels `bytes`' load and retries after `problem`, if another try is allowed: `false` when it is not.
+        func tryAgain(cancelling bytes: LoadBytes, after problem: String, retryAfter: String?) async -> Bool {
+            guard let wait = nextTry(retryAfter: retryAfter) else { return false }
+            bytes.task.cancel()
+            await retrying(after: problem, wait: wait)
+            return true
         }
         attempts: while true {
             do {
                 let request = try makeRequest(url, options: options)
                 let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
+                if firstOffset == nil { firstOffset = offset }
                 guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,
-                                                                       session: session, summary: &summary) else {
+                                                                       session: session, summary: &summary,
+                                                                       passesTransient: nextTry(retryAfter: nil) != nil) else {
                     // Whole already: nothing to write, the file stays as it is.
                     return 0
                 }
                 summary.response = response
-                if let status = response.status?.code, RetryPolicy.isTransient(status: status),
-                   let wait = nextTry(retryAfter: response.headerFields[.retryAfter]) {
-                    bytes.task.cancel()
-                    await retrying(after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", wait: wait)
+                if let status = response.status?.code, RetryPolicy.isTransient(status: status) || (failOnHTTPError && retry.allErrors && status >= 400),
+                   await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts
                 }
                 if failOnHTTPError, let status = response.status, status.code >= 400 {
@@ -495,7 +517,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure`` when the
     /// rest cannot be had, having touched no file. Records the response in `summary` (for `-w`) either way.
     private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
-                           summary: inout TransferSummary) async throws -> (LoadBytes, LoadResponse)? {
+                           summary: inout TransferSummary, passesTransient: Bool) async throws -> (LoadBytes, LoadResponse)? {
         guard offset > 0 else { return try await session.bytes(for: request) }
         let isHTTP = request.scheme == "http" || request.scheme == "https"
         var ranged = request
@@ -525,8 +547,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         }
         let (bytes, response) = started
         summary.response = response
-        // With -f an error status is -f's to report (22), as without -C.
+        // With -f an error status is -f's to report (22), as without -C; one worth another try (--retry) is the caller's.
         if failOnHTTPError, let status = response.status?.code, status >= 400, status != 412, status != 416 { return started }
+        if passesTransient, let status = response.status?.code, RetryPolicy.isTransient(status: status) { return started }
         var verdict = ContinueAt.verdict(on: response, offset: offset)
         if verdict == .askSize {
             bytes.task.cancel()

@@ -4,10 +4,11 @@ import Loader
 
 /// curl's `--retry` rules: which failures are worth another try, and how long to wait before it.
 ///
-/// Transient, as curl counts it: a timeout, an HTTP `408`, `429`, `500`, `502`, `503` or `504`, an FTP `4xx` reply;
-/// with ``connectionRefused`` a connection the server refused too, with ``allErrors`` any failure of the load (not
-/// a failure to write the output). The wait is the server's `Retry-After` when it gave one, else ``fixedDelay``, else
-/// one second doubling up to ten minutes; no retry starts past ``maximumTime`` from the transfer's first start.
+/// Transient, as curl counts it: a timeout, a host name that did not resolve, an HTTP `408`, `429`, `500`, `502`,
+/// `503` or `504`, an FTP `4xx` reply; with ``connectionRefused`` a connection the server refused too, with
+/// ``allErrors`` any failure of the load (not a failure to write the output). The wait is ``fixedDelay``, else one
+/// second doubling up to ten minutes, or the server's `Retry-After` when that is longer (up to ten minutes too); no
+/// retry starts past ``maximumTime`` from the transfer's first start.
 struct RetryPolicy: Sendable {
     /// How many times a transfer may be tried again (`--retry`); 0 for none.
     var retries = 0
@@ -32,22 +33,35 @@ struct RetryPolicy: Sendable {
     /// Whether `error`, a failed load, is worth another try.
     func isTransient(_ error: LoadError) -> Bool {
         if allErrors { return true }
+        if let reply = error.underlying as? FTPReply { return reply.isTransient }
         switch error.code {
-        case .timedOut: return true
-        case .cannotConnectToHost: return connectionRefused
-        default: return (error.underlying as? FTPReply)?.isTransient ?? false
+        case .timedOut, .cannotFindHost: return true
+        case .cannotConnectToHost: return connectionRefused && Self.isRefusal(error)
+        default: return false
         }
     }
 
-    /// The wait before retry number `retry` (1 for the first), in seconds: the server's `Retry-After` (seconds, or an
-    /// HTTP date) when given, else the fixed delay, else 1, 2, 4 … up to ``longestDelay``.
+    /// Whether `error` is a connection the server's host refused (`ECONNREFUSED`, whose words the loader's reason
+    /// quotes), not a host out of reach or a proxy's refusal.
+    static func isRefusal(_ error: LoadError) -> Bool {
+        error.description.lowercased().contains("connection refused")
+    }
+
+    /// The wait before retry number `retry` (1 for the first), in seconds: the fixed delay, else 1, 2, 4 … up to
+    /// ``longestDelay``; or the server's `Retry-After` (seconds, or an HTTP date) when it asks for longer, up to
+    /// ``longestDelay`` too (a server's word does not hold a transfer for hours).
     func delay(beforeRetry retry: Int, retryAfter: String? = nil, now: Date = Date()) -> Double {
-        if let retryAfter = retryAfter?.trimmingSpaces(), !retryAfter.isEmpty {
-            if let seconds = Int(retryAfter), seconds >= 0 { return Double(seconds) }
-            if let date = HTTPDate.parse(String(retryAfter)) { return max(0, date.timeIntervalSince(now)) }
+        let own = fixedDelay > 0 ? fixedDelay : min(Self.longestDelay, Double(1 << min(retry - 1, 20)))
+        guard let retryAfter = retryAfter?.trimmingSpaces(), !retryAfter.isEmpty else { return own }
+        let asked: Double
+        if let seconds = Int(retryAfter), seconds >= 0 {
+            asked = Double(seconds)
+        } else if let date = HTTPDate.parse(String(retryAfter)) {
+            asked = date.timeIntervalSince(now)
+        } else {
+            return own
         }
-        if fixedDelay > 0 { return fixedDelay }
-        return min(Self.longestDelay, Double(1 << min(retry - 1, 20)))
+        return max(own, min(asked, Self.longestDelay))
     }
 
     /// Whether retry number `retry` may begin after waiting `wait` seconds, `elapsed` seconds after the first start.

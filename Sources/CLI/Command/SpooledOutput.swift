@@ -76,6 +76,7 @@ final class SpooledOutput {
         try? file?.close()
         file = nil
         held = []
+        heldBytes = 0
     }
 
     /// The temporary file, made (and its name removed) on first use.
@@ -87,6 +88,8 @@ final class SpooledOutput {
             let error = Errno(rawValue: errno)
             throw failure("cannot make a file in \(directory) to keep the body for its turn: \(error)", error)
         }
+        // Not inherited by a process this one might start.
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         // Gone from the folder at once: the file lives as long as it is open, whatever ends the process.
         _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
         let opened = FileDescriptor(rawValue: descriptor)
