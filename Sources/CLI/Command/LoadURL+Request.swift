@@ -1,0 +1,312 @@
+import ArchiveScheme
+import ArgumentParser
+import Cookies
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FTPScheme
+import HTTPScheme
+import HTTPTypes
+import Loader
+import StandardSchemes
+
+// What the options make of each request and of the session.
+extension LoadURL {
+    /// The session settings the options ask for.
+    func makeConfiguration() throws -> LoaderSession.Configuration {
+        var configuration = LoaderSession.Configuration.default
+        if retries < 0 || retryDelay < 0 || retryMaxTime < 0 { throw ValidationError("--retry, --retry-delay and --retry-max-time want numbers of 0 or more") }
+        // As curl: more than its limit is its limit; fewer than one is no number of transfers.
+        if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
+        // Streamed as it is sent: transfers at once would each read a part of it.
+        if parallel, uploadFile == "-", urls.count > 1 { throw ValidationError("-Z cannot go with -T - for several URLs: standard input is read once, by one transfer") }
+        if let continueAt {
+            guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
+            // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
+            if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !form.isEmpty || !formString.isEmpty { throw ValidationError("-C resumes downloads only, not -T, -d or -F") }
+            // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
+            if include || headOnly { throw ValidationError("-C cannot go with -i or -I: the head would be written into the file being completed") }
+        }
+        if !form.isEmpty || !formString.isEmpty {
+            // One body per request, as curl's "you can only select one HTTP request method".
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || headOnly {
+                throw ValidationError("-F cannot go with -d, --data-binary, -T or -I: a request has one body")
+            }
+            for option in form {
+                do throws(FormPart.Malformed) {
+                    let part = try FormPart(option)
+                    for setting in part.skipped where !silent || showError {
+                        StandardStreams.error("loadurl: warning: -F '\(option)': skipped the unknown setting '\(setting)'\n")
+                    }
+                } catch {
+                    throw ValidationError(error.description)
+                }
+            }
+            for option in formString {
+                do throws(FormPart.Malformed) { _ = try FormPart(literal: option) } catch { throw ValidationError(error.description) }
+            }
+        }
+        if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
+        // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
+        // -m bounds the whole transfer.
+        configuration.timeoutIntervalForRequest = .infinity
+        configuration.redirectLimit = followRedirects ? (maxRedirects < 0 ? Int.max : maxRedirects) : 0
+        // `-L --max-redirs 0` fails at the first redirect (47), as curl's does; without -L a redirect is the result.
+        if followRedirects, maxRedirects == 0 { configuration.middleware.append(RedirectMiddleware(limit: 0)) }
+        // As with curl, bodies arrive as the server sends them unless --compressed asks for decoding.
+        configuration.contentDecoding = compressed ? .automatic : .off
+        var http = HTTPClientOptions()
+        http.tls.additionalTrustRootsPEMFile = caCertificates
+        http.tls.verifiesCertificates = !insecure
+        if let clientCertificate {
+            (http.tls.clientCertificatePEMFile, http.tls.clientPrivateKeyPassphrase) = Self.split(certificate: clientCertificate, passphrase: clientKeyPassphrase)
+            http.tls.clientPrivateKeyPEMFile = clientKey
+        } else if clientKey != nil || clientKeyPassphrase != nil {
+            throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
+        }
+        http.allowsHTTP2 = httpVersion == .http2
+        for entry in resolve {
+            // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
+            http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
+        }
+        try setProxies(&http, environment: ProcessInfo.processInfo.environment)
+        configuration.handlerOptions[HTTPClientOptions.self] = http
+        // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
+        configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly
+        if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
+        // -k, --cacert and -E hold for FTPS as for HTTPS.
+        configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
+        configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
+        configuration.handlerOptions[FTPOptions.self].clientCertificatePEMFile = http.tls.clientCertificatePEMFile
+        configuration.handlerOptions[FTPOptions.self].clientPrivateKeyPEMFile = http.tls.clientPrivateKeyPEMFile
+        configuration.handlerOptions[FTPOptions.self].clientPrivateKeyPassphrase = http.tls.clientPrivateKeyPassphrase
+        return configuration
+    }
+
+    /// `-E`'s file and passphrase as curl reads them: `FILE:PASSPHRASE`, split at the first `:` not escaped as `\:`
+    /// (unless the whole argument names an existing file); `--pass`, when given, is the passphrase.
+    public static func split(certificate: String, passphrase: String?) -> (file: String, passphrase: String?) {
+        if FileManager.default.fileExists(atPath: certificate) { return (certificate, passphrase) }
+        var file = ""
+        var rest = certificate[...]
+        while let character = rest.popFirst() {
+            if character == "\\", rest.first == ":" {
+                file.append(rest.removeFirst())
+            } else if character == ":" {
+                return (file, passphrase ?? String(rest))
+            } else {
+                file.append(character)
+            }
+        }
+        return (file, passphrase)
+    }
+
+    /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as
+    /// curl reads them (`http_proxy` for http, `https_proxy` for https, `all_proxy` for both, `no_proxy`).
+    func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
+        if let proxy {
+            let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
+                ?? { throw ValidationError("-x wants an HTTP or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
+            http.httpProxy = chosen
+            http.httpsProxy = chosen
+        } else {
+            http.httpProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "http")
+            http.httpsProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")
+            // A variable this tool cannot use is said, not skipped in silence: the user meant traffic to go through it.
+            for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+                if let value = environment[name], !value.isEmpty, HTTPClientOptions.Proxy(value) == nil, !silent || showError {
+                    StandardStreams.error("loadurl: warning: \(name) is not an HTTP or SOCKS5 proxy this tool can use ('\(value)'): connecting without it\n")
+                }
+            }
+        }
+        if let proxyUser {
+            let credential = Self.credential(proxyUser)
+            for keyPath in [\HTTPClientOptions.httpProxy, \HTTPClientOptions.httpsProxy] where http[keyPath: keyPath] != nil {
+                http[keyPath: keyPath]?.user = credential.user
+                http[keyPath: keyPath]?.password = credential.password
+            }
+        }
+        http.noProxy = noProxy.map { $0.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty } }
+            ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+    }
+
+    /// The options that shape each request, read once: ArgumentParser's property wrappers look up generic
+    /// metadata on every read, about 1% of a run of many small transfers when read for each URL.
+    struct RequestOptions: Sendable {
+        let headers: [String]
+        let user: String?
+        let data: [String]
+        let dataBinary: [String]
+        /// The -F parts (checked already by ``makeConfiguration()``).
+        let form: [FormPart]
+        let uploadFile: String?
+        let headOnly: Bool
+        let method: String?
+        /// Where downloads go on from (`-C`), if anywhere.
+        let continueAt: ContinueAt?
+        /// Standard input, read once when a -d or --data-binary piece is `@-`: every URL gets the same body.
+        let standardInput: Data?
+        /// The -w format, read from its file once when given as `@FILE` (`@-`: standard input), as curl does.
+        var writeOut: String? = nil
+    }
+
+    /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
+    var requestOptions: RequestOptions {
+        // -F parts before --form-string ones: ArgumentParser keeps each option's own order only (as with -d).
+        let parts = form.compactMap { try? FormPart($0) } + formString.compactMap { try? FormPart(literal: $0) }
+        let readsInput = (data + dataBinary).contains("@-") || parts.contains { $0.content == .file(path: "-") || $0.content == .fileContents(path: "-") }
+        let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
+        var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, form: parts, uploadFile: uploadFile,
+                                     headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init),
+                                     standardInput: input)
+        if let writeOut, writeOut.hasPrefix("@") {
+            let path = String(writeOut.dropFirst())
+            let contents = path == "-" ? (input ?? FileManager.default.contents(atPath: "/dev/stdin")) : FileManager.default.contents(atPath: path)
+            if contents == nil, !silent || showError {
+                StandardStreams.error("loadurl: warning: -w: cannot read \(path); no summary is printed\n")
+            }
+            options.writeOut = contents.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        } else {
+            options.writeOut = writeOut
+        }
+        return options
+    }
+
+    /// What answers HTTP challenges under `--digest` or `--anyauth`, with `-u`'s credentials or else the URL's user
+    /// info (under `--basic`, `-u`'s go unasked with each request instead), or `nil`.
+    var challengeAnswers: UserCredentials? {
+        guard authMethod != .basic else { return nil }
+        return UserCredentials(user.map(Self.credential), methods: authMethod.answers)
+    }
+
+    /// `USER:PASSWORD` as `-u` and `-U` take it: the password after the first colon, empty without one.
+    static func credential(_ text: String) -> Credential {
+        let pair = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        return Credential(user: pair[0], password: pair.count > 1 ? pair[1] : "")
+    }
+
+    /// The request for `url` that `options` describe.
+    func makeRequest(_ url: URL, options: RequestOptions) throws -> LoadRequest {
+        var request = LoadRequest(url: url)
+        let (added, removed) = try Self.headerFields(options.headers, url: url)
+        request.headerFields.append(contentsOf: added)
+        if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {
+            if request.scheme == "http" || request.scheme == "https" {
+                request.headerFields[.authorization] = Self.credential(user).basicAuthorization
+            } else if url.user == nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+                // Other schemes (FTP) log in with the URL's user info, as curl's -u does for them.
+                let credential = Self.credential(user)
+                parts.user = credential.user
+                parts.password = credential.password
+                if let withUser = parts.url { request.url = withUser }
+            }
+        }
+        if !options.data.isEmpty || !options.dataBinary.isEmpty {
+            request.method = .post
+            request.body = try Self.body(form: options.data, binary: options.dataBinary, input: options.standardInput, url: url)
+            if !options.data.isEmpty, request.headerFields[.contentType] == nil {
+                request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            }
+        }
+        if !options.form.isEmpty {
+            request.method = .post
+            // A type of the caller's own (-H) is kept, with the boundary added as curl does, or with its own
+            // boundary, which the body then uses.
+            let own = request.headerFields[.contentType].flatMap { $0.isEmpty ? nil : $0 }
+            let ownBoundary = own.flatMap { MIMEType($0)?.parameter("boundary") }.flatMap { $0.isEmpty ? nil : $0 }
+            let form = try MultipartForm(options.form, input: options.standardInput, url: url,
+                                         boundary: ownBoundary ?? MultipartForm.newBoundary())
+            request.body = form.requestBody(url: url)
+            if let own {
+                request.headerFields[.contentType] = ownBoundary != nil ? own : own + "; boundary=" + form.boundary
+            } else {
+                request.headerFields[.contentType] = form.contentType
+            }
+        }
+        if let uploadFile = options.uploadFile {
+            request.method = .put
+            let file = URL(fileURLWithPath: uploadFile == "-" ? "/dev/stdin" : uploadFile)
+            // Checked before connecting, as curl does: a server told to store a file empties the one it has.
+            var isFolder = false
+            guard uploadFile == "-" || (FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder) && !isFolder
+                                        && FileManager.default.isReadableFile(atPath: file.path)) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(uploadFile)")
+            }
+            request.body = .file(file)
+            // To a URL that names a folder, under the file's own name, as curl does.
+            let path = request.url.path(percentEncoded: true)
+            if uploadFile != "-", path.isEmpty || path.hasSuffix("/"),
+               var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
+                parts.percentEncodedPath = (path.isEmpty ? "/" : path) + Self.percentEncodedSegment(file.lastPathComponent)
+                if let named = parts.url { request.url = named }
+            }
+        }
+        if options.headOnly { request.method = .head }
+        if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
+        for name in removed { request.headerFields[name] = nil }
+        return request
+    }
+
+    /// What the `-H` options say: the fields to add, in order, and the names to send without.
+    ///
+    /// `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value. `Name:`
+    /// with nothing after it sends no such field, as curl: not an earlier -H's, not one an option would add
+    /// (`Content-Type:` with -d); Host and User-Agent, which the HTTP handler adds, stay.
+    static func headerFields(_ headers: [String], url: URL) throws -> (added: [HTTPField], removed: [HTTPField.Name]) {
+        var added: [HTTPField] = []
+        var removed: [HTTPField.Name] = []
+        for header in headers {
+            let emptyValue = header.last == ";" && !header.contains(":")
+            let end = emptyValue ? header.index(before: header.endIndex) : header.firstIndex(of: ":")
+            guard let end, let name = HTTPField.Name(String(header[..<end].trimmingSpaces())) else {
+                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value' or 'Name;', not '\(header)'")
+            }
+            let value = emptyValue ? "" : String(header[header.index(after: end)...].trimmingSpaces())
+            if !emptyValue, value.isEmpty {
+                removed.append(name)
+            } else {
+                added.append(HTTPField(name: name, value: value))
+            }
+        }
+        return (added, removed)
+    }
+
+    /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
+    static func percentEncodedSegment(_ name: String) -> String {
+        let kept = Set("-._~!$&'()*+,=:@".utf8)
+        return PercentEncoding.encode(name) { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || kept.contains(byte)
+        }
+    }
+
+    /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
+    /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
+    static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
+        if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
+            let path = String(only.dropFirst())
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(path)")
+            }
+            return .file(URL(fileURLWithPath: path))
+        }
+        func piece(_ text: String, stripsLineBreaks: Bool) throws -> Data {
+            guard text.hasPrefix("@") else { return Data(text.utf8) }
+            guard let read = text == "@-" ? input : FileManager.default.contents(atPath: String(text.dropFirst())) else {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(text.dropFirst())")
+            }
+            return stripsLineBreaks ? read.filter { $0 != 0x0A && $0 != 0x0D } : read
+        }
+        // curl joins the pieces in the order given; ArgumentParser keeps each option's own order only, so -d
+        // pieces come before --data-binary ones.
+        let pieces = try form.map { try piece($0, stripsLineBreaks: true) } + binary.map { try piece($0, stripsLineBreaks: false) }
+        return .bytes(Data(pieces.joined(separator: Data("&".utf8))))
+    }
+}

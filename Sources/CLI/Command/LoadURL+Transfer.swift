@@ -1,0 +1,326 @@
+import ArchiveScheme
+import ArgumentParser
+import Cookies
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FTPScheme
+import HTTPScheme
+import HTTPTypes
+import Loader
+import StandardSchemes
+
+// One URL's transfer, from its request to its output: one after another or at once (-Z), with retries (--retry).
+extension LoadURL {
+    /// The `--retry` options.
+    var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, fixedDelay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnectionRefused,
+                    allErrors: retryAllErrors)
+    }
+
+    /// Seconds from `start` until now.
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+    }
+
+    /// The most transfers `--parallel-max` lets run at once, as curl's.
+    static let parallelLimit = 300
+
+    /// Runs every transfer, up to `--parallel-max` at once, starting them in the order of the URLs; returns the exit
+    /// status of the last failure in that order. What goes to standard output comes out in that order too
+    /// (``OrderedOutput``).
+    func transferAll(session: LoaderSession, options: RequestOptions) async -> Int32 {
+        let ordered = OrderedOutput()
+        let width = min(parallelMax, Self.parallelLimit)
+        let urls = self.urls
+        return await withTaskGroup(of: (Int, Int32).self) { group in
+            var statuses = [Int32](repeating: 0, count: urls.count)
+            var started = 0
+            while started < urls.count {
+                // A new one as each ends: the earliest unfinished transfer always runs, so none waits on a turn for ever.
+                if started >= width, let (index, status) = await group.next() { statuses[index] = status }
+                let index = started
+                group.addTask { (index, await transfer(urls[index], index: index, session: session, options: options, ordered: ordered)) }
+                started += 1
+            }
+            for await (index, status) in group { statuses[index] = status }
+            return statuses.last(where: { $0 != 0 }) ?? 0
+        }
+    }
+
+    /// Bodies up to this size are written out on the event loop that read them; larger ones (or ones of
+    /// unknown size) from the global executor.
+    static let smallBody: Int64 = 256 * 1024
+
+    /// Loads one URL to its output; returns its exit status. With `ordered` (`-Z`), standard output is written in
+    /// the transfer's turn.
+    func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions, ordered: OrderedOutput?) async -> Int32 {
+        // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}: of the last try,
+        // as curl's.
+        var started = ContinuousClock.now
+        guard let url = URLArgument.url(text, registry: session.registry) else {
+            let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
+            report(error.description, status: 3)
+            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: 3, error: error), format: options.writeOut,
+                      index: index, ordered: ordered)
+            return 3
+        }
+        var summary = TransferSummary(url: url)
+        defer {
+            summary.seconds = Self.seconds(since: started)
+            summarize(summary, format: options.writeOut, index: index, ordered: ordered)
+        }
+        let destination = outputPath(for: url, index: index)
+        if let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
+            // Messages are written as they come: the socket waits for its turn to open.
+            if destination == nil { await ordered?.turn(index) }
+            return await webSocketTransfer(url, to: destination, session: session, options: options, summary: &summary)
+        }
+        // The label only for a meter that shows: `lastPathComponent` parses the URL's path again, which was
+        // about 2% of a run of many small transfers. Transfers at once draw none (their lines would cross).
+        let showsMeter = ordered == nil && showsProgress(toStdout: destination == nil)
+        var meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
+        defer { meter.finish() }
+        // A body for standard output whose turn (-Z) has not come is kept aside, not held back (``SpooledOutput``).
+        var spool: SpooledOutput?
+        defer { spool?.close() }
+        // --retry: each try after a transient failure starts afresh (a file output is written again from its start,
+        // or with -C - from where it stopped), as long as nothing went to standard output.
+        let retry = retryPolicy
+        let firstStarted = started
+        var retried = 0
+        var wroteToStandardOutput = false
+        // Where the first try began writing a file output (-C N's offset, else 0): each retry writes from there again.
+        var firstOffset: Int64?
+        // The wait before the next try, if another is allowed; `nil` once tries, time, or a body read from standard
+        // input (which cannot be sent again) run out.
+        func nextTry(retryAfter: String?) -> Double? {
+            guard retry.retries > 0, !wroteToStandardOutput, options.uploadFile != "-" else { return nil }
+            let wait = retry.delay(beforeRetry: retried + 1, retryAfter: retryAfter)
+            guard retry.allows(retry: retried + 1, elapsed: Self.seconds(since: firstStarted), wait: wait) else { return nil }
+            return wait
+        }
+        // Tells of the coming retry and waits for it.
+        func retrying(after problem: String, wait: Double) async {
+            if !silent {
+                let left = retry.retries - retried - 1
+                StandardStreams.error("loadurl: warning: \(problem); retrying in \(wait.printed("%g")) s, \(left) \(left == 1 ? "retry" : "retries") left\n")
+            }
+            spool?.close()
+            spool = nil
+            summary = TransferSummary(url: url)
+            // A file is written again from where the first try began (-C - goes on from its end instead), whether or
+            // not the next try writes a byte.
+            if let destination, options.continueAt?.origin != .outputFile, let firstOffset {
+                _ = truncate(destination, off_t(firstOffset))
+            }
+            try? await Task.sleep(for: .seconds(wait))
+            meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
+            started = ContinuousClock.now
+            retried += 1
+        }
+        // Cancels `bytes`' load and retries after `problem`, if another try is allowed: `false` when it is not.
+        func tryAgain(cancelling bytes: LoadBytes, after problem: String, retryAfter: String?) async -> Bool {
+            guard let wait = nextTry(retryAfter: retryAfter) else { return false }
+            bytes.task.cancel()
+            await retrying(after: problem, wait: wait)
+            return true
+        }
+        attempts: while true {
+            do {
+                let request = try makeRequest(url, options: options)
+                let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
+                if firstOffset == nil { firstOffset = offset }
+                guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,
+                                                                       session: session, summary: &summary,
+                                                                       passesTransient: nextTry(retryAfter: nil) != nil) else {
+                    // Whole already: nothing to write, the file stays as it is.
+                    return 0
+                }
+                summary.response = response
+                if let status = response.status?.code, RetryPolicy.isTransient(status: status) || (failOnHTTPError && retry.allErrors && status >= 400),
+                   await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
+                    continue attempts
+                }
+                if failOnHTTPError, let status = response.status, status.code >= 400 {
+                    bytes.task.cancel()
+                    summary.exitCode = LoadURLExit.httpError
+                    report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
+                    return LoadURLExit.httpError
+                }
+                let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
+                defer { output.close() }
+                if destination == nil, let ordered, !ordered.isTurn(index) {
+                    spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)
+                }
+                let sink = spool
+                func put(_ data: Data) throws {
+                    if let sink { try sink.write(data) } else {
+                        if destination == nil { wroteToStandardOutput = true }
+                        try output.write(data)
+                    }
+                }
+                if include || headOnly { try put(Data(response.printableHead.utf8)) }
+                func copyBody() async throws {
+                    for try await chunk in bytes.chunks {
+                        try put(chunk)
+                        summary.bytes += Int64(chunk.count)
+                        meter.update(received: summary.bytes, expected: response.expectedContentLength)
+                    }
+                }
+                if let length = response.expectedContentLength, length <= Self.smallBody {
+                    try await copyBody()
+                } else {
+                    // Measured on a 512 MiB body: 0.43–0.51 s to a file this way, 0.60–1.86 s on the loop.
+                    try await withTaskExecutorPreference(globalConcurrentExecutor) { try await copyBody() }
+                }
+                if let sink, let ordered {
+                    await ordered.turn(index)
+                    try sink.drain(into: output)
+                }
+                try output.finish()
+                return 0
+            } catch {
+                let output = error as? OutputFile.Failure
+                let resume = error as? ContinueAt.Failure
+                let failure = output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
+                let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
+                if output == nil, resume == nil, retry.isTransient(failure), let wait = nextTry(retryAfter: nil) {
+                    meter.finish()
+                    await retrying(after: failure.description, wait: wait)
+                    continue attempts
+                }
+                summary.exitCode = status
+                summary.error = failure
+                // The meter's line is cleared first, so that the message does not land at the end of it.
+                meter.finish()
+                report(failure.description, status: status)
+                // What came before the failure goes out in its turn, as it would have gone out one transfer after another.
+                if let spool, let ordered, output == nil, let stdout = try? OutputFile(path: nil, createDirectories: false, url: url) {
+                    await ordered.turn(index)
+                    try? spool.drain(into: stdout)
+                }
+                return status
+            }
+        }
+    }
+
+    /// Starts loading `request`; from a positive `offset` (`-C`), asks for the bytes from there on (over HTTP, if
+    /// the resource is unmodified since `writtenAt`, when the partial file was last written) and takes the answer
+    /// only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure`` when the
+    /// rest cannot be had, having touched no file. Records the response in `summary` (for `-w`) either way.
+    func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
+                           summary: inout TransferSummary, passesTransient: Bool) async throws -> (LoadBytes, LoadResponse)? {
+        guard offset > 0 else { return try await session.bytes(for: request) }
+        let isHTTP = request.scheme == "http" || request.scheme == "https"
+        var ranged = request
+        ranged.headerFields[.range] = "bytes=\(offset)-"
+        // A condition of the caller's own (-H 'If-Range: …') stands in its place, and -H 'If-Unmodified-Since:'
+        // (curl's way to send no such field) goes without: the partial file's time is the client's clock, and
+        // its last write, not when its first bytes came.
+        let declined = try Self.headerFields(options.headers, url: request.url).removed.contains(.ifUnmodifiedSince)
+        if isHTTP, !declined, let writtenAt, ranged.headerFields[.ifRange] == nil, ranged.headerFields[.ifUnmodifiedSince] == nil {
+            ranged.headerFields[.ifUnmodifiedSince] = IMFFixdate.string(fromUnixTime: writtenAt)
+        }
+        func failure(_ reason: String, _ status: Int32, underlying: (any Error)? = nil) -> ContinueAt.Failure {
+            ContinueAt.Failure(error: LoadError(.resourceUnavailable, url: request.url, reason: "cannot go on from byte \(offset): \(reason)",
+                                                underlying: underlying), status: status)
+        }
+        let started: (LoadBytes, LoadResponse)
+        do {
+            started = try await session.bytes(for: ranged)
+        } catch let error as LoadError where error.code == .resourceUnavailable && !isHTTP {
+            // A handler without statuses (file:, ftp:) fails a range past the end with the code it gives other
+            // refusals (an FTP server's 550): the resource's size tells which this was.
+            switch ContinueAt.verdict(size: await size(of: request, session: session), offset: offset) {
+            case .complete: return nil
+            case .refuse(let reason, let status) where status == ContinueAt.pastTheEnd: throw failure(reason, status, underlying: error)
+            default: throw error
+            }
+        }
+        let (bytes, response) = started
+        summary.response = response
+        // With -f an error status is -f's to report (22), as without -C; one worth another try (--retry) is the caller's.
+        if failOnHTTPError, let status = response.status?.code, status >= 400, status != 412, status != 416 { return started }
+        if passesTransient, let status = response.status?.code, RetryPolicy.isTransient(status: status) { return started }
+        var verdict = ContinueAt.verdict(on: response, offset: offset)
+        if verdict == .askSize {
+            bytes.task.cancel()
+            verdict = ContinueAt.verdict(size: await size(of: request, session: session), offset: offset)
+        }
+        switch verdict {
+        case .append:
+            return started
+        case .complete:
+            bytes.task.cancel()
+            return nil
+        case .askSize:
+            bytes.task.cancel()
+            throw failure("the handler sent other than the bytes from \(offset) on", ContinueAt.rangeError)
+        case .refuse(let reason, let status):
+            bytes.task.cancel()
+            throw failure(reason, status)
+        }
+    }
+
+    /// The size of what `request` loads, from a `HEAD` of it; `nil` if that fails or does not tell.
+    func size(of request: LoadRequest, session: LoaderSession) async -> Int64? {
+        var head = request
+        head.method = .head
+        head.headerFields[.range] = nil
+        guard let (bytes, response) = try? await session.bytes(for: head) else { return nil }
+        bytes.task.cancel()
+        return response.expectedContentLength
+    }
+
+    /// The file for the URL at `index`, or `nil` for standard output.
+    func outputPath(for url: URL, index: Int) -> String? {
+        var name: String?
+        if index < outputs.count {
+            switch outputs[index] {
+            case "-": name = nil
+            case Self.remoteNameSlot: name = Self.remoteName(of: url)
+            default: name = outputs[index]
+            }
+        } else if remoteNameAll || index - outputs.count < remoteNames {
+            name = Self.remoteName(of: url)
+        }
+        guard let name else { return nil }
+        if let outputDirectory, !outputDirectory.isEmpty, !name.hasPrefix("/") {
+            return outputDirectory.hasSuffix("/") ? outputDirectory + name : outputDirectory + "/" + name
+        }
+        return name
+    }
+
+    /// The name `-O` saves `url` under: the last segment of its path as written, not percent-decoded (as curl's),
+    /// so that an encoded slash or a dot-dot cannot lead the file out of the folder; `index` when there is none.
+    static func remoteName(of url: URL) -> String {
+        let last = url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        return last.isEmpty || last == "." || last == ".." ? "index" : String(last)
+    }
+
+    func showsProgress(toStdout: Bool) -> Bool {
+        !silent && !noProgressMeter && isatty(STDERR_FILENO) == 1 && !(toStdout && isatty(STDOUT_FILENO) == 1)
+    }
+
+    func report(_ message: String, status: Int32) {
+        guard !silent || showError else { return }
+        StandardStreams.error("loadurl: (\(status)) \(message)\n")
+    }
+
+    /// Writes `-w`'s line for a transfer; with `ordered`, in the transfer's turn, which it ends.
+    func summarize(_ summary: TransferSummary, format: String?, index: Int, ordered: OrderedOutput?) {
+        let line = format.flatMap { $0.isEmpty ? nil : summary.format($0) }
+        guard let ordered else {
+            if let line { StandardStreams.output(line) }
+            return
+        }
+        ordered.finish(index, with: line ?? "")
+    }
+}
