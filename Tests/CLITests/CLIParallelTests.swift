@@ -79,12 +79,12 @@ struct CLIParallelTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent("out.bin")
         // The redirect's second request queues behind the eight (as many as the pool's connections to the host): held
-        // back at 2 MiB, they would keep every connection until -m ran out (28).
-        let big = Array(repeating: origin + "/32m.bin", count: 8)
+        // back at the 2 MiB body buffer, they would keep every connection until -m ran out.
+        let big = Array(repeating: origin + "/4m.bin", count: 8)
         let run = try await LoadURLProcess.run(["-sS", "-Z", "-L", "-m", "60", origin + "/redirect"] + big, output: output, timeout: 90)
         #expect(run.status == 0, "\(run.stderr)")
         let size = try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int
-        #expect(size == "Hello from nginx\n".utf8.count + 8 * 32 * 1024 * 1024)
+        #expect(size == "Hello from nginx\n".utf8.count + 8 * 4 * 1024 * 1024)
         let head = try FileHandle(forReadingFrom: output)
         defer { try? head.close() }
         #expect(try head.read(upToCount: 17) == Data("Hello from nginx\n".utf8))
