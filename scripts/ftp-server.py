@@ -5,7 +5,9 @@ MDTM and closed control connection to ROOT/counted-events and hangs up on the co
 then-hang-up.txt (for the tests of kept connections), a sixth like it for the CLI's tests, and explicit FTPS that
 wants a client certificate from the CA beside CERT (ca.pem) on its connections. Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
-ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload.
+ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload. On the
+plain server, a download of busy-N-ID.txt (any N and ID) is refused with 450 the first N times for that name, then
+sends hello.txt (for the tests of retries).
 The ports chosen are written to ENV_FILE once every server listens."""
 import os
 import sys
@@ -42,6 +44,34 @@ class CuttingDTP(DTPHandler):
         sent = super().send(data)
         self.cut_sent = getattr(self, "cut_sent", 0) + sent
         return sent
+
+
+class BusyHandler(FTPHandler):
+    """Refuses RETR of busy-N-ID.txt with "450" the first N times per name (a server that is busy for a while), then
+    sends hello.txt in its place."""
+    refused = {}
+
+    @staticmethod
+    def busy_count(file):
+        """N for a busy-N-ID.txt path, else None."""
+        name = os.path.basename(file)
+        parts = name.split("-")
+        return int(parts[1]) if name.startswith("busy-") and len(parts) >= 3 and parts[1].isdigit() else None
+
+    def ftp_SIZE(self, path):
+        # The size of the file that stands in for it.
+        return super().ftp_SIZE(os.path.join(root, "pub", "hello.txt") if self.busy_count(path) is not None else path)
+
+    def ftp_RETR(self, file):
+        count = self.busy_count(file)
+        if count is not None:
+            name = os.path.basename(file)
+            if BusyHandler.refused.get(name, 0) < count:
+                BusyHandler.refused[name] = BusyHandler.refused.get(name, 0) + 1
+                self.respond("450 Busy: try again later.")
+                return
+            file = os.path.join(root, "pub", "hello.txt")
+        return super().ftp_RETR(file)
 
 
 class CountingHandler(FTPHandler):
@@ -126,7 +156,7 @@ def handler(base, dtp=None, tls=False, client_certificates=False):
 
 ioloop = IOLoop.instance()
 servers = {
-    "FTP_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler), ioloop=ioloop, backlog=1024),
+    "FTP_PORT": FTPServer(("127.0.0.1", 0), handler(BusyHandler), ioloop=ioloop, backlog=1024),
     "FTPS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True), ioloop=ioloop, backlog=1024),
     "FTP_SLOW_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=SlowDTP), ioloop=ioloop, backlog=1024),
     "FTP_CUT_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=CuttingDTP), ioloop=ioloop, backlog=1024),

@@ -82,6 +82,17 @@ struct CLIRetryTests {
         #expect(refused.status == 7 && refused.stderr.contains("retrying in 1 s, 0 retries left"), "\(refused.stderr)")
     }
 
+    @Test("An FTP server's 450 (busy) is tried again; its 550 (no such file) is not")
+    func ftpReplies() async throws {
+        let ftp = try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
+        let busy = "ftp://127.0.0.1:\(ftp.port)/busy-1-\(UUID().uuidString).txt"
+        let run = try await LoadURLProcess.run(["-S", "--retry", "2", "--retry-delay", "1", busy])
+        #expect(run.status == 0 && run.stdout == "Hello from FTP\n", "\(run.stderr)")
+        #expect(run.stderr.contains("450") && run.stderr.contains("retrying in 1 s, 1 retry left"), "\(run.stderr)")
+        let missing = try await LoadURLProcess.run(["-S", "--retry", "2", "--retry-delay", "1", "ftp://127.0.0.1:\(ftp.port)/nope.txt"])
+        #expect(missing.status == 78 && !missing.stderr.contains("retrying"), "\(missing.stderr)")
+    }
+
     @Test("After bytes went to standard output no retry is made; a file output is written again from its start")
     func partialOutput() async throws {
         let ftp = try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")

@@ -107,6 +107,18 @@ struct FTPDownloadTests {
         #expect(reply?.code == 550 && reply?.isTransient == false && reply?.text.hasPrefix("550 ") == true, "\(String(describing: reply))")
     }
 
+    @Test("A busy server's 450 to the download is resourceUnavailable carrying the reply, which says to try again")
+    func busy() async throws {
+        let url = try FTPServers.url("/busy-1-\(UUID().uuidString).txt")
+        let error = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(error?.code == .resourceUnavailable && error?.url == url, "\(String(describing: error))")
+        let reply = error?.underlying as? FTPReply
+        #expect(reply?.code == 450 && reply?.isTransient == true, "\(String(describing: reply))")
+        // The server's second answer for that name is the file (hello.txt in its place).
+        let (data, _) = try await FTPServers.session().data(from: url)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+    }
+
     @Test("A server that drops the data connection mid-file is networkConnectionLost, never a short success")
     func cutShort() async throws {
         let url = try FTPServers.url("/300k.bin", port: try FTPServers.require().cutPort)
