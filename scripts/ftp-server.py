@@ -50,6 +50,8 @@ class BusyHandler(FTPHandler):
     """Refuses RETR of busy-N-ID.txt with "450" the first N times per name (a server that is busy for a while), then
     sends hello.txt in its place."""
     refused = {}
+    # What a busy file's download sends once the server is no longer busy.
+    stand_in = os.path.join(root, "pub", "hello.txt")
 
     @staticmethod
     def busy_count(file):
@@ -60,7 +62,7 @@ class BusyHandler(FTPHandler):
 
     def ftp_SIZE(self, path):
         # The size of the file that stands in for it.
-        return super().ftp_SIZE(os.path.join(root, "pub", "hello.txt") if self.busy_count(path) is not None else path)
+        return super().ftp_SIZE(BusyHandler.stand_in if self.busy_count(path) is not None else path)
 
     def ftp_RETR(self, file):
         count = self.busy_count(file)
@@ -70,7 +72,7 @@ class BusyHandler(FTPHandler):
                 BusyHandler.refused[name] = BusyHandler.refused.get(name, 0) + 1
                 self.respond("450 Busy: try again later.")
                 return
-            file = os.path.join(root, "pub", "hello.txt")
+            file = BusyHandler.stand_in
         return super().ftp_RETR(file)
 
 

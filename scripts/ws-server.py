@@ -51,6 +51,8 @@ REDIRECTS = {
 
 
 AUTH_USER, AUTH_PASSWORD, AUTH_REALM = "wsuser", "wspass", "sockets"
+# The Authorization value the Basic paths take.
+BASIC_ANSWER = "Basic " + base64.b64encode(("%s:%s" % (AUTH_USER, AUTH_PASSWORD)).encode()).decode()
 AUTH_PATHS = {"/auth-basic", "/auth-cookie", "/auth-moved", "/auth-digest", "/auth-bearer"}
 
 
@@ -76,12 +78,12 @@ def challenge(request):
     """The 401 for an auth path whose request carries no credential it takes; None when it does."""
     given = request.headers.get("Authorization", "")
     if request.path == "/auth-moved":
-        if given == "Basic " + base64.b64encode(("%s:%s" % (AUTH_USER, AUTH_PASSWORD)).encode()).decode():
+        if given == BASIC_ANSWER:
             return Response(302, "Found", Headers([("Location", "/authorization"), ("Content-Length", "0")]), b"")
         offer = 'Basic realm="%s"' % AUTH_REALM
     elif request.path in ("/auth-basic", "/auth-cookie"):
         cookie_ok = request.path == "/auth-basic" or "tried=1" in request.headers.get("Cookie", "")
-        if given == "Basic " + base64.b64encode(("%s:%s" % (AUTH_USER, AUTH_PASSWORD)).encode()).decode() and cookie_ok:
+        if given == BASIC_ANSWER and cookie_ok:
             return None
         offer = 'Basic realm="%s"' % AUTH_REALM
     elif request.path == "/auth-digest":

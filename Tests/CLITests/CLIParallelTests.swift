@@ -60,9 +60,8 @@ struct CLIParallelTests {
             written.withLock { $0.append("three's body ") }
             output.finish(3, with: "three ")
         }
-        // Parked before the transfers ahead of it finish (a bounded wait: 10 s at most).
-        for _ in 0..<1000 where !output.isWaiting(3) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(output.isWaiting(3))
+        // Parked before the transfers ahead of it finish.
+        #expect(await eventually { output.isWaiting(3) })
         #expect(!output.isTurn(3))
         output.finish(0, with: "zero ")
         await third.value
@@ -74,45 +73,40 @@ struct CLIParallelTests {
     func spooledBehindARedirect() async throws {
         let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
         let origin = "http://127.0.0.1:\(nginx.httpPort)"
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-parallel-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let output = folder.appendingPathComponent("out.bin")
-        // The redirect's second request queues behind the eight (as many as the pool's connections to the host): held
-        // back at the 2 MiB body buffer, they would keep every connection until -m ran out.
-        let big = Array(repeating: origin + "/4m.bin", count: 8)
-        let run = try await LoadURLProcess.run(["-sS", "-Z", "-L", "-m", "60", origin + "/redirect"] + big, output: output, timeout: 90)
-        #expect(run.status == 0, "\(run.stderr)")
-        let size = try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int
-        #expect(size == "Hello from nginx\n".utf8.count + 8 * 4 * 1024 * 1024)
-        let head = try FileHandle(forReadingFrom: output)
-        defer { try? head.close() }
-        #expect(try head.read(upToCount: 17) == Data("Hello from nginx\n".utf8))
-        // Nothing kept aside is left behind.
-        let left = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).filter { $0.hasPrefix("loadurl-spool-") }
-        #expect(left.isEmpty, "\(left)")
+        try await withTemporaryFolder("cli-parallel") { folder in
+            let output = folder.appendingPathComponent("out.bin")
+            // The redirect's second request queues behind the eight (as many as the pool's connections to the host):
+            // held back at the 2 MiB body buffer, they would keep every connection until -m ran out.
+            let big = Array(repeating: origin + "/4m.bin", count: 8)
+            let run = try await LoadURLProcess.run(["-sS", "-Z", "-L", "-m", "60", origin + "/redirect"] + big, output: output, timeout: 90)
+            #expect(run.status == 0, "\(run.stderr)")
+            let size = try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int
+            #expect(size == "Hello from nginx\n".utf8.count + 8 * 4 * 1024 * 1024)
+            let head = try FileHandle(forReadingFrom: output)
+            defer { try? head.close() }
+            #expect(try head.read(upToCount: 17) == Data("Hello from nginx\n".utf8))
+        }
     }
 
     @Test("A spool keeps bytes in memory, then in a file, and gives them back in order")
-    func spool() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-spool-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let url = URL(string: "http://127.0.0.1/spooled")!
-        let spool = SpooledOutput(url: url, directory: folder.path)
-        // Past the memory limit in pieces of several sizes, each byte telling its place.
-        var expected = Data()
-        for size in [1, 1000, SpooledOutput.memoryLimit - 1001, 300_000, 5, 2_000_000] {
-            let piece = Data((0..<size).map { UInt8(truncatingIfNeeded: (expected.count + $0) &* 7) })
-            expected.append(piece)
-            try spool.write(piece)
+    func spool() async throws {
+        try await withTemporaryFolder("cli-spool") { folder in
+            let url = URL(string: "http://127.0.0.1/spooled")!
+            let spool = SpooledOutput(url: url, directory: folder.path)
+            // Past the memory limit in pieces of several sizes, each byte telling its place.
+            var expected = Data()
+            for size in [1, 1000, SpooledOutput.memoryLimit - 1001, 300_000, 5, 2_000_000] {
+                let piece = Data((0..<size).map { UInt8(truncatingIfNeeded: (expected.count + $0) &* 7) })
+                expected.append(piece)
+                try spool.write(piece)
+            }
+            // The file it keeps has no name in the folder.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+            let path = folder.appendingPathComponent("out.bin").path
+            let output = try OutputFile(path: path, createDirectories: false, url: url)
+            try spool.drain(into: output)
+            try output.finish()
+            #expect(FileManager.default.contents(atPath: path) == expected)
         }
-        // The file it keeps has no name in the folder.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
-        let path = folder.appendingPathComponent("out.bin").path
-        let output = try OutputFile(path: path, createDirectories: false, url: url)
-        try spool.drain(into: output)
-        try output.finish()
-        #expect(FileManager.default.contents(atPath: path) == expected)
     }
 }

@@ -146,6 +146,14 @@ struct CLIProcessTests {
     }
 }
 
+/// Runs `body` with a fresh temporary folder, removed with what it holds when `body` ends.
+func withTemporaryFolder<T>(_ prefix: String, _ body: (URL) async throws -> T) async throws -> T {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await body(folder)
+}
+
 /// A file in a fresh temporary folder, removed when the test ends.
 final class TempFile {
     let url: URL

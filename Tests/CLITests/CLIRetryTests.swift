@@ -56,15 +56,11 @@ struct CLIRetryTests {
 
     @Test("With -C a 503 is tried again before the rest is judged; the partial file is left as it was")
     func continueAt() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-retry-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("partial.txt")
-        try Data("rec".utf8).write(to: file)
+        let partial = try TempFile("rec", name: "partial.txt")
         // The test server ignores ranges: after the retry its whole 200 is no rest to append (33).
-        let run = try await LoadURLProcess.run(["-S", "-C", "-", "--retry", "1", "-o", file.path, try url("flaky-plain", 1)])
+        let run = try await LoadURLProcess.run(["-S", "-C", "-", "--retry", "1", "-o", partial.url.path, try url("flaky-plain", 1)])
         #expect(run.status == 33 && run.stderr.contains("retrying in 1 s"), "\(run.stderr)")
-        #expect(try Data(contentsOf: file) == Data("rec".utf8))
+        #expect(try Data(contentsOf: partial.url) == Data("rec".utf8))
     }
 
     @Test("A timeout (-m) is transient; a refused connection only with --retry-connrefused")
@@ -100,16 +96,15 @@ struct CLIRetryTests {
         let cut = "ftp://127.0.0.1:\(ftp.cutPort)/300k.bin"
         let stdout = try await LoadURLProcess.run(["-S", "--retry", "1", "--retry-all-errors", "--retry-delay", "1", cut])
         #expect(stdout.status == 56 && !stdout.stderr.contains("retrying"), "\(stdout.stderr)")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-retry-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("300k.bin").path
-        let toFile = try await LoadURLProcess.run(["-S", "--retry", "1", "--retry-all-errors", "--retry-delay", "1", "-o", file, cut])
-        #expect(toFile.status == 56 && toFile.stderr.contains("retrying in 1 s, 0 retries left"), "\(toFile.stderr)")
-        // Written again from its start, not after the first try's bytes: one cut-short try's worth (about 100 kB),
-        // not two.
-        let size = try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int ?? 0
-        #expect(size >= 100_000 && size < 150_000, "\(size)")
+        try await withTemporaryFolder("cli-retry") { folder in
+            let file = folder.appendingPathComponent("300k.bin").path
+            let toFile = try await LoadURLProcess.run(["-S", "--retry", "1", "--retry-all-errors", "--retry-delay", "1", "-o", file, cut])
+            #expect(toFile.status == 56 && toFile.stderr.contains("retrying in 1 s, 0 retries left"), "\(toFile.stderr)")
+            // Written again from its start, not after the first try's bytes: one cut-short try's worth (about 100 kB),
+            // not two.
+            let size = try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int ?? 0
+            #expect(size >= 100_000 && size < 150_000, "\(size)")
+        }
     }
 
     @Test("Which failures count as transient, and the waits, by curl's rules")
@@ -128,7 +123,11 @@ struct CLIRetryTests {
         #expect(RetryPolicy(retries: 3, allErrors: true).isTransient(LoadError(.fileDoesNotExist, url: url)))
         #expect(plain.isTransient(LoadError(.resourceUnavailable, url: url, underlying: FTPReply(code: 450, text: "450 busy"))))
         #expect(!plain.isTransient(LoadError(.fileDoesNotExist, url: url, underlying: FTPReply(code: 550, text: "550 no such file"))))
-        #expect(RetryPolicy.transientStatuses == [408, 429, 500, 502, 503, 504])
+        #expect([408, 429, 500, 502, 503, 504].allSatisfy(RetryPolicy.isTransient(status:)))
+        #expect(![200, 304, 400, 404, 501, 505].contains(where: RetryPolicy.isTransient(status:)))
+        #expect(RetryPolicy(retries: 1, allErrors: true).retries(status: 404, failsOnHTTPError: true))
+        #expect(!RetryPolicy(retries: 1, allErrors: true).retries(status: 404, failsOnHTTPError: false))
+        #expect(!plain.retries(status: 404, failsOnHTTPError: true) && plain.retries(status: 503, failsOnHTTPError: false))
 
         #expect((1...12).map { plain.delay(beforeRetry: $0) } == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600])
         #expect(RetryPolicy(retries: 3, fixedDelay: 5).delay(beforeRetry: 3) == 5)

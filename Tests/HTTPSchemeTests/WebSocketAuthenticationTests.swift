@@ -109,12 +109,7 @@ struct WebSocketAuthenticationTests {
 
     @Test("The cookies a 401 sets are kept and go with the next try (which the server wants with the credential)")
     func cookieOfTheChallenge() async throws {
-        final class Recorder: CookieStore {
-            let saved = Locked<[String]>([])
-            func cookieField(for url: URL) -> String? { saved.withLock { $0.isEmpty ? nil : "tried=1" } }
-            func save(setCookie values: [String], from url: URL) { saved.withLock { $0 += values } }
-        }
-        let recorder = Recorder()
+        let recorder = RecordingReplayCookieStore(sending: "tried=1")
         try await expectOpens(try ws("/auth-cookie", user: "wsuser:wspass"), in: try Nginx.session { $0.cookieStore = recorder })
         #expect(recorder.saved.withLock { $0 } == ["tried=1; Path=/"])
         // Without a cookie store the cookie is not sent, and the credential alone is refused.

@@ -301,12 +301,7 @@ struct WebSocketTests {
             socket.cancel()
         }
 
-        final class Recorder: CookieStore {
-            let saved = Locked<[String]>([])
-            func cookieField(for url: URL) -> String? { saved.withLock { $0.isEmpty ? nil : "moved=1" } }
-            func save(setCookie values: [String], from url: URL) { saved.withLock { $0 += values } }
-        }
-        let recorder = Recorder()
+        let recorder = RecordingReplayCookieStore(sending: "moved=1")
         let cookies = try Nginx.session { $0.cookieStore = recorder }.webSocketTask(with: try ws("/moved-cookie"))
         #expect(try await cookies.receive() == .string("moved=1"))
         #expect(recorder.saved.withLock { $0 } == ["moved=1; Path=/; Expires=Wed, 01 Jan 2031 00:00:00 GMT"])

@@ -156,6 +156,8 @@ extension LoadURL {
         let standardInput: Data?
         /// The -w format, read from its file once when given as `@FILE` (`@-`: standard input), as curl does.
         var writeOut: String? = nil
+        /// The --retry options, read once rather than for each URL.
+        var retry = RetryPolicy()
     }
 
     /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
@@ -167,6 +169,7 @@ extension LoadURL {
         var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, form: parts, uploadFile: uploadFile,
                                      headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init),
                                      standardInput: input)
+        options.retry = retryPolicy
         if let writeOut, writeOut.hasPrefix("@") {
             let path = String(writeOut.dropFirst())
             let contents = path == "-" ? (input ?? FileManager.default.contents(atPath: "/dev/stdin")) : FileManager.default.contents(atPath: path)
@@ -289,7 +292,7 @@ extension LoadURL {
 
     /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
     /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
-    static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
+    private static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
         if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
             let path = String(only.dropFirst())
             guard FileManager.default.isReadableFile(atPath: path) else {

@@ -92,7 +92,7 @@ extension LoadURL {
         defer { spool?.close() }
         // --retry: each try after a transient failure starts afresh (a file output is written again from its start,
         // or with -C - from where it stopped), as long as nothing went to standard output.
-        let retry = retryPolicy
+        let retry = options.retry
         let firstStarted = started
         var retried = 0
         var wroteToStandardOutput = false
@@ -144,7 +144,7 @@ extension LoadURL {
                     return 0
                 }
                 summary.response = response
-                if let status = response.status?.code, RetryPolicy.isTransient(status: status) || (failOnHTTPError && retry.allErrors && status >= 400),
+                if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failOnHTTPError),
                    await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts
                 }
@@ -215,7 +215,7 @@ extension LoadURL {
     /// the resource is unmodified since `writtenAt`, when the partial file was last written) and takes the answer
     /// only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure`` when the
     /// rest cannot be had, having touched no file. Records the response in `summary` (for `-w`) either way.
-    func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
+    private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
                            summary: inout TransferSummary, passesTransient: Bool) async throws -> (LoadBytes, LoadResponse)? {
         guard offset > 0 else { return try await session.bytes(for: request) }
         let isHTTP = request.scheme == "http" || request.scheme == "https"
@@ -248,7 +248,7 @@ extension LoadURL {
         summary.response = response
         // With -f an error status is -f's to report (22), as without -C; one worth another try (--retry) is the caller's.
         if failOnHTTPError, let status = response.status?.code, status >= 400, status != 412, status != 416 { return started }
-        if passesTransient, let status = response.status?.code, RetryPolicy.isTransient(status: status) { return started }
+        if passesTransient, let status = response.status?.code, options.retry.retries(status: status, failsOnHTTPError: failOnHTTPError) { return started }
         var verdict = ContinueAt.verdict(on: response, offset: offset)
         if verdict == .askSize {
             bytes.task.cancel()
@@ -270,7 +270,7 @@ extension LoadURL {
     }
 
     /// The size of what `request` loads, from a `HEAD` of it; `nil` if that fails or does not tell.
-    func size(of request: LoadRequest, session: LoaderSession) async -> Int64? {
+    private func size(of request: LoadRequest, session: LoaderSession) async -> Int64? {
         var head = request
         head.method = .head
         head.headerFields[.range] = nil
@@ -280,7 +280,7 @@ extension LoadURL {
     }
 
     /// The file for the URL at `index`, or `nil` for standard output.
-    func outputPath(for url: URL, index: Int) -> String? {
+    private func outputPath(for url: URL, index: Int) -> String? {
         var name: String?
         if index < outputs.count {
             switch outputs[index] {
@@ -305,10 +305,12 @@ extension LoadURL {
         return last.isEmpty || last == "." || last == ".." ? "index" : String(last)
     }
 
-    func showsProgress(toStdout: Bool) -> Bool {
+    /// Whether a progress bar is drawn: not when silenced, nor to a terminal that also shows the body.
+    private func showsProgress(toStdout: Bool) -> Bool {
         !silent && !noProgressMeter && isatty(STDERR_FILENO) == 1 && !(toStdout && isatty(STDOUT_FILENO) == 1)
     }
 
+    /// Writes a failure to standard error as curl does (`-s` hides it, `-S` shows it again).
     func report(_ message: String, status: Int32) {
         guard !silent || showError else { return }
         StandardStreams.error("loadurl: (\(status)) \(message)\n")

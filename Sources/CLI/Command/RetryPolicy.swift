@@ -30,6 +30,12 @@ struct RetryPolicy: Sendable {
     /// Whether a response with `status` is worth another try.
     static func isTransient(status: Int) -> Bool { transientStatuses.contains(status) }
 
+    /// Whether a response with `status` is tried again: a transient one, or with `--retry-all-errors` and `-f`
+    /// (`failsOnHTTPError`) any error status.
+    func retries(status: Int, failsOnHTTPError: Bool) -> Bool {
+        Self.isTransient(status: status) || (allErrors && failsOnHTTPError && status >= 400)
+    }
+
     /// Whether `error`, a failed load, is worth another try.
     func isTransient(_ error: LoadError) -> Bool {
         if allErrors { return true }

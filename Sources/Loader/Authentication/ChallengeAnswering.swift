@@ -56,7 +56,7 @@ package struct ChallengeAnswering {
     ///   - store: Where default handling looks for a credential after the URL's user info.
     ///   - maximumAttempts: Credentials tried before giving up.
     ///   - refused: A kept credential sent ahead unasked, which the first 401 refuses.
-    package init(store: CredentialStore?, maximumAttempts: Int, refused: Credential? = nil) {
+    package init(store: CredentialStore?, maximumAttempts: Int = AuthenticationMiddleware.defaultMaximumAttempts, refused: Credential? = nil) {
         self.store = store
         self.maximumAttempts = maximumAttempts
         self.refused = refused

@@ -68,8 +68,7 @@ public struct RedirectMiddleware: LoadMiddleware {
         }
     }
 
-    /// The statuses followed when the response has a `Location`.
-    /// The HTTP statuses that redirect, with a `Location`.
+    /// The HTTP statuses that redirect, with a `Location` (for loads, and WebSocket handshakes).
     package static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     /// Whether `result` may be a redirect: proposed by the handler, or a redirect status with `Location`.

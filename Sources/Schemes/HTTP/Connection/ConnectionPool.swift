@@ -13,7 +13,7 @@ import Synchronization
 /// Keep-alive connections per origin: reuses the most recently used healthy one, opens new ones up to
 /// the per-host limit, queues requests beyond it, and closes connections left idle too long.
 final class ConnectionPool: Sendable {
-    /// Asks the load's delegates whether to trust a server.
+    /// Asks the load's delegates whether to trust a server (and, for a WebSocket handshake, about a `401`'s challenge).
     typealias TrustQuestion = @Sendable (AuthenticationChallenge) async -> ChallengeDisposition
 
     /// What makes connections interchangeable: the origin and the settings they were opened with.

@@ -34,7 +34,7 @@ enum WebSocketOpening {
         var hops = 0
         // Per hop, as an HTTP load's authentication layer (inside the redirect layer) answers each hop's challenges
         // and sends its answer with that hop alone: a redirect, even on the same origin, starts without it.
-        var answering = ChallengeAnswering(store: session.configuration.credentialStore, maximumAttempts: AuthenticationMiddleware.defaultMaximumAttempts)
+        var answering = ChallengeAnswering(store: session.configuration.credentialStore)
         var answered: String?
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
@@ -55,7 +55,7 @@ enum WebSocketOpening {
                 }
                 hops += 1
                 current = try redirected(current, by: redirect, allowedSchemes: session.configuration.redirectSchemes)
-                answering = ChallengeAnswering(store: session.configuration.credentialStore, maximumAttempts: AuthenticationMiddleware.defaultMaximumAttempts)
+                answering = ChallengeAnswering(store: session.configuration.credentialStore)
                 answered = nil
             }
         }
@@ -215,11 +215,11 @@ enum WebSocketOpening {
     }
 }
 
-/// A handshake answered with a redirect: the response, and where to.
+/// A handshake answered with a redirect: its status, the response, and where to.
 struct HandshakeRedirect: Error {
+    let status: Int
     let response: LoadResponse
     let location: String
-    var status: Int { response.status?.code ?? 0 }
 }
 
 /// A handshake answered with `401 Unauthorized`: the response, with its challenges.
@@ -259,7 +259,7 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
         let code = Int(head.status.code)
         let response = { LoadResponse(url: self.url, head: head) }
         if RedirectMiddleware.redirectStatuses.contains(code), let location = head.headers.first(name: "location"), !location.isEmpty {
-            opened.fail(HandshakeRedirect(response: response(), location: location))
+            opened.fail(HandshakeRedirect(status: code, response: response(), location: location))
             context.close(promise: nil)
             return
         }

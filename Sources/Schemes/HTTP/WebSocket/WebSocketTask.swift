@@ -161,8 +161,8 @@ public final class WebSocketTask: Sendable {
     }
 
     /// How the handshake puts the server's certificate, and a `401`'s challenge, to the session's delegate; `nil`
-    /// without one. It holds the
-    /// task's state, not the task: a task let go while the delegate thinks is closed (``deinit`` ends the wait).
+    /// without one. It holds the task's state, not the task: a task let go while the delegate thinks is closed
+    /// (``deinit`` ends the wait).
     private func delegateQuestion() -> ConnectionPool.TrustQuestion? {
         guard let delegate = session.delegate else { return nil }
         let state = state, session = session
