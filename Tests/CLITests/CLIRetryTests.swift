@@ -113,12 +113,14 @@ struct CLIRetryTests {
         let plain = RetryPolicy(retries: 3)
         #expect(plain.isTransient(LoadError(.timedOut, url: url)))
         #expect(plain.isTransient(LoadError(.cannotFindHost, url: url)))
-        let refused = LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to 127.0.0.1:1: Connection refused")
+        let refused = LoadError(.cannotConnectToHost, url: url, reason: "cannot connect", underlying: POSIXError(.ECONNREFUSED))
         #expect(!plain.isTransient(refused))
         #expect(RetryPolicy(retries: 3, connectionRefused: true).isTransient(refused))
-        // A host out of reach, or a proxy's refusal, is no refused connection.
-        let unreachable = LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to 10.0.0.1:1: No route to host")
+        // A host out of reach, or a proxy's refusal of the tunnel, is no refused connection, whatever the words.
+        let unreachable = LoadError(.cannotConnectToHost, url: url, reason: "Connection refused", underlying: POSIXError(.EHOSTUNREACH))
         #expect(!RetryPolicy(retries: 3, connectionRefused: true).isTransient(unreachable))
+        let tunnel = LoadError(.cannotConnectToHost, url: url, reason: "the proxy 127.0.0.1:3128 refused the tunnel: 403 Connection refused")
+        #expect(!RetryPolicy(retries: 3, connectionRefused: true).isTransient(tunnel))
         #expect(!plain.isTransient(LoadError(.fileDoesNotExist, url: url)))
         #expect(RetryPolicy(retries: 3, allErrors: true).isTransient(LoadError(.fileDoesNotExist, url: url)))
         #expect(plain.isTransient(LoadError(.resourceUnavailable, url: url, underlying: FTPReply(code: 450, text: "450 busy"))))

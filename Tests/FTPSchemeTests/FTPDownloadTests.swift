@@ -136,13 +136,14 @@ struct FTPDownloadTests {
         }
     }
 
-    @Test("A refused connection is cannotConnectToHost")
+    @Test("A refused connection is cannotConnectToHost, its cause ECONNREFUSED as a POSIXError")
     func refused() async throws {
         // A port nobody listens on: bind one, note it, close it.
         let listener = LoopbackPorts.closed()
         let url = URL(string: "ftp://127.0.0.1:\(listener)/x")!
         let error = await loadError { _ = try await FTPServers.session().data(from: url) }
         #expect(error?.code == .cannotConnectToHost)
+        #expect((error?.underlying as? POSIXError)?.code == .ECONNREFUSED, "\(String(describing: error?.underlying))")
     }
 
     @Test("A 512 MiB download streams in bounded memory and arrives whole")

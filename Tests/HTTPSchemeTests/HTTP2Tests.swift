@@ -283,6 +283,8 @@ struct HTTP2Tests {
         }
         #expect(errors.count == 8)
         #expect(errors.allSatisfy { $0?.code == .cannotConnectToHost && $0?.url == url }, "\(errors)")
+        // localhost is two addresses here (::1 and 127.0.0.1); both refused, so the cause is one system error.
+        #expect(errors.allSatisfy { ($0?.underlying as? POSIXError)?.code == .ECONNREFUSED }, "\(errors.map { $0?.underlying })")
     }
 
     /// Waits (at most 20 s) until the pool keeps nothing for `session`'s origins; what it keeps then.

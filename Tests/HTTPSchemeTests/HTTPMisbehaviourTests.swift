@@ -105,7 +105,7 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .timedOut)
     }
 
-    @Test("A refused connection is cannotConnectToHost")
+    @Test("A refused connection is cannotConnectToHost, its cause ECONNREFUSED as a POSIXError")
     func refused() async throws {
         // A port nobody listens on: bind one, note it, close it.
         let socket = LoopbackPorts.closed()
@@ -116,6 +116,7 @@ struct HTTPMisbehaviourTests {
         // Says it once, in the C library's words.
         #expect(error?.description.contains("cannot connect to 127.0.0.1:\(socket): Connection refused") == true, "\(String(describing: error))")
         #expect(error?.description.contains("errno") == false, "\(String(describing: error))")
+        #expect((error?.underlying as? POSIXError)?.code == .ECONNREFUSED, "\(String(describing: error?.underlying))")
     }
 
     @Test("An http URL without a host is badURL")

@@ -86,6 +86,7 @@ struct HTTPProxyTests {
             #expect(error?.code == .cannotConnectToHost, "\(String(describing: error))")
             #expect(error?.url == url)
             #expect(error?.reason?.hasPrefix("the proxy 127.0.0.1:\(port): ") == true, "\(String(describing: error))")
+            #expect((error?.underlying as? POSIXError)?.code == .ECONNREFUSED, "\(String(describing: error?.underlying))")
         }
     }
 

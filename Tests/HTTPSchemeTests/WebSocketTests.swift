@@ -240,6 +240,7 @@ struct WebSocketTests {
         let closed = URL(string: "ws://127.0.0.1:\(LoopbackPorts.closed())/echo")!
         let unreachable = await loadError { _ = try await Nginx.session().webSocketTask(with: closed).receive() }
         #expect(unreachable?.code == .cannotConnectToHost && unreachable?.url == closed, "\(String(describing: unreachable))")
+        #expect((unreachable?.underlying as? POSIXError)?.code == .ECONNREFUSED, "\(String(describing: unreachable?.underlying))")
     }
 
     @Test("A handshake answered by a reset or a malformed status line fails as an HTTP request would: connection lost, bad response")

@@ -47,10 +47,10 @@ struct RetryPolicy: Sendable {
         }
     }
 
-    /// Whether `error` is a connection the server's host refused (`ECONNREFUSED`, whose words the loader's reason
-    /// quotes), not a host out of reach or a proxy's refusal.
+    /// Whether `error` is a connection the host (or the proxy's host) refused, `ECONNREFUSED`: not a host out of
+    /// reach, nor a proxy that answered and would not open a tunnel.
     static func isRefusal(_ error: LoadError) -> Bool {
-        error.description.lowercased().contains("connection refused")
+        (error.underlying as? POSIXError)?.code == .ECONNREFUSED
     }
 
     /// The wait before retry number `retry` (1 for the first), in seconds: the fixed delay, else 1, 2, 4 … up to

@@ -31,7 +31,8 @@ enum HTTPErrorMapping {
                 return LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(error.host)", underlying: error)
             }
             let cause = error.connectionErrors.first.map { ": " + describe($0.error) } ?? ""
-            return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)", underlying: error)
+            return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)",
+                             underlying: systemError(behind: error) ?? error)
         case let error as HTTP2StreamRefused:
             return LoadError(.networkConnectionLost, url: url, reason: "the server did not process the request (its HTTP/2 stream was refused)", underlying: error)
         case let error as NIOHTTP2Errors.StreamClosed:
@@ -39,16 +40,30 @@ enum HTTPErrorMapping {
         case ChannelError.connectTimeout(let timeout):
             return LoadError(.timedOut, url: url, reason: "connecting took longer than \(timeout)", underlying: error)
         case let error as IOError:
+            let underlying: any Error = posix(error.errnoCode) ?? error
             switch error.errnoCode {
-            case ECONNREFUSED: return LoadError(.cannotConnectToHost, url: url, reason: "connection refused", underlying: error)
-            case ECONNRESET, EPIPE: return LoadError(.networkConnectionLost, url: url, reason: "the connection was reset", underlying: error)
-            default: return LoadError(.networkConnectionLost, url: url, underlying: error)
+            case ECONNREFUSED: return LoadError(.cannotConnectToHost, url: url, reason: "connection refused", underlying: underlying)
+            case ECONNRESET, EPIPE: return LoadError(.networkConnectionLost, url: url, reason: "the connection was reset", underlying: underlying)
+            default: return LoadError(.networkConnectionLost, url: url, reason: describe(error), underlying: underlying)
             }
         case ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed, ChannelError.eof, ChannelPipelineError.notFound:
             return LoadError(.networkConnectionLost, url: url, reason: "the connection closed", underlying: error)
         default:
             return LoadError(.unknown, url: url, underlying: error)
         }
+    }
+
+    /// The one system error every connection attempt failed with (each address refused, say), as the
+    /// `POSIXError` a caller can match on without NIO's types, as a `file:` load's cause is; nil when the
+    /// attempts failed differently or not in a system call.
+    private static func systemError(behind error: NIOConnectionError) -> POSIXError? {
+        let codes = error.connectionErrors.map { ($0.error as? IOError)?.errnoCode }
+        guard let first = codes.first, let code = first, codes.allSatisfy({ $0 == code }) else { return nil }
+        return posix(code)
+    }
+
+    private static func posix(_ code: CInt) -> POSIXError? {
+        POSIXErrorCode(rawValue: code).map { POSIXError($0) }
     }
 
     /// A system call's failure as the C library words it ("Connection refused"), not as NIO's `IOError`

@@ -1,4 +1,9 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import FoundationEssentials
 import HTTPTypes
 import Loader
@@ -312,6 +317,12 @@ final class CurlTransfer: @unchecked Sendable {
             let keyAtFault = String(cString: errorBuffer).lowercased().contains("private key")
             error.underlying = ClientIdentityError(path: keyAtFault ? clientPrivateKeyPEMFile ?? clientCertificatePEMFile : clientCertificatePEMFile,
                                                    cause: nil)
+        }
+        if code == CURLE_COULDNT_CONNECT {
+            // The system's reason (a refusal, an unreachable network), as the `POSIXError` an HTTP load's is.
+            var systemError = 0
+            ccurl_getinfo_long(easy, CURLINFO_OS_ERRNO, &systemError)
+            error.underlying = POSIXErrorCode(rawValue: Int32(systemError)).map { POSIXError($0) }
         }
         if let lastRefusal {
             error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)"
