@@ -144,6 +144,7 @@ extension LoadURL {
                     return 0
                 }
                 summary.response = response
+                if let events = session.delegate as? SessionEvents { summary.transactions = events.transactions(of: bytes.task) }
                 if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failOnHTTPError),
                    await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts

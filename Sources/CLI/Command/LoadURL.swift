@@ -80,6 +80,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "Silent: no progress meter, no error messages.")
     public var silent = false
 
+    /// Tell each exchange with a server on standard error, as curl's `-v` does.
+    @Flag(name: [.customShort("v"), .customLong("verbose")],
+          help: "Tell each exchange with a server on standard error: the connection, the request as sent (> lines), the response head (< lines).")
+    public var verbose = false
+
     /// With -s, still print error messages.
     @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, still print error messages.")
     public var showError = false
@@ -89,7 +94,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var failOnHTTPError = false
 
     /// A summary printed after each transfer.
-    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{http_version} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg}.")
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{http_version} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg} %{remote_ip} %{remote_port} %{local_ip} %{local_port} %{num_connects} %{num_redirects} %{time_connect} %{time_starttransfer}.")
     public var writeOut: String?
 
     /// The longest a single transfer may take.
@@ -287,7 +292,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
-        let session = LoaderSession(configuration: configuration, delegate: challengeAnswers)
+        let requestOptions = self.requestOptions
+        let events = SessionEvents(credentials: challengeAnswers, verbose: verbose,
+                                   keepsTransactions: TransferSummary.needsMetrics(requestOptions.writeOut))
+        let session = LoaderSession(configuration: configuration, delegate: events)
         defer { session.finishTasksAndInvalidate() }
 
         // The transfers start on an HTTP event loop: an HTTP response then wakes this loop where it is, not
@@ -295,7 +303,6 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         // CPU). A large body is written out from the global executor (see `transfer`), so that the socket
         // is read on one core while the output is written on the other. Handlers that block (file:, FTP)
         // run off the loop anyway (see `SchemeHandler.startLoading()`).
-        let requestOptions = self.requestOptions
         let status = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
             guard parallel, urls.count > 1 else {
                 var lastFailure: Int32 = 0

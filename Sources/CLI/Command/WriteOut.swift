@@ -10,9 +10,23 @@ struct TransferSummary {
     var seconds: Double = 0
     var exitCode: Int32 = 0
     var error: LoadError?
+    /// The transfer's exchanges with servers (``SessionEvents``), when the format asks about them.
+    var transactions: [LoadTransactionMetrics] = []
+
+    /// The variables read from ``transactions``: a format without them collects none.
+    static let metricsVariables = ["remote_ip", "remote_port", "local_ip", "local_port", "num_connects", "num_redirects",
+                                   "time_connect", "time_starttransfer"]
+
+    /// Whether `format` names a variable of ``metricsVariables``.
+    static func needsMetrics(_ format: String?) -> Bool {
+        guard let format else { return false }
+        return metricsVariables.contains { format.contains("%{\($0)}") }
+    }
 
     /// Expands `%{url}`, `%{url_effective}`, `%{http_code}`/`%{response_code}`, `%{content_type}`,
     /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`, `%{http_version}`,
+    /// ``metricsVariables`` (the last exchange's addresses, connections opened, redirects followed, and seconds from the
+    /// first exchange's start to the last new connection and to the last response's head),
     /// `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown variables print nothing.
     func format(_ template: String) -> String {
         var out = ""
@@ -64,7 +78,22 @@ struct TransferSummary {
             case "http/1.1": return "1.1"
             default: return "0"
             }
+        case "remote_ip": return transactions.last?.remoteAddress ?? ""
+        case "remote_port": return String(transactions.last?.remotePort ?? 0)
+        case "local_ip": return transactions.last?.localAddress ?? ""
+        case "local_port": return String(transactions.last?.localPort ?? 0)
+        case "num_connects": return String(transactions.count { !$0.isReusedConnection })
+        // Each exchange answered with a redirect and followed by another.
+        case "num_redirects": return String(transactions.dropLast().count { ($0.response?.status?.code ?? 0) / 100 == 3 })
+        case "time_connect": return since(transactions.last { $0.connectEndDate != nil }?.connectEndDate)
+        case "time_starttransfer": return since(transactions.last?.responseStartDate)
         default: return ""
         }
+    }
+
+    /// Seconds from the first exchange's start to `date`; 0 without either, as curl prints a step that did not happen.
+    private func since(_ date: Date?) -> String {
+        guard let date, let start = transactions.first?.fetchStartDate else { return 0.0.fixed(6) }
+        return max(0, date.timeIntervalSince(start)).fixed(6)
     }
 }

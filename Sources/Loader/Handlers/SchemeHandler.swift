@@ -266,6 +266,12 @@ final class TerminalTrackingClient: SchemeHandlerClient {
         await base.handler(handler, didReceive: challenge)
     }
 
+    var collectsMetrics: Bool { base.collectsMetrics }
+
+    func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) {
+        base.handler(handler, didCollect: transaction)
+    }
+
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
         terminated.store(true, ordering: .releasing)
         base.handlerDidFinishLoading(handler)

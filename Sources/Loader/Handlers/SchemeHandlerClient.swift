@@ -54,6 +54,15 @@ public protocol SchemeHandlerClient: AnyObject, Sendable {
     /// handling other events while it waits.
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
 
+    /// Whether anyone reads this load's metrics (its task has a delegate). A handler that talks to a server reports
+    /// ``handler(_:didCollect:)`` only then, so that a load nobody asks about pays nothing for them.
+    var collectsMetrics: Bool { get }
+
+    /// One exchange with the server, reported as its response head arrives, before ``handler(_:didReceive:)``
+    /// (or the redirect): the request as it went out, the connection, the times so far. The loader notes the
+    /// response's end itself.
+    func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics)
+
     /// The load completed; the body is whole.
     func handlerDidFinishLoading(_ handler: SchemeHandler)
 
@@ -74,6 +83,12 @@ extension SchemeHandlerClient {
     public func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: [Data], finished: Bool) {
         self.handler(handler, didReceive: response, body: body.reduce(into: Data()) { $0.append($1) }, finished: finished)
     }
+
+    /// Nobody reads metrics.
+    public var collectsMetrics: Bool { false }
+
+    /// Drops the transaction.
+    public func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) {}
 
     /// Nobody to ask: ``ChallengeDisposition/performDefaultHandling``.
     public func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {

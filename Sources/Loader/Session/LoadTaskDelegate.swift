@@ -21,6 +21,12 @@ public protocol LoadTaskDelegate: AnyObject, Sendable {
     /// A server asks for credentials. The default answer, ``ChallengeDisposition/performDefaultHandling``,
     /// passes the question on to the session's delegate, then to the session's own rules.
     func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
+    /// A handler's exchange with a server, as its response head arrived (before the final response's
+    /// `didReceive`): the request as it went out, the connection, the times so far. Each hop of a redirect
+    /// and each answered challenge is one.
+    func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics)
+    /// What the load took, just before ``loadTask(_:didCompleteWithError:)``.
+    func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics)
     /// The task ended: `error` is `nil` on success.
     func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?)
 }
@@ -42,6 +48,10 @@ extension LoadTaskDelegate {
     public func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         .performDefaultHandling
     }
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {}
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics) {}
     /// Does nothing.
     public func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {}
 }

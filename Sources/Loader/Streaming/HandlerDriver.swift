@@ -18,6 +18,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     /// the lock to know whether it must wait.
     private let headSettled = Atomic<Bool>(false)
     private let credentialStore: CredentialStore?
+    /// The task, when it collects metrics (it has a delegate); `nil` keeps every other load from touching them.
+    private let metricsTask: LoadTask?
 
     private struct Guarded {
         var events: HandlerEventState
@@ -50,6 +52,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         self.resourceDeadline = (task?.resourceClockStart() ?? Watchdog.now()) &+ Self.nanoseconds(resourceTimeout)
         self.isWatched = min(idleTimeout, resourceTimeout) < Self.noTimeout
         self.credentialStore = credentialStore
+        self.metricsTask = task?.collectsMetrics == true ? task : nil
     }
 
     /// Contract violations seen so far, for diagnostics and the conformance suite.
@@ -196,6 +199,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
             if finished { effects.merge(state.receiveFinish()) }
             return effects
         }
+        if finished { metricsTask?.transactionEnded() }
     }
 
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
@@ -230,7 +234,14 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
+        metricsTask?.transactionEnded()
         update { $0.receiveFinish() }
+    }
+
+    var collectsMetrics: Bool { metricsTask != nil }
+
+    func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) {
+        metricsTask?.didCollect(transaction)
     }
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
@@ -248,6 +259,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {
         var error = error
         if error.url == nil { error.url = url }
+        metricsTask?.transactionEnded()
         update { $0.receiveFailure(error) }
     }
 

@@ -29,6 +29,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     private let delegateGate: DelegateGate?
 
     private let mutable: Locked<Mutable>
+    /// When the task was made, the start of its metrics' interval; `nil` when it collects none.
+    private let createdAt: Date?
 
     private struct Mutable {
         var state: State
@@ -51,6 +53,10 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var readerHasBody = false
         /// Time spent suspended after the first start, on the watchdog's clock: timeouts do not count it.
         var pause = Pause()
+        /// The transactions handlers reported, for ``LoadTaskMetrics`` (only with a delegate to give them to).
+        var transactions: [LoadTransactionMetrics] = []
+        /// Redirects followed.
+        var redirectCount = 0
     }
 
     /// Suspensions of a started task, as its timeouts see them.
@@ -87,6 +93,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         self.delegate = delegate
         // Only a task with a delegate to call needs one (most loads have none).
         self.delegateGate = delegate != nil || hasSessionDelegate ? DelegateGate() : nil
+        // Read only for metrics, which only a delegate gets: a clock read fewer on every other load.
+        self.createdAt = delegateGate == nil ? nil : Date()
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
     }
@@ -324,7 +332,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         if let sessionDelegate = session.delegate, sessionDelegate !== delegate, let current = proposed {
             proposed = try await asking { await sessionDelegate.loadTask(self, willPerformRedirection: response, newRequest: current) }
         }
-        if let proposed { mutable.withLock { $0.currentRequest = proposed } }
+        if let proposed {
+            mutable.withLock { m in
+                m.currentRequest = proposed
+                m.redirectCount += 1
+            }
+        }
         return proposed
     }
 
@@ -372,9 +385,42 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             return (true, error)
         }
         guard outcome.first else { return outcome.error }
+        if let metrics = finishedMetrics() { eachDelegate { $0.loadTask(self, didFinishCollecting: metrics) } }
         eachDelegate { $0.loadTask(self, didCompleteWithError: outcome.error) }
         session.taskDidComplete(self)
         return outcome.error
+    }
+
+    // MARK: Metrics
+
+    /// Whether handlers should report ``LoadTransactionMetrics``: only a task with a delegate hands them on.
+    var collectsMetrics: Bool { createdAt != nil }
+
+    /// A transaction a handler reported as its response head arrived: kept for the task's metrics, and told to the
+    /// delegates at once (a verbose client prints the request as it went out before the body comes).
+    func didCollect(_ transaction: LoadTransactionMetrics) {
+        guard collectsMetrics else { return }
+        mutable.withLock { $0.transactions.append(transaction) }
+        eachDelegate(unlessCompleted: true) { $0.loadTask(self, didCollect: transaction) }
+    }
+
+    /// The handler of the latest transaction ended (its body all in, or its failure): that is its response's end.
+    func transactionEnded() {
+        guard collectsMetrics else { return }
+        let now = Date()
+        mutable.withLock { m in
+            guard let last = m.transactions.indices.last, m.transactions[last].responseEndDate == nil else { return }
+            m.transactions[last].responseEndDate = now
+        }
+    }
+
+    /// The task's metrics as it completes; `nil` when it collects none.
+    private func finishedMetrics() -> LoadTaskMetrics? {
+        guard let createdAt else { return nil }
+        let (transactions, redirects) = mutable.withLock { ($0.transactions, $0.redirectCount) }
+        let end = Date()
+        return LoadTaskMetrics(transactions: transactions, taskInterval: DateInterval(start: createdAt, end: max(createdAt, end)),
+                               redirectCount: redirects)
     }
 
     private func eachDelegate(unlessCompleted: Bool = false, _ body: (any LoadTaskDelegate) -> Void) {

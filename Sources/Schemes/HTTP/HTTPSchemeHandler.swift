@@ -30,6 +30,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// What the request becomes on the wire, or why it cannot be sent: worked out with the handler, and
     /// kept in it rather than in an object of its own (one allocation fewer per request).
     private let planned: Result<HTTPRequestPlan, LoadError>
+    /// When the handler was made, for its transactions' metrics; `nil` when the load collects none.
+    private let fetchStart: Date?
 
     private enum FastPath {
         case none
@@ -49,6 +51,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         } catch {
             planned = .failure(error)
         }
+        fetchStart = client.collectsMetrics ? Date() : nil
         super.init(request: request, cachedResponse: cachedResponse, client: client)
     }
 
@@ -111,7 +114,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             HTTPEngine.shared.pool.release(connection, reusable: true)
             return
         }
-        let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, fastPath: self, lease: lease)
+        let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, fastPath: self, lease: lease,
+                                    metrics: metrics(of: plan, on: lease, connect: nil))
         if plan.answersProxyChallenges { exchange.markAnswersProxyChallenge() }
         fastPath.withLock { $0 = .sending(connection, exchange) }
         if isStopped {
@@ -254,6 +258,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         var refusals = 0
         while true {
             let lease: ConnectionPool.Lease
+            let acquiring = fetchStart == nil ? nil : Date()
             do {
                 lease = try await pool.acquire(plan.key, url: request.url, fresh: retried) { [self] challenge in
                     await client.handler(self, didReceive: challenge)
@@ -266,7 +271,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             }
             let connection = lease.connection
             let done = connection.channel.eventLoop.makePromise(of: Void.self)
-            let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self) { result in
+            // A new connection's opening is the wait for the lease: the pool may queue the request first.
+            let connect = acquiring.flatMap { lease.reused ? nil : (start: $0, end: Date()) }
+            let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self,
+                                        metrics: metrics(of: plan, on: lease, connect: connect)) { result in
                 done.completeWith(result)
             }
             if plan.answersProxyChallenges { exchange.markAnswersProxyChallenge() }
@@ -293,6 +301,13 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 throw Task.isCancelled ? LoadError(.cancelled, url: request.url) : mapped
             }
         }
+    }
+
+    /// The metrics of sending `plan` now on `lease`, when the load collects them.
+    private func metrics(of plan: HTTPRequestPlan, on lease: ConnectionPool.Lease, connect: (start: Date, end: Date)?) -> ExchangeMetrics? {
+        guard let fetchStart else { return nil }
+        return ExchangeMetrics(request: request, head: plan.head, on: lease.connection, fetchStart: fetchStart, reused: lease.reused,
+                               connect: connect)
     }
 
     /// Closes the session's keep-alive connections: the idle ones now, one finishing a response when released.

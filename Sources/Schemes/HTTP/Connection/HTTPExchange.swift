@@ -23,6 +23,8 @@ final class HTTPExchange: Sendable {
     let url: URL
     let isHead: Bool
     let handler: SchemeHandler
+    /// The transaction's metrics so far, when the load collects them.
+    let metrics: ExchangeMetrics?
     private let ending: Ending
     private let flags = Atomic<UInt8>(0)
 
@@ -34,19 +36,20 @@ final class HTTPExchange: Sendable {
     private static let proxyChallengeFlag: UInt8 = 32
 
     /// An exchange whose end, success or failure, is passed to `onEnd` (a task's promise, a test).
-    convenience init(url: URL, isHead: Bool, handler: SchemeHandler, onEnd: @escaping EndHandler) {
-        self.init(url: url, isHead: isHead, handler: handler, ending: .call(onEnd))
+    convenience init(url: URL, isHead: Bool, handler: SchemeHandler, metrics: ExchangeMetrics? = nil, onEnd: @escaping EndHandler) {
+        self.init(url: url, isHead: isHead, handler: handler, metrics: metrics, ending: .call(onEnd))
     }
 
     /// An exchange of the fast path: its end goes to `handler`'s ``HTTPSchemeHandler/exchange(_:endedWith:on:)``.
-    convenience init(url: URL, isHead: Bool, fastPath handler: HTTPSchemeHandler, lease: ConnectionPool.Lease) {
-        self.init(url: url, isHead: isHead, handler: handler, ending: .fastPath(handler, lease))
+    convenience init(url: URL, isHead: Bool, fastPath handler: HTTPSchemeHandler, lease: ConnectionPool.Lease, metrics: ExchangeMetrics?) {
+        self.init(url: url, isHead: isHead, handler: handler, metrics: metrics, ending: .fastPath(handler, lease))
     }
 
-    private init(url: URL, isHead: Bool, handler: SchemeHandler, ending: Ending) {
+    private init(url: URL, isHead: Bool, handler: SchemeHandler, metrics: ExchangeMetrics?, ending: Ending) {
         self.url = url
         self.isHead = isHead
         self.handler = handler
+        self.metrics = metrics
         self.ending = ending
     }
 

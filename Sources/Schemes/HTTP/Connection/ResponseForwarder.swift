@@ -116,6 +116,8 @@ final class ResponseForwarder: ChannelInboundHandler {
             let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
             let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers),
                                         networkProtocolName: onStream ? "h2" : "http/1.1")
+            // Before the head itself, which waits for the read's end to go with the body's first bytes.
+            if let metrics = exchange.metrics { exchange.client.handler(exchange.handler, didCollect: metrics.completed(with: response)) }
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
             // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.

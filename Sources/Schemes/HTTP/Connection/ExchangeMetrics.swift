@@ -1,0 +1,44 @@
+import FoundationEssentials
+import HTTPTypes
+import Loader
+import NIOCore
+import NIOHTTP1
+
+/// An exchange's ``LoadTransactionMetrics`` up to the request going out, kept with the exchange until its response
+/// head completes them. Made only for a load whose task collects metrics.
+final class ExchangeMetrics: Sendable {
+    private let started: LoadTransactionMetrics
+
+    /// The transaction of `head` (the request as it goes out) for `request`, sent now on `connection`.
+    /// - Parameters:
+    ///   - fetchStart: When the handler began.
+    ///   - reused: Whether the connection carried a request before.
+    ///   - connect: When opening the connection began and ended, for a new one.
+    init(request: LoadRequest, head: HTTPRequestHead, on connection: HTTPConnection, fetchStart: Date, reused: Bool,
+         connect: (start: Date, end: Date)? = nil) {
+        var sent = request
+        sent.headerFields = HTTPFields(head.headers)
+        var transaction = LoadTransactionMetrics(request: sent, fetchStartDate: fetchStart)
+        transaction.networkProtocolName = connection.multiplexedOn == nil ? "http/1.1" : "h2"
+        transaction.isReusedConnection = reused
+        transaction.connectStartDate = connect?.start
+        transaction.connectEndDate = connect?.end
+        // An HTTP/2 stream's channel answers with its connection's addresses.
+        let remote = connection.channel.remoteAddress
+        transaction.remoteAddress = remote?.ipAddress
+        transaction.remotePort = remote?.port
+        let local = connection.channel.localAddress
+        transaction.localAddress = local?.ipAddress
+        transaction.localPort = local?.port
+        transaction.requestStartDate = Date()
+        started = transaction
+    }
+
+    /// The transaction with its response head, which arrived now.
+    func completed(with response: LoadResponse) -> LoadTransactionMetrics {
+        var transaction = started
+        transaction.response = response
+        transaction.responseStartDate = Date()
+        return transaction
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `loadurl -v` against the real nginx: each exchange told on standard error as curl tells it.
+@Suite("loadurl: -v tells each exchange with the server")
+struct CLIVerboseTests {
+    private func nginx() throws -> TestServers.Nginx {
+        try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+    }
+
+    @Test("-v -L: the connection, each request as sent (> lines, the session's cookie too) and each response head (< lines), in order; the body alone on stdout")
+    func verboseRedirect() async throws {
+        let port = try nginx().httpPort
+        let run = try await LoadURLProcess.run(["-v", "-s", "-L", "-b", "flavour=oat", "-H", "X-Test: 1",
+                                               "http://127.0.0.1:\(port)/redirect"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "Hello from nginx\n")
+        let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let expected = [
+            "* Connected to 127.0.0.1 (127.0.0.1) port \(port)",
+            "> GET /redirect HTTP/1.1",
+            "< HTTP/1.1 301 Moved Permanently",
+            "* Re-using a connection to 127.0.0.1 (127.0.0.1) port \(port)",
+            "> GET /hello.txt HTTP/1.1",
+            "< HTTP/1.1 200 OK",
+            "< Content-Length: 17",
+        ]
+        // Each in order, one after another.
+        var from = 0
+        for line in expected {
+            let found = lines[from...].firstIndex(of: line)
+            #expect(found != nil, "\(line) after line \(from) of:\n\(run.stderr)")
+            from = (found ?? from) + 1
+        }
+        let sent = lines.filter { $0.hasPrefix("> ") }.map { $0.lowercased() }
+        #expect(sent.filter { $0 == "> host: 127.0.0.1:\(port)" }.count == 2, "\(sent)")
+        #expect(sent.filter { $0 == "> x-test: 1" }.count == 2, "\(sent)")
+        #expect(sent.filter { $0 == "> cookie: flavour=oat" }.count == 2, "\(sent)")
+        #expect(lines.filter { $0 == ">" }.count == 2 && lines.filter { $0 == "<" }.count == 2, "\(run.stderr)")
+    }
+
+    @Test("Without -v nothing of the exchange goes to standard error; -v over HTTP/2 says so")
+    func quietAndHTTP2() async throws {
+        let server = try nginx()
+        let quiet = try await LoadURLProcess.run(["-s", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        let h2 = try await LoadURLProcess.run(["-v", "-s", "--cacert", server.caFile, "https://localhost:\(server.h2Port)/hello.txt"])
+        #expect(h2.status == 0 && h2.stdout == "Hello from nginx\n", "\(h2.stderr)")
+        #expect(h2.stderr.contains("* Using HTTP/2\n> GET /hello.txt HTTP/2\n"), "\(h2.stderr)")
+        #expect(h2.stderr.contains("< HTTP/2 200 \n"), "\(h2.stderr)")
+    }
+
+    @Test("-w's connection variables: the last exchange's addresses, one connection for two URLs and a redirect, the redirect counted, the times")
+    func connectionVariables() async throws {
+        let port = try nginx().httpPort
+        let format = "%{remote_ip} %{remote_port} %{local_ip} %{local_port} %{num_connects} %{num_redirects} %{time_connect} %{time_starttransfer}\\n"
+        let run = try await LoadURLProcess.run(["-s", "-L", "-o", "/dev/null", "-o", "/dev/null", "-w", format,
+                                               "http://127.0.0.1:\(port)/redirect", "http://127.0.0.1:\(port)/hello.txt"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        try #require(lines.count == 2 && lines.allSatisfy { $0.count == 8 }, "\(run.stdout)")
+        for fields in lines {
+            #expect(fields[0] == "127.0.0.1" && fields[1] == "\(port)" && fields[2] == "127.0.0.1", "\(fields)")
+            #expect((Int(fields[3]) ?? 0) > 0 && fields[3] == lines[0][3], "one connection for all: \(lines)")
+            #expect(Double(fields[7]).map { $0 > 0 } == true, "\(fields)")
+        }
+        // The first transfer opened the connection and followed one redirect; the second reused it.
+        #expect(lines[0][4] == "1" && lines[0][5] == "1" && Double(lines[0][6]).map { $0 > 0 } == true, "\(lines[0])")
+        #expect(lines[1][4] == "0" && lines[1][5] == "0" && lines[1][6] == "0.000000", "\(lines[1])")
+    }
+}

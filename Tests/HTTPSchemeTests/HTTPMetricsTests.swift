@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import Loader
+import Synchronization
+import TestSupport
+import Testing
+
+@Suite("http(s): a task's metrics, as URLSession's: each exchange's request as sent, its connection and its times (nginx)")
+struct HTTPMetricsTests {
+    /// What a task's delegate was told, and in which order.
+    final class Recorder: LoadTaskDelegate {
+        let collected = Mutex<[LoadTransactionMetrics]>([])
+        let finished = Mutex<[LoadTaskMetrics]>([])
+        let events = Mutex<[String]>([])
+
+        func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {
+            collected.withLock { $0.append(transaction) }
+            events.withLock { $0.append("transaction") }
+        }
+
+        func loadTask(_ task: LoadTask, didReceive response: LoadResponse) {
+            events.withLock { $0.append("response") }
+        }
+
+        func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics) {
+            finished.withLock { $0.append(metrics) }
+            events.withLock { $0.append("metrics") }
+        }
+
+        func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {
+            events.withLock { $0.append("complete") }
+        }
+    }
+
+    private static let test = HTTPField.Name("X-Test")!
+    private static let host = HTTPField.Name("Host")!
+
+    /// Whether the dates that are there come in the order of the steps.
+    private func inOrder(_ transaction: LoadTransactionMetrics) -> Bool {
+        let dates = [transaction.fetchStartDate, transaction.connectStartDate, transaction.connectEndDate, transaction.requestStartDate,
+                     transaction.responseStartDate, transaction.responseEndDate].compactMap { $0 }
+        return zip(dates, dates.dropFirst()).allSatisfy { $0 <= $1 }
+    }
+
+    @Test("A redirect's two hops: each request as it went out, a new connection then the same one again, the times in order")
+    func redirect() async throws {
+        let port = try Nginx.require().httpPort
+        var request = LoadRequest(url: try Nginx.http("/redirect"))
+        request.headerFields[Self.test] = "1"
+        let recorder = Recorder()
+        let (data, response) = try await Nginx.session().data(for: request, delegate: recorder)
+        #expect(response.status?.code == 200 && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+
+        let metrics = try #require(recorder.finished.withLock { $0.first })
+        #expect(recorder.finished.withLock { $0.count } == 1)
+        #expect(metrics.redirectCount == 1)
+        try #require(metrics.transactions.count == 2, "\(metrics.transactions)")
+        let (first, second) = (metrics.transactions[0], metrics.transactions[1])
+        #expect(first.request.url.path == "/redirect" && first.response?.status?.code == 301)
+        #expect(second.request.url.path == "/hello.txt" && second.response?.status?.code == 200)
+        for transaction in [first, second] {
+            // As sent: with the Host the handler adds, and the request's own field.
+            #expect(transaction.request.headerFields[Self.host] == "127.0.0.1:\(port)", "\(transaction.request.headerFields)")
+            #expect(transaction.request.headerFields[Self.test] == "1")
+            #expect(transaction.networkProtocolName == "http/1.1")
+            #expect(transaction.remoteAddress == "127.0.0.1" && transaction.remotePort == port)
+            #expect(transaction.localAddress == "127.0.0.1" && (transaction.localPort ?? 0) > 0)
+            #expect(transaction.requestStartDate != nil && transaction.responseStartDate != nil && transaction.responseEndDate != nil)
+            #expect(inOrder(transaction), "\(transaction)")
+            #expect(metrics.taskInterval.contains(transaction.fetchStartDate) && metrics.taskInterval.contains(transaction.responseEndDate!))
+        }
+        // A new session's first request opens a connection; nginx keeps it for the redirect's second.
+        #expect(!first.isReusedConnection && first.connectStartDate != nil && first.connectEndDate != nil)
+        #expect(second.isReusedConnection && second.connectStartDate == nil && second.localPort == first.localPort)
+        #expect(second.fetchStartDate >= first.responseStartDate!)
+
+        // Each as its head arrived (its end not yet known), before the response; the whole before the completion.
+        let collected = recorder.collected.withLock { $0 }
+        #expect(collected.map(\.request.url.path) == ["/redirect", "/hello.txt"])
+        #expect(collected.allSatisfy { $0.responseEndDate == nil })
+        #expect(recorder.events.withLock { $0 } == ["transaction", "transaction", "response", "metrics", "complete"])
+    }
+
+    @Test("A request with a body is collected too: its method and length as sent")
+    func upload() async throws {
+        var request = LoadRequest(url: try Nginx.http("/echo"), method: .post)
+        request.headerFields[.contentType] = "text/plain"
+        let recorder = Recorder()
+        let (data, _) = try await Nginx.session().upload(for: request, from: Data("hello".utf8), delegate: recorder)
+        #expect(String(decoding: data, as: UTF8.self).hasPrefix("method=POST length=5"))
+        let transactions = recorder.finished.withLock { $0.first?.transactions } ?? []
+        try #require(transactions.count == 1)
+        #expect(transactions[0].request.method == .post && transactions[0].request.headerFields[.contentLength] == "5",
+                "\(transactions[0].request.headerFields)")
+        #expect(inOrder(transactions[0]))
+    }
+
+    @Test("Over HTTP/2: h2, the first stream's request opens the connection, the next one reuses it")
+    func http2() async throws {
+        let url = URL(string: "https://localhost:\(try Nginx.require().h2Port)/hello.txt")!
+        let session = try Nginx.session()
+        var transactions: [LoadTransactionMetrics] = []
+        for _ in 0..<2 {
+            let recorder = Recorder()
+            _ = try await session.data(from: url, delegate: recorder)
+            transactions += recorder.finished.withLock { $0.first?.transactions } ?? []
+        }
+        try #require(transactions.count == 2)
+        #expect(transactions.allSatisfy { $0.networkProtocolName == "h2" && $0.response?.networkProtocolName == "h2" })
+        #expect(transactions.allSatisfy { ["127.0.0.1", "::1"].contains($0.remoteAddress) }, "\(transactions.map(\.remoteAddress))")
+        #expect(!transactions[0].isReusedConnection && transactions[0].connectEndDate != nil)
+        #expect(transactions[1].isReusedConnection && transactions[1].connectEndDate == nil)
+        #expect(transactions.allSatisfy(inOrder))
+    }
+}
