@@ -21,7 +21,7 @@ struct CLIVerboseTests {
             "* Connected to 127.0.0.1 (127.0.0.1) port \(port)",
             "> GET /redirect HTTP/1.1",
             "< HTTP/1.1 301 Moved Permanently",
-            "* Re-using a connection to 127.0.0.1 (127.0.0.1) port \(port)",
+            "* Re-using existing connection with host 127.0.0.1 (127.0.0.1) port \(port)",
             "> GET /hello.txt HTTP/1.1",
             "< HTTP/1.1 200 OK",
             "< Content-Length: 17",
@@ -68,5 +68,24 @@ struct CLIVerboseTests {
         // The first transfer opened the connection and followed one redirect; the second reused it.
         #expect(lines[0][4] == "1" && lines[0][5] == "1" && Double(lines[0][6]).map { $0 > 0 } == true, "\(lines[0])")
         #expect(lines[1][4] == "0" && lines[1][5] == "0" && lines[1][6] == "0.000000", "\(lines[1])")
+    }
+
+    @Test("-v through an HTTP proxy: connected to the proxy, the request line with the whole URL as it went to the proxy")
+    func verboseThroughProxy() async throws {
+        let server = try nginx()
+        let proxy = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
+        let run = try await LoadURLProcess.run(["-v", "-s", "-x", "http://127.0.0.1:\(proxy.port)", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(run.status == 0 && run.stdout == "Hello from nginx\n", "\(run.stderr)")
+        #expect(run.stderr.contains("* Connected to 127.0.0.1 (127.0.0.1) port \(proxy.port)\n"), "\(run.stderr)")
+        #expect(run.stderr.contains("> GET http://127.0.0.1:\(server.httpPort)/hello.txt HTTP/1.1\n"), "\(run.stderr)")
+    }
+
+    @Test("-w's connection variables after a failed transfer (-f and a 404) still tell of its connection")
+    func variablesAfterFailure() async throws {
+        let port = try nginx().httpPort
+        let run = try await LoadURLProcess.run(["-s", "-f", "-w", "%{num_connects} %{remote_ip} %{remote_port} %{http_code}",
+                                               "http://127.0.0.1:\(port)/status/404"])
+        #expect(run.status == 22)
+        #expect(run.stdout == "1 127.0.0.1 \(port) 404", "\(run.stdout)")
     }
 }

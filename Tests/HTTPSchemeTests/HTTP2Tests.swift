@@ -283,7 +283,7 @@ struct HTTP2Tests {
         }
         #expect(errors.count == 8)
         #expect(errors.allSatisfy { $0?.code == .cannotConnectToHost && $0?.url == url }, "\(errors)")
-        // localhost is two addresses here (::1 and 127.0.0.1); both refused, so the cause is one system error.
+        // localhost is two addresses here (::1 and 127.0.0.1): one refused is a refusal.
         #expect(errors.allSatisfy { ($0?.underlying as? POSIXError)?.code == .ECONNREFUSED }, "\(errors.map { $0?.underlying })")
     }
 

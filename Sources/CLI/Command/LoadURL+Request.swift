@@ -158,6 +158,8 @@ extension LoadURL {
         var writeOut: String? = nil
         /// The --retry options, read once rather than for each URL.
         var retry = RetryPolicy()
+        /// Whether the -w format names a variable about connections (``TransferSummary/metricsVariables``).
+        var writeOutNeedsMetrics = false
     }
 
     /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
@@ -180,6 +182,7 @@ extension LoadURL {
         } else {
             options.writeOut = writeOut
         }
+        options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
         return options
     }
 

@@ -72,8 +72,12 @@ extension LoadURL {
             return 3
         }
         var summary = TransferSummary(url: url)
+        // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
+        let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics,
+                                    viaHTTPProxy: proxy.map { !$0.lowercased().hasPrefix("socks") } ?? false)
         defer {
             summary.seconds = Self.seconds(since: started)
+            summary.transactions = events?.transactions ?? []
             summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
         let destination = outputPath(for: url, index: index)
@@ -115,6 +119,7 @@ extension LoadURL {
             spool?.close()
             spool = nil
             summary = TransferSummary(url: url)
+            events?.startTry()
             // A file is written again from where the first try began (-C - goes on from its end instead), whether or
             // not the next try writes a byte.
             if let destination, options.continueAt?.origin != .outputFile, let firstOffset {
@@ -138,13 +143,12 @@ extension LoadURL {
                 let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
                 if firstOffset == nil { firstOffset = offset }
                 guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,
-                                                                       session: session, summary: &summary,
+                                                                       session: session, events: events, summary: &summary,
                                                                        passesTransient: nextTry(retryAfter: nil) != nil) else {
                     // Whole already: nothing to write, the file stays as it is.
                     return 0
                 }
                 summary.response = response
-                if let events = session.delegate as? SessionEvents { summary.transactions = events.transactions(of: bytes.task) }
                 if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failOnHTTPError),
                    await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts
@@ -217,8 +221,9 @@ extension LoadURL {
     /// only if it is that rest. `nil` when the output is whole already. Throws ``ContinueAt/Failure`` when the
     /// rest cannot be had, having touched no file. Records the response in `summary` (for `-w`) either way.
     private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
+                           events: TransferEvents?,
                            summary: inout TransferSummary, passesTransient: Bool) async throws -> (LoadBytes, LoadResponse)? {
-        guard offset > 0 else { return try await session.bytes(for: request) }
+        guard offset > 0 else { return try await session.bytes(for: request, delegate: events) }
         let isHTTP = request.scheme == "http" || request.scheme == "https"
         var ranged = request
         ranged.headerFields[.range] = "bytes=\(offset)-"
@@ -235,7 +240,7 @@ extension LoadURL {
         }
         let started: (LoadBytes, LoadResponse)
         do {
-            started = try await session.bytes(for: ranged)
+            started = try await session.bytes(for: ranged, delegate: events)
         } catch let error as LoadError where error.code == .resourceUnavailable && !isHTTP {
             // A handler without statuses (file:, ftp:) fails a range past the end with the code it gives other
             // refusals (an FTP server's 550): the resource's size tells which this was.

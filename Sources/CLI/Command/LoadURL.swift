@@ -293,9 +293,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
         let requestOptions = self.requestOptions
-        let events = SessionEvents(credentials: challengeAnswers, verbose: verbose,
-                                   keepsTransactions: TransferSummary.needsMetrics(requestOptions.writeOut))
-        let session = LoaderSession(configuration: configuration, delegate: events)
+        let session = LoaderSession(configuration: configuration, delegate: challengeAnswers)
         defer { session.finishTasksAndInvalidate() }
 
         // The transfers start on an HTTP event loop: an HTTP response then wakes this loop where it is, not

@@ -21,9 +21,10 @@ public protocol LoadTaskDelegate: AnyObject, Sendable {
     /// A server asks for credentials. The default answer, ``ChallengeDisposition/performDefaultHandling``,
     /// passes the question on to the session's delegate, then to the session's own rules.
     func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition
-    /// A handler's exchange with a server, as its response head arrived (before the final response's
-    /// `didReceive`): the request as it went out, the connection, the times so far. Each hop of a redirect
-    /// and each answered challenge is one.
+    /// A handler's exchange with a server, the request as it went out, the connection and the times so far: told
+    /// before the task's next event after its response head arrived (the final response, a redirect's question, a
+    /// challenge, or the completion), so a verbose log has it before the body. Each hop of a redirect and each
+    /// answered challenge is one.
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics)
     /// What the load took, just before ``loadTask(_:didCompleteWithError:)``.
     func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics)

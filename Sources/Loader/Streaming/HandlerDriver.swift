@@ -18,8 +18,10 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     /// the lock to know whether it must wait.
     private let headSettled = Atomic<Bool>(false)
     private let credentialStore: CredentialStore?
-    /// The task, when it collects metrics (it has a delegate); `nil` keeps every other load from touching them.
-    private let metricsTask: LoadTask?
+    /// Whether the task collects metrics (it has a delegate): every other load skips them with this one test.
+    let collectsMetrics: Bool
+    /// The place of this handler's transaction among the task's (``LoadTask/didCollect(_:)``), -1 before it reports one.
+    private let transactionIndex = Atomic<Int>(-1)
 
     private struct Guarded {
         var events: HandlerEventState
@@ -52,7 +54,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         self.resourceDeadline = (task?.resourceClockStart() ?? Watchdog.now()) &+ Self.nanoseconds(resourceTimeout)
         self.isWatched = min(idleTimeout, resourceTimeout) < Self.noTimeout
         self.credentialStore = credentialStore
-        self.metricsTask = task?.collectsMetrics == true ? task : nil
+        self.collectsMetrics = task?.collectsMetrics ?? false
     }
 
     /// Contract violations seen so far, for diagnostics and the conformance suite.
@@ -192,6 +194,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
+        if finished, collectsMetrics { transactionEnded() }
         // All under one lock, the waiting reader resumed after: it wakes once and finds everything there.
         update { state in
             var effects = state.receiveResponse(response, redirect: nil)
@@ -199,7 +202,6 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
             if finished { effects.merge(state.receiveFinish()) }
             return effects
         }
-        if finished { metricsTask?.transactionEnded() }
     }
 
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
@@ -234,14 +236,22 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handlerDidFinishLoading(_ handler: SchemeHandler) {
-        metricsTask?.transactionEnded()
+        if collectsMetrics { transactionEnded() }
         update { $0.receiveFinish() }
     }
 
-    var collectsMetrics: Bool { metricsTask != nil }
-
     func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) {
-        metricsTask?.didCollect(transaction)
+        // The task from the lock, not a reference of this driver's own: it is let go with the handler (a cycle).
+        guard collectsMetrics, let task = guarded.withLock({ $0.task }) else { return }
+        transactionIndex.store(task.didCollect(transaction), ordering: .releasing)
+    }
+
+    /// Notes the end of this handler's transaction, if it reported one: before the end's event, which may complete
+    /// the task and hand its metrics on.
+    private func transactionEnded() {
+        let index = transactionIndex.load(ordering: .acquiring)
+        guard index >= 0, let task = guarded.withLock({ $0.task }) else { return }
+        task.transactionEnded(index)
     }
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
@@ -259,7 +269,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {
         var error = error
         if error.url == nil { error.url = url }
-        metricsTask?.transactionEnded()
+        if collectsMetrics { transactionEnded() }
         update { $0.receiveFailure(error) }
     }
 

@@ -55,6 +55,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var pause = Pause()
         /// The transactions handlers reported, for ``LoadTaskMetrics`` (only with a delegate to give them to).
         var transactions: [LoadTransactionMetrics] = []
+        /// How many of `transactions` the delegates have been told of.
+        var transactionsTold = 0
         /// Redirects followed.
         var redirectCount = 0
     }
@@ -260,6 +262,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     }
 
     func didReceive(_ response: LoadResponse) {
+        tellCollected()
         mutable.withLock { m in
             m.response = response
             m.progress.countOfBytesExpectedToReceive = response.expectedContentLength
@@ -325,6 +328,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Asks the task's delegate, then the session's, whether to follow a redirect; throws
     /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
     func willRedirect(_ response: LoadResponse, to request: LoadRequest) async throws(LoadError) -> LoadRequest? {
+        tellCollected()
         var proposed: LoadRequest? = request
         if let delegate, let current = proposed {
             proposed = try await asking { await delegate.loadTask(self, willPerformRedirection: response, newRequest: current) }
@@ -344,6 +348,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Asks the task's delegate, then the session's, how to answer a challenge; throws
     /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
     func didReceive(_ challenge: AuthenticationChallenge) async throws(LoadError) -> ChallengeDisposition {
+        tellCollected()
         if let delegate {
             let answer = try await asking { await delegate.loadTask(self, didReceive: challenge) }
             if case .performDefaultHandling = answer {} else { return answer }
@@ -385,6 +390,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             return (true, error)
         }
         guard outcome.first else { return outcome.error }
+        tellCollected()
         if let metrics = finishedMetrics() { eachDelegate { $0.loadTask(self, didFinishCollecting: metrics) } }
         eachDelegate { $0.loadTask(self, didCompleteWithError: outcome.error) }
         session.taskDidComplete(self)
@@ -396,21 +402,40 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Whether handlers should report ``LoadTransactionMetrics``: only a task with a delegate hands them on.
     var collectsMetrics: Bool { createdAt != nil }
 
-    /// A transaction a handler reported as its response head arrived: kept for the task's metrics, and told to the
-    /// delegates at once (a verbose client prints the request as it went out before the body comes).
-    func didCollect(_ transaction: LoadTransactionMetrics) {
-        guard collectsMetrics else { return }
-        mutable.withLock { $0.transactions.append(transaction) }
-        eachDelegate(unlessCompleted: true) { $0.loadTask(self, didCollect: transaction) }
+    /// A transaction a handler reported as its response head arrived: kept for the task's metrics. Returns its place,
+    /// for ``transactionEnded(_:)``.
+    ///
+    /// The delegates hear of it from the task's side, not the handler's thread (an event loop, which a slow delegate
+    /// would hold up): before the next event they are told of (a response, a redirect, a challenge, the end).
+    func didCollect(_ transaction: LoadTransactionMetrics) -> Int {
+        mutable.withLock { m in
+            m.transactions.append(transaction)
+            return m.transactions.count - 1
+        }
     }
 
-    /// The handler of the latest transaction ended (its body all in, or its failure): that is its response's end.
-    func transactionEnded() {
-        guard collectsMetrics else { return }
+    /// The handler of transaction `index` ended (its body all in, or its failure): that is its response's end.
+    func transactionEnded(_ index: Int) {
         let now = Date()
         mutable.withLock { m in
-            guard let last = m.transactions.indices.last, m.transactions[last].responseEndDate == nil else { return }
-            m.transactions[last].responseEndDate = now
+            guard m.transactions.indices.contains(index), m.transactions[index].responseEndDate == nil else { return }
+            m.transactions[index].responseEndDate = now
+        }
+    }
+
+    /// Tells the delegates of the transactions collected since they last heard, in order.
+    private func tellCollected() {
+        // Also once completed: ``complete(with:)`` tells the last ones after marking the task so.
+        delegateGate?.run {
+            // Taken inside the gate: two callers cannot tell one transaction twice, nor out of order.
+            let untold = mutable.withLock { m -> ArraySlice<LoadTransactionMetrics> in
+                defer { m.transactionsTold = m.transactions.count }
+                return m.transactions[m.transactionsTold...]
+            }
+            for transaction in untold {
+                if let delegate { delegate.loadTask(self, didCollect: transaction) }
+                if let sessionDelegate = session.delegate, sessionDelegate !== delegate { sessionDelegate.loadTask(self, didCollect: transaction) }
+            }
         }
     }
 

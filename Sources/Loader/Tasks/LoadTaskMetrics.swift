@@ -16,6 +16,8 @@ public struct LoadTransactionMetrics: Sendable {
     public var networkProtocolName: String?
     /// Whether the request went on a connection an earlier one had opened.
     public var isReusedConnection: Bool
+    /// Whether the connection went to a proxy (then ``remoteAddress`` is the proxy's).
+    public var isProxyConnection: Bool
     /// The address the connection went to (a proxy's, through one), as text: `"127.0.0.1"`, `"::1"`.
     public var remoteAddress: String?
     /// The port the connection went to.
@@ -34,8 +36,8 @@ public struct LoadTransactionMetrics: Sendable {
     public var requestStartDate: Date?
     /// When the response's head arrived.
     public var responseStartDate: Date?
-    /// When the response's body had all arrived; set by the loader as the load ends, so `nil` in the copy a
-    /// delegate gets as the head arrives (``LoadTaskDelegate/loadTask(_:didCollect:)``).
+    /// When the response's body had all arrived (or the exchange failed); set by the loader as the handler ends, so
+    /// usually `nil` in the copy ``LoadTaskDelegate/loadTask(_:didCollect:)`` gets.
     public var responseEndDate: Date?
 
     /// Makes a transaction's metrics; a handler fills in what it knows.
@@ -46,6 +48,7 @@ public struct LoadTransactionMetrics: Sendable {
         self.request = request
         self.fetchStartDate = fetchStartDate
         self.isReusedConnection = false
+        self.isProxyConnection = false
     }
 }
 

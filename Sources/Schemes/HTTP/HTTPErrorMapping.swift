@@ -53,11 +53,13 @@ enum HTTPErrorMapping {
         }
     }
 
-    /// The one system error every connection attempt failed with (each address refused, say), as the
-    /// `POSIXError` a caller can match on without NIO's types, as a `file:` load's cause is; nil when the
-    /// attempts failed differently or not in a system call.
+    /// The system's reason the connection failed, as the `POSIXError` a caller can match on without NIO's types,
+    /// as a `file:` load's cause is: `ECONNREFUSED` when any address refused (`localhost` on a host without IPv6
+    /// fails on ::1 otherwise), else the one error every attempt failed with; nil when they differ or were not
+    /// system calls.
     private static func systemError(behind error: NIOConnectionError) -> POSIXError? {
         let codes = error.connectionErrors.map { ($0.error as? IOError)?.errnoCode }
+        if codes.contains(ECONNREFUSED) { return posix(ECONNREFUSED) }
         guard let first = codes.first, let code = first, codes.allSatisfy({ $0 == code }) else { return nil }
         return posix(code)
     }

@@ -307,7 +307,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     private func metrics(of plan: HTTPRequestPlan, on lease: ConnectionPool.Lease, connect: (start: Date, end: Date)?) -> ExchangeMetrics? {
         guard let fetchStart else { return nil }
         return ExchangeMetrics(request: request, head: plan.head, on: lease.connection, fetchStart: fetchStart, reused: lease.reused,
-                               connect: connect)
+                               proxied: plan.proxy != nil, connect: connect)
     }
 
     /// Closes the session's keep-alive connections: the idle ones now, one finishing a response when released.

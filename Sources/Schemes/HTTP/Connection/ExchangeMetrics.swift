@@ -13,14 +13,16 @@ final class ExchangeMetrics: Sendable {
     /// - Parameters:
     ///   - fetchStart: When the handler began.
     ///   - reused: Whether the connection carried a request before.
+    ///   - proxied: Whether the connection goes to a proxy.
     ///   - connect: When opening the connection began and ended, for a new one.
     init(request: LoadRequest, head: HTTPRequestHead, on connection: HTTPConnection, fetchStart: Date, reused: Bool,
-         connect: (start: Date, end: Date)? = nil) {
+         proxied: Bool, connect: (start: Date, end: Date)? = nil) {
         var sent = request
         sent.headerFields = HTTPFields(head.headers)
         var transaction = LoadTransactionMetrics(request: sent, fetchStartDate: fetchStart)
         transaction.networkProtocolName = connection.multiplexedOn == nil ? "http/1.1" : "h2"
         transaction.isReusedConnection = reused
+        transaction.isProxyConnection = proxied
         transaction.connectStartDate = connect?.start
         transaction.connectEndDate = connect?.end
         // An HTTP/2 stream's channel answers with its connection's addresses.

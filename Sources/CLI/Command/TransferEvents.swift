@@ -1,0 +1,70 @@
+import FoundationEssentials
+import Loader
+import Synchronization
+
+/// A transfer's task delegate, made only when the command line asks about exchanges: with `-v` it tells each exchange
+/// with a server on standard error as curl's `-v` does (the connection, the request as it went out with what the
+/// session's layers added as `> ` lines, the response head as `< ` lines); for `-w`'s variables about connections it
+/// keeps them (``transactions``).
+final class TransferEvents: LoadTaskDelegate {
+    private let verbose: Bool
+    private let viaHTTPProxy: Bool
+    /// The exchanges of the current try; `nil` when `-w` does not ask about them.
+    private let kept: Mutex<[LoadTransactionMetrics]>?
+
+    /// `nil` when neither is asked for: a task with a delegate collects metrics and calls it on every event.
+    /// - Parameter viaHTTPProxy: Whether `-x` names an HTTP proxy, to which `http` requests go with the whole URL.
+    init?(verbose: Bool, keepsTransactions: Bool, viaHTTPProxy: Bool) {
+        guard verbose || keepsTransactions else { return nil }
+        self.verbose = verbose
+        self.viaHTTPProxy = viaHTTPProxy
+        self.kept = keepsTransactions ? Mutex([]) : nil
+    }
+
+    /// The exchanges kept since the transfer's try began.
+    var transactions: [LoadTransactionMetrics] { kept?.withLock { $0 } ?? [] }
+
+    /// Forgets the exchanges of a try that is made again (`--retry`): `-w` tells of the last.
+    func startTry() {
+        kept?.withLock { $0.removeAll() }
+    }
+
+    func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {
+        kept?.withLock { $0.append(transaction) }
+        if verbose { StandardStreams.error(lines(for: transaction)) }
+    }
+
+    /// What `-v` prints for `transaction`.
+    func lines(for transaction: LoadTransactionMetrics) -> String {
+        let request = transaction.request
+        // Through a proxy, the connection is the proxy's, named by its address.
+        let host = transaction.isProxyConnection ? transaction.remoteAddress ?? "" : request.url.host(percentEncoded: false) ?? ""
+        let address = transaction.remoteAddress.map { " (\($0))" } ?? ""
+        let port = transaction.remotePort.map { " port \($0)" } ?? ""
+        var text = transaction.isReusedConnection ? "* Re-using existing connection with host \(host)\(address)\(port)\n"
+                                                  : "* Connected to \(host)\(address)\(port)\n"
+        let version = transaction.networkProtocolName == "h2" ? "HTTP/2" : "HTTP/1.1"
+        if transaction.networkProtocolName == "h2", !transaction.isReusedConnection { text += "* Using HTTP/2\n" }
+        text += "> \(request.method.rawValue) \(target(of: request, proxied: transaction.isProxyConnection)) \(version)\n"
+        for field in request.headerFields { text += "> \(field.name.rawName): \(field.value)\n" }
+        text += ">\n"
+        if let response = transaction.response {
+            // The head as -i prints it, each line marked.
+            for line in response.printableHead.split(separator: "\r\n", omittingEmptySubsequences: false).dropLast() {
+                text += line.isEmpty ? "<\n" : "< \(line)\n"
+            }
+        }
+        return text
+    }
+
+    /// The request line's target: the whole URL for `http` through an HTTP proxy (without user info), else the path
+    /// and query.
+    private func target(of request: LoadRequest, proxied: Bool) -> String {
+        let url = request.url
+        var target = url.path(percentEncoded: true)
+        if target.isEmpty { target = "/" }
+        if let query = url.query(percentEncoded: true) { target += "?" + query }
+        guard proxied, viaHTTPProxy, request.scheme == "http" else { return target }
+        return "http://\(url.host(percentEncoded: true) ?? "")\(url.port.map { ":\($0)" } ?? "")\(target)"
+    }
+}
