@@ -205,4 +205,99 @@ struct CLIHTTPTests {
         let failed = try await LoadURLProcess.run(["-s", "-w", "%{http_version}", "http://127.0.0.1:1/"])
         #expect(failed.stdout == "0")
     }
+
+    @Test("-D FILE gets each response head of the transfers (a redirect's too), the body its output; -D - writes them before the body")
+    func dumpHeader() async throws {
+        let server = try nginx()
+        try await withTemporaryFolder("cli-dump") { folder in
+            let heads = folder.appendingPathComponent("heads.txt").path
+            let run = try await LoadURLProcess.run(["-s", "-L", "-D", heads, "http://127.0.0.1:\(server.httpPort)/redirect",
+                                                   "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+            #expect(run.status == 0 && run.stdout == "Hello from nginx\nHello from nginx\n", "\(run.stderr)")
+            let written = try String(contentsOfFile: heads, encoding: .utf8)
+            let statusLines = written.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/") }
+            #expect(statusLines == ["HTTP/1.1 301 Moved Permanently", "HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(written)")
+            #expect(written.contains("Location: http://127.0.0.1:\(server.httpPort)/hello.txt\r\n"))
+        }
+        let toStdout = try await LoadURLProcess.run(["-s", "-D", "-", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(toStdout.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && toStdout.stdout.hasSuffix("\r\n\r\nHello from nginx\n"), "\(toStdout.stdout)")
+        let unwritable = try await LoadURLProcess.run(["-sS", "-D", "/no/such/folder/heads", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(unwritable.status == 23 && unwritable.stderr.contains("-D"), "\(unwritable.stderr)")
+    }
+
+    @Test("--fail-with-body writes an error's body and exits 22; -f writes none")
+    func failWithBody() async throws {
+        let url = "http://127.0.0.1:\(try nginx().httpPort)/status/404"
+        let withBody = try await LoadURLProcess.run(["-sS", "--fail-with-body", url])
+        #expect(withBody.status == 22 && withBody.stdout == "not here\n", "\(withBody.stderr)")
+        #expect(withBody.stderr.contains("404"))
+        let plain = try await LoadURLProcess.run(["-s", "-f", url])
+        #expect(plain.status == 22 && plain.stdout.isEmpty)
+        let fine = try await LoadURLProcess.run(["-s", "--fail-with-body", "http://127.0.0.1:\(try nginx().httpPort)/hello.txt"])
+        #expect(fine.status == 0 && fine.stdout == "Hello from nginx\n")
+    }
+
+    @Test("-r gets the bytes asked for, from nginx and from a file: URL")
+    func byteRange() async throws {
+        let server = try nginx()
+        let http = try await LoadURLProcess.run(["-s", "-r", "0-4", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(http.status == 0 && http.stdout == "Hello", "\(http.stderr)")
+        try await withTemporaryFolder("cli-range") { folder in
+            let file = folder.appendingPathComponent("text.txt")
+            try Data("0123456789".utf8).write(to: file)
+            let local = try await LoadURLProcess.run(["-s", "-r", "-3", file.absoluteString])
+            #expect(local.status == 0 && local.stdout == "789", "\(local.stderr)")
+        }
+    }
+
+    @Test("-R gives the output file the resource's time: a file: URL's, nginx's Last-Modified; without -R it is the time of writing")
+    func remoteTime() async throws {
+        let server = try nginx()
+        try await withTemporaryFolder("cli-remote-time") { folder in
+            let source = folder.appendingPathComponent("source.txt")
+            try Data("old\n".utf8).write(to: source)
+            let then = Date(timeIntervalSince1970: 1_000_000_000)
+            try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: source.path)
+            func modified(_ name: String) throws -> Date? {
+                try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.modificationDate] as? Date
+            }
+            let copied = try await LoadURLProcess.run(["-s", "-R", "-o", folder.appendingPathComponent("copy.txt").path, source.absoluteString])
+            #expect(copied.status == 0, "\(copied.stderr)")
+            #expect(try modified("copy.txt") == then)
+
+            let heads = folder.appendingPathComponent("heads.txt").path
+            let url = "http://127.0.0.1:\(server.httpPort)/hello.txt"
+            let fetched = try await LoadURLProcess.run(["-s", "-R", "-D", heads, "-o", folder.appendingPathComponent("hello.txt").path, url])
+            #expect(fetched.status == 0, "\(fetched.stderr)")
+            let line = try String(contentsOfFile: heads, encoding: .utf8).components(separatedBy: "\r\n").first { $0.hasPrefix("Last-Modified: ") }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            let stamp = try #require(line.flatMap { formatter.date(from: String($0.dropFirst("Last-Modified: ".count))) }, "\(String(describing: line))")
+            #expect(try modified("hello.txt") == stamp)
+            let plain = try await LoadURLProcess.run(["-s", "-o", folder.appendingPathComponent("plain.txt").path, source.absoluteString])
+            let written = try modified("plain.txt")
+            #expect(plain.status == 0 && written.map { $0 > then } == true)
+        }
+    }
+
+    @Test("--max-filesize: an announced size over it fails (63) before a byte is written; a body that grows past it fails as it does")
+    func maxFileSize() async throws {
+        let server = try nginx()
+        try await withTemporaryFolder("cli-max-filesize") { folder in
+            let output = folder.appendingPathComponent("out.bin").path
+            let announced = try await LoadURLProcess.run(["-sS", "--max-filesize", "1000", "-o", output, "http://127.0.0.1:\(server.httpPort)/1m.bin"])
+            #expect(announced.status == 63, "\(announced.stderr)")
+            #expect(announced.stderr.contains("--max-filesize") && announced.stderr.contains("1m.bin"), "\(announced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+            // gzip from nginx, chunked: no size is announced.
+            let grown = try await LoadURLProcess.run(["-sS", "--max-filesize", "1000", "-H", "Accept-Encoding: gzip", "-o", output,
+                                                     "http://127.0.0.1:\(server.httpPort)/gz/lines.txt"])
+            #expect(grown.status == 63, "\(grown.stderr)")
+            let written = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+            #expect(written <= 1000, "\(written) bytes written past the limit")
+            let fits = try await LoadURLProcess.run(["-s", "--max-filesize", "17", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+            #expect(fits.status == 0 && fits.stdout == "Hello from nginx\n")
+        }
+    }
 }

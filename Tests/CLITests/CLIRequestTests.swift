@@ -149,6 +149,53 @@ struct CLIRequestTests {
         #expect(verifying.handlerOptions[FTPOptions.self].trustRootsPEMFile == nil)
     }
 
+    @Test("-A and -e send User-Agent and Referer, a -H of the same name winning; --connect-timeout holds for HTTP and FTP")
+    func agentRefererConnectTimeout() throws {
+        let sent = try request(["-A", "agent/1", "-e", "http://from/", "http://h/"])
+        #expect(sent.headerFields[.userAgent] == "agent/1" && sent.headerFields[.referer] == "http://from/")
+        let own = try request(["-A", "agent/1", "-H", "User-Agent: mine", "-H", "Referer: there", "-e", "http://from/", "http://h/"])
+        #expect(own.headerFields[values: .userAgent] == ["mine"] && own.headerFields[values: .referer] == ["there"])
+        let configuration = try command(["--connect-timeout", "2.5", "http://h/"]).makeConfiguration()
+        #expect(configuration.handlerOptions[HTTPClientOptions.self].connectTimeout == 2.5)
+        #expect(configuration.handlerOptions[FTPOptions.self].connectTimeout == 2.5)
+        #expect(throws: (any Error).self) { _ = try command(["--connect-timeout", "0", "http://h/"]).makeConfiguration() }
+    }
+
+    @Test("--data-urlencode encodes as curl: content, =content, name=content, @FILE, name@FILE; joined with -d's pieces by &")
+    func dataURLEncode() throws {
+        let file = try temporaryFile("a b\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sent = try request(["-d", "raw=1&x", "--data-urlencode", "plain text", "--data-urlencode", "=a=b@c",
+                                "--data-urlencode", "name=é & ü~", "--data-urlencode", "@\(file.path)", "--data-urlencode", "f@\(file.path)", "http://h/"])
+        #expect(sent.method == .post && sent.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        #expect(bytes(sent.body) == "raw=1&x&plain%20text&a%3Db%40c&name=%C3%A9%20%26%20%C3%BC~&a%20b%0A&f=a%20b%0A")
+        let missing = #expect(throws: LoadError.self) { _ = try request(["--data-urlencode", "f@/no/such/file", "http://h/"]) }
+        #expect(missing?.code == .requestBodyStreamExhausted && missing?.reason?.contains("f@/no/such/file") == true)
+    }
+
+    @Test("-G puts the pieces in the query (after one the URL has) and sends GET, HEAD with -I; it cannot go with -F or -T")
+    func dataInQuery() throws {
+        let sent = try request(["-G", "-d", "a=1", "--data-urlencode", "b=x y", "http://h/p?q=0"])
+        #expect(sent.method == .get && sent.body == nil)
+        #expect(sent.url.absoluteString == "http://h/p?q=0&a=1&b=x%20y")
+        #expect(try request(["-G", "-d", "a=1", "http://h/p"]).url.absoluteString == "http://h/p?a=1")
+        // A raw -d piece goes in encoded where a query cannot hold it as written; a %XX stays.
+        #expect(try request(["-G", "-d", "a=b c\"é%zz%2F", "http://h/p"]).url.absoluteString == "http://h/p?a=b%20c%22%C3%A9%25zz%2F")
+        #expect(try request(["-G", "-I", "-d", "a=1", "http://h/"]).method == .head)
+        #expect(throws: (any Error).self) { _ = try command(["-G", "-F", "a=1", "http://h/"]).makeConfiguration() }
+    }
+
+    @Test("-r asks for its bytes with Range, as curl's; a malformed range, or one with -C, is a usage error")
+    func byteRange() throws {
+        #expect(try request(["-r", "0-4", "http://h/"]).headerFields[.range] == "bytes=0-4")
+        #expect(try request(["-r", "-5", "file:///x"]).headerFields[.range] == "bytes=-5")
+        #expect(try request(["-r", "0-1,5-", "http://h/"]).headerFields[.range] == "bytes=0-1,5-")
+        for bad in ["abc", "-", "1-2-3", "1-,", "x-1"] {
+            #expect(throws: (any Error).self, "\(bad)") { _ = try command(["-r", bad, "http://h/"]).makeConfiguration() }
+        }
+        #expect(throws: (any Error).self) { _ = try command(["-r", "0-1", "-C", "5", "http://h/"]).makeConfiguration() }
+    }
+
     @Test("-w: %% is a percent sign; unknown variables print nothing")
     func writeOutPercent() {
         let summary = TransferSummary(url: URL(string: "data:,x")!, bytes: 7)

@@ -23,6 +23,9 @@ extension LoadURL {
         "--cacert": "--cacert", "-E": "--cert", "--cert": "--cert", "--key": "--key", "--pass": "--pass", "--resolve": "--resolve", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
         "--cookie-jar": "--cookie-jar", "-x": "--proxy", "--proxy": "--proxy", "--noproxy": "--noproxy", "-U": "--proxy-user",
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
+        "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
+        "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",
+        "--max-filesize": "--max-filesize",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).

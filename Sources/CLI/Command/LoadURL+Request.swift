@@ -52,6 +52,22 @@ extension LoadURL {
                 do throws(FormPart.Malformed) { _ = try FormPart(literal: option) } catch { throw ValidationError(error.description) }
             }
         }
+        if dataInQuery, !form.isEmpty || !formString.isEmpty || uploadFile != nil {
+            throw ValidationError("-G cannot go with -F or -T: it sends the -d pieces in the URL, with GET")
+        }
+        if let range {
+            // Digits and dashes in comma-separated pairs, each with a number on at least one side, as curl takes them.
+            let valid = range.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { pair in
+                let sides = pair.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+                return sides.count == 2 && sides.allSatisfy { $0.allSatisfy { $0.isASCII && $0.isNumber } } && !(sides[0].isEmpty && sides[1].isEmpty)
+            }
+            guard valid else { throw ValidationError("-r wants FIRST-LAST, FIRST- or -LAST_N (comma-separated), not '\(range)'") }
+            if continueAt != nil { throw ValidationError("-r cannot go with -C: each asks for its own part") }
+        }
+        if let maxFileSize, maxFileSize < 0 { throw ValidationError("--max-filesize wants a number of bytes of 0 or more") }
+        if let connectTimeout, !(connectTimeout > 0) { throw ValidationError("--connect-timeout wants a number of seconds above 0") }
+        // Heads of transfers at once would cross the ordered bodies on standard output.
+        if dumpHeader == "-", parallel, urls.count > 1 { throw ValidationError("-D - cannot go with -Z: the heads would cross the bodies") }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
         // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
         // -m bounds the whole transfer.
@@ -71,6 +87,10 @@ extension LoadURL {
             throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
         }
         http.allowsHTTP2 = httpVersion == .http2
+        if let connectTimeout {
+            http.connectTimeout = connectTimeout
+            configuration.handlerOptions[FTPOptions.self].connectTimeout = connectTimeout
+        }
         for entry in resolve {
             // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
@@ -80,7 +100,7 @@ extension LoadURL {
         try setProxies(&http, environment: ProcessInfo.processInfo.environment)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
-        configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly
+        configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
         if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
         // -k, --cacert and -E hold for FTPS as for HTTPS.
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
@@ -160,6 +180,16 @@ extension LoadURL {
         var retry = RetryPolicy()
         /// Whether the -w format names a variable about connections (``TransferSummary/metricsVariables``).
         var writeOutNeedsMetrics = false
+        /// The --data-urlencode pieces, encoded (their files read once).
+        var encodedData: [String] = []
+        /// -G: the pieces go in the URL's query.
+        var dataInQuery = false
+        /// -A's `User-Agent`.
+        var userAgent: String?
+        /// -e's `Referer`.
+        var referer: String?
+        /// Where -D writes the heads.
+        var headerDump: HeaderDump?
     }
 
     /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
@@ -167,6 +197,7 @@ extension LoadURL {
         // -F parts before --form-string ones: ArgumentParser keeps each option's own order only (as with -d).
         let parts = form.compactMap { try? FormPart($0) } + formString.compactMap { try? FormPart(literal: $0) }
         let readsInput = (data + dataBinary).contains("@-") || parts.contains { $0.content == .file(path: "-") || $0.content == .fileContents(path: "-") }
+            || dataURLEncoded.contains { URLEncodedPiece($0).file == "-" }
         let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
         var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, form: parts, uploadFile: uploadFile,
                                      headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init),
@@ -183,6 +214,11 @@ extension LoadURL {
             options.writeOut = writeOut
         }
         options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
+        // A file that cannot be read is the request's failure (26), found when each URL's request is made.
+        options.encodedData = dataURLEncoded.map { URLEncodedPiece($0).encoded(input: input) ?? URLEncodedPiece.unreadable }
+        options.dataInQuery = dataInQuery
+        options.userAgent = userAgent
+        options.referer = referer
         return options
     }
 
@@ -215,10 +251,32 @@ extension LoadURL {
                 if let withUser = parts.url { request.url = withUser }
             }
         }
-        if !options.data.isEmpty || !options.dataBinary.isEmpty {
+        // After -H, whose fields of these names win, as curl's do.
+        if let userAgent = options.userAgent, !userAgent.isEmpty, request.headerFields[.userAgent] == nil {
+            request.headerFields[.userAgent] = userAgent
+        }
+        if let referer = options.referer, request.headerFields[.referer] == nil { request.headerFields[.referer] = referer }
+        if let range { request.headerFields[.range] = "bytes=" + range }
+        if let unreadable = options.encodedData.firstIndex(of: URLEncodedPiece.unreadable) {
+            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--data-urlencode '\(dataURLEncoded[unreadable])': cannot read its file")
+        }
+        if options.dataInQuery, !options.data.isEmpty || !options.dataBinary.isEmpty || !options.encodedData.isEmpty {
+            // -G: joined as a body would be, after the query the URL has (with `&`).
+            let pieces = try Self.joined(form: options.data, binary: options.dataBinary, encoded: options.encodedData,
+                                         input: options.standardInput, url: url)
+            if var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
+                let added = Self.queryText(pieces)
+                parts.percentEncodedQuery = parts.percentEncodedQuery.map { $0.isEmpty ? added : $0 + "&" + added } ?? added
+                guard let withQuery = parts.url else {
+                    throw LoadError(.badURL, url: url, reason: "-G: the pieces do not make a query ('\(added.prefix(200))')")
+                }
+                request.url = withQuery
+            }
+        } else if !options.data.isEmpty || !options.dataBinary.isEmpty || !options.encodedData.isEmpty {
             request.method = .post
-            request.body = try Self.body(form: options.data, binary: options.dataBinary, input: options.standardInput, url: url)
-            if !options.data.isEmpty, request.headerFields[.contentType] == nil {
+            request.body = try Self.body(form: options.data, binary: options.dataBinary, encoded: options.encodedData,
+                                         input: options.standardInput, url: url)
+            if !options.data.isEmpty || !options.encodedData.isEmpty, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
             }
         }
@@ -285,6 +343,29 @@ extension LoadURL {
         return (added, removed)
     }
 
+    /// `bytes` as they may stand in a URL's query: a byte no query may hold (a space, a quote, a byte above ASCII, a `%`
+    /// that starts no `%XX`) as `%XX`, the rest as given, so that `-G -d 'a=b c'` goes as `a=b%20c` (as curl sends it)
+    /// and an encoded piece stays as it is.
+    static func queryText(_ bytes: Data) -> String {
+        let kept = Set("-._~!$&'()*+,;=:@/?".utf8)
+        let array = [UInt8](bytes)
+        func isHex(_ index: Int) -> Bool {
+            guard index < array.count else { return false }
+            let byte = array[index] | 0x20  // lowercased, for letters
+            return (0x30...0x39).contains(array[index]) || (0x61...0x66).contains(byte)
+        }
+        var out = ""
+        for (index, byte) in array.enumerated() {
+            let letterOrDigit = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            if letterOrDigit || kept.contains(byte) || (byte == UInt8(ascii: "%") && isHex(index + 1) && isHex(index + 2)) {
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                out += PercentEncoding.encode(bytes: [byte]) { _ in false }
+            }
+        }
+        return out
+    }
+
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
     static func percentEncodedSegment(_ name: String) -> String {
         let kept = Set("-._~!$&'()*+,=:@".utf8)
@@ -293,16 +374,21 @@ extension LoadURL {
         }
     }
 
-    /// The body of -d and --data-binary pieces: a lone `--data-binary @file` is streamed from the file; anything
-    /// else is read into memory and joined with `&`, with line breaks taken out of -d's files, as curl does.
-    private static func body(form: [String], binary: [String], input: Data?, url: URL) throws -> RequestBody {
-        if form.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
+    /// The body of -d, --data-binary and (encoded already) --data-urlencode pieces: a lone `--data-binary @file` is
+    /// streamed from the file; anything else is read into memory and joined (``joined(form:binary:encoded:input:url:)``).
+    private static func body(form: [String], binary: [String], encoded: [String], input: Data?, url: URL) throws -> RequestBody {
+        if form.isEmpty, encoded.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
             let path = String(only.dropFirst())
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(path)")
             }
             return .file(URL(fileURLWithPath: path))
         }
+        return .bytes(try joined(form: form, binary: binary, encoded: encoded, input: input, url: url))
+    }
+
+    /// The pieces joined with `&`, files read (line breaks taken out of -d's, as curl does).
+    private static func joined(form: [String], binary: [String], encoded: [String], input: Data?, url: URL) throws -> Data {
         func piece(_ text: String, stripsLineBreaks: Bool) throws -> Data {
             guard text.hasPrefix("@") else { return Data(text.utf8) }
             guard let read = text == "@-" ? input : FileManager.default.contents(atPath: String(text.dropFirst())) else {
@@ -311,8 +397,9 @@ extension LoadURL {
             return stripsLineBreaks ? read.filter { $0 != 0x0A && $0 != 0x0D } : read
         }
         // curl joins the pieces in the order given; ArgumentParser keeps each option's own order only, so -d
-        // pieces come before --data-binary ones.
-        let pieces = try form.map { try piece($0, stripsLineBreaks: true) } + binary.map { try piece($0, stripsLineBreaks: false) }
-        return .bytes(Data(pieces.joined(separator: Data("&".utf8))))
+        // pieces come before --data-urlencode ones, and those before --data-binary ones.
+        let pieces = try form.map { try piece($0, stripsLineBreaks: true) } + encoded.map { Data($0.utf8) }
+            + binary.map { try piece($0, stripsLineBreaks: false) }
+        return Data(pieces.joined(separator: Data("&".utf8)))
     }
 }

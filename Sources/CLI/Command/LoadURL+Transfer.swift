@@ -74,7 +74,7 @@ extension LoadURL {
         var summary = TransferSummary(url: url)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics,
-                                    viaHTTPProxy: proxy.map { !$0.lowercased().hasPrefix("socks") } ?? false)
+                                    viaHTTPProxy: proxy.map { !$0.lowercased().hasPrefix("socks") } ?? false, headerDump: options.headerDump)
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
@@ -149,15 +149,23 @@ extension LoadURL {
                     return 0
                 }
                 summary.response = response
-                if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failOnHTTPError),
+                if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failsOnHTTPError),
                    await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts
                 }
-                if failOnHTTPError, let status = response.status, status.code >= 400 {
+                // --fail-with-body writes the error's body first, but never into a file being completed (-C).
+                var httpError: Int?
+                if failsOnHTTPError, let status = response.status, status.code >= 400 {
+                    guard failWithBody, offset == 0 else {
+                        bytes.task.cancel()
+                        return failed(withHTTPStatus: status.code, summary: &summary)
+                    }
+                    httpError = status.code
+                }
+                // --max-filesize: a size announced over it fails before a byte is written (a body that grows past it, below).
+                if let maxFileSize, let length = response.expectedContentLength, length > maxFileSize {
                     bytes.task.cancel()
-                    summary.exitCode = LoadURLExit.httpError
-                    report("The requested URL returned error: \(status.code) (\(url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
-                    return LoadURLExit.httpError
+                    throw Self.tooLarge(url, limit: maxFileSize, size: "\(length) bytes")
                 }
                 let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
                 defer { output.close() }
@@ -174,6 +182,10 @@ extension LoadURL {
                 if include || headOnly { try put(Data(response.printableHead.utf8)) }
                 func copyBody() async throws {
                     for try await chunk in bytes.chunks {
+                        if let maxFileSize, summary.bytes + Int64(chunk.count) > maxFileSize {
+                            bytes.task.cancel()
+                            throw Self.tooLarge(url, limit: maxFileSize, size: "more than that")
+                        }
                         try put(chunk)
                         summary.bytes += Int64(chunk.count)
                         meter.update(received: summary.bytes, expected: response.expectedContentLength)
@@ -190,6 +202,11 @@ extension LoadURL {
                     try sink.drain(into: output)
                 }
                 try output.finish()
+                if remoteTime, let destination, let stamp = response.headerFields[.lastModified].flatMap(HTTPDate.parse) {
+                    // As curl's -R: the file gets the resource's time; one that cannot be set is no failure of the transfer.
+                    try? FileManager.default.setAttributes([.modificationDate: stamp], ofItemAtPath: destination)
+                }
+                if let httpError { return failed(withHTTPStatus: httpError, summary: &summary) }
                 return 0
             } catch {
                 let output = error as? OutputFile.Failure
@@ -214,6 +231,21 @@ extension LoadURL {
                 return status
             }
         }
+    }
+
+    /// A body over `--max-filesize` (exit 63).
+    private static func tooLarge(_ url: URL, limit: Int64, size: String) -> LoadError {
+        LoadError(.dataLengthExceedsMaximum, url: url, reason: "the body is \(size), over --max-filesize's \(limit) bytes")
+    }
+
+    /// Whether an HTTP status of 400 or more fails the transfer (`-f`, `--fail-with-body`).
+    private var failsOnHTTPError: Bool { failOnHTTPError || failWithBody }
+
+    /// Reports an HTTP error status as `-f` does; returns its exit status (22).
+    private func failed(withHTTPStatus status: Int, summary: inout TransferSummary) -> Int32 {
+        summary.exitCode = LoadURLExit.httpError
+        report("The requested URL returned error: \(status) (\(summary.url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
+        return LoadURLExit.httpError
     }
 
     /// Starts loading `request`; from a positive `offset` (`-C`), asks for the bytes from there on (over HTTP, if
@@ -253,8 +285,8 @@ extension LoadURL {
         let (bytes, response) = started
         summary.response = response
         // With -f an error status is -f's to report (22), as without -C; one worth another try (--retry) is the caller's.
-        if failOnHTTPError, let status = response.status?.code, status >= 400, status != 412, status != 416 { return started }
-        if passesTransient, let status = response.status?.code, options.retry.retries(status: status, failsOnHTTPError: failOnHTTPError) { return started }
+        if failsOnHTTPError, let status = response.status?.code, status >= 400, status != 412, status != 416 { return started }
+        if passesTransient, let status = response.status?.code, options.retry.retries(status: status, failsOnHTTPError: failsOnHTTPError) { return started }
         var verdict = ContinueAt.verdict(on: response, offset: offset)
         if verdict == .askSize {
             bytes.task.cancel()

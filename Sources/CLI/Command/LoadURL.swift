@@ -93,6 +93,14 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Fail (exit 22) on an HTTP status of 400 or more, printing no body.")
     public var failOnHTTPError = false
 
+    /// As -f, but the body of an error response is written out too.
+    @Flag(name: .customLong("fail-with-body"), help: "Fail (exit 22) on an HTTP status of 400 or more, after writing its body.")
+    public var failWithBody = false
+
+    /// Where each HTTP response head goes, curl's `-D`.
+    @Option(name: [.customShort("D"), .customLong("dump-header")], help: "Write each HTTP response head received (a redirect's too) to FILE ('-' for stdout).")
+    public var dumpHeader: String?
+
     /// A summary printed after each transfer.
     @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{http_version} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg} %{remote_ip} %{remote_port} %{local_ip} %{local_port} %{num_connects} %{num_redirects} %{time_connect} %{time_starttransfer}.")
     public var writeOut: String?
@@ -113,6 +121,38 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// sent as a form unless -H sets a Content-Type. Pieces of -d and --data-binary are joined with `&`, as curl does.
     @Option(name: [.customShort("d"), .customLong("data")], help: "POST DATA (or @FILE, line breaks removed) as application/x-www-form-urlencoded (repeatable, joined with &).")
     public var data: [String] = []
+
+    /// The `User-Agent` to send, curl's `-A` (a `-H User-Agent:` wins).
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: "Send NAME as the User-Agent.")
+    public var userAgent: String?
+
+    /// The `Referer` to send, curl's `-e`.
+    @Option(name: [.customShort("e"), .customLong("referer")], help: "Send URL as the Referer.")
+    public var referer: String?
+
+    /// Pieces of a form body, URL-encoded as curl's `--data-urlencode` does.
+    @Option(name: .customLong("data-urlencode"), help: "POST DATA URL-encoded: 'content', '=content', 'name=content', '@FILE' or 'name@FILE' (repeatable, joined with &).")
+    public var dataURLEncoded: [String] = []
+
+    /// The -d pieces go in the URL's query, with GET, curl's `-G`.
+    @Flag(name: [.customShort("G"), .customLong("get")], help: "Put the -d, --data-binary and --data-urlencode pieces in the URL's query and send GET (HEAD with -I).")
+    public var dataInQuery = false
+
+    /// The bytes to ask for, curl's `-r`: `FIRST-LAST`, `FIRST-`, `-SUFFIX`, comma-separated.
+    @Option(name: [.customShort("r"), .customLong("range")], help: "Ask for these bytes only: FIRST-LAST, FIRST- or -LAST_N (HTTP may take several, comma-separated).")
+    public var range: String?
+
+    /// Give the output file the resource's modification time, curl's `-R`.
+    @Flag(name: [.customShort("R"), .customLong("remote-time")], help: "Give an output file the time the server says the resource was last modified.")
+    public var remoteTime = false
+
+    /// The largest body to take, curl's `--max-filesize`.
+    @Option(name: .customLong("max-filesize"), help: "Fail (63) a transfer whose body is larger than BYTES, before it starts when the size is announced.")
+    public var maxFileSize: Int64?
+
+    /// The longest opening a connection may take, curl's `--connect-timeout`.
+    @Option(name: .customLong("connect-timeout"), help: "Give up opening a connection after SECONDS (TLS included).")
+    public var connectTimeout: Double?
 
     /// Pieces of a body to POST, byte for byte (`@file` reads a file, `@-` standard input).
     @Option(name: .customLong("data-binary"), help: "POST DATA (or @FILE) byte for byte (repeatable, joined with &).")
@@ -292,7 +332,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
-        let requestOptions = self.requestOptions
+        var requestOptions = self.requestOptions
+        if let dumpHeader {
+            do {
+                requestOptions.headerDump = try HeaderDump(path: dumpHeader)
+            } catch {
+                report("-D: cannot write \(dumpHeader): \(error)", status: LoadURLExit.cannotWriteOutput)
+                return LoadURLExit.cannotWriteOutput
+            }
+        }
         let session = LoaderSession(configuration: configuration, delegate: challengeAnswers)
         defer { session.finishTasksAndInvalidate() }
 

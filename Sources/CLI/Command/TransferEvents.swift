@@ -4,20 +4,22 @@ import Synchronization
 
 /// A transfer's task delegate, made only when the command line asks about exchanges: with `-v` it tells each exchange
 /// with a server on standard error as curl's `-v` does (the connection, the request as it went out with what the
-/// session's layers added as `> ` lines, the response head as `< ` lines); for `-w`'s variables about connections it
-/// keeps them (``transactions``).
+/// session's layers added as `> ` lines, the response head as `< ` lines); with `-D` it writes each response head to
+/// its file; for `-w`'s variables about connections it keeps them (``transactions``).
 final class TransferEvents: LoadTaskDelegate {
     private let verbose: Bool
     private let viaHTTPProxy: Bool
+    private let headerDump: HeaderDump?
     /// The exchanges of the current try; `nil` when `-w` does not ask about them.
     private let kept: Mutex<[LoadTransactionMetrics]>?
 
     /// `nil` when neither is asked for: a task with a delegate collects metrics and calls it on every event.
     /// - Parameter viaHTTPProxy: Whether `-x` names an HTTP proxy, to which `http` requests go with the whole URL.
-    init?(verbose: Bool, keepsTransactions: Bool, viaHTTPProxy: Bool) {
-        guard verbose || keepsTransactions else { return nil }
+    init?(verbose: Bool, keepsTransactions: Bool, viaHTTPProxy: Bool, headerDump: HeaderDump?) {
+        guard verbose || keepsTransactions || headerDump != nil else { return nil }
         self.verbose = verbose
         self.viaHTTPProxy = viaHTTPProxy
+        self.headerDump = headerDump
         self.kept = keepsTransactions ? Mutex([]) : nil
     }
 
@@ -32,6 +34,7 @@ final class TransferEvents: LoadTaskDelegate {
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {
         kept?.withLock { $0.append(transaction) }
         if verbose { StandardStreams.error(lines(for: transaction)) }
+        if let headerDump, let response = transaction.response { headerDump.write(response.printableHead) }
     }
 
     /// What `-v` prints for `transaction`.

@@ -1,0 +1,38 @@
+import FoundationEssentials
+import Loader
+import Synchronization
+import SystemPackage
+
+/// Where `-D` writes each HTTP response head, every transfer's in turn: a file, made anew when the command starts,
+/// or standard output (`-`).
+final class HeaderDump: Sendable {
+    /// The file; `nil` for standard output.
+    private let file: Mutex<FileDescriptor?>
+
+    /// Opens `path` (`-` for standard output), emptying a file that is there.
+    /// - Throws: `Errno` when the file cannot be made.
+    init(path: String) throws {
+        guard path != "-" else {
+            file = Mutex(nil)
+            return
+        }
+        let descriptor = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
+                                                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        file = Mutex(descriptor)
+    }
+
+    deinit {
+        file.withLock { try? $0?.close() }
+    }
+
+    /// Writes `head` whole; a head that cannot be written is dropped (the transfers go on, as their bodies matter more).
+    func write(_ head: String) {
+        file.withLock { descriptor in
+            guard let descriptor else {
+                StandardStreams.output(head)
+                return
+            }
+            _ = try? descriptor.writeAll(head.utf8)
+        }
+    }
+}
