@@ -155,10 +155,27 @@ struct CLIRequestTests {
         #expect(sent.headerFields[.userAgent] == "agent/1" && sent.headerFields[.referer] == "http://from/")
         let own = try request(["-A", "agent/1", "-H", "User-Agent: mine", "-H", "Referer: there", "-e", "http://from/", "http://h/"])
         #expect(own.headerFields[values: .userAgent] == ["mine"] && own.headerFields[values: .referer] == ["there"])
+        // -e ';auto' keeps the URL before it (with a warning); an empty -e sends none.
+        #expect(try request(["-e", "http://from/;auto", "http://h/"]).headerFields[.referer] == "http://from/")
+        #expect(try request(["-e", "", "http://h/"]).headerFields[.referer] == nil)
         let configuration = try command(["--connect-timeout", "2.5", "http://h/"]).makeConfiguration()
         #expect(configuration.handlerOptions[HTTPClientOptions.self].connectTimeout == 2.5)
         #expect(configuration.handlerOptions[FTPOptions.self].connectTimeout == 2.5)
-        #expect(throws: (any Error).self) { _ = try command(["--connect-timeout", "0", "http://h/"]).makeConfiguration() }
+        // 0 is the default, as in curl; less is a usage error.
+        let unset = try command(["--connect-timeout", "0", "http://h/"]).makeConfiguration()
+        #expect(unset.handlerOptions[HTTPClientOptions.self].connectTimeout == HTTPClientOptions().connectTimeout)
+        #expect(throws: (any Error).self) { _ = try command(["--connect-timeout", "-1", "http://h/"]).makeConfiguration() }
+        #expect(throws: (any Error).self) { _ = try command(["-f", "--fail-with-body", "http://h/"]).makeConfiguration() }
+    }
+
+    @Test("--max-filesize takes bytes with K, M or G, 0 for no limit; anything else is a usage error")
+    func maxFileSizeValues() throws {
+        #expect(LoadURL.byteCount("1000") == 1000 && LoadURL.byteCount("2k") == 2048 && LoadURL.byteCount("3M") == 3 << 20)
+        #expect(LoadURL.byteCount("1G") == 1 << 30 && LoadURL.byteCount("0") == 0)
+        #expect(["", "k", "-1", "1.5M", "1T", "99999999999999999G"].allSatisfy { LoadURL.byteCount($0) == nil })
+        #expect(try command(["--max-filesize", "0", "http://h/"]).requestOptions.maxFileSize == nil)
+        #expect(try command(["--max-filesize", "1K", "http://h/"]).requestOptions.maxFileSize == 1024)
+        #expect(throws: (any Error).self) { _ = try command(["--max-filesize", "lots", "http://h/"]).makeConfiguration() }
     }
 
     @Test("--data-urlencode encodes as curl: content, =content, name=content, @FILE, name@FILE; joined with -d's pieces by &")
@@ -171,6 +188,11 @@ struct CLIRequestTests {
         #expect(bytes(sent.body) == "raw=1&x&plain%20text&a%3Db%40c&name=%C3%A9%20%26%20%C3%BC~&a%20b%0A&f=a%20b%0A")
         let missing = #expect(throws: LoadError.self) { _ = try request(["--data-urlencode", "f@/no/such/file", "http://h/"]) }
         #expect(missing?.code == .requestBodyStreamExhausted && missing?.reason?.contains("f@/no/such/file") == true)
+        // A = anywhere comes before an @, as curl reads them.
+        #expect(bytes(try request(["--data-urlencode", "a@b=c d", "http://h/"]).body) == "a@b=c%20d")
+        // One body per request: not with -F; not with -C.
+        #expect(throws: (any Error).self) { _ = try command(["-F", "a=1", "--data-urlencode", "b=2", "http://h/"]).makeConfiguration() }
+        #expect(throws: (any Error).self) { _ = try command(["-C", "-", "--data-urlencode", "b=2", "http://h/"]).makeConfiguration() }
     }
 
     @Test("-G puts the pieces in the query (after one the URL has) and sends GET, HEAD with -I; it cannot go with -F or -T")
@@ -190,7 +212,9 @@ struct CLIRequestTests {
         #expect(try request(["-r", "0-4", "http://h/"]).headerFields[.range] == "bytes=0-4")
         #expect(try request(["-r", "-5", "file:///x"]).headerFields[.range] == "bytes=-5")
         #expect(try request(["-r", "0-1,5-", "http://h/"]).headerFields[.range] == "bytes=0-1,5-")
-        for bad in ["abc", "-", "1-2-3", "1-,", "x-1"] {
+        // A lone number is from there on, as curl reads it.
+        #expect(try request(["-r", "100", "http://h/"]).headerFields[.range] == "bytes=100-")
+        for bad in ["abc", "-", "1-2-3", "1-,", "x-1", ""] {
             #expect(throws: (any Error).self, "\(bad)") { _ = try command(["-r", bad, "http://h/"]).makeConfiguration() }
         }
         #expect(throws: (any Error).self) { _ = try command(["-r", "0-1", "-C", "5", "http://h/"]).makeConfiguration() }

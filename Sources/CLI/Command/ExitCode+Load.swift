@@ -80,6 +80,4 @@ public enum LoadURLExit {
     public static let httpError: Int32 = 22
     /// Usage error.
     public static let usage: Int32 = 2
-    /// The body is larger than `--max-filesize`.
-    public static let fileTooLarge: Int32 = 63
 }

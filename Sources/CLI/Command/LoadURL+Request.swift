@@ -29,14 +29,16 @@ extension LoadURL {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
             if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !form.isEmpty || !formString.isEmpty { throw ValidationError("-C resumes downloads only, not -T, -d or -F") }
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !form.isEmpty || !formString.isEmpty {
+                throw ValidationError("-C resumes downloads only, not -T, -d or -F")
+            }
             // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
             if include || headOnly { throw ValidationError("-C cannot go with -i or -I: the head would be written into the file being completed") }
         }
         if !form.isEmpty || !formString.isEmpty {
             // One body per request, as curl's "you can only select one HTTP request method".
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || headOnly {
-                throw ValidationError("-F cannot go with -d, --data-binary, -T or -I: a request has one body")
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || headOnly {
+                throw ValidationError("-F cannot go with -d, --data-binary, --data-urlencode, -T or -I: a request has one body")
             }
             for option in form {
                 do throws(FormPart.Malformed) {
@@ -55,7 +57,10 @@ extension LoadURL {
         if dataInQuery, !form.isEmpty || !formString.isEmpty || uploadFile != nil {
             throw ValidationError("-G cannot go with -F or -T: it sends the -d pieces in the URL, with GET")
         }
-        if let range {
+        if let range = byteRange {
+            if range != self.range, !silent || showError {
+                StandardStreams.error("loadurl: warning: -r wants a dash; asking for the bytes from \(self.range ?? "") on\n")
+            }
             // Digits and dashes in comma-separated pairs, each with a number on at least one side, as curl takes them.
             let valid = range.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { pair in
                 let sides = pair.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
@@ -64,8 +69,15 @@ extension LoadURL {
             guard valid else { throw ValidationError("-r wants FIRST-LAST, FIRST- or -LAST_N (comma-separated), not '\(range)'") }
             if continueAt != nil { throw ValidationError("-r cannot go with -C: each asks for its own part") }
         }
-        if let maxFileSize, maxFileSize < 0 { throw ValidationError("--max-filesize wants a number of bytes of 0 or more") }
-        if let connectTimeout, !(connectTimeout > 0) { throw ValidationError("--connect-timeout wants a number of seconds above 0") }
+        if let maxFileSize, Self.byteCount(maxFileSize) == nil {
+            throw ValidationError("--max-filesize wants a number of bytes (with K, M or G), not '\(maxFileSize)'")
+        }
+        if let connectTimeout, !(connectTimeout >= 0) { throw ValidationError("--connect-timeout wants a number of seconds, 0 or more") }
+        // As curl 7.88: one or the other.
+        if failOnHTTPError, failWithBody { throw ValidationError("-f and --fail-with-body cannot go together: choose one") }
+        if referer?.hasSuffix(";auto") == true, !silent || showError {
+            StandardStreams.error("loadurl: warning: -e ';auto' (a Referer on each redirect) is not supported; only the URL before it is sent\n")
+        }
         // Heads of transfers at once would cross the ordered bodies on standard output.
         if dumpHeader == "-", parallel, urls.count > 1 { throw ValidationError("-D - cannot go with -Z: the heads would cross the bodies") }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
@@ -87,7 +99,8 @@ extension LoadURL {
             throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
         }
         http.allowsHTTP2 = httpVersion == .http2
-        if let connectTimeout {
+        // 0, as in curl: the default.
+        if let connectTimeout, connectTimeout > 0 {
             http.connectTimeout = connectTimeout
             configuration.handlerOptions[FTPOptions.self].connectTimeout = connectTimeout
         }
@@ -172,7 +185,7 @@ extension LoadURL {
         let method: String?
         /// Where downloads go on from (`-C`), if anywhere.
         let continueAt: ContinueAt?
-        /// Standard input, read once when a -d or --data-binary piece is `@-`: every URL gets the same body.
+        /// Standard input, read once when a -d, --data-binary or --data-urlencode piece (or -F part) reads it: every URL gets the same body.
         let standardInput: Data?
         /// The -w format, read from its file once when given as `@FILE` (`@-`: standard input), as curl does.
         var writeOut: String? = nil
@@ -186,8 +199,10 @@ extension LoadURL {
         var dataInQuery = false
         /// -A's `User-Agent`.
         var userAgent: String?
-        /// -e's `Referer`.
+        /// -e's `Referer`, without curl's `;auto`.
         var referer: String?
+        /// --max-filesize's limit in bytes; `nil` for none.
+        var maxFileSize: Int64?
         /// Where -D writes the heads.
         var headerDump: HeaderDump?
     }
@@ -218,7 +233,9 @@ extension LoadURL {
         options.encodedData = dataURLEncoded.map { URLEncodedPiece($0).encoded(input: input) ?? URLEncodedPiece.unreadable }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
-        options.referer = referer
+        // `;auto` is dropped (warned of above); an empty one sends none, as curl's.
+        options.referer = referer.map { $0.hasSuffix(";auto") ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
+        options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options
     }
 
@@ -256,7 +273,7 @@ extension LoadURL {
             request.headerFields[.userAgent] = userAgent
         }
         if let referer = options.referer, request.headerFields[.referer] == nil { request.headerFields[.referer] = referer }
-        if let range { request.headerFields[.range] = "bytes=" + range }
+        if let range = byteRange { request.headerFields[.range] = "bytes=" + range }
         if let unreadable = options.encodedData.firstIndex(of: URLEncodedPiece.unreadable) {
             throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--data-urlencode '\(dataURLEncoded[unreadable])': cannot read its file")
         }
@@ -271,6 +288,8 @@ extension LoadURL {
                     throw LoadError(.badURL, url: url, reason: "-G: the pieces do not make a query ('\(added.prefix(200))')")
                 }
                 request.url = withQuery
+            } else {
+                throw LoadError(.badURL, url: url, reason: "-G: the URL's query cannot be taken apart to add the pieces")
             }
         } else if !options.data.isEmpty || !options.dataBinary.isEmpty || !options.encodedData.isEmpty {
             request.method = .post
@@ -364,6 +383,23 @@ extension LoadURL {
             }
         }
         return out
+    }
+
+    /// `-r`'s range as it is asked for: a lone number `N` is `N-`, as curl reads it.
+    var byteRange: String? {
+        guard let range, !range.isEmpty, range.allSatisfy({ $0.isASCII && $0.isNumber }) else { return range }
+        return range + "-"
+    }
+
+    /// A size as curl's `--max-filesize` takes it: bytes, or a number with `K`, `M` or `G` (powers of 1024, either
+    /// case); `nil` when it is none.
+    static func byteCount(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
+        guard let last = text.last else { return nil }
+        let unit = units[Character(last.lowercased())]
+        guard let number = Int64(unit == nil ? text : String(text.dropLast())), number >= 0 else { return nil }
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: unit ?? 1)
+        return overflow ? nil : bytes
     }
 
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.

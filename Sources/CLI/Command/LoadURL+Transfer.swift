@@ -163,6 +163,8 @@ extension LoadURL {
                     httpError = status.code
                 }
                 // --max-filesize: a size announced over it fails before a byte is written (a body that grows past it, below).
+                // A response without a body (to HEAD, a 204, a 304) announces a size it does not send: never too large.
+                let maxFileSize = request.method == .head || [204, 304].contains(response.status?.code) ? nil : options.maxFileSize
                 if let maxFileSize, let length = response.expectedContentLength, length > maxFileSize {
                     bytes.task.cancel()
                     throw Self.tooLarge(url, limit: maxFileSize, size: "\(length) bytes")
@@ -202,11 +204,8 @@ extension LoadURL {
                     try sink.drain(into: output)
                 }
                 try output.finish()
-                if remoteTime, let destination, let stamp = response.headerFields[.lastModified].flatMap(HTTPDate.parse) {
-                    // As curl's -R: the file gets the resource's time; one that cannot be set is no failure of the transfer.
-                    try? FileManager.default.setAttributes([.modificationDate: stamp], ofItemAtPath: destination)
-                }
                 if let httpError { return failed(withHTTPStatus: httpError, summary: &summary) }
+                if remoteTime, let destination { Self.stamp(destination, with: response) }
                 return 0
             } catch {
                 let output = error as? OutputFile.Failure
@@ -231,6 +230,14 @@ extension LoadURL {
                 return status
             }
         }
+    }
+
+    /// As curl's `-R`, after a transfer that succeeded: a regular output file gets the resource's time; one that
+    /// cannot be set is no failure of the transfer.
+    private static func stamp(_ path: String, with response: LoadResponse) {
+        guard let time = response.headerFields[.lastModified].flatMap(HTTPDate.parse),
+              (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular else { return }
+        try? FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: path)
     }
 
     /// A body over `--max-filesize` (exit 63).

@@ -98,7 +98,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var failWithBody = false
 
     /// Where each HTTP response head goes, curl's `-D`.
-    @Option(name: [.customShort("D"), .customLong("dump-header")], help: "Write each HTTP response head received (a redirect's too) to FILE ('-' for stdout).")
+    @Option(name: [.customShort("D"), .customLong("dump-header")], help: "Write each HTTP response head received (a redirect's too) to FILE ('-' for stdout, not with -Z).")
     public var dumpHeader: String?
 
     /// A summary printed after each transfer.
@@ -127,7 +127,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var userAgent: String?
 
     /// The `Referer` to send, curl's `-e`.
-    @Option(name: [.customShort("e"), .customLong("referer")], help: "Send URL as the Referer.")
+    @Option(name: [.customShort("e"), .customLong("referer")], help: "Send URL as the Referer (';auto', following redirects, is not supported and is dropped with a warning).")
     public var referer: String?
 
     /// Pieces of a form body, URL-encoded as curl's `--data-urlencode` does.
@@ -146,12 +146,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("R"), .customLong("remote-time")], help: "Give an output file the time the server says the resource was last modified.")
     public var remoteTime = false
 
-    /// The largest body to take, curl's `--max-filesize`.
-    @Option(name: .customLong("max-filesize"), help: "Fail (63) a transfer whose body is larger than BYTES, before it starts when the size is announced.")
-    public var maxFileSize: Int64?
+    /// The largest body to take, curl's `--max-filesize`: bytes, or with a `K`, `M` or `G` suffix; 0 for no limit.
+    @Option(name: .customLong("max-filesize"), help: "Fail (63) a transfer whose body is larger than BYTES (K, M, G suffixes; 0: no limit), before it starts when the size is announced.")
+    public var maxFileSize: String?
 
     /// The longest opening a connection may take, curl's `--connect-timeout`.
-    @Option(name: .customLong("connect-timeout"), help: "Give up opening a connection after SECONDS (TLS included).")
+    @Option(name: .customLong("connect-timeout"), help: "Give up opening a connection after SECONDS (TLS included; 0: the default, 30).")
     public var connectTimeout: Double?
 
     /// Pieces of a body to POST, byte for byte (`@file` reads a file, `@-` standard input).

@@ -13,7 +13,8 @@ final class TransferEvents: LoadTaskDelegate {
     /// The exchanges of the current try; `nil` when `-w` does not ask about them.
     private let kept: Mutex<[LoadTransactionMetrics]>?
 
-    /// `nil` when neither is asked for: a task with a delegate collects metrics and calls it on every event.
+    /// `nil` when none of `-v`, `-D` and `-w`'s variables about connections is asked for: a task with a delegate
+    /// collects metrics and calls it on every event.
     /// - Parameter viaHTTPProxy: Whether `-x` names an HTTP proxy, to which `http` requests go with the whole URL.
     init?(verbose: Bool, keepsTransactions: Bool, viaHTTPProxy: Bool, headerDump: HeaderDump?) {
         guard verbose || keepsTransactions || headerDump != nil else { return nil }

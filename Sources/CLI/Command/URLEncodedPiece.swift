@@ -12,8 +12,9 @@ struct URLEncodedPiece: Equatable {
     /// The file whose contents are encoded, when given with `@`.
     let file: String?
 
+    /// Reads `argument` as curl does: a `=` anywhere splits name and content; without one, a `@` splits name and file.
     init(_ argument: String) {
-        let separator = argument.firstIndex { $0 == "=" || $0 == "@" }
+        let separator = argument.firstIndex(of: "=") ?? argument.firstIndex(of: "@")
         guard let separator else {
             (name, content, file) = (nil, argument, nil)
             return
