@@ -224,6 +224,9 @@ struct CLIHTTPTests {
         #expect(toStdout.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && toStdout.stdout.hasSuffix("\r\n\r\nHello from nginx\n"), "\(toStdout.stdout)")
         let unwritable = try await LoadURLProcess.run(["-sS", "-D", "/no/such/folder/heads", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
         #expect(unwritable.status == 23 && unwritable.stderr.contains("-D"), "\(unwritable.stderr)")
+        // A head that cannot be written (a full device) fails the transfer with 23, as curl's does.
+        let full = try await LoadURLProcess.run(["-sS", "-D", "/dev/full", "-o", "/dev/null", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(full.status == 23 && full.stderr.contains("-D") && full.stderr.contains("No space left on device"), "\(full.stderr)")
     }
 
     @Test("--fail-with-body writes an error's body and exits 22; -f writes none")

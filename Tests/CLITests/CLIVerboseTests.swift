@@ -80,6 +80,16 @@ struct CLIVerboseTests {
         #expect(run.stderr.contains("> GET http://127.0.0.1:\(server.httpPort)/hello.txt HTTP/1.1\n"), "\(run.stderr)")
     }
 
+    @Test("-v tells of a failure even with -s: a refused connection")
+    func verboseFailure() async throws {
+        let port = LoopbackPorts.closed()
+        let run = try await LoadURLProcess.run(["-v", "-s", "http://127.0.0.1:\(port)/"])
+        #expect(run.status == 7)
+        #expect(run.stderr.hasPrefix("* ") && run.stderr.contains("127.0.0.1:\(port)") && run.stderr.contains("Connection refused"), "\(run.stderr)")
+        let quiet = try await LoadURLProcess.run(["-s", "http://127.0.0.1:\(port)/"])
+        #expect(quiet.status == 7 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
     @Test("-w's connection variables after a failed transfer (-f and a 404) still tell of its connection")
     func variablesAfterFailure() async throws {
         let port = try nginx().httpPort

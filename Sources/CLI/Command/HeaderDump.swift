@@ -25,14 +25,19 @@ final class HeaderDump: Sendable {
         file.withLock { try? $0?.close() }
     }
 
-    /// Writes `head` whole; a head that cannot be written is dropped (the transfers go on, as their bodies matter more).
-    func write(_ head: String) {
+    /// Writes `head` whole; returns why it could not be, if it could not (a full disk).
+    func write(_ head: String) -> (any Error)? {
         file.withLock { descriptor in
             guard let descriptor else {
                 StandardStreams.output(head)
-                return
+                return nil
             }
-            _ = try? descriptor.writeAll(head.utf8)
+            do {
+                _ = try descriptor.writeAll(head.utf8)
+                return nil
+            } catch {
+                return error
+            }
         }
     }
 }

@@ -204,6 +204,9 @@ extension LoadURL {
                     try sink.drain(into: output)
                 }
                 try output.finish()
+                if let failure = events?.headerDumpFailure {
+                    throw OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "-D: cannot write the head: \(failure)", underlying: failure))
+                }
                 if let httpError { return failed(withHTTPStatus: httpError, summary: &summary) }
                 if remoteTime, let destination { Self.stamp(destination, with: response) }
                 return 0
@@ -219,6 +222,8 @@ extension LoadURL {
                 }
                 summary.exitCode = status
                 summary.error = failure
+                // -v tells of the failure whatever -s says, as curl's does.
+                if verbose { StandardStreams.error("* \(failure.description)\n") }
                 // The meter's line is cleared first, so that the message does not land at the end of it.
                 meter.finish()
                 report(failure.description, status: status)

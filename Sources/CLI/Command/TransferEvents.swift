@@ -12,6 +12,8 @@ final class TransferEvents: LoadTaskDelegate {
     private let headerDump: HeaderDump?
     /// The exchanges of the current try; `nil` when `-w` does not ask about them.
     private let kept: Mutex<[LoadTransactionMetrics]>?
+    /// Why a head could not be written to `-D`'s file, if one could not: the transfer fails with 23, as curl's does.
+    private let dumpFailure = Mutex<(any Error)?>(nil)
 
     /// `nil` when none of `-v`, `-D` and `-w`'s variables about connections is asked for: a task with a delegate
     /// collects metrics and calls it on every event.
@@ -27,6 +29,9 @@ final class TransferEvents: LoadTaskDelegate {
     /// The exchanges kept since the transfer's try began.
     var transactions: [LoadTransactionMetrics] { kept?.withLock { $0 } ?? [] }
 
+    /// Why a head could not be written to `-D`'s file, if one could not.
+    var headerDumpFailure: (any Error)? { dumpFailure.withLock { $0 } }
+
     /// Forgets the exchanges of a try that is made again (`--retry`): `-w` tells of the last.
     func startTry() {
         kept?.withLock { $0.removeAll() }
@@ -35,7 +40,9 @@ final class TransferEvents: LoadTaskDelegate {
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {
         kept?.withLock { $0.append(transaction) }
         if verbose { StandardStreams.error(lines(for: transaction)) }
-        if let headerDump, let response = transaction.response { headerDump.write(response.printableHead) }
+        if let headerDump, let response = transaction.response, let failure = headerDump.write(response.printableHead) {
+            dumpFailure.withLock { $0 = $0 ?? failure }
+        }
     }
 
     /// What `-v` prints for `transaction`.
