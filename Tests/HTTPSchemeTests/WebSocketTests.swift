@@ -158,6 +158,25 @@ struct WebSocketTests {
         }
     }
 
+    @Test("A subprotocol that is no token (a space, a comma, empty) or is named twice fails the opening with badURL naming it, nothing sent")
+    func subprotocolTokens() async throws {
+        let url = try ws("/protocol")
+        for (protocols, named) in [(["chat", "a b"], "a b"), (["x,y"], "x,y"), ([""], "''"), (["chat", "chat"], "chat")] {
+            let failed = await loadError { _ = try await Nginx.session().webSocketTask(with: url, protocols: protocols).receive() }
+            #expect(failed?.code == .badURL && failed?.url == url, "\(protocols): \(String(describing: failed))")
+            #expect(failed?.reason?.contains(named) == true, "\(protocols): \(String(describing: failed))")
+        }
+        // The same checks for a request's own field.
+        var request = LoadRequest(url: url)
+        request.headerFields[.secWebSocketProtocol] = "chat, chat"
+        let twice = await loadError { _ = try await Nginx.session().webSocketTask(with: request).receive() }
+        #expect(twice?.code == .badURL, "\(String(describing: twice))")
+        // Tokens may hold the symbols RFC 9110 allows.
+        let fine = try Nginx.session().webSocketTask(with: url, protocols: ["v1.chat+json", "chat"])
+        #expect(try await fine.receive() == .string("chat"))
+        fine.cancel()
+    }
+
     @Test("The server's close: messages before it are read, then receive throws and the code and reason are kept")
     func serverCloses() async throws {
         let socket = try Nginx.session().webSocketTask(with: try ws("/close"))

@@ -143,6 +143,11 @@ enum WebSocketOpening {
         guard scheme == "ws" || scheme == "wss" else {
             throw LoadError(.unsupportedURL, url: url, reason: "a WebSocket URL starts with ws: or wss:")
         }
+        // A request's own field, as a list.
+        if let offered = request.headerFields[.secWebSocketProtocol],
+           let refusal = refusal(ofOffered: offered.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces()) }, url: url) {
+            throw refusal
+        }
         // The handshake is HTTP's: the plan of the same request over http(s) gives the pool's key (origin,
         // options, proxy) and the request's fields with Host and User-Agent. `request` is prepared (`open`).
         var http = request
@@ -228,6 +233,21 @@ struct HandshakeChallenge: Error {
 }
 
 extension WebSocketOpening {
+    /// Why the subprotocols `offered` cannot be offered, if they cannot: one that is not a token (RFC 9110's `tchar`s),
+    /// or one named twice (RFC 6455 §4.1).
+    static func refusal(ofOffered offered: [String], url: URL) -> LoadError? {
+        let symbols = Set("!#$%&'*+-.^_`|~".utf8)
+        var seen: Set<String> = []
+        for offer in offered {
+            let isToken = !offer.isEmpty && offer.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || symbols.contains(byte)
+            }
+            guard isToken else { return LoadError(.badURL, url: url, reason: "the subprotocol '\(offer.prefix(100))' is not a token") }
+            guard seen.insert(offer).inserted else { return LoadError(.badURL, url: url, reason: "the subprotocol '\(offer)' is offered twice") }
+        }
+        return nil
+    }
+
     /// Throws unless the `101` took at most one subprotocol, and one of those `offered` (a list, as sent): a client
     /// must fail a handshake whose server chose otherwise (RFC 6455 §4.1).
     static func checkSubprotocol(of response: LoadResponse, offered: String?) throws {

@@ -39,10 +39,13 @@ public final class WebSocketTask: Sendable {
         var endDelegateWait: (@Sendable () -> Void)?
     }
     private let state = Locked(State())
+    /// Why the socket cannot open, known when the task was made (a subprotocol that is no token): its opening fails so.
+    private let refusal: LoadError?
 
-    init(request: LoadRequest, session: LoaderSession) {
+    init(request: LoadRequest, session: LoaderSession, refusal: LoadError? = nil) {
         originalRequest = request
         self.session = session
+        self.refusal = refusal
     }
 
     deinit {
@@ -126,10 +129,11 @@ public final class WebSocketTask: Sendable {
     private func opening() -> Task<WebSocketConnection, any Error> {
         state.withLock { state in
             if let opening = state.opening { return opening }
-            let request = originalRequest, session = session, size = state.maximumMessageSize
+            let request = originalRequest, session = session, size = state.maximumMessageSize, refusal = refusal
             let cancelled = state.cancelled != nil
             let ask = delegateQuestion()
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
+                if let refusal { throw refusal }
                 if cancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled before it opened") }
                 // One of the session's running tasks from here until its connection closes: invalidateAndCancel()
                 // closes it (1001, going away), and the session is reported invalid after.
@@ -187,6 +191,11 @@ public final class WebSocketTask: Sendable {
         do {
             return try await opening().value
         } catch {
+            // Cancelled while it opened: that is the outcome, whatever the opening then failed with. A delegate's wait
+            // ended by the cancel reads as a refused certificate where the pool's check runs apart from the opening's task.
+            if let code = state.withLock({ $0.cancelled?.code }) {
+                throw LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code) as it opened")
+            }
             throw LoadError.wrapping(error, url: originalRequest.url)
         }
     }
@@ -200,10 +209,12 @@ extension LoaderSession {
 
     /// A WebSocket to `url` (`ws:` or `wss:`) whose handshake offers the subprotocols `protocols`, most preferred
     /// first (`Sec-WebSocket-Protocol`); ``WebSocketTask/selectedProtocol`` tells which the server took, if any.
+    /// A subprotocol that is not a token (a space or a comma in it would offer others), or one named twice, fails the
+    /// socket's opening with ``LoadError/Code/badURL`` naming it (RFC 6455 §4.1).
     public func webSocketTask(with url: URL, protocols: [String]) -> WebSocketTask {
         var request = LoadRequest(url: url)
         if !protocols.isEmpty { request.headerFields[.secWebSocketProtocol] = protocols.joined(separator: ", ") }
-        return webSocketTask(with: request)
+        return WebSocketTask(request: request, session: self, refusal: WebSocketOpening.refusal(ofOffered: protocols, url: url))
     }
 
     /// A WebSocket for `request` (its URL `ws:` or `wss:`; its header fields go with the handshake, a
