@@ -19,6 +19,9 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case noEventsAfterTerminal
     /// A redirect is reported to the client, never followed by the handler.
     case redirectIsReported
+    /// Transaction metrics (`SchemeHandlerClient.handler(_:didCollect:)`) come only when the client collects them, each
+    /// before the response or redirect it belongs to. A handler that reports none keeps it.
+    case transactionsBeforeResponse
     /// After `stopLoading()`, the handler goes quiet (before start, after the response, mid-body).
     case stopsPromptly
     /// A cancelled load releases its file descriptors. The check reads the whole process's descriptors, so a
@@ -55,6 +58,8 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
         case .exactlyOneTerminalEvent: return "each load ends with exactly one finish or fail event"
         case .noEventsAfterTerminal: return "no event follows the finish or fail event"
         case .redirectIsReported: return "a redirect is reported with wasRedirectedTo and not followed by the handler"
+        case .transactionsBeforeResponse:
+            return "transaction metrics come only when the client's collectsMetrics is true, each before the response (or redirect) it belongs to"
         case .stopsPromptly: return "after stopLoading() returns, the handler sends nothing more (beyond events already in flight)"
         case .cancellationReleasesResources: return "a cancelled load closes every file descriptor it opened"
         case .stopLoadingIsSafe: return "stopLoading() twice, or after completion, causes no event and no crash"

@@ -11,6 +11,8 @@ final class RecordingClient: SchemeHandlerClient {
         case data(count: Int)
         case finish
         case failure(LoadError)
+        /// A transaction's metrics (``SchemeHandlerClient/handler(_:didCollect:)``).
+        case transaction
 
         var isTerminal: Bool {
             switch self {
@@ -26,6 +28,7 @@ final class RecordingClient: SchemeHandlerClient {
             case .data(let count): return "data(\(count) bytes)"
             case .finish: return "finish"
             case .failure(let error): return "failure(\(error.code))"
+            case .transaction: return "transaction"
             }
         }
     }
@@ -53,9 +56,13 @@ final class RecordingClient: SchemeHandlerClient {
         var callbacks: [@Sendable () -> Void] = []
     }
 
-    init(keepsBody: Bool = true, holdsAfter: Int? = nil) {
+    /// Whether the handler is told to report transaction metrics (as the loader tells it for a task with a delegate).
+    let collectsMetrics: Bool
+
+    init(keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false) {
         self.keepsBody = keepsBody
         self.holdsAfter = holdsAfter
+        self.collectsMetrics = collectsMetrics
     }
 
     /// The body bytes received, in order (empty unless `keepsBody`).
@@ -141,6 +148,7 @@ final class RecordingClient: SchemeHandlerClient {
         if now { callback() }
     }
     func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
+    func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) { record(.transaction) }
     func handlerDidFinishLoading(_ handler: SchemeHandler) { record(.finish) }
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { record(.failure(error)) }
 }
@@ -150,8 +158,8 @@ struct DirectLoad {
     let handler: SchemeHandler
     let client: RecordingClient
 
-    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true, holdsAfter: Int? = nil) {
-        let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter)
+    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false) {
+        let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter, collectsMetrics: collectsMetrics)
         let request = handlerClass.canonicalRequest(for: LoadRequest(url: url))
         self.client = client
         self.handler = handlerClass.init(request: request, cachedResponse: nil, client: client)
@@ -159,8 +167,9 @@ struct DirectLoad {
 
     /// Starts the load, waits for its end (or `timeout`), stops it as the loader does, and lets late
     /// events arrive for a moment.
-    static func run(_ handlerClass: SchemeHandler.Type, url: URL, timeout: TimeInterval) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
-        let load = DirectLoad(handlerClass, url: url)
+    static func run(_ handlerClass: SchemeHandler.Type, url: URL, timeout: TimeInterval,
+                    collectsMetrics: Bool = false) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
+        let load = DirectLoad(handlerClass, url: url, collectsMetrics: collectsMetrics)
         load.handler.startLoading()
         let ended = await load.client.waitForTerminal(seconds: timeout)
         // A moment for events that follow the terminal one, then stop as the loader does. Events that

@@ -41,6 +41,7 @@ final class RedirectNeverEnds: MemoryHandler, @unchecked Sendable { override cla
 final class SchemeNotListed: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .schemeNotListed } }
 final class IgnoresBackpressure: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressure } }
 final class EverythingCacheEquivalent: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .everythingCacheEquivalent } }
+final class TransactionAfterResponse: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionAfterResponse } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
@@ -54,6 +55,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (FinishesTwice.self, .exactlyOneTerminalEvent),
     (DataAfterFinish.self, .noEventsAfterTerminal),
     (FollowsRedirect.self, .redirectIsReported),
+    (TransactionAfterResponse.self, .transactionsBeforeResponse),
     (KeepsSendingAfterStop.self, .stopsPromptly),
     (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),

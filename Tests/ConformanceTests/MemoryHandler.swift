@@ -32,6 +32,8 @@ enum Defect: Sendable {
     case ignoresBackpressure
     /// Calls every two requests of the scheme cache-equivalent (say, comparing schemes only).
     case everythingCacheEquivalent
+    /// Reports its transaction's metrics after the response, when asked for them.
+    case transactionAfterResponse
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
@@ -160,6 +162,9 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         }
         if defect == .dataBeforeResponse { client.handler(self, didLoad: body.prefix(1)) }
         client.handler(self, didReceive: response)
+        if defect == .transactionAfterResponse, client.collectsMetrics {
+            client.handler(self, didCollect: LoadTransactionMetrics(request: request, fetchStartDate: Date()))
+        }
         let payload = defect == .dataBeforeResponse ? body.dropFirst() : body
         if defect == .corruptsBody, payload.count > 1 {
             try await client.handler(self, deliver: payload.prefix(payload.count / 2))

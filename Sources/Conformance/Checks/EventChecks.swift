@@ -7,6 +7,9 @@ enum EventChecks {
         for resource in fixtures.success {
             let (events, body, ended) = await DirectLoad.run(handlerClass, url: resource.url, timeout: fixtures.timeout)
             let url = resource.url.absoluteString
+            if events.contains(where: { if case .transaction = $0 { return true } else { return false } }) {
+                report.record(.transactionsBeforeResponse, .failed("loading \(url) reported transaction metrics though the client's collectsMetrics is false"))
+            }
             let names = events.prefix(6).map(\.name).joined(separator: ", ")
 
             // Response before body, once.
@@ -42,6 +45,21 @@ enum EventChecks {
             } else {
                 report.record(.announcedLengthMatches, .passed)
             }
+        }
+
+        // Asked for metrics, the first fixture's transactions (if any) come before its response.
+        if let first = fixtures.success.first {
+            let (events, _, _) = await DirectLoad.run(handlerClass, url: first.url, timeout: fixtures.timeout, collectsMetrics: true)
+            let head = events.firstIndex {
+                switch $0 {
+                case .response, .redirect: return true
+                default: return false
+                }
+            } ?? events.endIndex
+            let late = events[head...].contains { if case .transaction = $0 { return true } else { return false } }
+            report.record(.transactionsBeforeResponse, late
+                ? .failed("loading \(first.url.absoluteString) reported transaction metrics after the response (events: \(events.prefix(8).map(\.name).joined(separator: ", ")))")
+                : .passed)
         }
 
         // A load that fails, and one that is redirected, end as any other: one terminal event, nothing after.
