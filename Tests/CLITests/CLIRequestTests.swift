@@ -155,6 +155,10 @@ struct CLIRequestTests {
         #expect(sent.headerFields[.userAgent] == "agent/1" && sent.headerFields[.referer] == "http://from/")
         let own = try request(["-A", "agent/1", "-H", "User-Agent: mine", "-H", "Referer: there", "-e", "http://from/", "http://h/"])
         #expect(own.headerFields[values: .userAgent] == ["mine"] && own.headerFields[values: .referer] == ["there"])
+        // -A '' and -H 'User-Agent:' send none, as curl's: not the handler's own either.
+        #expect(try command(["-A", "", "http://h/"]).makeConfiguration().handlerOptions[HTTPClientOptions.self].userAgent == nil)
+        #expect(try command(["-H", "User-Agent:", "http://h/"]).makeConfiguration().handlerOptions[HTTPClientOptions.self].userAgent == nil)
+        #expect(try command(["http://h/"]).makeConfiguration().handlerOptions[HTTPClientOptions.self].userAgent == "swift-url-loader/0.1")
         // -e ';auto' keeps the URL before it (with a warning); an empty -e sends none.
         #expect(try request(["-e", "http://from/;auto", "http://h/"]).headerFields[.referer] == "http://from/")
         #expect(try request(["-e", "", "http://h/"]).headerFields[.referer] == nil)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPScheme
 import HTTPTypes
 import Loader
 import Synchronization
@@ -110,5 +111,24 @@ struct HTTPMetricsTests {
         #expect(!transactions[0].isReusedConnection && transactions[0].connectEndDate != nil)
         #expect(transactions[1].isReusedConnection && transactions[1].connectEndDate == nil)
         #expect(transactions.allSatisfy(inOrder))
+    }
+
+    @Test("The User-Agent sent: the options' (a name of the app's own), none when it is nil, the request's own over either")
+    func userAgent() async throws {
+        let agent = HTTPField.Name("User-Agent")!
+        func sent(_ agentSetting: String??, own: String? = nil) async throws -> [String] {
+            var request = LoadRequest(url: try Nginx.http("/hello.txt"))
+            if let own { request.headerFields[agent] = own }
+            let session = try Nginx.session { configuration in
+                if let agentSetting { configuration.handlerOptions[HTTPClientOptions.self].userAgent = agentSetting }
+            }
+            let recorder = Recorder()
+            _ = try await session.data(for: request, delegate: recorder)
+            return recorder.collected.withLock { $0.first?.request.headerFields[values: agent] } ?? ["(nothing collected)"]
+        }
+        #expect(try await sent(.none) == ["swift-url-loader/0.1"])
+        #expect(try await sent(.some("demo/2")) == ["demo/2"])
+        #expect(try await sent(.some(nil)) == [])
+        #expect(try await sent(.some(nil), own: "mine/1") == ["mine/1"])
     }
 }

@@ -154,7 +154,11 @@ struct HTTPNginxTests {
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
         // set it would take the default over its session's.
-        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 9)
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 10)
+        var anonymous = HTTPClientOptions()
+        anonymous.userAgent = nil
+        #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: anonymous).userAgent == nil)
+        #expect(HTTPClientOptions.merged(anonymous, over: HTTPClientOptions()).userAgent == nil)
         var http1Only = HTTPClientOptions()
         http1Only.allowsHTTP2 = false
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: http1Only).allowsHTTP2 == false)

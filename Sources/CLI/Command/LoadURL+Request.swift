@@ -99,6 +99,10 @@ extension LoadURL {
             throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
         }
         http.allowsHTTP2 = httpVersion == .http2
+        // -A '' and -H 'User-Agent:' send none, as curl's: not the handler's own either. (A malformed -H is each
+        // request's failure, reported as it is made.)
+        let removed = (try? Self.headerFields(headers, url: URL(fileURLWithPath: "/")).removed) ?? []
+        if userAgent == "" || removed.contains(.userAgent) { http.userAgent = nil }
         // 0, as in curl: the default.
         if let connectTimeout, connectTimeout > 0 {
             http.connectTimeout = connectTimeout
@@ -342,7 +346,7 @@ extension LoadURL {
     ///
     /// `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value. `Name:`
     /// with nothing after it sends no such field, as curl: not an earlier -H's, not one an option would add
-    /// (`Content-Type:` with -d); Host and User-Agent, which the HTTP handler adds, stay.
+    /// (`Content-Type:` with -d); the Host the HTTP handler adds stays (its User-Agent goes: ``makeConfiguration()``).
     static func headerFields(_ headers: [String], url: URL) throws -> (added: [HTTPField], removed: [HTTPField.Name]) {
         var added: [HTTPField] = []
         var removed: [HTTPField.Name] = []

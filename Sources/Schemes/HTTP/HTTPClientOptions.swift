@@ -43,6 +43,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// and curl do; the server chooses. Over HTTP/2 one connection carries many requests at once. `false` is
     /// curl's `--http1.1`. Plain `http` and WebSocket handshakes always use HTTP/1.1.
     @HandlerSetting public var allowsHTTP2 = true
+    /// The `User-Agent` sent with a request that has none of its own (and with a WebSocket handshake); `nil` sends
+    /// none, as curl's `-A ''` does.
+    @HandlerSetting public var userAgent: String? = HTTPRequestPlan.userAgent
     /// TLS settings for `https:`.
     public var tls = TLSOptions()
 
@@ -61,6 +64,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$httpsProxy = requestValue.$httpsProxy.over(sessionValue.$httpsProxy)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
         merged.$allowsHTTP2 = requestValue.$allowsHTTP2.over(sessionValue.$allowsHTTP2)
+        merged.$userAgent = requestValue.$userAgent.over(sessionValue.$userAgent)
         merged.tls = TLSOptions.merged(requestValue.tls, over: sessionValue.tls)
         return merged
     }

@@ -389,6 +389,7 @@ struct HTTPRequestPlan: Sendable {
     /// How many times one load is sent again after ``mayResend(after:exchange:)``.
     static let maximumRefusals = 4
 
+    /// The `User-Agent` sent unless the request or the options say otherwise.
     static let userAgent = "swift-url-loader/0.1"
 
     /// - Parameters:
@@ -482,7 +483,7 @@ struct HTTPRequestPlan: Sendable {
             lines.append((field.name.rawName, field.value))
         }
         if !has.host { lines.append(("host", key.hostField)) }
-        if !has.userAgent { lines.append(("user-agent", Self.userAgent)) }
+        if !has.userAgent, let agent = key.options.userAgent { lines.append(("user-agent", agent)) }
         if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("proxy-authorization", authorization)) }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
