@@ -29,4 +29,23 @@ struct FileFullDiskTests {
             #expect(filesLeft(in: folder).isEmpty, "the partial download stayed: \(filesLeft(in: folder))")
         }
     }
+
+    @Test("A folder that a crashed test left in the full-disk fixture, untouched for a minute, is cleared for the next test")
+    func staleFolderCleared() async throws {
+        var stale: URL?
+        try await TestServers.withFullDisk { folder in
+            // As a test process that died mid-write leaves it: a sibling folder holding most of the disk.
+            let left = folder.deletingLastPathComponent().appendingPathComponent("test-crashed-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: left, withIntermediateDirectories: false)
+            try Data(repeating: 0x63, count: 200 << 10).write(to: left.appendingPathComponent("out.bin"))
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: left.path)
+            stale = left
+        }
+        let left = try #require(stale)
+        try await TestServers.withFullDisk { folder in
+            #expect(!FileManager.default.fileExists(atPath: left.path), "the stale folder is still there")
+            // Room again for what a test writes.
+            try Data(repeating: 0x64, count: 150 << 10).write(to: folder.appendingPathComponent("room.bin"))
+        }
+    }
 }

@@ -10,11 +10,24 @@ extension TestServers {
             throw TestServerError("no full-disk fixture: scripts/test-servers could not mount a 256 KiB tmpfs (it needs root)")
         }
         return try await ExclusiveGate.fullDisk.exclusive {
+            removeStaleFolders(in: URL(fileURLWithPath: path))
             let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(UUID().uuidString)", isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
             defer { try? FileManager.default.removeItem(at: folder) }
             return try await body(folder)
         }
+    }
+}
+
+/// Removes the test folders in the full-disk fixture `root` untouched for a minute: left by a test process that crashed
+/// (its `defer` never ran), they would leave every later test a disk already full. A live test's folder is younger:
+/// its loads are bounded by seconds.
+func removeStaleFolders(in root: URL, olderThan age: TimeInterval = 60) {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+    for name in names where name.hasPrefix("test-") {
+        let folder = root.appendingPathComponent(name)
+        let modified = try? FileManager.default.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date
+        if let modified, modified < Date().addingTimeInterval(-age) { try? FileManager.default.removeItem(at: folder) }
     }
 }
 
