@@ -30,20 +30,25 @@ struct FileFullDiskTests {
         }
     }
 
-    @Test("A folder that a crashed test left in the full-disk fixture, untouched for a minute, is cleared for the next test")
+    @Test("A folder that a crashed test process left in the full-disk fixture is cleared for the next test; a live process's stays")
     func staleFolderCleared() async throws {
         var stale: URL?
         try await TestServers.withFullDisk { folder in
-            // As a test process that died mid-write leaves it: a sibling folder holding most of the disk.
-            let left = folder.deletingLastPathComponent().appendingPathComponent("test-crashed-\(UUID().uuidString)")
+            // As a test process that died mid-write leaves it: a sibling folder holding most of the disk, named with a
+            // process id no process has (above Linux's largest).
+            let left = folder.deletingLastPathComponent().appendingPathComponent("test-2147483646-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: left, withIntermediateDirectories: false)
             try Data(repeating: 0x63, count: 200 << 10).write(to: left.appendingPathComponent("out.bin"))
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: left.path)
             stale = left
         }
         let left = try #require(stale)
+        // One of a process that runs (init's) is left alone.
+        let live = left.deletingLastPathComponent().appendingPathComponent("test-1-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: live, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: live) }
         try await TestServers.withFullDisk { folder in
             #expect(!FileManager.default.fileExists(atPath: left.path), "the stale folder is still there")
+            #expect(FileManager.default.fileExists(atPath: live.path), "a live process's folder was removed")
             // Room again for what a test writes.
             try Data(repeating: 0x64, count: 150 << 10).write(to: folder.appendingPathComponent("room.bin"))
         }

@@ -130,5 +130,11 @@ struct HTTPMetricsTests {
         #expect(try await sent(.some("demo/2")) == ["demo/2"])
         #expect(try await sent(.some(nil)) == [])
         #expect(try await sent(.some(nil), own: "mine/1") == ["mine/1"])
+        // A line break in the setting cannot start another field: it goes as spaces, in the one field, as the
+        // scripted server's echo of the head it read shows.
+        let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].userAgent = "evil/1\r\nX-Injected: yes" }
+        let (echo, _) = try await session.data(from: ScriptedServer.shared.url("/echo-headers"))
+        let lines = String(decoding: echo, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.contains("user-agent: evil/1  X-Injected: yes") && !lines.contains { $0.hasPrefix("x-injected") }, "\(lines)")
     }
 }

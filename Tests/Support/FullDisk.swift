@@ -11,7 +11,8 @@ extension TestServers {
         }
         return try await ExclusiveGate.fullDisk.exclusive {
             removeStaleFolders(in: URL(fileURLWithPath: path))
-            let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(UUID().uuidString)", isDirectory: true)
+            // Named with this process's id, so that another process can tell whether its owner still runs.
+            let folder = URL(fileURLWithPath: path).appendingPathComponent("test-\(getpid())-\(UUID().uuidString)", isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
             defer { try? FileManager.default.removeItem(at: folder) }
             return try await body(folder)
@@ -19,15 +20,17 @@ extension TestServers {
     }
 }
 
-/// Removes the test folders in the full-disk fixture `root` untouched for a minute: left by a test process that crashed
-/// (its `defer` never ran), they would leave every later test a disk already full. A live test's folder is younger:
-/// its loads are bounded by seconds.
-func removeStaleFolders(in root: URL, olderThan age: TimeInterval = 60) {
+/// Removes the test folders in the full-disk fixture `root` whose process is gone: left by a test process that crashed
+/// (its `defer` never ran), they would leave every later test a disk already full. A folder is `test-PID-UUID`; one
+/// whose process runs is another process's, and stays.
+func removeStaleFolders(in root: URL) {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
     for name in names where name.hasPrefix("test-") {
-        let folder = root.appendingPathComponent(name)
-        let modified = try? FileManager.default.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date
-        if let modified, modified < Date().addingTimeInterval(-age) { try? FileManager.default.removeItem(at: folder) }
+        let owner = name.split(separator: "-").dropFirst().first.flatMap { pid_t($0) }
+        // No such process (ESRCH); one of another user's would answer EPERM, and is alive.
+        if let owner, owner != getpid(), kill(owner, 0) != 0, errno == ESRCH {
+            try? FileManager.default.removeItem(at: root.appendingPathComponent(name))
+        }
     }
 }
 

@@ -43,8 +43,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// and curl do; the server chooses. Over HTTP/2 one connection carries many requests at once. `false` is
     /// curl's `--http1.1`. Plain `http` and WebSocket handshakes always use HTTP/1.1.
     @HandlerSetting public var allowsHTTP2 = true
-    /// The `User-Agent` sent with a request that has none of its own (and with a WebSocket handshake); `nil` sends
-    /// none, as curl's `-A ''` does.
+    /// The `User-Agent` sent with a request that has none of its own (and with a WebSocket handshake):
+    /// `swift-url-loader/0.1` unless set; `nil` sends none, as curl's `-A ''` does. Bytes a field's value cannot hold
+    /// (a line break) are sent as spaces. Requests with different agents share connections.
     @HandlerSetting public var userAgent: String? = HTTPRequestPlan.userAgent
     /// TLS settings for `https:`.
     public var tls = TLSOptions()

@@ -439,6 +439,9 @@ struct HTTPRequestPlan: Sendable {
             options.httpProxy = scheme == "http" ? proxy : nil
             options.httpsProxy = scheme == "https" ? proxy : nil
         }
+        // The agent goes with the request, not the connection: requests that send different ones share a pool.
+        let agent = options.userAgent
+        if agent != Self.userAgent { options.userAgent = Self.userAgent }
         key = ConnectionPool.Key.recent(session: request.sessionIdentifier ?? 0, scheme: scheme, host: lowercaseHost,
                                         port: port, options: options)
 
@@ -483,7 +486,10 @@ struct HTTPRequestPlan: Sendable {
             lines.append((field.name.rawName, field.value))
         }
         if !has.host { lines.append(("host", key.hostField)) }
-        if !has.userAgent, let agent = key.options.userAgent { lines.append(("user-agent", agent)) }
+        if !has.userAgent, let agent {
+            // Cleaned as a field's value is (header checks are off): a line break in it would start another field.
+            lines.append(("user-agent", HTTPField.isValidValue(agent) ? agent : HTTPField(name: .userAgent, value: agent).value))
+        }
         if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("proxy-authorization", authorization)) }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {

@@ -143,9 +143,9 @@ enum WebSocketOpening {
         guard scheme == "ws" || scheme == "wss" else {
             throw LoadError(.unsupportedURL, url: url, reason: "a WebSocket URL starts with ws: or wss:")
         }
-        // A request's own field, as a list.
+        // A request's own field, as a list (whose empty items a recipient skips, RFC 9110 §5.6.1).
         if let offered = request.headerFields[.secWebSocketProtocol],
-           let refusal = refusal(ofOffered: offered.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces()) }, url: url) {
+           let refusal = refusal(ofOffered: offered.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty }, url: url) {
             throw refusal
         }
         // The handshake is HTTP's: the plan of the same request over http(s) gives the pool's key (origin,

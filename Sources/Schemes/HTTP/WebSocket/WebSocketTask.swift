@@ -129,7 +129,7 @@ public final class WebSocketTask: Sendable {
     private func opening() -> Task<WebSocketConnection, any Error> {
         state.withLock { state in
             if let opening = state.opening { return opening }
-            let request = originalRequest, session = session, size = state.maximumMessageSize, refusal = refusal
+            let request = originalRequest, session = session, size = state.maximumMessageSize, refusal = refusal, shared = self.state
             let cancelled = state.cancelled != nil
             let ask = delegateQuestion()
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
@@ -145,6 +145,12 @@ public final class WebSocketTask: Sendable {
                     (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size, ask: ask)
                 } catch {
                     session.leave(member)
+                    // Cancelled while it opened: that is the outcome, whatever the opening then failed with (a delegate's
+                    // wait ended by the cancel reads as a refused certificate, the pool's check running apart from this
+                    // task). Decided here, once, so every caller sees it; a failure before any cancel stays itself.
+                    if let code = shared.withLock({ $0.cancelled?.code }) {
+                        throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was closed by this end with \(code) as it opened")
+                    }
                     throw error
                 }
                 connection.channel.closeFuture.whenComplete { _ in session.leave(member) }
@@ -191,11 +197,6 @@ public final class WebSocketTask: Sendable {
         do {
             return try await opening().value
         } catch {
-            // Cancelled while it opened: that is the outcome, whatever the opening then failed with. A delegate's wait
-            // ended by the cancel reads as a refused certificate where the pool's check runs apart from the opening's task.
-            if let code = state.withLock({ $0.cancelled?.code }) {
-                throw LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code) as it opened")
-            }
             throw LoadError.wrapping(error, url: originalRequest.url)
         }
     }
@@ -218,7 +219,8 @@ extension LoaderSession {
     }
 
     /// A WebSocket for `request` (its URL `ws:` or `wss:`; its header fields go with the handshake, a
-    /// `Sec-WebSocket-Protocol` among them for a subprotocol).
+    /// `Sec-WebSocket-Protocol` among them for a subprotocol: a list of tokens, each once, empty items skipped, or the
+    /// opening fails with ``LoadError/Code/badURL``).
     public func webSocketTask(with request: LoadRequest) -> WebSocketTask {
         WebSocketTask(request: request, session: self)
     }
