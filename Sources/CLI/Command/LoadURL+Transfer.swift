@@ -78,6 +78,7 @@ extension LoadURL {
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
+            summary.redirects = events?.redirectCount ?? 0
             summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
         let destination = outputPath(for: url, index: index)

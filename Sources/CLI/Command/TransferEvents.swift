@@ -14,6 +14,8 @@ final class TransferEvents: LoadTaskDelegate {
     private let kept: Mutex<[LoadTransactionMetrics]>?
     /// Why a head could not be written to `-D`'s file, if one could not: the transfer fails with 23, as curl's does.
     private let dumpFailure = Mutex<(any Error)?>(nil)
+    /// Redirects followed in the current try.
+    private let redirects = Mutex(0)
 
     /// `nil` when none of `-v`, `-D` and `-w`'s variables about connections is asked for: a task with a delegate
     /// collects metrics and calls it on every event.
@@ -32,9 +34,19 @@ final class TransferEvents: LoadTaskDelegate {
     /// Why a head could not be written to `-D`'s file, if one could not.
     var headerDumpFailure: (any Error)? { dumpFailure.withLock { $0 } }
 
+    /// Redirects followed in the current try, for `%{num_redirects}`.
+    var redirectCount: Int { redirects.withLock { $0 } }
+
     /// Forgets the exchanges of a try that is made again (`--retry`): `-w` tells of the last.
     func startTry() {
         kept?.withLock { $0.removeAll() }
+        redirects.withLock { $0 = 0 }
+    }
+
+    /// Counts the redirect, and follows it (the session's rules, -L and --max-redirs, decided it may be).
+    func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
+        redirects.withLock { $0 += 1 }
+        return request
     }
 
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {

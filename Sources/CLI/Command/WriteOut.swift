@@ -10,8 +10,10 @@ struct TransferSummary {
     var seconds: Double = 0
     var exitCode: Int32 = 0
     var error: LoadError?
-    /// The transfer's exchanges with servers (``SessionEvents``), when the format asks about them.
+    /// The transfer's exchanges with servers (``TransferEvents``), when the format asks about them.
     var transactions: [LoadTransactionMetrics] = []
+    /// Redirects followed (``TransferEvents``), when the format asks about exchanges.
+    var redirects = 0
 
     /// The variables read from ``transactions``: a format without them collects none.
     static let metricsVariables = ["remote_ip", "remote_port", "local_ip", "local_port", "num_connects", "num_redirects",
@@ -83,8 +85,7 @@ struct TransferSummary {
         case "local_ip": return transactions.last?.localAddress ?? ""
         case "local_port": return String(transactions.last?.localPort ?? 0)
         case "num_connects": return String(transactions.count { !$0.isReusedConnection })
-        // Each exchange answered with a redirect and followed by another.
-        case "num_redirects": return String(transactions.dropLast().count { ($0.response?.status?.code ?? 0) / 100 == 3 })
+        case "num_redirects": return String(redirects)
         case "time_connect": return since(transactions.last { $0.connectEndDate != nil }?.connectEndDate)
         case "time_starttransfer": return since(transactions.last?.responseStartDate)
         default: return ""
