@@ -14,6 +14,11 @@ final class RecordingClient: SchemeHandlerClient {
         /// A transaction's metrics (``SchemeHandlerClient/handler(_:didCollect:)``).
         case transaction
 
+        /// Whether it is a transaction's metrics.
+        var isTransaction: Bool {
+            if case .transaction = self { return true } else { return false }
+        }
+
         var isTerminal: Bool {
             switch self {
             case .finish, .failure: return true

@@ -6,10 +6,6 @@ import Testing
 /// local files, and a file that cannot be resumed is left as it was.
 @Suite("loadurl: -C goes on with a download")
 struct CLIContinueAtTests {
-    private func nginx() throws -> TestServers.Nginx {
-        try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
-    }
-
     private func ftp() throws -> TestServers.FTP {
         try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
     }
@@ -37,7 +33,7 @@ struct CLIContinueAtTests {
 
     @Test("http: -C - asks for the rest (206) and appends it after the bytes already there; -C N goes on from byte N")
     func httpResumes() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let whole = try Data(contentsOf: URL(fileURLWithPath: server.root + "/300k.bin"))
         let url = "http://127.0.0.1:\(server.httpPort)/300k.bin"
         let (run, file) = try await resume(url, startingWith: marked(100_000), extra: ["-w", "%{http_code} %{size_download}"])
@@ -51,7 +47,7 @@ struct CLIContinueAtTests {
 
     @Test("-C N with a file of another size is refused (33) and the file left: the rest would repeat or skip bytes")
     func offsetAgainstFile() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let (run, file) = try await resume("http://127.0.0.1:\(server.httpPort)/300k.bin", at: "100", startingWith: marked(400))
         #expect(run.status == 33, "\(run.stderr)")
         #expect(run.stderr.contains("holds 400 bytes, not 100"), "\(run.stderr)")
@@ -60,7 +56,7 @@ struct CLIContinueAtTests {
 
     @Test("http: a file already whole (416 of that length) succeeds and is left as it was; one longer than the server's fails with 36")
     func httpWholeAlready() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let url = "http://127.0.0.1:\(server.httpPort)/300k.bin"
         let (run, file) = try await resume(url, startingWith: marked(300_000), extra: ["-w", "%{http_code}"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -74,7 +70,7 @@ struct CLIContinueAtTests {
 
     @Test("http: a server that ignores ranges (a whole 200) fails with 33 and leaves the partial file untouched, never appending the whole")
     func httpIgnoresRanges() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let url = "http://127.0.0.1:\(server.httpPort)/no-ranges/300k.bin"
         let (run, file) = try await resume(url, startingWith: marked(100_000))
         #expect(run.status == 33, "\(run.stderr)")
@@ -84,7 +80,7 @@ struct CLIContinueAtTests {
 
     @Test("http: a file changed on the server since the partial file was written (412) is not spliced: 33, file left")
     func httpChangedSince() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let (path, cleanUp) = try partialFile(marked(100_000))
         defer { cleanUp() }
         // The partial file as written long before the server's copy was last changed.
@@ -102,7 +98,7 @@ struct CLIContinueAtTests {
 
     @Test("http: with -f an error status is still 22, and the partial file is left as it was")
     func httpErrorWithFail() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let start = Data("partial".utf8)
         let (run, file) = try await resume("http://127.0.0.1:\(server.httpPort)/status/404", startingWith: start, extra: ["-f"])
         #expect(run.status == 22, "\(run.stderr)")
@@ -114,7 +110,7 @@ struct CLIContinueAtTests {
 
     @Test("-C - with no file yet downloads the whole; -C with --compressed, -i, -I or an upload is a usage error")
     func noFileAndUsage() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("continue-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -8,7 +8,7 @@ import Testing
 @Suite("loadurl: cookies (-b, -c, -j) against nginx")
 struct CLICookieTests {
     private func base() throws -> String {
-        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let nginx = try TestServers.requireNginx()
         return "http://127.0.0.1:\(nginx.httpPort)"
     }
 

@@ -8,10 +8,6 @@ import Testing
 /// `-F`: multipart/form-data bodies, read as curl reads the option, sent to nginx's echo of a whole body.
 @Suite("loadurl: -F, multipart forms")
 struct CLIFormTests {
-    private func nginx() throws -> TestServers.Nginx {
-        try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
-    }
-
     private func temporaryFile(_ text: String, name: String = "part.txt") throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-form-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -110,7 +106,7 @@ struct CLIFormTests {
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_echo_module.so"),
                    "nginx's echo module (libnginx-mod-http-echo) gives /echo-body"))
     func sent() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n"
         let large = String(repeating: line, count: 3 * 1024 * 1024 / line.utf8.count)
         let upload = try temporaryFile(large, name: "big.txt")

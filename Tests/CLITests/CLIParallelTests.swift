@@ -17,7 +17,7 @@ struct CLIParallelTests {
     @Test("Transfers run together; standard output still has each body and -w line whole, in the order of the URLs")
     func together() async throws {
         let url = try barrier(3)
-        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let nginx = try TestServers.requireNginx()
         let hello = "http://127.0.0.1:\(nginx.httpPort)/hello.txt"
         let run = try await LoadURLProcess.run(["-sS", "-Z", "-w", "[%{http_code}]", "data:,first", url, hello, url, url, "data:,last"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -39,7 +39,7 @@ struct CLIParallelTests {
 
     @Test("Each failure is reported naming its URL; the exit status is the last failure's in the order of the URLs")
     func failures() async throws {
-        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let nginx = try TestServers.requireNginx()
         let missing = "http://127.0.0.1:\(nginx.httpPort)/nope"
         // The 404 comes last in time, the missing file last among the URLs.
         let run = try await LoadURLProcess.run(["-sS", "-Z", "-f", "data:,a", missing, "file:///nonexistent/x", "data:,b"])
@@ -71,7 +71,7 @@ struct CLIParallelTests {
 
     @Test("Bodies waiting for their turn are kept aside, not held back: eight large ones behind a redirect do not keep the connection it needs")
     func spooledBehindARedirect() async throws {
-        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let nginx = try TestServers.requireNginx()
         let origin = "http://127.0.0.1:\(nginx.httpPort)"
         try await withTemporaryFolder("cli-parallel") { folder in
             let output = folder.appendingPathComponent("out.bin")

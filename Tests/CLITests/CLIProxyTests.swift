@@ -6,7 +6,7 @@ import Testing
 @Suite("loadurl: proxies (-x, -U, --noproxy, http_proxy …) through tinyproxy and dante")
 struct CLIProxyTests {
     private func servers() throws -> (nginx: TestServers.Nginx, proxies: TestServers.Proxies) {
-        (try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers"),
+        (try TestServers.requireNginx(),
          try #require(TestServers.proxies, "tinyproxy could not be started by scripts/test-servers"))
     }
 

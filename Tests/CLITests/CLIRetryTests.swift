@@ -5,7 +5,7 @@ import FTPScheme
 import TestSupport
 import Testing
 
-/// `loadurl --retry` against scripts/ws-server.py's `/flaky/ID/N` (503 with `Retry-After: 0` N times, then 200),
+/// `loadurl --retry` against scripts/ws-server.py's `/flaky/ID/N` (503 with `Retry-After: 2` N times, then 200),
 /// `/flaky-plain/ID/N` (the same without `Retry-After`) and `/slow/ID/N` (N answers 3 seconds late).
 @Suite("loadurl: --retry tries a transfer again after a transient failure")
 struct CLIRetryTests {
@@ -46,7 +46,7 @@ struct CLIRetryTests {
 
     @Test("With -f and --retry-all-errors a 404 is tried again too; with -Z each transfer retries on its own and the output keeps its order")
     func allErrorsAndParallel() async throws {
-        let nginx = try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
+        let nginx = try TestServers.requireNginx()
         let missing = "http://127.0.0.1:\(nginx.httpPort)/nope"
         let run = try await LoadURLProcess.run(["-S", "-f", "--retry", "1", "--retry-all-errors", "--retry-delay", "1", missing])
         #expect(run.status == 22 && run.stderr.contains("HTTP 404") && run.stderr.contains("0 retries left"), "\(run.stderr)")

@@ -5,13 +5,9 @@ import Testing
 /// `loadurl -v` against the real nginx: each exchange told on standard error as curl tells it.
 @Suite("loadurl: -v tells each exchange with the server")
 struct CLIVerboseTests {
-    private func nginx() throws -> TestServers.Nginx {
-        try #require(TestServers.nginx, "nginx could not be started by scripts/test-servers")
-    }
-
     @Test("-v -L: the connection, each request as sent (> lines, the session's cookie too) and each response head (< lines), in order; the body alone on stdout")
     func verboseRedirect() async throws {
-        let port = try nginx().httpPort
+        let port = try TestServers.requireNginx().httpPort
         let run = try await LoadURLProcess.run(["-v", "-s", "-L", "-b", "flavour=oat", "-H", "X-Test: 1",
                                                "http://127.0.0.1:\(port)/redirect"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -42,7 +38,7 @@ struct CLIVerboseTests {
 
     @Test("Without -v nothing of the exchange goes to standard error; -v over HTTP/2 says so")
     func quietAndHTTP2() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let quiet = try await LoadURLProcess.run(["-s", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
         #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
         let h2 = try await LoadURLProcess.run(["-v", "-s", "--cacert", server.caFile, "https://localhost:\(server.h2Port)/hello.txt"])
@@ -53,7 +49,7 @@ struct CLIVerboseTests {
 
     @Test("-w's connection variables: the last exchange's addresses, one connection for two URLs and a redirect, the redirect counted, the times")
     func connectionVariables() async throws {
-        let port = try nginx().httpPort
+        let port = try TestServers.requireNginx().httpPort
         let format = "%{remote_ip} %{remote_port} %{local_ip} %{local_port} %{num_connects} %{num_redirects} %{time_connect} %{time_starttransfer}\\n"
         let run = try await LoadURLProcess.run(["-s", "-L", "-o", "/dev/null", "-o", "/dev/null", "-w", format,
                                                "http://127.0.0.1:\(port)/redirect", "http://127.0.0.1:\(port)/hello.txt"])
@@ -72,7 +68,7 @@ struct CLIVerboseTests {
 
     @Test("-v through an HTTP proxy: connected to the proxy, the request line with the whole URL as it went to the proxy")
     func verboseThroughProxy() async throws {
-        let server = try nginx()
+        let server = try TestServers.requireNginx()
         let proxy = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
         let run = try await LoadURLProcess.run(["-v", "-s", "-x", "http://127.0.0.1:\(proxy.port)", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
         #expect(run.status == 0 && run.stdout == "Hello from nginx\n", "\(run.stderr)")
@@ -92,7 +88,7 @@ struct CLIVerboseTests {
 
     @Test("-w's connection variables after a failed transfer (-f and a 404) still tell of its connection")
     func variablesAfterFailure() async throws {
-        let port = try nginx().httpPort
+        let port = try TestServers.requireNginx().httpPort
         let run = try await LoadURLProcess.run(["-s", "-f", "-w", "%{num_connects} %{remote_ip} %{remote_port} %{http_code}",
                                                "http://127.0.0.1:\(port)/status/404"])
         #expect(run.status == 22)

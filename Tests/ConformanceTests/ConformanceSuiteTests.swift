@@ -41,6 +41,7 @@ final class RedirectNeverEnds: MemoryHandler, @unchecked Sendable { override cla
 final class SchemeNotListed: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .schemeNotListed } }
 final class IgnoresBackpressure: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressure } }
 final class EverythingCacheEquivalent: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .everythingCacheEquivalent } }
+final class TransactionUnasked: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionUnasked } }
 final class TransactionAfterResponse: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionAfterResponse } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
@@ -56,6 +57,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (DataAfterFinish.self, .noEventsAfterTerminal),
     (FollowsRedirect.self, .redirectIsReported),
     (TransactionAfterResponse.self, .transactionsBeforeResponse),
+    (TransactionUnasked.self, .transactionsBeforeResponse),
     (KeepsSendingAfterStop.self, .stopsPromptly),
     (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),

@@ -34,6 +34,8 @@ enum Defect: Sendable {
     case everythingCacheEquivalent
     /// Reports its transaction's metrics after the response, when asked for them.
     case transactionAfterResponse
+    /// Reports its transaction's metrics (before the response) whether or not the client collects them.
+    case transactionUnasked
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
@@ -161,6 +163,9 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             body = Self.shared.withLock { $0 }
         }
         if defect == .dataBeforeResponse { client.handler(self, didLoad: body.prefix(1)) }
+        if defect == .transactionUnasked {
+            client.handler(self, didCollect: LoadTransactionMetrics(request: request, fetchStartDate: Date()))
+        }
         client.handler(self, didReceive: response)
         if defect == .transactionAfterResponse, client.collectsMetrics {
             client.handler(self, didCollect: LoadTransactionMetrics(request: request, fetchStartDate: Date()))

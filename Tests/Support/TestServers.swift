@@ -205,6 +205,14 @@ public enum TestServers {
 }
 
 /// A fixture the test servers' script could not set up.
+extension TestServers {
+    /// The running nginx; a test that needs it fails (rather than skips) when `scripts/test-servers` could not start it.
+    public static func requireNginx() throws -> Nginx {
+        guard let nginx else { throw TestServerError("nginx could not be started by scripts/test-servers (see its output)") }
+        return nginx
+    }
+}
+
 public struct TestServerError: Error, CustomStringConvertible {
     /// What is missing.
     public let description: String

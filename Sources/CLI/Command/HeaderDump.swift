@@ -17,7 +17,7 @@ final class HeaderDump: Sendable {
             return
         }
         let descriptor = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
-                                                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
+                                                 permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])  // as OutputFile's: the umask decides
         file = Mutex(descriptor)
     }
 

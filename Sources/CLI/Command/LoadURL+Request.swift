@@ -20,7 +20,9 @@ extension LoadURL {
     /// The session settings the options ask for.
     func makeConfiguration() throws -> LoaderSession.Configuration {
         var configuration = LoaderSession.Configuration.default
-        if retries < 0 || retryDelay < 0 || retryMaxTime < 0 { throw ValidationError("--retry, --retry-delay and --retry-max-time want numbers of 0 or more") }
+        for (option, value) in [("--retry", Double(retries)), ("--retry-delay", retryDelay), ("--retry-max-time", retryMaxTime)] where value < 0 {
+            throw ValidationError("\(option) wants a number of 0 or more, not \(value.printed("%g"))")
+        }
         // As curl: more than its limit is its limit; fewer than one is no number of transfers.
         if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
         // Streamed as it is sent: transfers at once would each read a part of it.
@@ -72,7 +74,7 @@ extension LoadURL {
         if let maxFileSize, Self.byteCount(maxFileSize) == nil {
             throw ValidationError("--max-filesize wants a number of bytes (with K, M or G), not '\(maxFileSize)'")
         }
-        if let connectTimeout, !(connectTimeout >= 0) { throw ValidationError("--connect-timeout wants a number of seconds, 0 or more") }
+        if let connectTimeout, !(connectTimeout >= 0) { throw ValidationError("--connect-timeout wants a number of seconds, 0 or more, not \(connectTimeout.printed("%g"))") }
         // As curl 7.88: one or the other.
         if failOnHTTPError, failWithBody { throw ValidationError("-f and --fail-with-body cannot go together: choose one") }
         if referer?.hasSuffix(";auto") == true, !silent || showError {
@@ -198,7 +200,7 @@ extension LoadURL {
         /// Whether the -w format names a variable about connections (``TransferSummary/metricsVariables``).
         var writeOutNeedsMetrics = false
         /// The --data-urlencode pieces, encoded (their files read once).
-        var encodedData: [String] = []
+        var encodedData: Result<[String], URLEncodedPiece.Unreadable> = .success([])
         /// -G: the pieces go in the URL's query.
         var dataInQuery = false
         /// -A's `User-Agent`.
@@ -234,7 +236,9 @@ extension LoadURL {
         }
         options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
         // A file that cannot be read is the request's failure (26), found when each URL's request is made.
-        options.encodedData = dataURLEncoded.map { URLEncodedPiece($0).encoded(input: input) ?? URLEncodedPiece.unreadable }
+        options.encodedData = Result { () throws(URLEncodedPiece.Unreadable) in
+            try dataURLEncoded.map { argument throws(URLEncodedPiece.Unreadable) in try URLEncodedPiece(argument).encoded(argument: argument, input: input) }
+        }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
         // `;auto` is dropped (warned of above); an empty one sends none, as curl's.
@@ -278,12 +282,15 @@ extension LoadURL {
         }
         if let referer = options.referer, request.headerFields[.referer] == nil { request.headerFields[.referer] = referer }
         if let range = byteRange { request.headerFields[.range] = "bytes=" + range }
-        if let unreadable = options.encodedData.firstIndex(of: URLEncodedPiece.unreadable) {
-            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--data-urlencode '\(dataURLEncoded[unreadable])': cannot read its file")
+        let encodedData: [String]
+        do {
+            encodedData = try options.encodedData.get()
+        } catch {
+            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--data-urlencode '\(error.argument)': cannot read its file: \(error.cause)")
         }
-        if options.dataInQuery, !options.data.isEmpty || !options.dataBinary.isEmpty || !options.encodedData.isEmpty {
+        if options.dataInQuery, !options.data.isEmpty || !options.dataBinary.isEmpty || !encodedData.isEmpty {
             // -G: joined as a body would be, after the query the URL has (with `&`).
-            let pieces = try Self.joined(form: options.data, binary: options.dataBinary, encoded: options.encodedData,
+            let pieces = try Self.joined(form: options.data, binary: options.dataBinary, encoded: encodedData,
                                          input: options.standardInput, url: url)
             if var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
                 let added = Self.queryText(pieces)
@@ -295,11 +302,11 @@ extension LoadURL {
             } else {
                 throw LoadError(.badURL, url: url, reason: "-G: the URL's query cannot be taken apart to add the pieces")
             }
-        } else if !options.data.isEmpty || !options.dataBinary.isEmpty || !options.encodedData.isEmpty {
+        } else if !options.data.isEmpty || !options.dataBinary.isEmpty || !encodedData.isEmpty {
             request.method = .post
-            request.body = try Self.body(form: options.data, binary: options.dataBinary, encoded: options.encodedData,
+            request.body = try Self.body(form: options.data, binary: options.dataBinary, encoded: encodedData,
                                          input: options.standardInput, url: url)
-            if !options.data.isEmpty || !options.encodedData.isEmpty, request.headerFields[.contentType] == nil {
+            if !options.data.isEmpty || !encodedData.isEmpty, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
             }
         }
@@ -370,23 +377,8 @@ extension LoadURL {
     /// that starts no `%XX`) as `%XX`, the rest as given, so that `-G -d 'a=b c'` goes as `a=b%20c` (as curl sends it)
     /// and an encoded piece stays as it is.
     static func queryText(_ bytes: Data) -> String {
-        let kept = Set("-._~!$&'()*+,;=:@/?".utf8)
-        let array = [UInt8](bytes)
-        func isHex(_ index: Int) -> Bool {
-            guard index < array.count else { return false }
-            let byte = array[index] | 0x20  // lowercased, for letters
-            return (0x30...0x39).contains(array[index]) || (0x61...0x66).contains(byte)
-        }
-        var out = ""
-        for (index, byte) in array.enumerated() {
-            let letterOrDigit = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-            if letterOrDigit || kept.contains(byte) || (byte == UInt8(ascii: "%") && isHex(index + 1) && isHex(index + 2)) {
-                out.unicodeScalars.append(UnicodeScalar(byte))
-            } else {
-                out += PercentEncoding.encode(bytes: [byte]) { _ in false }
-            }
-        }
-        return out
+        let kept = Set("!$&'()*+,;=:@/?".utf8)
+        return PercentEncoding.encode(bytes: bytes, keepingEscapes: true) { PercentEncoding.isUnreserved($0) || kept.contains($0) }
     }
 
     /// `-r`'s range as it is asked for: a lone number `N` is `N-`, as curl reads it.
@@ -408,10 +400,8 @@ extension LoadURL {
 
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
     static func percentEncodedSegment(_ name: String) -> String {
-        let kept = Set("-._~!$&'()*+,=:@".utf8)
-        return PercentEncoding.encode(name) { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || kept.contains(byte)
-        }
+        let kept = Set("!$&'()*+,=:@".utf8)
+        return PercentEncoding.encode(name) { PercentEncoding.isUnreserved($0) || kept.contains($0) }
     }
 
     /// The body of -d, --data-binary and (encoded already) --data-urlencode pieces: a lone `--data-binary @file` is

@@ -73,8 +73,7 @@ extension LoadURL {
         }
         var summary = TransferSummary(url: url)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
-        let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics,
-                                    viaHTTPProxy: proxy.map { !$0.lowercased().hasPrefix("socks") } ?? false, headerDump: options.headerDump)
+        let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump)
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
@@ -168,7 +167,7 @@ extension LoadURL {
                 let maxFileSize = request.method == .head || [204, 304].contains(response.status?.code) ? nil : options.maxFileSize
                 if let maxFileSize, let length = response.expectedContentLength, length > maxFileSize {
                     bytes.task.cancel()
-                    throw Self.tooLarge(url, limit: maxFileSize, size: "\(length) bytes")
+                    throw Self.tooLarge(url, limit: maxFileSize, announced: length)
                 }
                 let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
                 defer { output.close() }
@@ -187,7 +186,7 @@ extension LoadURL {
                     for try await chunk in bytes.chunks {
                         if let maxFileSize, summary.bytes + Int64(chunk.count) > maxFileSize {
                             bytes.task.cancel()
-                            throw Self.tooLarge(url, limit: maxFileSize, size: "more than that")
+                            throw Self.tooLarge(url, limit: maxFileSize, announced: nil)
                         }
                         try put(chunk)
                         summary.bytes += Int64(chunk.count)
@@ -246,9 +245,10 @@ extension LoadURL {
         try? FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: path)
     }
 
-    /// A body over `--max-filesize` (exit 63).
-    private static func tooLarge(_ url: URL, limit: Int64, size: String) -> LoadError {
-        LoadError(.dataLengthExceedsMaximum, url: url, reason: "the body is \(size), over --max-filesize's \(limit) bytes")
+    /// A body over `--max-filesize` (exit 63): its announced size, or (`nil`) one that grew past the limit.
+    private static func tooLarge(_ url: URL, limit: Int64, announced: Int64?) -> LoadError {
+        let what = announced.map { "the body is \($0) bytes" } ?? "the body grew past the limit"
+        return LoadError(.dataLengthExceedsMaximum, url: url, reason: "\(what): --max-filesize allows \(limit) bytes")
     }
 
     /// Whether an HTTP status of 400 or more fails the transfer (`-f`, `--fail-with-body`).

@@ -8,7 +8,6 @@ import Synchronization
 /// its file; for `-w`'s variables about connections it keeps them (``transactions``).
 final class TransferEvents: LoadTaskDelegate {
     private let verbose: Bool
-    private let viaHTTPProxy: Bool
     private let headerDump: HeaderDump?
     /// The exchanges of the current try; `nil` when `-w` does not ask about them.
     private let kept: Mutex<[LoadTransactionMetrics]>?
@@ -19,11 +18,9 @@ final class TransferEvents: LoadTaskDelegate {
 
     /// `nil` when none of `-v`, `-D` and `-w`'s variables about connections is asked for: a task with a delegate
     /// collects metrics and calls it on every event.
-    /// - Parameter viaHTTPProxy: Whether `-x` names an HTTP proxy, to which `http` requests go with the whole URL.
-    init?(verbose: Bool, keepsTransactions: Bool, viaHTTPProxy: Bool, headerDump: HeaderDump?) {
+    init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?) {
         guard verbose || keepsTransactions || headerDump != nil else { return nil }
         self.verbose = verbose
-        self.viaHTTPProxy = viaHTTPProxy
         self.headerDump = headerDump
         self.kept = keepsTransactions ? Mutex([]) : nil
     }
@@ -68,7 +65,9 @@ final class TransferEvents: LoadTaskDelegate {
                                                   : "* Connected to \(host)\(address)\(port)\n"
         let version = transaction.networkProtocolName == "h2" ? "HTTP/2" : "HTTP/1.1"
         if transaction.networkProtocolName == "h2", !transaction.isReusedConnection { text += "* Using HTTP/2\n" }
-        text += "> \(request.method.rawValue) \(target(of: request, proxied: transaction.isProxyConnection)) \(version)\n"
+        // As the handler wrote it (the whole URL to an HTTP proxy); a handler of another protocol may give none.
+        let target = transaction.requestTarget ?? request.url.path(percentEncoded: true)
+        text += "> \(request.method.rawValue) \(target) \(version)\n"
         for field in request.headerFields { text += "> \(field.name.rawName): \(field.value)\n" }
         text += ">\n"
         if let response = transaction.response {
@@ -78,16 +77,5 @@ final class TransferEvents: LoadTaskDelegate {
             }
         }
         return text
-    }
-
-    /// The request line's target: the whole URL for `http` through an HTTP proxy (without user info), else the path
-    /// and query.
-    private func target(of request: LoadRequest, proxied: Bool) -> String {
-        let url = request.url
-        var target = url.path(percentEncoded: true)
-        if target.isEmpty { target = "/" }
-        if let query = url.query(percentEncoded: true) { target += "?" + query }
-        guard proxied, viaHTTPProxy, request.scheme == "http" else { return target }
-        return "http://\(url.host(percentEncoded: true) ?? "")\(url.port.map { ":\($0)" } ?? "")\(target)"
     }
 }

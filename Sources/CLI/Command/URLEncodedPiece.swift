@@ -4,7 +4,7 @@ import Loader
 /// One `--data-urlencode` argument, read as curl reads it: `content`, `=content` (for content holding `=` or
 /// starting with `@`), `name=content`, `@FILE` or `name@FILE` (`-` for standard input). The content is
 /// percent-encoded, every byte but letters, digits and `-._~`; the name goes as written.
-struct URLEncodedPiece: Equatable {
+struct URLEncodedPiece {
     /// The name before `=` or `@`, if any.
     let name: String?
     /// The content to encode, when given inline.
@@ -28,22 +28,29 @@ struct URLEncodedPiece: Equatable {
         }
     }
 
-    /// What stands in the pieces for one whose file cannot be read (no encoded piece can hold a `%` alone).
-    static let unreadable = "%"
+    /// A piece whose file could not be read: the argument and why.
+    struct Unreadable: Error {
+        let argument: String
+        let cause: String
+    }
 
-    /// The piece as sent: `name=` and the encoded content; `nil` when its file cannot be read.
-    func encoded(input: Data?) -> String? {
+    /// The piece as sent: `name=` and the encoded content (every byte but RFC 3986's unreserved as `%XX`), its file
+    /// read (`-` is `input`, standard input read once).
+    func encoded(argument: String, input: Data?) throws(Unreadable) -> String {
         let bytes: Data
-        if let file {
-            guard let read = file == "-" ? input : FileManager.default.contents(atPath: file) else { return nil }
-            bytes = read
+        if let file, file != "-" {
+            do {
+                bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                throw Unreadable(argument: argument, cause: String(describing: error))
+            }
+        } else if file == "-" {
+            guard let input else { throw Unreadable(argument: argument, cause: "standard input could not be read") }
+            bytes = input
         } else {
             bytes = Data((content ?? "").utf8)
         }
-        let text = PercentEncoding.encode(bytes: bytes) { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
-        }
+        let text = PercentEncoding.encode(bytes: bytes, keeping: PercentEncoding.isUnreserved)
         return name.map { "\($0)=\(text)" } ?? text
     }
 }

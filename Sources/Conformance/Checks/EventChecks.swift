@@ -7,7 +7,7 @@ enum EventChecks {
         for resource in fixtures.success {
             let (events, body, ended) = await DirectLoad.run(handlerClass, url: resource.url, timeout: fixtures.timeout)
             let url = resource.url.absoluteString
-            if events.contains(where: { if case .transaction = $0 { return true } else { return false } }) {
+            if events.contains(where: \.isTransaction) {
                 report.record(.transactionsBeforeResponse, .failed("loading \(url) reported transaction metrics though the client's collectsMetrics is false"))
             }
             let names = events.prefix(6).map(\.name).joined(separator: ", ")
@@ -56,7 +56,7 @@ enum EventChecks {
                 default: return false
                 }
             } ?? events.endIndex
-            let late = events[head...].contains { if case .transaction = $0 { return true } else { return false } }
+            let late = events[head...].contains(where: \.isTransaction)
             report.record(.transactionsBeforeResponse, late
                 ? .failed("loading \(first.url.absoluteString) reported transaction metrics after the response (events: \(events.prefix(8).map(\.name).joined(separator: ", ")))")
                 : .passed)

@@ -30,8 +30,8 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedURL = Code(rawValue: -1002)
         /// The host name could not be resolved.
         public static let cannotFindHost = Code(rawValue: -1003)
-        /// The host refused or did not answer the connection attempt. When the system said why (each address
-        /// alike), ``LoadError/underlying`` is that `POSIXError`: `ECONNREFUSED` for a refusal.
+        /// The host refused or did not answer the connection attempt. When the system said why,
+        /// ``LoadError/underlying`` is that `POSIXError` (`ECONNREFUSED` if any of the host's addresses refused).
         public static let cannotConnectToHost = Code(rawValue: -1004)
         /// The connection broke while the load was in progress.
         public static let networkConnectionLost = Code(rawValue: -1005)

@@ -426,16 +426,15 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Tells the delegates of the transactions collected since they last heard, in order.
     private func tellCollected() {
         // Also once completed: ``complete(with:)`` tells the last ones after marking the task so.
+        guard collectsMetrics, mutable.withLock({ $0.transactionsTold < $0.transactions.count }) else { return }
         delegateGate?.run {
-            // Taken inside the gate: two callers cannot tell one transaction twice, nor out of order.
+            // Taken inside the gate (which `eachDelegate` takes again: it is recursive), so two callers cannot tell one
+            // transaction twice, nor out of order.
             let untold = mutable.withLock { m -> ArraySlice<LoadTransactionMetrics> in
                 defer { m.transactionsTold = m.transactions.count }
                 return m.transactions[m.transactionsTold...]
             }
-            for transaction in untold {
-                if let delegate { delegate.loadTask(self, didCollect: transaction) }
-                if let sessionDelegate = session.delegate, sessionDelegate !== delegate { sessionDelegate.loadTask(self, didCollect: transaction) }
-            }
+            for transaction in untold { eachDelegate { $0.loadTask(self, didCollect: transaction) } }
         }
     }
 

@@ -10,6 +10,9 @@ public struct LoadTransactionMetrics: Sendable {
     /// The request as it went out: with what the session's layers and the handler added (`Host`, cookies,
     /// `Authorization`, `Accept-Encoding`).
     public var request: LoadRequest
+    /// The request line's target as it went out: the path and query, or the whole URL to an HTTP proxy; `nil` where
+    /// the handler's protocol has no such line.
+    public var requestTarget: String?
     /// The response head, as the handler reported it.
     public var response: LoadResponse?
     /// The protocol spoken, as ALPN names it: `"http/1.1"`, `"h2"`.

@@ -33,6 +33,6 @@ enum FileErrors {
 
     static func error(_ kind: LoadError.Code, _ code: Int32, path: String, url: URL) -> LoadError {
         LoadError(kind, url: url, reason: "\(path): \(String(cString: strerror(code)))",
-                  underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
+                  underlying: POSIXError(errno: code))
     }
 }

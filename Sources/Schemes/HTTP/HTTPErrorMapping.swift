@@ -30,9 +30,13 @@ enum HTTPErrorMapping {
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
                 return LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(error.host)", underlying: error)
             }
-            let cause = error.connectionErrors.first.map { ": " + describe($0.error) } ?? ""
+            // One attempt speaks for all, in the reason and the cause alike: a refused one if any address refused
+            // (`localhost` on a host without IPv6 fails on ::1 first), else the first.
+            let attempt = error.connectionErrors.first { ($0.error as? IOError)?.errnoCode == ECONNREFUSED } ?? error.connectionErrors.first
+            let cause = attempt.map { ": " + describe($0.error) } ?? ""
+            let system = (attempt?.error as? IOError).flatMap { POSIXError(errno: $0.errnoCode) }
             return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)",
-                             underlying: systemError(behind: error) ?? error)
+                             underlying: system ?? error)
         case let error as HTTP2StreamRefused:
             return LoadError(.networkConnectionLost, url: url, reason: "the server did not process the request (its HTTP/2 stream was refused)", underlying: error)
         case let error as NIOHTTP2Errors.StreamClosed:
@@ -40,7 +44,7 @@ enum HTTPErrorMapping {
         case ChannelError.connectTimeout(let timeout):
             return LoadError(.timedOut, url: url, reason: "connecting took longer than \(timeout)", underlying: error)
         case let error as IOError:
-            let underlying: any Error = posix(error.errnoCode) ?? error
+            let underlying: any Error = POSIXError(errno: error.errnoCode) ?? error
             switch error.errnoCode {
             case ECONNREFUSED: return LoadError(.cannotConnectToHost, url: url, reason: "connection refused", underlying: underlying)
             case ECONNRESET, EPIPE: return LoadError(.networkConnectionLost, url: url, reason: "the connection was reset", underlying: underlying)
@@ -51,21 +55,6 @@ enum HTTPErrorMapping {
         default:
             return LoadError(.unknown, url: url, underlying: error)
         }
-    }
-
-    /// The system's reason the connection failed, as the `POSIXError` a caller can match on without NIO's types,
-    /// as a `file:` load's cause is: `ECONNREFUSED` when any address refused (`localhost` on a host without IPv6
-    /// fails on ::1 otherwise), else the one error every attempt failed with; nil when they differ or were not
-    /// system calls.
-    private static func systemError(behind error: NIOConnectionError) -> POSIXError? {
-        let codes = error.connectionErrors.map { ($0.error as? IOError)?.errnoCode }
-        if codes.contains(ECONNREFUSED) { return posix(ECONNREFUSED) }
-        guard let first = codes.first, let code = first, codes.allSatisfy({ $0 == code }) else { return nil }
-        return posix(code)
-    }
-
-    private static func posix(_ code: CInt) -> POSIXError? {
-        POSIXErrorCode(rawValue: code).map { POSIXError($0) }
     }
 
     /// A system call's failure as the C library words it ("Connection refused"), not as NIO's `IOError`

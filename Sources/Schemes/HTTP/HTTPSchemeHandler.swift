@@ -439,9 +439,7 @@ struct HTTPRequestPlan: Sendable {
             options.httpProxy = scheme == "http" ? proxy : nil
             options.httpsProxy = scheme == "https" ? proxy : nil
         }
-        // The agent goes with the request, not the connection: requests that send different ones share a pool.
         let agent = options.userAgent
-        if agent != Self.userAgent { options.userAgent = Self.userAgent }
         key = ConnectionPool.Key.recent(session: request.sessionIdentifier ?? 0, scheme: scheme, host: lowercaseHost,
                                         port: port, options: options)
 

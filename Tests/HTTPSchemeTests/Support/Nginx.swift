@@ -11,12 +11,7 @@ enum Nginx {
 
     /// The running nginx; a test that needs it fails (rather than skips) when it could not be started.
     static func require() throws -> Endpoints {
-        guard let endpoints else { throw NginxUnavailable() }
-        return endpoints
-    }
-
-    struct NginxUnavailable: Error, CustomStringConvertible {
-        var description: String { "nginx could not be started by scripts/test-servers (see its output)" }
+        try TestServers.requireNginx()
     }
 
     static func http(_ path: String) throws -> URL {

@@ -322,7 +322,7 @@ final class CurlTransfer: @unchecked Sendable {
             // The system's reason (a refusal, an unreachable network), as the `POSIXError` an HTTP load's is.
             var systemError = 0
             ccurl_getinfo_long(easy, CURLINFO_OS_ERRNO, &systemError)
-            error.underlying = POSIXErrorCode(rawValue: Int32(systemError)).map { POSIXError($0) }
+            if let cause = POSIXError(errno: Int32(systemError)) { error.underlying = cause }
         }
         if let lastRefusal {
             error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)"

@@ -65,8 +65,13 @@ final class ConnectionPool: Sendable {
         /// hash of every setting, where comparing with a recent one is a few comparisons. An app that
         /// rotates among more than ``RecentKeys/capacity`` origins (or sessions, or settings) makes a key
         /// for each request, as before, after a look through the recent ones.
+        ///
+        /// Settings that go with each request rather than its connection (the `User-Agent`) are left out of the key:
+        /// requests that differ only there share connections.
         static func recent(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Key {
-            recentKeys.withLock { $0.key(session: session, scheme: scheme, host: host, port: port, options: options) }
+            var options = options
+            if options.userAgent != HTTPRequestPlan.userAgent { options.userAgent = HTTPRequestPlan.userAgent }
+            return recentKeys.withLock { $0.key(session: session, scheme: scheme, host: host, port: port, options: options) }
         }
 
         /// The last few keys made, newest replacing oldest.

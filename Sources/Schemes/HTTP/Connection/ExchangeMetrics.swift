@@ -16,10 +16,11 @@ final class ExchangeMetrics: Sendable {
     ///   - proxied: Whether the connection goes to a proxy.
     ///   - connect: When opening the connection began and ended, for a new one.
     init(request: LoadRequest, head: HTTPRequestHead, on connection: HTTPConnection, fetchStart: Date, reused: Bool,
-         proxied: Bool, connect: (start: Date, end: Date)? = nil) {
+         proxied: Bool, connect: (start: Date, end: Date)?) {
         var sent = request
         sent.headerFields = HTTPFields(head.headers)
         var transaction = LoadTransactionMetrics(request: sent, fetchStartDate: fetchStart)
+        transaction.requestTarget = head.uri
         transaction.networkProtocolName = connection.multiplexedOn == nil ? "http/1.1" : "h2"
         transaction.isReusedConnection = reused
         transaction.isProxyConnection = proxied

@@ -31,6 +31,12 @@ enum WebSocketOpening {
         // The session's fields once, before any redirect, as for an HTTP load: they are dropped with the request's
         // own on a change of origin.
         var current = session.prepared(request)
+        // The subprotocols the request offers (its own field or the session's), once for every hop: a list whose empty
+        // items a recipient skips (RFC 9110 §5.6.1).
+        if let offered = current.headerFields[.secWebSocketProtocol],
+           let refusal = refusal(ofOffered: offered.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty }, url: request.url) {
+            throw refusal
+        }
         var hops = 0
         // Per hop, as an HTTP load's authentication layer (inside the redirect layer) answers each hop's challenges
         // and sends its answer with that hop alone: a redirect, even on the same origin, starts without it.
@@ -143,11 +149,6 @@ enum WebSocketOpening {
         guard scheme == "ws" || scheme == "wss" else {
             throw LoadError(.unsupportedURL, url: url, reason: "a WebSocket URL starts with ws: or wss:")
         }
-        // A request's own field, as a list (whose empty items a recipient skips, RFC 9110 §5.6.1).
-        if let offered = request.headerFields[.secWebSocketProtocol],
-           let refusal = refusal(ofOffered: offered.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty }, url: url) {
-            throw refusal
-        }
         // The handshake is HTTP's: the plan of the same request over http(s) gives the pool's key (origin,
         // options, proxy) and the request's fields with Host and User-Agent. `request` is prepared (`open`).
         var http = request
@@ -236,13 +237,10 @@ extension WebSocketOpening {
     /// Why the subprotocols `offered` cannot be offered, if they cannot: one that is not a token (RFC 9110's `tchar`s),
     /// or one named twice (RFC 6455 §4.1).
     static func refusal(ofOffered offered: [String], url: URL) -> LoadError? {
-        let symbols = Set("!#$%&'*+-.^_`|~".utf8)
         var seen: Set<String> = []
         for offer in offered {
-            let isToken = !offer.isEmpty && offer.utf8.allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || symbols.contains(byte)
-            }
-            guard isToken else { return LoadError(.badURL, url: url, reason: "the subprotocol '\(offer.prefix(100))' is not a token") }
+            // A field name is a token too: HTTPTypes checks the same characters.
+            guard HTTPField.Name(offer) != nil else { return LoadError(.badURL, url: url, reason: "the subprotocol '\(offer.prefix(100))' is not a token") }
             guard seen.insert(offer).inserted else { return LoadError(.badURL, url: url, reason: "the subprotocol '\(offer)' is offered twice") }
         }
         return nil
