@@ -69,8 +69,12 @@ final class ConnectionPool: Sendable {
         /// Settings that go with each request rather than its connection (the `User-Agent`) are left out of the key:
         /// requests that differ only there share connections.
         static func recent(session: Int, scheme: String, host: String, port: Int, options: HTTPClientOptions) -> Key {
-            var options = options
-            if options.userAgent != HTTPRequestPlan.userAgent { options.userAgent = HTTPRequestPlan.userAgent }
+            // A copy of the options only for a request that sets its own agent: most do not.
+            guard options.userAgent == HTTPRequestPlan.userAgent else {
+                var shared = options
+                shared.userAgent = HTTPRequestPlan.userAgent
+                return recent(session: session, scheme: scheme, host: host, port: port, options: shared)
+            }
             return recentKeys.withLock { $0.key(session: session, scheme: scheme, host: host, port: port, options: options) }
         }
 
