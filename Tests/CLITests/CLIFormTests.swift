@@ -41,7 +41,7 @@ struct CLIFormTests {
     func bodies() async throws {
         let url = URL(string: "http://h/")!
         let form = try MultipartForm([FormPart(name: "a", content: .text("1")), FormPart(name: #"q"x"#, content: .text("é"), type: "text/x")],
-                                     input: nil, url: url, boundary: "BOUNDARY")
+                                     url: url, boundary: "BOUNDARY")
         let expected = "--BOUNDARY\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n"
             + "--BOUNDARY\r\nContent-Disposition: form-data; name=\"q%22x\"\r\nContent-Type: text/x\r\n\r\né\r\n--BOUNDARY--\r\n"
         guard case .bytes(let data) = form.requestBody(url: url) else {
@@ -52,7 +52,7 @@ struct CLIFormTests {
         #expect(form.length == Int64(data.count))
         let file = try temporaryFile("0123456789")
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        let withFile = try MultipartForm([FormPart(name: "f", content: .file(path: file.path))], input: nil, url: url, boundary: "B")
+        let withFile = try MultipartForm([FormPart(name: "f", content: .file(path: file.path))], url: url, boundary: "B")
         guard case .stream(let length, _) = withFile.requestBody(url: url) else {
             Issue.record("a form with a file is not streamed")
             return
@@ -69,7 +69,7 @@ struct CLIFormTests {
         try Data("0123456789AB".utf8).write(to: file)
         await #expect(throws: LoadError.self) { _ = try await Self.collect(withFile.requestBody(url: url)) }
         #expect(throws: LoadError.self) {
-            _ = try MultipartForm([FormPart(name: "f", content: .file(path: "/no/such/file"))], input: nil, url: url)
+            _ = try MultipartForm([FormPart(name: "f", content: .file(path: "/no/such/file"))], url: url)
         }
     }
 

@@ -33,8 +33,6 @@ struct CLIParallelTests {
         #expect(run.stdout == "together200 together200 alone503 ")
         let zero = try await LoadURLProcess.run(["-Z", "--parallel-max", "0", "data:,x"])
         #expect(zero.status == 2 && zero.stderr.contains("--parallel-max"), "\(zero.stderr)")
-        let input = try await LoadURLProcess.run(["-Z", "-T", "-", "file:///tmp/a", "file:///tmp/b"], input: Data("x".utf8))
-        #expect(input.status == 2 && input.stderr.contains("-T -"), "\(input.stderr)")
     }
 
     @Test("Each failure is reported naming its URL; the exit status is the last failure's in the order of the URLs")

@@ -182,18 +182,22 @@ enum LoadURLProcess {
     }
 
     /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own; `input`, if
-    /// given, is its standard input (else it reads an empty one); `output`, if given, takes its standard output (a
-    /// large one), which the result then leaves empty.
+    /// given, is its standard input (else it reads an empty one), from a regular file or, with `inputThroughPipe`,
+    /// down a pipe as in `cmd | loadurl`; `output`, if given, takes its standard output (a large one), which the
+    /// result then leaves empty.
     ///
     /// The waits are on threads of their own (``offCooperativePool(_:)``): held on Swift's cooperative pool or
     /// dispatch's global queues (one pool, two threads here) for a child's whole run, they starved the other
     /// suites' loads until their request timeouts fired.
-    static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, output: URL? = nil,
-                    timeout: TimeInterval = 60) async throws -> Result {
-        try await offCooperativePool { try runWaiting(arguments, environment: environment, input: input, output: output, timeout: timeout) }
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, inputThroughPipe: Bool = false,
+                    output: URL? = nil, timeout: TimeInterval = 60) async throws -> Result {
+        try await offCooperativePool {
+            try runWaiting(arguments, environment: environment, input: input, inputThroughPipe: inputThroughPipe, output: output, timeout: timeout)
+        }
     }
 
-    private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, output: URL?, timeout: TimeInterval) throws -> Result {
+    private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, inputThroughPipe: Bool,
+                                   output: URL?, timeout: TimeInterval) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -210,7 +214,10 @@ enum LoadURLProcess {
             process.standardOutput = out
         }
         process.standardError = err
-        if let input {
+        let inputPipe = Pipe()
+        if input != nil, inputThroughPipe {
+            process.standardInput = inputPipe
+        } else if let input {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-stdin-\(UUID().uuidString)")
             try input.write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
@@ -219,6 +226,16 @@ enum LoadURLProcess {
             process.standardInput = FileHandle.nullDevice
         }
         try process.run()
+        if let input, inputThroughPipe {
+            // Written from a thread of its own, as a command before `|` does: a pipe holds only 64 KiB until read. A
+            // child that exits unread makes the write fail (EPIPE) rather than end this process.
+            signal(SIGPIPE, SIG_IGN)
+            let writer = inputPipe.fileHandleForWriting
+            Thread.detachNewThread {
+                try? writer.write(contentsOf: input)
+                try? writer.close()
+            }
+        }
         // Read both pipes concurrently so a large output cannot block the child, each on a thread of its own.
         let group = DispatchGroup()
         nonisolated(unsafe) var stdout = Data(), stderr = Data()

@@ -35,7 +35,7 @@ struct CookieEngine: Sendable {
         }
         let jar = CookieJar()
         for path in files where !path.isEmpty {
-            guard let contents = FileManager.default.contents(atPath: path == "-" ? "/dev/stdin" : path) else { continue }
+            guard let contents = try? InputFile.contents(of: path) else { continue }
             for cookie in NetscapeCookieFile.cookies(in: String(decoding: contents, as: UTF8.self))
             where !(junkSessionCookies && cookie.expires == nil) {
                 jar.insert(cookie)

@@ -161,17 +161,18 @@ struct MultipartForm: Sendable {
         }
     }
 
-    /// The form of `parts`; `input` is standard input, read already when a part names `-`. Throws a `LoadError`
-    /// naming `url` when a file cannot be read.
-    init(_ parts: [FormPart], input: Data?, url: URL, boundary: String = MultipartForm.newBoundary()) throws {
+    /// The form of `parts`, their files read (``InputFile``) or, for a regular file uploaded with `@`, read as the form
+    /// is sent. Throws a `LoadError` naming `url` when a file cannot be read.
+    init(_ parts: [FormPart], url: URL, boundary: String = MultipartForm.newBoundary()) throws {
         self.boundary = boundary
         var segments: [Segment] = []
         var pending = Data()
         func read(_ path: String) throws -> Data {
-            guard let data = path == "-" ? input : FileManager.default.contents(atPath: path) else {
-                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path)")
+            do {
+                return try InputFile.contents(of: path)
+            } catch {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: \(error)", underlying: error.cause)
             }
-            return data
         }
         for part in parts {
             var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(part.name))\""
@@ -188,13 +189,11 @@ struct MultipartForm: Sendable {
                 let filename = part.filename ?? (path == "-" ? "-" : URL(fileURLWithPath: path).lastPathComponent)
                 head += "; filename=\"\(Self.quoted(filename))\"\r\nContent-Type: \(part.type ?? PathContentTypes.type(forPath: filename))"
                 pending.append(Data((head + "\r\n\r\n").utf8))
-                if path == "-" {
+                var info = stat()
+                if path == "-" || stat(path, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || access(path, R_OK) != 0 {
+                    // Standard input, a pipe: read whole, once for every URL (what cannot be read fails there).
                     pending.append(try read(path))
                 } else {
-                    var info = stat()
-                    guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else {
-                        throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-F: cannot read \(path) (not a readable file)")
-                    }
                     segments.append(.bytes(pending))
                     pending = Data()
                     segments.append(.file(path: path, size: Int64(info.st_size)))

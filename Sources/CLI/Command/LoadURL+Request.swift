@@ -26,7 +26,6 @@ extension LoadURL {
         // As curl: more than its limit is its limit; fewer than one is no number of transfers.
         if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
         // Streamed as it is sent: transfers at once would each read a part of it.
-        if parallel, uploadFile == "-", urls.count > 1 { throw ValidationError("-Z cannot go with -T - for several URLs: standard input is read once, by one transfer") }
         if let continueAt {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
@@ -182,8 +181,6 @@ extension LoadURL {
     struct RequestOptions: Sendable {
         let headers: [String]
         let user: String?
-        let data: [String]
-        let dataBinary: [String]
         /// The -F parts (checked already by ``makeConfiguration()``).
         let form: [FormPart]
         let uploadFile: String?
@@ -191,16 +188,15 @@ extension LoadURL {
         let method: String?
         /// Where downloads go on from (`-C`), if anywhere.
         let continueAt: ContinueAt?
-        /// Standard input, read once when a -d, --data-binary or --data-urlencode piece (or -F part) reads it: every URL gets the same body.
-        let standardInput: Data?
         /// The -w format, read from its file once when given as `@FILE` (`@-`: standard input), as curl does.
         var writeOut: String? = nil
         /// The --retry options, read once rather than for each URL.
         var retry = RetryPolicy()
         /// Whether the -w format names a variable about connections (``TransferSummary/metricsVariables``).
         var writeOutNeedsMetrics = false
-        /// The --data-urlencode pieces, encoded (their files read once).
-        var encodedData: Result<[String], URLEncodedPiece.Unreadable> = .success([])
+        /// The -d, --data-binary and --data-urlencode pieces, their files read once; a file that cannot be read is each
+        /// URL's failure (26), found when its request is made.
+        var bodyPieces: Result<BodyPieces, BodyPieces.Unreadable> = .success(BodyPieces.none)
         /// -G: the pieces go in the URL's query.
         var dataInQuery = false
         /// -A's `User-Agent`.
@@ -209,35 +205,34 @@ extension LoadURL {
         var referer: String?
         /// --max-filesize's limit in bytes; `nil` for none.
         var maxFileSize: Int64?
+        /// Whether -T's file is read whole once, for several URLs to upload it: standard input from a pipe, a FIFO, which
+        /// can be read only once (the second URL would upload nothing). A regular file is read as each upload is sent.
+        var readsUploadOnce = false
         /// Where -D writes the heads.
         var headerDump: HeaderDump?
     }
 
-    /// This command's ``RequestOptions``; reads standard input if a body piece asks for it.
+    /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
     var requestOptions: RequestOptions {
         // -F parts before --form-string ones: ArgumentParser keeps each option's own order only (as with -d).
         let parts = form.compactMap { try? FormPart($0) } + formString.compactMap { try? FormPart(literal: $0) }
-        let readsInput = (data + dataBinary).contains("@-") || parts.contains { $0.content == .file(path: "-") || $0.content == .fileContents(path: "-") }
-            || dataURLEncoded.contains { URLEncodedPiece($0).file == "-" }
-        let input = readsInput ? FileManager.default.contents(atPath: "/dev/stdin") : nil
-        var options = RequestOptions(headers: headers, user: user, data: data, dataBinary: dataBinary, form: parts, uploadFile: uploadFile,
-                                     headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init),
-                                     standardInput: input)
+        var options = RequestOptions(headers: headers, user: user, form: parts, uploadFile: uploadFile,
+                                     headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init))
         options.retry = retryPolicy
         if let writeOut, writeOut.hasPrefix("@") {
-            let path = String(writeOut.dropFirst())
-            let contents = path == "-" ? (input ?? FileManager.default.contents(atPath: "/dev/stdin")) : FileManager.default.contents(atPath: path)
-            if contents == nil, !silent || showError {
-                StandardStreams.error("loadurl: warning: -w: cannot read \(path); no summary is printed\n")
+            do {
+                options.writeOut = String(decoding: try InputFile.contents(of: String(writeOut.dropFirst())), as: UTF8.self)
+            } catch {
+                if !silent || showError { StandardStreams.error("loadurl: warning: -w: \(error); no summary is printed\n") }
+                options.writeOut = ""
             }
-            options.writeOut = contents.map { String(decoding: $0, as: UTF8.self) } ?? ""
         } else {
             options.writeOut = writeOut
         }
         options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
-        // A file that cannot be read is the request's failure (26), found when each URL's request is made.
-        options.encodedData = Result { () throws(URLEncodedPiece.Unreadable) in
-            try dataURLEncoded.map { argument throws(URLEncodedPiece.Unreadable) in try URLEncodedPiece(argument).encoded(argument: argument, input: input) }
+        options.readsUploadOnce = urls.count > 1 && uploadFile.map { !InputFile.isReadableRegularFile($0) } ?? false
+        options.bodyPieces = Result { () throws(BodyPieces.Unreadable) in
+            try BodyPieces(form: data, binary: dataBinary, encoded: dataURLEncoded, streams: !dataInQuery)
         }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
@@ -282,18 +277,16 @@ extension LoadURL {
         }
         if let referer = options.referer, request.headerFields[.referer] == nil { request.headerFields[.referer] = referer }
         if let range = byteRange { request.headerFields[.range] = "bytes=" + range }
-        let encodedData: [String]
+        let pieces: BodyPieces
         do {
-            encodedData = try options.encodedData.get()
+            pieces = try options.bodyPieces.get()
         } catch {
-            throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--data-urlencode '\(error.argument)': cannot read its file: \(error.cause)")
+            throw LoadError(.requestBodyStreamExhausted, url: url, reason: error.description, underlying: error.cause.cause)
         }
-        if options.dataInQuery, !options.data.isEmpty || !options.dataBinary.isEmpty || !encodedData.isEmpty {
+        if options.dataInQuery, !pieces.isEmpty {
             // -G: joined as a body would be, after the query the URL has (with `&`).
-            let pieces = try Self.joined(form: options.data, binary: options.dataBinary, encoded: encodedData,
-                                         input: options.standardInput, url: url)
             if var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
-                let added = Self.queryText(pieces)
+                let added = Self.queryText(pieces.joined)
                 parts.percentEncodedQuery = parts.percentEncodedQuery.map { $0.isEmpty ? added : $0 + "&" + added } ?? added
                 guard let withQuery = parts.url else {
                     throw LoadError(.badURL, url: url, reason: "-G: the pieces do not make a query ('\(added.prefix(200))')")
@@ -302,11 +295,10 @@ extension LoadURL {
             } else {
                 throw LoadError(.badURL, url: url, reason: "-G: the URL's query cannot be taken apart to add the pieces")
             }
-        } else if !options.data.isEmpty || !options.dataBinary.isEmpty || !encodedData.isEmpty {
+        } else if !pieces.isEmpty {
             request.method = .post
-            request.body = try Self.body(form: options.data, binary: options.dataBinary, encoded: encodedData,
-                                         input: options.standardInput, url: url)
-            if !options.data.isEmpty || !encodedData.isEmpty, request.headerFields[.contentType] == nil {
+            request.body = pieces.streamedFile.map { .file(URL(fileURLWithPath: $0)) } ?? .bytes(pieces.joined)
+            if pieces.isForm, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
             }
         }
@@ -316,7 +308,7 @@ extension LoadURL {
             // boundary, which the body then uses.
             let own = request.headerFields[.contentType].flatMap { $0.isEmpty ? nil : $0 }
             let ownBoundary = own.flatMap { MIMEType($0)?.parameter("boundary") }.flatMap { $0.isEmpty ? nil : $0 }
-            let form = try MultipartForm(options.form, input: options.standardInput, url: url,
+            let form = try MultipartForm(options.form, url: url,
                                          boundary: ownBoundary ?? MultipartForm.newBoundary())
             request.body = form.requestBody(url: url)
             if let own {
@@ -334,7 +326,15 @@ extension LoadURL {
                                         && FileManager.default.isReadableFile(atPath: file.path)) else {
                 throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(uploadFile)")
             }
-            request.body = .file(file)
+            if options.readsUploadOnce {
+                do {
+                    request.body = .bytes(try InputFile.contents(of: uploadFile))
+                } catch {
+                    throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-T: \(error)", underlying: error.cause)
+                }
+            } else {
+                request.body = .file(file)
+            }
             // To a URL that names a folder, under the file's own name, as curl does.
             let path = request.url.path(percentEncoded: true)
             if uploadFile != "-", path.isEmpty || path.hasSuffix("/"),
@@ -402,34 +402,5 @@ extension LoadURL {
     static func percentEncodedSegment(_ name: String) -> String {
         let kept = Set("!$&'()*+,=:@".utf8)
         return PercentEncoding.encode(name) { PercentEncoding.isUnreserved($0) || kept.contains($0) }
-    }
-
-    /// The body of -d, --data-binary and (encoded already) --data-urlencode pieces: a lone `--data-binary @file` is
-    /// streamed from the file; anything else is read into memory and joined (``joined(form:binary:encoded:input:url:)``).
-    private static func body(form: [String], binary: [String], encoded: [String], input: Data?, url: URL) throws -> RequestBody {
-        if form.isEmpty, encoded.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-" {
-            let path = String(only.dropFirst())
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(path)")
-            }
-            return .file(URL(fileURLWithPath: path))
-        }
-        return .bytes(try joined(form: form, binary: binary, encoded: encoded, input: input, url: url))
-    }
-
-    /// The pieces joined with `&`, files read (line breaks taken out of -d's, as curl does).
-    private static func joined(form: [String], binary: [String], encoded: [String], input: Data?, url: URL) throws -> Data {
-        func piece(_ text: String, stripsLineBreaks: Bool) throws -> Data {
-            guard text.hasPrefix("@") else { return Data(text.utf8) }
-            guard let read = text == "@-" ? input : FileManager.default.contents(atPath: String(text.dropFirst())) else {
-                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(text.dropFirst())")
-            }
-            return stripsLineBreaks ? read.filter { $0 != 0x0A && $0 != 0x0D } : read
-        }
-        // curl joins the pieces in the order given; ArgumentParser keeps each option's own order only, so -d
-        // pieces come before --data-urlencode ones, and those before --data-binary ones.
-        let pieces = try form.map { try piece($0, stripsLineBreaks: true) } + encoded.map { Data($0.utf8) }
-            + binary.map { try piece($0, stripsLineBreaks: false) }
-        return Data(pieces.joined(separator: Data("&".utf8)))
     }
 }

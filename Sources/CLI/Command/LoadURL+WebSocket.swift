@@ -71,10 +71,11 @@ extension LoadURL {
         switch body {
         case .bytes(let bytes)?: data = bytes
         case .file(let file)?:
-            guard let read = FileManager.default.contents(atPath: file.path) else {
-                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "cannot read \(file.path)")
+            do {
+                data = try InputFile.contents(of: file.path)
+            } catch {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "\(error)", underlying: error.cause)
             }
-            data = read
         default: return nil
         }
         return String(validating: data, as: UTF8.self).map { .string($0) } ?? .data(data)

@@ -28,28 +28,10 @@ struct URLEncodedPiece {
         }
     }
 
-    /// A piece whose file could not be read: the argument and why.
-    struct Unreadable: Error {
-        let argument: String
-        let cause: String
-    }
-
     /// The piece as sent: `name=` and the encoded content (every byte but RFC 3986's unreserved as `%XX`), its file
-    /// read (`-` is `input`, standard input read once).
-    func encoded(argument: String, input: Data?) throws(Unreadable) -> String {
-        let bytes: Data
-        if let file, file != "-" {
-            do {
-                bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-            } catch {
-                throw Unreadable(argument: argument, cause: String(describing: error))
-            }
-        } else if file == "-" {
-            guard let input else { throw Unreadable(argument: argument, cause: "standard input could not be read") }
-            bytes = input
-        } else {
-            bytes = Data((content ?? "").utf8)
-        }
+    /// read (``InputFile``).
+    func encoded() throws(InputFile.Unreadable) -> String {
+        let bytes = try file.map { path throws(InputFile.Unreadable) in try InputFile.contents(of: path) } ?? Data((content ?? "").utf8)
         let text = PercentEncoding.encode(bytes: bytes, keeping: PercentEncoding.isUnreserved)
         return name.map { "\($0)=\(text)" } ?? text
     }

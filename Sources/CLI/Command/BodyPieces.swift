@@ -1,0 +1,67 @@
+import FoundationEssentials
+
+/// What `-d`, `--data-binary` and `--data-urlencode` send, their files read once for all the URLs of a run, as
+/// curl reads them with its options: each URL gets the same bytes, from standard input or a pipe too.
+struct BodyPieces: Sendable {
+    /// The pieces, joined with `&` when sent: `-d`'s (a file's without its line breaks), then `--data-urlencode`'s
+    /// encoded, then `--data-binary`'s. ArgumentParser keeps each option's own order only, where curl keeps the line's.
+    let pieces: [Data]
+    /// A lone `--data-binary @FILE` of a regular file, read as it is sent rather than into memory.
+    let streamedFile: String?
+    /// Whether a `-d` or `--data-urlencode` piece is among them: those make a form, with its `Content-Type`.
+    let isForm: Bool
+
+    /// A piece whose file could not be read: the option, its argument, and why.
+    struct Unreadable: Error, CustomStringConvertible {
+        let option: String
+        let argument: String
+        let cause: InputFile.Unreadable
+
+        var description: String { "\(option) '\(argument)': \(cause)" }
+    }
+
+    /// No pieces: a request without a body.
+    static let none = BodyPieces(pieces: [], streamedFile: nil, isForm: false)
+
+    private init(pieces: [Data], streamedFile: String?, isForm: Bool) {
+        (self.pieces, self.streamedFile, self.isForm) = (pieces, streamedFile, isForm)
+    }
+
+    /// The pieces of the options' arguments; `streams` lets a lone `--data-binary @FILE` be read as it is sent.
+    init(form: [String], binary: [String], encoded: [String], streams: Bool) throws(Unreadable) {
+        isForm = !form.isEmpty || !encoded.isEmpty
+        if streams, !isForm, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-",
+           InputFile.isReadableRegularFile(String(only.dropFirst())) {
+            (pieces, streamedFile) = ([], String(only.dropFirst()))
+            return
+        }
+        func piece(_ text: String, option: String, stripsLineBreaks: Bool) throws(Unreadable) -> Data {
+            guard text.hasPrefix("@") else { return Data(text.utf8) }
+            let read: Data
+            do {
+                read = try InputFile.contents(of: String(text.dropFirst()))
+            } catch {
+                throw Unreadable(option: option, argument: text, cause: error)
+            }
+            return stripsLineBreaks ? read.filter { $0 != 0x0A && $0 != 0x0D } : read
+        }
+        var pieces: [Data] = []
+        for text in form { pieces.append(try piece(text, option: "-d", stripsLineBreaks: true)) }
+        for argument in encoded {
+            do {
+                pieces.append(Data(try URLEncodedPiece(argument).encoded().utf8))
+            } catch {
+                throw Unreadable(option: "--data-urlencode", argument: argument, cause: error)
+            }
+        }
+        for text in binary { pieces.append(try piece(text, option: "--data-binary", stripsLineBreaks: false)) }
+        (self.pieces, streamedFile) = (pieces, nil)
+    }
+
+    /// No pieces: the options sent no body.
+    var isEmpty: Bool { pieces.isEmpty && streamedFile == nil }
+
+    /// The pieces as one body, joined with `&`.
+    var joined: Data { Data(pieces.joined(separator: Data("&".utf8))) }
+
+}
