@@ -91,6 +91,18 @@ struct CLIInputTests {
         #expect(put.stdout == "length=9 type=\nuploaded\n" + "length=9 type=\nuploaded\n")
     }
 
+    @Test("--json @- posts JSON down a pipe with its type; -H @FILE reads fields from a FIFO")
+    func jsonAndHeadersFromPipes() async throws {
+        let url = try echoURL()
+        let json = try await LoadURLProcess.run(["-sS", "--json", "@-", url], input: Data("{\"x\": 1}\n".utf8), inputThroughPipe: true)
+        #expect(json.stdout == "length=9 type=application/json\n{\"x\": 1}\n", "\(json.stderr)")
+        let fields = try fifo(Data("Content-Type: text/x-piped\r\n".utf8))
+        defer { try? FileManager.default.removeItem(at: fields) }
+        let typed = try await LoadURLProcess.run(["-sS", "-H", "@\(fields.path)", "-d", "x", url, url])
+        let once = "length=1 type=text/x-piped\nx"
+        #expect(typed.stdout == once + once, "\(typed.stderr)")
+    }
+
     @Test("-w @- reads the format down a pipe")
     func writeOutFromPipe() async throws {
         let run = try await LoadURLProcess.run(["-sS", "-o", "/dev/null", "-w", "@-", "-d", "x", try echoURL()],

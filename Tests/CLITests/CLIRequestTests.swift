@@ -78,6 +78,46 @@ struct CLIRequestTests {
         #expect(form.headerFields[.contentType] == "application/x-www-form-urlencoded")
     }
 
+    @Test("-H @FILE adds a field for each line of FILE (CRLF or LF, blank lines skipped), with -H's forms; a bad line or file fails the URL")
+    func headerFile() throws {
+        let file = try temporaryFile("X-A: 1\r\nX-Empty;\n\n  \nAccept:\nX-A: 2\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sent = try request(["-H", "Accept: text/plain", "-H", "@\(file.path)", "-H", "X-B: 3", "http://h/"])
+        #expect(sent.headerFields[values: HTTPField.Name("X-A")!] == ["1", "2"])
+        #expect(sent.headerFields[values: HTTPField.Name("X-Empty")!] == [""])
+        #expect(sent.headerFields[.accept] == nil, "the file's 'Accept:' removes the earlier one")
+        #expect(sent.headerFields[HTTPField.Name("X-B")!] == "3")
+        let bad = try temporaryFile("X-A: 1\nno separator\n")
+        defer { try? FileManager.default.removeItem(at: bad) }
+        let malformed = #expect(throws: LoadError.self) { _ = try request(["-H", "@\(bad.path)", "http://h/"]) }
+        #expect(malformed?.code == .badURL)
+        #expect(malformed?.reason?.contains("'no separator'") == true, "\(String(describing: malformed))")
+        let missing = #expect(throws: LoadError.self) { _ = try request(["-H", "@/no/such/headers", "http://h/"]) }
+        #expect(missing?.code == .requestBodyStreamExhausted, "curl's 26")
+        #expect(missing?.reason == "-H: cannot read /no/such/headers: No such file or directory", "\(String(describing: missing))")
+    }
+
+    @Test("--json posts its pieces joined with nothing, a file's as they are, with JSON's Content-Type and Accept (a -H of either wins); it goes alone")
+    func json() throws {
+        let file = try temporaryFile("\"b\": [1,\n2]}")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sent = try request(["--json", "{\"a\": 1, ", "--json", "@\(file.path)", "http://h/"])
+        #expect(sent.method == .post)
+        #expect(bytes(sent.body) == "{\"a\": 1, \"b\": [1,\n2]}")
+        #expect(sent.headerFields[.contentType] == "application/json")
+        #expect(sent.headerFields[.accept] == "application/json")
+        let own = try request(["-H", "Accept: application/x-ndjson", "-H", "Content-Type: application/merge-patch+json", "-X", "PATCH",
+                               "--json", "{}", "http://h/"])
+        #expect(own.headerFields[.accept] == "application/x-ndjson")
+        #expect(own.headerFields[.contentType] == "application/merge-patch+json")
+        #expect(own.method == .patch)
+        for other in [["-d", "a=1"], ["--data-binary", "x"], ["--data-urlencode", "a"], ["-F", "a=1"], ["-T", "/etc/hostname"], ["-I"], ["-G"]] {
+            #expect(throws: (any Error).self, "--json with \(other)") { _ = try command(["--json", "{}"] + other + ["http://h/"]).makeConfiguration() }
+        }
+        let missing = #expect(throws: LoadError.self) { _ = try request(["--json", "@/no/such/file", "http://h/"]) }
+        #expect(missing?.code == .requestBodyStreamExhausted)
+    }
+
     @Test("-u USER without a password sends an empty one (USER:), never a pair without its colon")
     func userWithoutPassword() throws {
         let sent = try request(["-u", "user", "http://h/"])

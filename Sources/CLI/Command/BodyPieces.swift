@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// What `-d`, `--data-binary` and `--data-urlencode` send, their files read once for all the URLs of a run, as
+/// What `-d`, `--data-binary`, `--data-urlencode` and `--json` send, their files read once for all the URLs of a run, as
 /// curl reads them with its options: each URL gets the same bytes, from standard input or a pipe too.
 struct BodyPieces: Sendable {
     /// The pieces, joined with `&` when sent: `-d`'s (a file's without its line breaks), then `--data-urlencode`'s
@@ -10,6 +10,8 @@ struct BodyPieces: Sendable {
     let streamedFile: String?
     /// Whether a `-d` or `--data-urlencode` piece is among them: those make a form, with its `Content-Type`.
     let isForm: Bool
+    /// Whether the body is `--json`'s (the one piece), sent with JSON's `Content-Type` and `Accept`.
+    let isJSON: Bool
 
     /// A piece whose file could not be read: the option, its argument, and why.
     struct Unreadable: Error, CustomStringConvertible {
@@ -21,15 +23,18 @@ struct BodyPieces: Sendable {
     }
 
     /// No pieces: a request without a body.
-    static let none = BodyPieces(pieces: [], streamedFile: nil, isForm: false)
+    static let none = BodyPieces(pieces: [], streamedFile: nil, isForm: false, isJSON: false)
 
-    private init(pieces: [Data], streamedFile: String?, isForm: Bool) {
-        (self.pieces, self.streamedFile, self.isForm) = (pieces, streamedFile, isForm)
+    private init(pieces: [Data], streamedFile: String?, isForm: Bool, isJSON: Bool) {
+        (self.pieces, self.streamedFile, self.isForm, self.isJSON) = (pieces, streamedFile, isForm, isJSON)
     }
 
     /// The pieces of the options' arguments; `streams` lets a lone `--data-binary @FILE` be read as it is sent.
-    init(form: [String], binary: [String], encoded: [String], streams: Bool) throws(Unreadable) {
+    /// `--json`'s, which go alone (``LoadURL/makeConfiguration()`` sees to it), are joined into one piece, with nothing
+    /// between them, as curl joins them.
+    init(form: [String], binary: [String], encoded: [String], json: [String] = [], streams: Bool) throws(Unreadable) {
         isForm = !form.isEmpty || !encoded.isEmpty
+        isJSON = !json.isEmpty
         if streams, !isForm, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-",
            InputFile.isReadableRegularFile(String(only.dropFirst())) {
             (pieces, streamedFile) = ([], String(only.dropFirst()))
@@ -55,6 +60,11 @@ struct BodyPieces: Sendable {
             }
         }
         for text in binary { pieces.append(try piece(text, option: "--data-binary", stripsLineBreaks: false)) }
+        if isJSON {
+            var whole = Data()
+            for text in json { whole.append(try piece(text, option: "--json", stripsLineBreaks: false)) }
+            pieces.append(whole)
+        }
         (self.pieces, streamedFile) = (pieces, nil)
     }
 

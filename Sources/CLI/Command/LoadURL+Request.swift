@@ -30,16 +30,16 @@ extension LoadURL {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
             if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !form.isEmpty || !formString.isEmpty {
-                throw ValidationError("-C resumes downloads only, not -T, -d or -F")
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !json.isEmpty || !form.isEmpty || !formString.isEmpty {
+                throw ValidationError("-C resumes downloads only, not -T, -d, --json or -F")
             }
             // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
             if include || headOnly { throw ValidationError("-C cannot go with -i or -I: the head would be written into the file being completed") }
         }
         if !form.isEmpty || !formString.isEmpty {
             // One body per request, as curl's "you can only select one HTTP request method".
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || headOnly {
-                throw ValidationError("-F cannot go with -d, --data-binary, --data-urlencode, -T or -I: a request has one body")
+            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !json.isEmpty || headOnly {
+                throw ValidationError("-F cannot go with -d, --data-binary, --data-urlencode, --json, -T or -I: a request has one body")
             }
             for option in form {
                 do throws(FormPart.Malformed) {
@@ -53,6 +53,12 @@ extension LoadURL {
             }
             for option in formString {
                 do throws(FormPart.Malformed) { _ = try FormPart(literal: option) } catch { throw ValidationError(error.description) }
+            }
+        }
+        if !json.isEmpty {
+            // curl 7.88 would append them to a -d body with '&', which makes neither a form nor JSON.
+            if !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || uploadFile != nil || headOnly || dataInQuery {
+                throw ValidationError("--json cannot go with -d, --data-binary, --data-urlencode, -T, -I or -G: it is the request's whole body")
             }
         }
         if dataInQuery, !form.isEmpty || !formString.isEmpty || uploadFile != nil {
@@ -102,7 +108,7 @@ extension LoadURL {
         http.allowsHTTP2 = httpVersion == .http2
         // -A '' and -H 'User-Agent:' send none, as curl's: not the handler's own either. (A malformed -H is each
         // request's failure, reported as it is made.)
-        let removed = (try? Self.headerFields(headers, url: URL(fileURLWithPath: "/")).removed) ?? []
+        let removed = (try? HeaderLines(headers).removed) ?? []
         if userAgent == "" || removed.contains(.userAgent) { http.userAgent = nil }
         // 0, as in curl: the default.
         if let connectTimeout, connectTimeout > 0 {
@@ -179,7 +185,8 @@ extension LoadURL {
     /// The options that shape each request, read once: ArgumentParser's property wrappers look up generic
     /// metadata on every read, about 1% of a run of many small transfers when read for each URL.
     struct RequestOptions: Sendable {
-        let headers: [String]
+        /// The -H fields, their files read; lines that are no field are each URL's failure.
+        let headerLines: Result<HeaderLines, HeaderLines.Invalid>
         let user: String?
         /// The -F parts (checked already by ``makeConfiguration()``).
         let form: [FormPart]
@@ -216,7 +223,7 @@ extension LoadURL {
     var requestOptions: RequestOptions {
         // -F parts before --form-string ones: ArgumentParser keeps each option's own order only (as with -d).
         let parts = form.compactMap { try? FormPart($0) } + formString.compactMap { try? FormPart(literal: $0) }
-        var options = RequestOptions(headers: headers, user: user, form: parts, uploadFile: uploadFile,
+        var options = RequestOptions(headerLines: Result { () throws(HeaderLines.Invalid) in try HeaderLines(headers) }, user: user, form: parts, uploadFile: uploadFile,
                                      headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init))
         options.retry = retryPolicy
         if let writeOut, writeOut.hasPrefix("@") {
@@ -232,7 +239,7 @@ extension LoadURL {
         options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
         options.readsUploadOnce = urls.count > 1 && uploadFile.map { !InputFile.isReadableRegularFile($0) } ?? false
         options.bodyPieces = Result { () throws(BodyPieces.Unreadable) in
-            try BodyPieces(form: data, binary: dataBinary, encoded: dataURLEncoded, streams: !dataInQuery)
+            try BodyPieces(form: data, binary: dataBinary, encoded: dataURLEncoded, json: json, streams: !dataInQuery)
         }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
@@ -258,7 +265,16 @@ extension LoadURL {
     /// The request for `url` that `options` describe.
     func makeRequest(_ url: URL, options: RequestOptions) throws -> LoadRequest {
         var request = LoadRequest(url: url)
-        let (added, removed) = try Self.headerFields(options.headers, url: url)
+        let lines: HeaderLines
+        do {
+            lines = try options.headerLines.get()
+        } catch {
+            switch error {
+            case .malformed: throw LoadError(.badURL, url: url, reason: error.description)
+            case .unreadable(let cause): throw LoadError(.requestBodyStreamExhausted, url: url, reason: error.description, underlying: cause.cause)
+            }
+        }
+        let (added, removed) = (lines.added, lines.removed)
         request.headerFields.append(contentsOf: added)
         if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {
             if request.scheme == "http" || request.scheme == "https" {
@@ -300,6 +316,10 @@ extension LoadURL {
             request.body = pieces.streamedFile.map { .file(URL(fileURLWithPath: $0)) } ?? .bytes(pieces.joined)
             if pieces.isForm, request.headerFields[.contentType] == nil {
                 request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            }
+            if pieces.isJSON {
+                if request.headerFields[.contentType] == nil { request.headerFields[.contentType] = "application/json" }
+                if request.headerFields[.accept] == nil { request.headerFields[.accept] = "application/json" }
             }
         }
         if !options.form.isEmpty {
@@ -347,30 +367,6 @@ extension LoadURL {
         if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
         for name in removed { request.headerFields[name] = nil }
         return request
-    }
-
-    /// What the `-H` options say: the fields to add, in order, and the names to send without.
-    ///
-    /// `Name: value` adds a field (a name given twice is sent twice); `Name;` one with an empty value. `Name:`
-    /// with nothing after it sends no such field, as curl: not an earlier -H's, not one an option would add
-    /// (`Content-Type:` with -d); the Host the HTTP handler adds stays (its User-Agent goes: ``makeConfiguration()``).
-    static func headerFields(_ headers: [String], url: URL) throws -> (added: [HTTPField], removed: [HTTPField.Name]) {
-        var added: [HTTPField] = []
-        var removed: [HTTPField.Name] = []
-        for header in headers {
-            let emptyValue = header.last == ";" && !header.contains(":")
-            let end = emptyValue ? header.index(before: header.endIndex) : header.firstIndex(of: ":")
-            guard let end, let name = HTTPField.Name(String(header[..<end].trimmingSpaces())) else {
-                throw LoadError(.badURL, url: url, reason: "-H wants 'Name: value' or 'Name;', not '\(header)'")
-            }
-            let value = emptyValue ? "" : String(header[header.index(after: end)...].trimmingSpaces())
-            if !emptyValue, value.isEmpty {
-                removed.append(name)
-            } else {
-                added.append(HTTPField(name: name, value: value))
-            }
-        }
-        return (added, removed)
     }
 
     /// `bytes` as they may stand in a URL's query: a byte no query may hold (a space, a quote, a byte above ASCII, a `%`

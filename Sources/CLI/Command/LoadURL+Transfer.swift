@@ -275,7 +275,7 @@ extension LoadURL {
         // A condition of the caller's own (-H 'If-Range: …') stands in its place, and -H 'If-Unmodified-Since:'
         // (curl's way to send no such field) goes without: the partial file's time is the client's clock, and
         // its last write, not when its first bytes came.
-        let declined = try Self.headerFields(options.headers, url: request.url).removed.contains(.ifUnmodifiedSince)
+        let declined = (try? options.headerLines.get())?.removed.contains(.ifUnmodifiedSince) ?? false
         if isHTTP, !declined, let writtenAt, ranged.headerFields[.ifRange] == nil, ranged.headerFields[.ifUnmodifiedSince] == nil {
             ranged.headerFields[.ifUnmodifiedSince] = IMFFixdate.string(fromUnixTime: writtenAt)
         }

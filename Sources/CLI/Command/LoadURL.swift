@@ -158,6 +158,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("data-binary"), help: "POST DATA (or @FILE) byte for byte (repeatable, joined with &).")
     public var dataBinary: [String] = []
 
+    /// Pieces of a JSON body to POST, byte for byte and joined with nothing between them (`@file` reads a file, `@-`
+    /// standard input), with `Content-Type` and `Accept` set to `application/json` (a -H of either name wins), curl's `--json`.
+    @Option(name: .customLong("json"), help: "POST DATA (or @FILE) as JSON, byte for byte, with Content-Type and Accept application/json (repeatable, joined with nothing).")
+    public var json: [String] = []
+
     /// Parts of a `multipart/form-data` POST, as curl's -F: `name=value`, `name=@FILE` (the file uploaded),
     /// `name=<FILE` (its contents as the value); see ``FormPart``.
     @Option(name: [.customShort("F"), .customLong("form")], help: "POST a multipart form part: name=VALUE, name=@FILE (uploaded, ;type= ;filename=), name=<FILE (contents as value) (repeatable).")

@@ -1,0 +1,62 @@
+import FoundationEssentials
+import HTTPTypes
+
+/// The fields `-H` adds and removes, read once for all the URLs of a run: `Name: value` adds one (a name given
+/// twice is sent twice), `Name;` adds one with an empty value, `Name:` sends none of that name (not an earlier
+/// `-H`'s, nor one an option or the HTTP handler would add, as `-d`'s `Content-Type` or the `User-Agent`; the `Host`
+/// stays), and `@FILE` (`@-`: standard input) reads such a line from each line of the file,
+/// as curl 7.55 and later do.
+struct HeaderLines: Sendable {
+    /// The fields to send, in the order given.
+    private(set) var added: [HTTPField] = []
+    /// The names to send none of.
+    private(set) var removed: [HTTPField.Name] = []
+
+    /// Why the `-H` options could not be read.
+    enum Invalid: Error, CustomStringConvertible {
+        /// A line that is no field.
+        case malformed(String)
+        /// An `@FILE` that could not be read.
+        case unreadable(InputFile.Unreadable)
+
+        var description: String {
+            switch self {
+            case .malformed(let line): "-H wants 'Name: value' or 'Name;', not '\(line)'"
+            case .unreadable(let cause): "-H: \(cause)"
+            }
+        }
+    }
+
+    /// The fields of the `-H` arguments, their files read.
+    init(_ arguments: [String]) throws(Invalid) {
+        for argument in arguments {
+            guard argument.hasPrefix("@") else {
+                try add(argument)
+                continue
+            }
+            let contents: Data
+            do {
+                contents = try InputFile.contents(of: String(argument.dropFirst()))
+            } catch {
+                throw .unreadable(error)
+            }
+            // One field per line; a blank line (the file's last break, say) is none.
+            for line in String(decoding: contents, as: UTF8.self).split(whereSeparator: \.isNewline)
+            where !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
+                try add(String(line))
+            }
+        }
+    }
+
+    private mutating func add(_ line: String) throws(Invalid) {
+        let emptyValue = line.last == ";" && !line.contains(":")
+        let end = emptyValue ? line.index(before: line.endIndex) : line.firstIndex(of: ":")
+        guard let end, let name = HTTPField.Name(String(line[..<end].trimmingSpaces())) else { throw .malformed(line) }
+        let value = emptyValue ? "" : String(line[line.index(after: end)...].trimmingSpaces())
+        if !emptyValue, value.isEmpty {
+            removed.append(name)
+        } else {
+            added.append(HTTPField(name: name, value: value))
+        }
+    }
+}
