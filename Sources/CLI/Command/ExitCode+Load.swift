@@ -52,7 +52,7 @@ public enum LoadURLExit {
     public static func status(for code: LoadError.Code) -> Int32 {
         switch code {
         case .unsupportedURL: return 1
-        case .badURL: return 3
+        case .badURL: return malformedURL
         case .cannotFindHost: return 6
         case .cannotConnectToHost: return 7
         case .cannotWriteToFile, .cannotCreateFile: return 23
@@ -80,4 +80,6 @@ public enum LoadURLExit {
     public static let httpError: Int32 = 22
     /// Usage error.
     public static let usage: Int32 = 2
+    /// A URL that cannot be read (a malformed glob too).
+    public static let malformedURL: Int32 = 3
 }

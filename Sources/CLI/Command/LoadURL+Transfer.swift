@@ -66,10 +66,10 @@ extension LoadURL {
         var started = ContinuousClock.now
         guard let url = URLArgument.url(text, registry: session.registry) else {
             let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
-            report(error.description, status: 3)
-            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: 3, error: error), format: options.writeOut,
-                      index: index, ordered: ordered)
-            return 3
+            report(error.description, status: LoadURLExit.malformedURL)
+            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: LoadURLExit.malformedURL, error: error),
+                      format: options.writeOut, index: index, ordered: ordered)
+            return LoadURLExit.malformedURL
         }
         var summary = TransferSummary(url: url)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.

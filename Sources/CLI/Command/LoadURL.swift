@@ -60,6 +60,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Save the next URL's body under its remote file name.")
     public var remoteNames: Int
 
+    /// Take `{}` and `[]` in the URLs as written, not as globs, curl's `-g`.
+    @Flag(name: [.customShort("g"), .customLong("globoff")], help: "Take {} and [] in URLs as written: no globs (by default {a,b} and [1-9], [a-z], [01-10:2] name a URL per value, and -o's #1, #2 take the values).")
+    public var globOff = false
+
     /// Save every URL under its remote name.
     @Flag(name: .customLong("remote-name-all"), help: "Save every URL's body under its remote file name.")
     public var remoteNameAll = false
@@ -325,6 +329,18 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             report("no URL given (try --help)", status: LoadURLExit.usage)
             return LoadURLExit.usage
         }
+        let command: LoadURL
+        do {
+            command = try expandingGlobs()
+        } catch {
+            report(error.description, status: LoadURLExit.malformedURL)
+            return LoadURLExit.malformedURL
+        }
+        return await command.transferEveryURL()
+    }
+
+    /// What ``execute()`` does once the URLs are expanded.
+    private func transferEveryURL() async -> Int32 {
         var configuration: LoaderSession.Configuration
         do {
             configuration = try makeConfiguration()

@@ -1,0 +1,29 @@
+// The URL arguments' globs (``URLGlob``), expanded before anything reads the URLs.
+extension LoadURL {
+    /// The command with each URL argument's globs expanded into a URL per value, unless `-g`: each takes the
+    /// output its argument had (`-o` with `#N` filled in, `-O`, `--remote-name-all`, standard output).
+    func expandingGlobs() throws(URLGlob.Malformed) -> LoadURL {
+        guard !globOff else { return self }
+        let globs = try urls.map { text throws(URLGlob.Malformed) in try URLGlob(text) }
+        // A line without globs or escapes (most) stays as it is.
+        guard zip(globs, urls).contains(where: { glob, text in glob.hasGlobs || glob.expanded().first?.url != text }) else { return self }
+        var expanded = self
+        expanded.urls = []
+        expanded.outputs = []
+        expanded.remoteNames = 0
+        for (index, glob) in globs.enumerated() {
+            let output = outputArgument(index)
+            for (url, values) in glob.expanded() {
+                expanded.urls.append(url)
+                expanded.outputs.append(output == "-" || output == Self.remoteNameSlot ? output : URLGlob.fill(output, with: values))
+            }
+        }
+        return expanded
+    }
+
+    /// The output the URL argument at `index` has, as ``outputs`` says it: a file name, ``remoteNameSlot``, or `-`.
+    private func outputArgument(_ index: Int) -> String {
+        if index < outputs.count { return outputs[index] }
+        return remoteNameAll || index - outputs.count < remoteNames ? Self.remoteNameSlot : "-"
+    }
+}
