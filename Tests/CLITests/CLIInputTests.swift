@@ -20,10 +20,11 @@ struct CLIInputTests {
         guard mkfifo(url.path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let path = url.path
         Thread.detachNewThread {
-            // Without a reader a non-blocking open fails (ENXIO): tried until loadurl opens its end.
+            // Without a reader a non-blocking open fails (ENXIO): tried until loadurl opens its end. Close-on-exec: a
+            // child another test starts meanwhile must not hold the write end, or the reader would wait for its exit.
             var descriptor: Int32 = -1
             for _ in 0..<3000 {
-                descriptor = open(path, O_WRONLY | O_NONBLOCK)
+                descriptor = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
                 if descriptor >= 0 { break }
                 usleep(10_000)
             }

@@ -199,7 +199,7 @@ struct CLIRequestTests {
         #expect(try command(["-A", "", "http://h/"]).makeConfiguration().handlerOptions[HTTPClientOptions.self].userAgent == nil)
         #expect(try command(["-H", "User-Agent:", "http://h/"]).makeConfiguration().handlerOptions[HTTPClientOptions.self].userAgent == nil)
         #expect(try command(["http://h/"]).makeConfiguration().handlerOptions[HTTPClientOptions.self].userAgent == "swift-url-loader/0.1")
-        // -e ';auto' keeps the URL before it (with a warning); an empty -e sends none.
+        // -e 'URL;auto' sends URL first (the redirects' own are CLIVerboseTests'); an empty -e sends none.
         #expect(try request(["-e", "http://from/;auto", "http://h/"]).headerFields[.referer] == "http://from/")
         #expect(try request(["-e", "", "http://h/"]).headerFields[.referer] == nil)
         let configuration = try command(["--connect-timeout", "2.5", "http://h/"]).makeConfiguration()

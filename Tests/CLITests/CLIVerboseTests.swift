@@ -36,6 +36,28 @@ struct CLIVerboseTests {
         #expect(lines.filter { $0 == ">" }.count == 2 && lines.filter { $0 == "<" }.count == 2, "\(run.stderr)")
     }
 
+    @Test("-e 'URL;auto' sends URL first, then on each redirect the URL it comes from (no user, password or fragment); without ;auto the redirect sends the first")
+    func autoReferer() async throws {
+        let port = try TestServers.requireNginx().httpPort
+        func referers(_ arguments: [String]) async throws -> [String] {
+            let run = try await LoadURLProcess.run(["-v", "-s", "-L", "-o", "/dev/null"] + arguments)
+            #expect(run.status == 0, "\(run.stderr)")
+            let lines = run.stderr.split(separator: "\n").map(String.init)
+            // Each request's Referer, or "-" for none: the lines of one request run from its "> GET" to its blank ">".
+            var found: [String] = []
+            for line in lines {
+                if line.hasPrefix("> GET ") { found.append("-") }
+                if line.lowercased().hasPrefix("> referer: ") { found[found.count - 1] = String(line.dropFirst("> referer: ".count)) }
+            }
+            return found
+        }
+        let redirect = "http://127.0.0.1:\(port)/redirect"
+        #expect(try await referers(["-e", "http://first.example/;auto", "http://u:p@127.0.0.1:\(port)/redirect#part"])
+                == ["http://first.example/", redirect])
+        #expect(try await referers(["-e", ";auto", redirect]) == ["-", redirect])
+        #expect(try await referers(["-e", "http://first.example/", redirect]) == ["http://first.example/", "http://first.example/"])
+    }
+
     @Test("Without -v nothing of the exchange goes to standard error; -v over HTTP/2 says so")
     func quietAndHTTP2() async throws {
         let server = try TestServers.requireNginx()

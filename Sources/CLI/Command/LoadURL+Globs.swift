@@ -3,9 +3,10 @@ extension LoadURL {
     /// The command with each URL argument's globs expanded into a URL per value, unless `-g`: each takes the
     /// output its argument had (`-o` with `#N` filled in, `-O`, `--remote-name-all`, standard output).
     func expandingGlobs() throws(URLGlob.Malformed) -> LoadURL {
-        guard !globOff else { return self }
-        let globs = try urls.map { text throws(URLGlob.Malformed) in try URLGlob(text) }
-        // A line without globs or escapes (most) stays as it is.
+        // Most URLs hold no character a glob needs: a line of thousands of them is not read again.
+        guard !globOff, urls.contains(where: URLGlob.mayHoldGlob) else { return self }
+        let globs = try urls.map { text throws(URLGlob.Malformed) in URLGlob.mayHoldGlob(text) ? try URLGlob(text) : URLGlob(literal: text) }
+        // Brackets of IPv6 addresses only: the line stays as it is.
         guard zip(globs, urls).contains(where: { glob, text in glob.hasGlobs || glob.expanded().first?.url != text }) else { return self }
         var expanded = self
         expanded.urls = []

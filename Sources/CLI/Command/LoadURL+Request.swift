@@ -82,9 +82,6 @@ extension LoadURL {
         if let connectTimeout, !(connectTimeout >= 0) { throw ValidationError("--connect-timeout wants a number of seconds, 0 or more, not \(connectTimeout.printed("%g"))") }
         // As curl 7.88: one or the other.
         if failOnHTTPError, failWithBody { throw ValidationError("-f and --fail-with-body cannot go together: choose one") }
-        if referer?.hasSuffix(";auto") == true, !silent || showError {
-            StandardStreams.error("loadurl: warning: -e ';auto' (a Referer on each redirect) is not supported; only the URL before it is sent\n")
-        }
         // Heads of transfers at once would cross the ordered bodies on standard output.
         if dumpHeader == "-", parallel, urls.count > 1 { throw ValidationError("-D - cannot go with -Z: the heads would cross the bodies") }
         if let maxTime, maxTime > 0 { configuration.timeoutIntervalForResource = maxTime }
@@ -208,8 +205,10 @@ extension LoadURL {
         var dataInQuery = false
         /// -A's `User-Agent`.
         var userAgent: String?
-        /// -e's `Referer`, without curl's `;auto`.
+        /// -e's `Referer` for the first request, without curl's `;auto`.
         var referer: String?
+        /// -e's `;auto`: each redirect sends the URL it comes from as its `Referer`.
+        var autoReferer = false
         /// --max-filesize's limit in bytes; `nil` for none.
         var maxFileSize: Int64?
         /// Whether -T's file is read whole once, for several URLs to upload it: standard input from a pipe, a FIFO, which
@@ -243,8 +242,9 @@ extension LoadURL {
         }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
-        // `;auto` is dropped (warned of above); an empty one sends none, as curl's.
-        options.referer = referer.map { $0.hasSuffix(";auto") ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
+        // `;auto` asks for one on each redirect (``TransferEvents``); an empty one sends none, as curl's.
+        options.autoReferer = referer?.hasSuffix(";auto") == true
+        options.referer = referer.map { options.autoReferer ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options
     }

@@ -131,7 +131,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var userAgent: String?
 
     /// The `Referer` to send, curl's `-e`.
-    @Option(name: [.customShort("e"), .customLong("referer")], help: "Send URL as the Referer (';auto', following redirects, is not supported and is dropped with a warning).")
+    @Option(name: [.customShort("e"), .customLong("referer")], help: "Send URL as the Referer; with ';auto' (URL;auto or ;auto), each redirect followed sends the URL it comes from.")
     public var referer: String?
 
     /// Pieces of a form body, URL-encoded as curl's `--data-urlencode` does.

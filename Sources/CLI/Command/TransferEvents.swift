@@ -5,7 +5,8 @@ import Synchronization
 /// A transfer's task delegate, made only when the command line asks about exchanges: with `-v` it tells each exchange
 /// with a server on standard error as curl's `-v` does (the connection, the request as it went out with what the
 /// session's layers added as `> ` lines, the response head as `< ` lines); with `-D` it writes each response head to
-/// its file; for `-w`'s variables about connections it keeps them (``transactions``).
+/// its file; for `-w`'s variables about connections it keeps them (``transactions``); with `-e ';auto'` it sends
+/// each redirect's request with the URL it was redirected from as its `Referer`.
 final class TransferEvents: LoadTaskDelegate {
     private let verbose: Bool
     private let headerDump: HeaderDump?
@@ -15,12 +16,15 @@ final class TransferEvents: LoadTaskDelegate {
     private let dumpFailure = Mutex<(any Error)?>(nil)
     /// Redirects followed in the current try.
     private let redirects = Mutex(0)
+    /// Whether each redirect sends the URL it comes from as its `Referer`.
+    private let autoReferer: Bool
 
-    /// `nil` when none of `-v`, `-D` and `-w`'s variables about connections is asked for: a task with a delegate
-    /// collects metrics and calls it on every event.
-    init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?) {
-        guard verbose || keepsTransactions || headerDump != nil else { return nil }
+    /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections and `-e ';auto'` is asked for: a task with a
+    /// delegate collects metrics and calls it on every event.
+    init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false) {
+        guard verbose || keepsTransactions || headerDump != nil || autoReferer else { return nil }
         self.verbose = verbose
+        self.autoReferer = autoReferer
         self.headerDump = headerDump
         self.kept = keepsTransactions ? Mutex([]) : nil
     }
@@ -40,10 +44,21 @@ final class TransferEvents: LoadTaskDelegate {
         redirects.withLock { $0 = 0 }
     }
 
-    /// Counts the redirect, and follows it (the session's rules, -L and --max-redirs, decided it may be).
+    /// Counts the redirect, and follows it (the session's rules, -L and --max-redirs, decided it may be), with the
+    /// URL it comes from as the `Referer` under `-e ';auto'`.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
         redirects.withLock { $0 += 1 }
+        guard autoReferer else { return request }
+        var request = request
+        request.headerFields[.referer] = Self.referer(response.url)
         return request
+    }
+
+    /// `url` as a `Referer`: without user, password and fragment, as curl's `;auto` sends it.
+    static func referer(_ url: URL) -> String {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        (parts.user, parts.password, parts.fragment) = (nil, nil, nil)
+        return parts.url?.absoluteString ?? url.absoluteString
     }
 
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {

@@ -24,6 +24,16 @@ struct URLGlob {
         var description: String { "bad URL glob: \(problem) at position \(position) of '\(url.prefix(200))' (-g takes it as written)" }
     }
 
+    /// `text` as written: a URL of no globs.
+    init(literal text: String) {
+        pieces = [.literal(text)]
+    }
+
+    /// Whether `text` holds a character that makes or escapes a glob (`{`, `}`, `[`, `]`, `\`), so that it must be read.
+    static func mayHoldGlob(_ text: String) -> Bool {
+        text.utf8.contains { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "}") || $0 == UInt8(ascii: "]") }
+    }
+
     /// Reads `text`'s globs.
     init(_ text: String) throws(Malformed) {
         let characters = Array(text)
