@@ -141,6 +141,25 @@ struct CLIHTTPTests {
         #expect(run.stderr.contains("does not match"))
     }
 
+    @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
+    func limitRate() async throws {
+        let server = try TestServers.requireNginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/1m.bin"
+        let run = try await LoadURLProcess.run(["-sS", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{size_download} %{speed_download}\n", "--limit-rate", "1M", url, url])
+        #expect(run.status == 0, "\(run.stderr)")
+        // Each transfer's own average (a pause follows every chunk, the last too), counted over its whole time.
+        let figures = run.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        #expect(figures.count == 4, "\(run.stdout)")
+        for pair in stride(from: 0, to: figures.count - 1, by: 2) {
+            #expect(figures[pair] == 1_048_576)
+            #expect(figures[pair + 1] <= 1024 * 1024, "\(figures[pair + 1]) bytes per second")
+        }
+        for bad in ["fast", "-1", "1T"] {
+            let refused = try await LoadURLProcess.run(["--limit-rate", bad, url])
+            #expect(refused.status == 2 && refused.stderr.contains("--limit-rate"), "\(bad): \(refused.stderr)")
+        }
+    }
+
     @Test("-u sends Basic credentials; -d posts a form")
     func credentialsAndData() async throws {
         let server = try TestServers.requireNginx()

@@ -79,6 +79,9 @@ extension LoadURL {
         if let maxFileSize, Self.byteCount(maxFileSize) == nil {
             throw ValidationError("--max-filesize wants a number of bytes (with K, M or G), not '\(maxFileSize)'")
         }
+        if let limitRate, Self.byteCount(limitRate) == nil {
+            throw ValidationError("--limit-rate wants a number of bytes per second (with K, M or G), not '\(limitRate)'")
+        }
         if let connectTimeout, !(connectTimeout >= 0) { throw ValidationError("--connect-timeout wants a number of seconds, 0 or more, not \(connectTimeout.printed("%g"))") }
         // As curl 7.88: one or the other.
         if failOnHTTPError, failWithBody { throw ValidationError("-f and --fail-with-body cannot go together: choose one") }
@@ -211,6 +214,8 @@ extension LoadURL {
         var autoReferer = false
         /// --max-filesize's limit in bytes; `nil` for none.
         var maxFileSize: Int64?
+        /// --limit-rate's bytes per second; `nil` for none.
+        var rateLimit: Int64?
         /// Whether -T's file is read whole once, for several URLs to upload it: standard input from a pipe, a FIFO, which
         /// can be read only once (the second URL would upload nothing). A regular file is read as each upload is sent.
         var readsUploadOnce = false
@@ -246,6 +251,7 @@ extension LoadURL {
         options.autoReferer = referer?.hasSuffix(";auto") == true
         options.referer = referer.map { options.autoReferer ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
+        options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options
     }
 

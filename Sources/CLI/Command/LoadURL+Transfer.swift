@@ -184,6 +184,7 @@ extension LoadURL {
                 }
                 if include || headOnly { try put(Data(response.printableHead.utf8)) }
                 func copyBody() async throws {
+                    let pacer = options.rateLimit.map(RatePacer.init)
                     for try await chunk in bytes.chunks {
                         if let maxFileSize, summary.bytes + Int64(chunk.count) > maxFileSize {
                             bytes.task.cancel()
@@ -192,6 +193,7 @@ extension LoadURL {
                         try put(chunk)
                         summary.bytes += Int64(chunk.count)
                         meter.update(received: summary.bytes, expected: response.expectedContentLength)
+                        try await pacer?.pause(after: summary.bytes)
                     }
                 }
                 if let length = response.expectedContentLength, length <= Self.smallBody {

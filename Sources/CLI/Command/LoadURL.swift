@@ -154,6 +154,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("max-filesize"), help: "Fail (63) a transfer whose body is larger than BYTES (K, M, G suffixes; 0: no limit), before it starts when the size is announced.")
     public var maxFileSize: String?
 
+    /// The most bytes per second each transfer's body may come at, curl's `--limit-rate`: bytes, or with a `K`, `M` or
+    /// `G` suffix; 0 for no limit.
+    @Option(name: .customLong("limit-rate"), help: "Take each response body at most SPEED bytes per second on average (K, M, G suffixes; 0: no limit).")
+    public var limitRate: String?
+
     /// The longest opening a connection may take, curl's `--connect-timeout`.
     @Option(name: .customLong("connect-timeout"), help: "Give up opening a connection after SECONDS (TLS included; 0: the default, 30).")
     public var connectTimeout: Double?
