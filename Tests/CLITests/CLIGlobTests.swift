@@ -15,15 +15,19 @@ struct CLIGlobTests {
         #expect(try urls("http://h/[1-10:4]") == ["http://h/1", "http://h/5", "http://h/9"])
         #expect(try urls("http://h/[x-z][A-B:1]") == ["http://h/xA", "http://h/xB", "http://h/yA", "http://h/yB", "http://h/zA", "http://h/zB"])
         #expect(try urls("http://h/{,s}") == ["http://h/", "http://h/s"], "an empty value is a value")
+        #expect(try urls("http://h/[0-0]/[7-7:1]") == ["http://h/0/7"])
+        #expect(try urls("http://h/[a-e:4]") == ["http://h/a", "http://h/e"])
         #expect(try URLGlob("http://h/{a,b}[0-99]").count == 200)
     }
 
-    @Test("An IPv6 address in brackets and what \\ escapes are taken as written; a URL without globs is itself")
+    @Test("An IPv6 address in brackets, [] and what \\ escapes are taken as written; a URL without globs is itself")
     func literals() throws {
         #expect(try urls("http://[::1]:8080/{a,b}") == ["http://[::1]:8080/a", "http://[::1]:8080/b"])
         #expect(try urls("http://[fe80::1%25eth0]/") == ["http://[fe80::1%25eth0]/"])
-        #expect(try urls("data:,\\{a\\,b\\}\\[1-2\\]") == ["data:,{a,b}[1-2]"])
-        #expect(try urls("data:,{x\\,y,z}") == ["data:,x,y", "data:,z"])
+        #expect(try urls("http://h/?a[]=1&b[]=[1-2]") == ["http://h/?a[]=1&b[]=1", "http://h/?a[]=1&b[]=2"])
+        // Outside a set \\ escapes the four brackets only (a \\, stays); inside one, any character.
+        #expect(try urls("data:,\\{a\\,b\\}\\[1-2\\]") == ["data:,{a\\,b}[1-2]"])
+        #expect(try urls("data:,{x\\,y,\\}z\\q}") == ["data:,x,y", "data:,}zq"])
         #expect(try URLGlob("http://h/plain").hasGlobs == false)
     }
 
@@ -31,7 +35,10 @@ struct CLIGlobTests {
         ("http://h/[3-1]", "bad range '[3-1]'", 10), ("http://h/[1-]", "bad range '[1-]'", 10), ("http://h/[1-5:0]", "bad range '[1-5:0]'", 10),
         ("http://h/[a-Z]", "bad range '[a-Z]'", 10), ("http://h/[a-9]", "bad range '[a-9]'", 10), ("http://h/{a,b", "unmatched brace", 10),
         ("http://h/{a,{b}}", "nested brace", 13), ("http://h/a}", "unmatched brace", 11), ("http://h/[1-2", "unmatched bracket", 10),
-        ("http://h/{a,[1-2]}", "bracket within braces", 13),
+        ("http://h/{a,[1-2]}", "bracket within braces", 13), ("http://h/[1-5:10]", "bad range '[1-5:10]'", 10),
+        ("http://h/[0-0:2]", "bad range '[0-0:2]'", 10), ("http://h/[a-b:256]", "bad range '[a-b:256]'", 10),
+        ("http://h/[+1-5]", "bad range '[+1-5]'", 10), ("http://h/[10:20]", "bad range '[10:20]'", 10),
+        ("http://h/[1-99999999999999999999]", "bad range '[1-99999999999999999999]'", 10), ("http://h/x{}", "empty string within braces", 11),
     ])
     func malformed(text: String, problem: String, position: Int) {
         let error = #expect(throws: URLGlob.Malformed.self) { _ = try URLGlob(text) }
@@ -39,10 +46,17 @@ struct CLIGlobTests {
         #expect(error?.position == position)
     }
 
-    @Test("More URLs than the limit is refused before any is made")
+    @Test("More URLs than the limit, or more globs, is refused at the glob that passes it, before its values are made")
     func limit() {
         let error = #expect(throws: URLGlob.Malformed.self) { _ = try URLGlob("http://h/[0-999][0-999][0-9]") }
-        #expect(error?.problem == "the globs name 10000000 URLs, more than 1000000")
+        #expect(error?.problem == "the globs name more than 1000000 URLs")
+        #expect(error?.position == 24)
+        let wide = #expect(throws: URLGlob.Malformed.self) { _ = try URLGlob("http://h/[1-2000000]") }
+        #expect(wide?.problem == "the globs name more than 1000000 URLs")
+        // Each glob of one value: the count stays 1, the number of globs is what is refused.
+        let many = #expect(throws: URLGlob.Malformed.self) { _ = try URLGlob("http://h/" + String(repeating: "{a}", count: 101)) }
+        #expect(many?.problem == "more than 100 globs")
+        #expect(throws: URLGlob.Malformed.self) { _ = try URLGlob("http://h/" + String(repeating: "[0-999999]", count: 300)) }
     }
 
     @Test("-o names take the values with #N; a # without a glob's number stays")

@@ -51,6 +51,10 @@ struct CLIInputTests {
         // -d takes a file's line breaks out.
         let once = "length=6 type=application/x-www-form-urlencoded\na=1b=2"
         #expect(posted.stdout == once + once)
+        // Standard input by either name is one input, read once: both pieces get it whole.
+        let twice = try await LoadURLProcess.run(["-sS", "-d", "@-", "--data-urlencode", "x@/dev/stdin", url], input: Data("a=1\n".utf8),
+                                                 inputThroughPipe: true)
+        #expect(twice.stdout == "length=14 type=application/x-www-form-urlencoded\na=1&x=a%3D1%0A", "\(twice.stderr)")
         let encoded = try await LoadURLProcess.run(["-sS", "--data-urlencode", "q@-", url], input: Data("x y\n".utf8), inputThroughPipe: true)
         #expect(encoded.stdout == "length=10 type=application/x-www-form-urlencoded\nq=x%20y%0A", "\(encoded.stderr)")
         let form = try await LoadURLProcess.run(["-sS", "-F", "note=<-", "-F", "doc=@-", url], input: Data("from stdin\n".utf8),

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import FTPScheme
 import HTTPScheme
@@ -112,7 +113,10 @@ struct CLIRequestTests {
         #expect(own.headerFields[.contentType] == "application/merge-patch+json")
         #expect(own.method == .patch)
         for other in [["-d", "a=1"], ["--data-binary", "x"], ["--data-urlencode", "a"], ["-F", "a=1"], ["-T", "/etc/hostname"], ["-I"], ["-G"]] {
-            #expect(throws: (any Error).self, "--json with \(other)") { _ = try command(["--json", "{}"] + other + ["http://h/"]).makeConfiguration() }
+            let refused = #expect(throws: ValidationError.self, "--json with \(other)") {
+                _ = try command(["--json", "{}"] + other + ["http://h/"]).makeConfiguration()
+            }
+            #expect(refused?.message.contains("cannot go with") == true, "\(String(describing: refused))")
         }
         let missing = #expect(throws: LoadError.self) { _ = try request(["--json", "@/no/such/file", "http://h/"]) }
         #expect(missing?.code == .requestBodyStreamExhausted)
@@ -148,6 +152,19 @@ struct CLIRequestTests {
             return
         }
         #expect(input.path == "/dev/stdin")
+    }
+
+    @Test("--retry sends -T's file again only when it can be read again: a regular file, not standard input or a FIFO read as it is sent")
+    func uploadSentAgain() throws {
+        let file = try temporaryFile("x")
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("cli-request-\(UUID().uuidString).fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(at: file); try? FileManager.default.removeItem(at: fifo) }
+        let regular = try command(["-T", file.path, "http://h/a", "http://h/b"]).requestOptions
+        #expect(regular.uploadCanBeSentAgain && !regular.readsUploadOnce)
+        #expect(try command(["-T", fifo.path, "http://h/"]).requestOptions.uploadCanBeSentAgain == false)
+        #expect(try command(["-T", "-", "http://h/"]).requestOptions.uploadCanBeSentAgain == false)
+        #expect(try command(["http://h/"]).requestOptions.uploadCanBeSentAgain)
     }
 
     @Test("Values that start with a dash are values, as in curl; --max-redirs -1 is no limit")

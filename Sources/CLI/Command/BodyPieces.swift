@@ -15,10 +15,14 @@ struct BodyPieces: Sendable {
 
     /// A piece whose file could not be read: the option, its argument, and why.
     struct Unreadable: Error, CustomStringConvertible {
+        /// The option, as `-d`.
         let option: String
+        /// Its argument, as `@file`.
         let argument: String
+        /// Why the file could not be read.
         let cause: InputFile.Unreadable
 
+        /// The option, its argument and the cause, as error messages name them.
         var description: String { "\(option) '\(argument)': \(cause)" }
     }
 

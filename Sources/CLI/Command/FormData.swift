@@ -22,6 +22,14 @@ struct FormPart: Equatable, Sendable {
         case file(path: String)
         /// A file's contents as the part's value (`<`), with no file name.
         case fileContents(path: String)
+
+        /// The file a part reads, if any.
+        var path: String? {
+            switch self {
+            case .text: nil
+            case .file(let path), .fileContents(let path): path
+            }
+        }
     }
 
     var name: String
@@ -190,7 +198,7 @@ struct MultipartForm: Sendable {
                 head += "; filename=\"\(Self.quoted(filename))\"\r\nContent-Type: \(part.type ?? PathContentTypes.type(forPath: filename))"
                 pending.append(Data((head + "\r\n\r\n").utf8))
                 var info = stat()
-                if path == "-" || stat(path, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || access(path, R_OK) != 0 {
+                if !InputFile.isReadableRegularFile(path) || stat(path, &info) != 0 {
                     // Standard input, a pipe: read whole, once for every URL (what cannot be read fails there).
                     pending.append(try read(path))
                 } else {

@@ -4,8 +4,8 @@ import HTTPTypes
 /// The fields `-H` adds and removes, read once for all the URLs of a run: `Name: value` adds one (a name given
 /// twice is sent twice), `Name;` adds one with an empty value, `Name:` sends none of that name (not an earlier
 /// `-H`'s, nor one an option or the HTTP handler would add, as `-d`'s `Content-Type` or the `User-Agent`; the `Host`
-/// stays), and `@FILE` (`@-`: standard input) reads such a line from each line of the file,
-/// as curl 7.55 and later do.
+/// stays), and `@FILE` (`@-`: standard input) reads such a line from each line of the file, as curl 7.55 and later
+/// do. Unlike curl, which warns of an `@FILE` it cannot read and goes on without it, such a file fails each URL.
 struct HeaderLines: Sendable {
     /// The fields to send, in the order given.
     private(set) var added: [HTTPField] = []
@@ -19,6 +19,7 @@ struct HeaderLines: Sendable {
         /// An `@FILE` that could not be read.
         case unreadable(InputFile.Unreadable)
 
+        /// The line or the file, and why, as error messages name them.
         var description: String {
             switch self {
             case .malformed(let line): "-H wants 'Name: value' or 'Name;', not '\(line)'"
@@ -40,8 +41,8 @@ struct HeaderLines: Sendable {
             } catch {
                 throw .unreadable(error)
             }
-            // One field per line; a blank line (the file's last break, say) is none.
-            for line in String(decoding: contents, as: UTF8.self).split(whereSeparator: \.isNewline)
+            // One field per line, at CR or LF only (as curl); a blank line (the file's last break, say) is none.
+            for line in String(decoding: contents, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
             where !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
                 try add(String(line))
             }

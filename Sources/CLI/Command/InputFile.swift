@@ -10,13 +10,15 @@ import Synchronization
 import SystemPackage
 
 /// The files the command line names to read whole (`-d @FILE`, `--data-binary @FILE`, `--data-urlencode @FILE`,
-/// `-F name=<FILE`, `-w @FILE`, `-b FILE`, a WebSocket's message; `-` for standard input).
+/// `--json @FILE`, `-H @FILE`, `-F name=<FILE`, `-w @FILE`, `-b FILE`, `-K FILE`, a WebSocket's message; `-` for
+/// standard input).
 ///
 /// Read with `read(2)` to their end, not by the size `stat` gives, which is 0 for a pipe: with Foundation's
 /// whole-file read, `echo a=1 | loadurl -d @- URL` and `loadurl -d @<(cmd) URL` failed. Standard input and any
-/// file that is not a regular one (a pipe, a FIFO, a device) can be read only once, so each is read once for
-/// the whole run and every option and URL that names it gets the same bytes, as curl's options do. A regular
-/// file is read at each call.
+/// file that is not a regular one (a pipe, a FIFO, a device) can be read only once, so each is read once for the
+/// whole run, known by its device and inode (`-` and `/dev/stdin` are one), and every option and URL that names it
+/// gets the same bytes (where curl gives a second option reading standard input nothing). A regular file is read
+/// at each call.
 enum InputFile {
     /// A file that could not be read: which, and the system's reason.
     struct Unreadable: Error, CustomStringConvertible {
@@ -25,24 +27,32 @@ enum InputFile {
         /// What `open` or `read` said.
         let cause: Errno
 
+        /// The file and the reason, as error messages name them.
         var description: String { "cannot read \(path == "-" ? "standard input" : path): \(cause)" }
     }
 
-    /// What each read-once file gave. Held while a file is read: another caller of the same pipe waits for its bytes.
-    private static let readOnce = Mutex<[String: Result<Data, Unreadable>]>([:])
+    /// A file that can be read only once, by its device and inode.
+    private struct Identity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// What each read-once file gave. Held while such a file is read: another caller of the same pipe waits for its
+    /// bytes (regular files are read without it).
+    private static let readOnce = Mutex<[Identity: Result<Data, Unreadable>]>([:])
 
     /// The whole contents of the file at `path` (`-`: standard input).
     static func contents(of path: String) throws(Unreadable) -> Data {
-        try readOnce.withLock { known throws(Unreadable) -> Data in
-            if let earlier = known[path] { return try earlier.get() }
+        var info = stat()
+        let known = path == "-" ? fstat(STDIN_FILENO, &info) == 0 : stat(path, &info) == 0
+        // A regular file (not standard input, whose offset moves), or one that is not there: read as it is now.
+        guard known, path == "-" || info.st_mode & S_IFMT != S_IFREG else { return try read(path) }
+        let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return try readOnce.withLock { memo throws(Unreadable) -> Data in
+            if let earlier = memo[identity] { return try earlier.get() }
             let result = Result { () throws(Unreadable) in try read(path) }
-            switch result {
-            case .success(let read) where read.isRegularFile && path != "-": return read.bytes
-            default:
-                let kept = result.map(\.bytes)
-                known[path] = kept
-                return try kept.get()
-            }
+            memo[identity] = result
+            return try result.get()
         }
     }
 
@@ -55,22 +65,21 @@ enum InputFile {
     }
 
     /// Reads `path` to its end.
-    private static func read(_ path: String) throws(Unreadable) -> (bytes: Data, isRegularFile: Bool) {
+    private static func read(_ path: String) throws(Unreadable) -> Data {
         do {
             let descriptor = path == "-" ? FileDescriptor.standardInput : try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
             // Standard input is the process's, left open.
             defer { if path != "-" { try? descriptor.close() } }
             var info = stat()
-            let isRegularFile = fstat(descriptor.rawValue, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
             var bytes = Data()
-            if isRegularFile { bytes.reserveCapacity(Int(info.st_size)) }
+            if fstat(descriptor.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG { bytes.reserveCapacity(Int(info.st_size)) }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
                 let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
                 if count == 0 { break }
                 bytes.append(contentsOf: chunk[..<count])
             }
-            return (bytes, isRegularFile)
+            return bytes
         } catch {
             throw Unreadable(path: path, cause: error as? Errno ?? .ioError)
         }

@@ -25,11 +25,64 @@ extension LoadURL {
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
         "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",
-        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate",
+        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "-K": "--config", "--config": "--config",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).
     public static let optionsWithValues = Set(longNamesOfOptionsWithValues.keys)
+
+    /// The most `-K` files one command line may read, nested ones included: a file that names itself ends there.
+    static let configFileLimit = 32
+
+    /// `arguments` with each `-K FILE` (`--config`, `-KFILE`, `--config=FILE`; `-` for standard input) replaced by the
+    /// arguments its lines stand for (``ConfigFile``), in its place, as curl reads them. A file that cannot be read or
+    /// holds a line that is no option is a usage error naming it.
+    static func expandingConfigFiles(_ arguments: [String]) throws -> [String] {
+        var arguments = arguments
+        var read = 0
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { break }
+            let file: String?
+            var width = 1
+            if argument == "-K" || argument == "--config" {
+                guard index + 1 < arguments.count else { break }  // ArgumentParser says the value is missing.
+                (file, width) = (arguments[index + 1], 2)
+            } else if argument.hasPrefix("--config=") {
+                file = String(argument.dropFirst("--config=".count))
+            } else if argument.hasPrefix("-K"), argument.count > 2 {
+                file = String(argument.dropFirst(2))
+            } else {
+                file = nil
+            }
+            guard let file else {
+                // A value is skipped, whatever it looks like (`-d -K`).
+                index += argument == "-o" || argument == "--output" || longNamesOfOptionsWithValues[argument] != nil ? 2 : 1
+                continue
+            }
+            read += 1
+            guard read <= configFileLimit else {
+                throw ValidationError("-K: more than \(configFileLimit) config files (does one name itself?)")
+            }
+            let text: String
+            do {
+                text = String(decoding: try InputFile.contents(of: file), as: UTF8.self)
+            } catch {
+                throw ValidationError("-K: \(error)")
+            }
+            do throws(ConfigFile.Malformed) {
+                let lines = try ConfigFile.arguments(in: text, file: file) { option in
+                    option == "-o" || option == "--output" || optionsWithValues.contains(option)
+                }
+                // Read in its place: its options may name further -K files, read next.
+                arguments.replaceSubrange(index..<(index + width), with: lines)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        return arguments
+    }
 
     /// The executable's entry point: parses `arguments` with ``parseQuickly(_:)``, runs the command and
     /// exits with its status. A usage error exits with 2, as curl's do (ArgumentParser would use 64).
@@ -80,7 +133,7 @@ extension LoadURL {
     /// `O` among them) goes to ArgumentParser whole.
     public static func parseQuickly(_ arguments: [String]) throws -> LoadURL {
         var rest: [String] = [], urls: [String] = [], outputs: [String] = []
-        var arguments = arguments
+        var arguments = try expandingConfigFiles(arguments)
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]

@@ -7,7 +7,7 @@ extension LoadURL {
         guard !globOff, urls.contains(where: URLGlob.mayHoldGlob) else { return self }
         let globs = try urls.map { text throws(URLGlob.Malformed) in URLGlob.mayHoldGlob(text) ? try URLGlob(text) : URLGlob(literal: text) }
         // Brackets of IPv6 addresses only: the line stays as it is.
-        guard zip(globs, urls).contains(where: { glob, text in glob.hasGlobs || glob.expanded().first?.url != text }) else { return self }
+        guard zip(globs, urls).contains(where: { glob, text in glob.pieces != [.literal(text)] && !text.isEmpty }) else { return self }
         var expanded = self
         expanded.urls = []
         expanded.outputs = []
@@ -22,8 +22,9 @@ extension LoadURL {
         return expanded
     }
 
-    /// The output the URL argument at `index` has, as ``outputs`` says it: a file name, ``remoteNameSlot``, or `-`.
-    private func outputArgument(_ index: Int) -> String {
+    /// The output the URL at `index` has, as ``outputs``, `-O` and `--remote-name-all` say: a file name,
+    /// ``remoteNameSlot``, or `-` for standard output.
+    func outputArgument(_ index: Int) -> String {
         if index < outputs.count { return outputs[index] }
         return remoteNameAll || index - outputs.count < remoteNames ? Self.remoteNameSlot : "-"
     }

@@ -201,14 +201,14 @@ extension LoadURL {
         var retry = RetryPolicy()
         /// Whether the -w format names a variable about connections (``TransferSummary/metricsVariables``).
         var writeOutNeedsMetrics = false
-        /// The -d, --data-binary and --data-urlencode pieces, their files read once; a file that cannot be read is each
+        /// The -d, --data-binary, --data-urlencode and --json pieces, their files read once; a file that cannot be read is each
         /// URL's failure (26), found when its request is made.
         var bodyPieces: Result<BodyPieces, BodyPieces.Unreadable> = .success(BodyPieces.none)
         /// -G: the pieces go in the URL's query.
         var dataInQuery = false
         /// -A's `User-Agent`.
         var userAgent: String?
-        /// -e's `Referer` for the first request, without curl's `;auto`.
+        /// -e's `Referer` (without curl's `;auto`): the first request's, and each redirect's too unless `;auto`.
         var referer: String?
         /// -e's `;auto`: each redirect sends the URL it comes from as its `Referer`.
         var autoReferer = false
@@ -216,9 +216,12 @@ extension LoadURL {
         var maxFileSize: Int64?
         /// --limit-rate's bytes per second; `nil` for none.
         var rateLimit: Int64?
-        /// Whether -T's file is read whole once, for several URLs to upload it: standard input from a pipe, a FIFO, which
-        /// can be read only once (the second URL would upload nothing). A regular file is read as each upload is sent.
+        /// Whether -T's file is read whole once, for several URLs to upload it: standard input (from a pipe it can be read
+        /// only once, and the second URL would upload nothing), a FIFO. A regular file is read as each upload is sent.
         var readsUploadOnce = false
+        /// Whether a --retry can send -T's file again: not one read as it is sent that cannot be read again (standard
+        /// input, a pipe, a FIFO), whose second try would upload nothing or wait for ever.
+        var uploadCanBeSentAgain = true
         /// Where -D writes the heads.
         var headerDump: HeaderDump?
     }
@@ -241,14 +244,23 @@ extension LoadURL {
             options.writeOut = writeOut
         }
         options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
-        options.readsUploadOnce = urls.count > 1 && uploadFile.map { !InputFile.isReadableRegularFile($0) } ?? false
+        // Standard input too when it is a regular file: its offset is where the command line left it, for each URL.
+        options.readsUploadOnce = urls.count > 1 && uploadFile.map { $0 == "-" || !InputFile.isReadableRegularFile($0) } ?? false
+        options.uploadCanBeSentAgain = uploadFile.map { options.readsUploadOnce || ($0 != "-" && InputFile.isReadableRegularFile($0)) } ?? true
+        // Pipes that several requests read are read now, before any transfer: each request's, made on the event loop
+        // (-Z), must not wait there on a writer. What cannot be read fails each URL from the memo.
+        var pipes = parts.compactMap(\.content.path).filter { !InputFile.isReadableRegularFile($0) }
+        if options.readsUploadOnce, let uploadFile { pipes.append(uploadFile) }
+        for path in pipes { _ = try? InputFile.contents(of: path) }
         options.bodyPieces = Result { () throws(BodyPieces.Unreadable) in
             try BodyPieces(form: data, binary: dataBinary, encoded: dataURLEncoded, json: json, streams: !dataInQuery)
         }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
         // `;auto` asks for one on each redirect (``TransferEvents``); an empty one sends none, as curl's.
-        options.autoReferer = referer?.hasSuffix(";auto") == true
+        // A -H Referer (or 'Referer:', none) wins on every request, as curl's.
+        let ownReferer = (try? options.headerLines.get()).map { $0.added.contains { $0.name == .referer } || $0.removed.contains(.referer) } ?? false
+        options.autoReferer = referer?.hasSuffix(";auto") == true && !ownReferer
         options.referer = referer.map { options.autoReferer ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }

@@ -106,7 +106,7 @@ extension LoadURL {
         // The wait before the next try, if another is allowed; `nil` once tries, time, or a body read from standard
         // input (which cannot be sent again) run out.
         func nextTry(retryAfter: String?) -> Double? {
-            guard retry.retries > 0, !wroteToStandardOutput, options.uploadFile != "-" else { return nil }
+            guard retry.retries > 0, !wroteToStandardOutput, options.uploadCanBeSentAgain else { return nil }
             let wait = retry.delay(beforeRetry: retried + 1, retryAfter: retryAfter)
             guard retry.allows(retry: retried + 1, elapsed: Self.seconds(since: firstStarted), wait: wait) else { return nil }
             return wait
@@ -335,17 +335,12 @@ extension LoadURL {
 
     /// The file for the URL at `index`, or `nil` for standard output.
     private func outputPath(for url: URL, index: Int) -> String? {
-        var name: String?
-        if index < outputs.count {
-            switch outputs[index] {
-            case "-": name = nil
-            case Self.remoteNameSlot: name = Self.remoteName(of: url)
-            default: name = outputs[index]
-            }
-        } else if remoteNameAll || index - outputs.count < remoteNames {
-            name = Self.remoteName(of: url)
+        let name: String
+        switch outputArgument(index) {
+        case "-": return nil
+        case Self.remoteNameSlot: name = Self.remoteName(of: url)
+        case let given: name = given
         }
-        guard let name else { return nil }
         if let outputDirectory, !outputDirectory.isEmpty, !name.hasPrefix("/") {
             return outputDirectory.hasSuffix("/") ? outputDirectory + name : outputDirectory + "/" + name
         }

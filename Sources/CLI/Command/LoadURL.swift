@@ -60,6 +60,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Save the next URL's body under its remote file name.")
     public var remoteNames: Int
 
+    /// Config files whose lines are read as options in their place, curl's `-K`: read by
+    /// ``parseQuickly(_:)`` before the rest, so that this stays empty (it names the option for `--help`).
+    @Option(name: [.customShort("K"), .customLong("config")], help: "Read options from FILE ('-' for stdin), one per line as curl's -K: 'silent', 'output = a.txt', 'url = \"URL\"', '# comment'.")
+    public var config: [String] = []
+
     /// Take `{}` and `[]` in the URLs as written, not as globs, curl's `-g`.
     @Flag(name: [.customShort("g"), .customLong("globoff")], help: "Take {} and [] in URLs as written: no globs (by default {a,b} and [1-9], [a-z], [01-10:2] name a URL per value, and -o's #1, #2 take the values).")
     public var globOff = false

@@ -7,6 +7,7 @@ struct RatePacer {
     /// When the body began.
     private let start = ContinuousClock.now
 
+    /// A pacer for a body that begins now.
     init(bytesPerSecond: Int64) {
         self.bytesPerSecond = max(1, bytesPerSecond)
     }

@@ -54,11 +54,12 @@ final class TransferEvents: LoadTaskDelegate {
         return request
     }
 
-    /// `url` as a `Referer`: without user, password and fragment, as curl's `;auto` sends it.
-    static func referer(_ url: URL) -> String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+    /// `url` as a `Referer`: without user, password and fragment, as curl's `;auto` sends it; `nil` (none sent) for
+    /// a URL that cannot be taken apart to leave them out.
+    static func referer(_ url: URL) -> String? {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         (parts.user, parts.password, parts.fragment) = (nil, nil, nil)
-        return parts.url?.absoluteString ?? url.absoluteString
+        return parts.url?.absoluteString
     }
 
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+@testable import LoadURLCommand
+import TestSupport
+import Testing
+
+/// `-K`/`--config`: options read from a file, one per line, as curl reads them.
+@Suite("loadurl: -K config files, as curl's")
+struct CLIConfigFileTests {
+    private func configFile(_ text: String) throws -> TempFile { try TempFile(text, name: "loadurl.conf") }
+
+    @Test("Each line is an option in the -K's place: with or without dashes, = or : or a space before the value, quoted values with escapes, url =, comments")
+    func lines() throws {
+        let config = try configFile("""
+            # a comment, then a blank line
+
+              silent
+            --show-error
+            -L
+            output = "out file.txt"
+            header: "X-A: one two"
+            write-out "%{http_code}\\t\\"done\\"\\n"
+            url = "http://h/a"
+            max-time=5\r
+            url http://h/b
+            """)
+        let command = try LoadURL.parseQuickly(["-K", config.url.path, "-o", "second.txt", "http://h/c"])
+        #expect(command.urls == ["http://h/a", "http://h/b", "http://h/c"])
+        #expect(command.outputs == ["out file.txt", "second.txt"], "pairs with the URLs in order, the file's first")
+        #expect(command.silent && command.showError && command.followRedirects)
+        #expect(command.headers == ["X-A: one two"])
+        #expect(command.writeOut == "%{http_code}\t\"done\"\n")
+        #expect(command.maxTime == 5)
+        // --config=FILE and -KFILE too; the line's later options still win over the file's.
+        let later = try LoadURL.parseQuickly(["--config=\(config.url.path)", "-m", "9"])
+        #expect(later.maxTime == 9)
+        #expect(try LoadURL.parseQuickly(["-K\(config.url.path)"]).urls == ["http://h/a", "http://h/b"])
+    }
+
+    @Test("A -K inside a file is read in its place; a file that names itself stops at the limit; a value that looks like -K is a value")
+    func nesting() throws {
+        let inner = try configFile("url = \"http://h/inner\"\n")
+        let outer = try configFile("url = \"http://h/first\"\nconfig = \"\(inner.url.path)\"\nurl = \"http://h/last\"\n")
+        #expect(try LoadURL.parseQuickly(["-K", outer.url.path]).urls == ["http://h/first", "http://h/inner", "http://h/last"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-config-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let looping = folder.appendingPathComponent("loop.conf")
+        try Data("-K \(looping.path)\n".utf8).write(to: looping)
+        #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", looping.path]) }
+        let valued = try LoadURL.parseQuickly(["-d", "-K", "http://h/"])
+        #expect(valued.data == ["-K"] && valued.urls == ["http://h/"])
+    }
+
+    @Test("A line that is no option, or a file that cannot be read, is a usage error naming the file and line", arguments: [
+        ("silent yes\n", "line 1: --silent takes no value, not 'yes'"),
+        ("\n# ok\noutput\n", "line 3: --output wants a value"),
+        ("header = \"X-A: 1\n", "line 1: the quoted value has no closing quote"),
+        ("user-agent one two\n", "line 1: 'two' after the value (a value with spaces goes in double quotes)"),
+        ("url =\n", "line 1: url wants a URL"),
+    ])
+    func malformed(text: String, problem: String) throws {
+        let config = try configFile(text)
+        let error = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", config.url.path, "http://h/"]) }
+        #expect(error?.message == "-K \(config.url.path), \(problem)")
+        let missing = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", "/no/such/config"]) }
+        #expect(missing?.message == "-K: cannot read /no/such/config: No such file or directory")
+    }
+
+    @Test("loadurl -K - reads the options from a pipe and loads its URLs; an unknown option in a file is a usage error (2)")
+    func fromStandardInput() async throws {
+        let run = try await LoadURLProcess.run(["-K", "-", "data:,third"], input: Data("url = \"data:,first\"\n-w \"[%{url}]\"\nurl data:,second\n".utf8),
+                                               inputThroughPipe: true)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "first[data:,first]second[data:,second]third[data:,third]")
+        let unknown = try configFile("no-such-option\n")
+        let refused = try await LoadURLProcess.run(["-K", unknown.url.path, "data:,x"])
+        #expect(refused.status == 2 && refused.stderr.contains("no-such-option"), "\(refused.stderr)")
+    }
+}
