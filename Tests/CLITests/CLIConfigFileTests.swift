@@ -47,9 +47,16 @@ struct CLIConfigFileTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let looping = folder.appendingPathComponent("loop.conf")
         try Data("-K \(looping.path)\n".utf8).write(to: looping)
-        #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", looping.path]) }
+        let loop = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", looping.path]) }
+        #expect(loop?.message == "-K: more than 32 config files (does one name itself?)")
         let valued = try LoadURL.parseQuickly(["-d", "-K", "http://h/"])
         #expect(valued.data == ["-K"] && valued.urls == ["http://h/"])
+        // In a cluster: -K last reads its file, a flag taking a value takes -K as its value.
+        let clustered = try LoadURL.parseQuickly(["-sK", inner.url.path, "-Ld", "-K", "http://h/"])
+        #expect(clustered.silent && clustered.followRedirects)
+        #expect(clustered.urls == ["http://h/inner", "http://h/"] && clustered.data == ["-K"])
+        let endless = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", "/dev/zero"]) }
+        #expect(endless?.message == "-K: cannot read /dev/zero: File too large")
     }
 
     @Test("A line that is no option, or a file that cannot be read, is a usage error naming the file and line", arguments: [
@@ -57,7 +64,8 @@ struct CLIConfigFileTests {
         ("\n# ok\noutput\n", "line 3: --output wants a value"),
         ("header = \"X-A: 1\n", "line 1: the quoted value has no closing quote"),
         ("user-agent one two\n", "line 1: 'two' after the value (a value with spaces goes in double quotes)"),
-        ("url =\n", "line 1: url wants a URL"),
+        ("url =\n", "line 1: url wants a URL"), ("url = \"-o\"\n", "line 1: url wants a URL, not '-o'"),
+        ("silent\n--\n", "line 2: '--' names no option"), ("=x\n", "line 1: '=x' names no option"), ("  -\n", "line 1: '-' names no option"),
     ])
     func malformed(text: String, problem: String) throws {
         let config = try configFile(text)

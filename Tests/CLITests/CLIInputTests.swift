@@ -108,6 +108,13 @@ struct CLIInputTests {
         #expect(typed.stdout == once + once, "\(typed.stderr)")
     }
 
+    @Test("-K - reads options down a pipe, and leaves standard input empty for a later @-, as curl does")
+    func configFromPipe() async throws {
+        let run = try await LoadURLProcess.run(["-sS", "-K", "-", "-d", "@-", try echoURL()], input: Data("-w \"[%{http_code}]\"\n".utf8),
+                                               inputThroughPipe: true)
+        #expect(run.stdout == "length=0 type=application/x-www-form-urlencoded\n[200]", "\(run.stderr)")
+    }
+
     @Test("-w @- reads the format down a pipe")
     func writeOutFromPipe() async throws {
         let run = try await LoadURLProcess.run(["-sS", "-o", "/dev/null", "-w", "@-", "-d", "x", try echoURL()],

@@ -56,6 +56,9 @@ struct CLIVerboseTests {
                 == ["http://first.example/", redirect])
         #expect(try await referers(["-e", ";auto", redirect]) == ["-", redirect])
         #expect(try await referers(["-e", "http://first.example/", redirect]) == ["http://first.example/", "http://first.example/"])
+        // A -H Referer, or -H 'Referer:' (none), wins on every request.
+        #expect(try await referers(["-e", ";auto", "-H", "Referer: mine", redirect]) == ["mine", "mine"])
+        #expect(try await referers(["-e", "http://first.example/;auto", "-H", "Referer:", redirect]) == ["-", "-"])
     }
 
     @Test("Without -v nothing of the exchange goes to standard error; -v over HTTP/2 says so")

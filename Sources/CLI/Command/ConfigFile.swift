@@ -62,8 +62,12 @@ enum ConfigFile {
                 throw fail("'\(trailing.prefix(40))' after the value (a value with spaces goes in double quotes)")
             }
             let option = dashed ? String(name) : "--" + name
+            // `--` would end the options of the whole line, `-` is no option.
+            guard !name.isEmpty, name != "-", name != "--" else { throw fail("'\(line.prefix(40))' names no option") }
             if option == "--url" {
                 guard let value else { throw fail("url wants a URL") }
+                // Taken for an option on the line, it would eat the next argument.
+                guard !value.hasPrefix("-") else { throw fail("url wants a URL, not '\(value.prefix(40))'") }
                 arguments.append(value)
             } else if takesValue(option) {
                 guard let value else { throw fail("\(option) wants a value") }

@@ -41,17 +41,20 @@ enum InputFile {
     /// bytes (regular files are read without it).
     private static let readOnce = Mutex<[Identity: Result<Data, Unreadable>]>([:])
 
-    /// The whole contents of the file at `path` (`-`: standard input).
-    static func contents(of path: String) throws(Unreadable) -> Data {
+    /// The whole contents of the file at `path` (`-` or `/dev/stdin`: standard input), of at most `maximumSize` bytes
+    /// when given (more fails, as `EFBIG`). `consuming` leaves a read-once file empty for every later reader, as a
+    /// `-K -` does standard input, whose options must not become another option's bytes.
+    static func contents(of path: String, maximumSize: Int? = nil, consuming: Bool = false) throws(Unreadable) -> Data {
+        let path = path == "/dev/stdin" ? "-" : path
         var info = stat()
         let known = path == "-" ? fstat(STDIN_FILENO, &info) == 0 : stat(path, &info) == 0
         // A regular file (not standard input, whose offset moves), or one that is not there: read as it is now.
-        guard known, path == "-" || info.st_mode & S_IFMT != S_IFREG else { return try read(path) }
-        let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        guard known, path == "-" || info.st_mode & S_IFMT != S_IFREG else { return try read(path, maximumSize: maximumSize) }
+        let identity = Identity(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
         return try readOnce.withLock { memo throws(Unreadable) -> Data in
             if let earlier = memo[identity] { return try earlier.get() }
-            let result = Result { () throws(Unreadable) in try read(path) }
-            memo[identity] = result
+            let result = Result { () throws(Unreadable) in try read(path, maximumSize: maximumSize) }
+            memo[identity] = consuming ? result.map { _ in Data() } : result
             return try result.get()
         }
     }
@@ -64,8 +67,8 @@ enum InputFile {
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && access(path, R_OK) == 0
     }
 
-    /// Reads `path` to its end.
-    private static func read(_ path: String) throws(Unreadable) -> Data {
+    /// Reads `path` to its end, or fails past `maximumSize` bytes.
+    private static func read(_ path: String, maximumSize: Int?) throws(Unreadable) -> Data {
         do {
             let descriptor = path == "-" ? FileDescriptor.standardInput : try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
             // Standard input is the process's, left open.
@@ -78,6 +81,7 @@ enum InputFile {
                 let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
                 if count == 0 { break }
                 bytes.append(contentsOf: chunk[..<count])
+                if let maximumSize, bytes.count > maximumSize { throw Errno.fileTooLarge }
             }
             return bytes
         } catch {

@@ -33,6 +33,8 @@ extension LoadURL {
 
     /// The most `-K` files one command line may read, nested ones included: a file that names itself ends there.
     static let configFileLimit = 32
+    /// The largest `-K` file read: `-K /dev/zero` fails rather than filling memory.
+    static let configFileSize = 10 * 1024 * 1024
 
     /// `arguments` with each `-K FILE` (`--config`, `-KFILE`, `--config=FILE`; `-` for standard input) replaced by the
     /// arguments its lines stand for (``ConfigFile``), in its place, as curl reads them. A file that cannot be read or
@@ -56,9 +58,18 @@ extension LoadURL {
             } else {
                 file = nil
             }
+            // Short flags run together: the last may be -K, or take a value (`-sK FILE`, `-sd -K`).
+            let cluster = !argument.hasPrefix("--") && argument.count > 2 ? splitCluster(argument) : nil
+            if file == nil, let cluster, cluster.last == "-K", index + 1 < arguments.count {
+                // The flags before it stay, the file's lines follow them.
+                arguments.replaceSubrange(index..<(index + 1), with: cluster.dropLast() + ["-K"])
+                index += cluster.count - 1
+                continue
+            }
             guard let file else {
-                // A value is skipped, whatever it looks like (`-d -K`).
-                index += argument == "-o" || argument == "--output" || longNamesOfOptionsWithValues[argument] != nil ? 2 : 1
+                // A value is skipped, whatever it looks like (`-d -K`, `-sd -K`).
+                let last = cluster?.last ?? argument
+                index += last == "-o" || last == "--output" || longNamesOfOptionsWithValues[last] != nil ? 2 : 1
                 continue
             }
             read += 1
@@ -67,7 +78,8 @@ extension LoadURL {
             }
             let text: String
             do {
-                text = String(decoding: try InputFile.contents(of: file), as: UTF8.self)
+                // Its options are not another option's bytes: a later `@-` finds standard input empty, as with curl.
+                text = String(decoding: try InputFile.contents(of: file, maximumSize: configFileSize, consuming: true), as: UTF8.self)
             } catch {
                 throw ValidationError("-K: \(error)")
             }
@@ -147,7 +159,7 @@ extension LoadURL {
                 continue
             }
             if argument == "-o" || argument == "--output" {
-                guard index < arguments.count else { return try parse(arguments) }
+                guard index < arguments.count else { return try unexpanded(parse(arguments)) }
                 outputs.append(arguments[index])
                 index += 1
             } else if argument.hasPrefix("--output=") {
@@ -178,14 +190,21 @@ extension LoadURL {
             } else if !argument.hasPrefix("--"), argument.count > 2, argument.contains(where: { $0 == "o" || $0 == "O" }) {
                 // Short flags run together with `o` or `O` among them, one taking a value before the last
                 // (`-sofile`): ArgumentParser's to read.
-                return try parse(arguments)
+                return try unexpanded(parse(arguments))
             } else {
                 rest.append(argument)
             }
         }
-        var command = try parse(rest)
+        var command = try unexpanded(parse(rest))
         command.urls = urls
         command.outputs = outputs
+        return command
+    }
+
+    /// `command`, checked to have no `-K` left that ``expandingConfigFiles(_:)`` did not read in its place (a spelling
+    /// it does not know): one would be dropped unread.
+    private static func unexpanded(_ command: LoadURL) throws -> LoadURL {
+        guard command.config.isEmpty else { throw ValidationError("-K \(command.config[0]): cannot be read where it stands; give -K FILE apart") }
         return command
     }
 }

@@ -208,7 +208,7 @@ extension LoadURL {
         var dataInQuery = false
         /// -A's `User-Agent`.
         var userAgent: String?
-        /// -e's `Referer` (without curl's `;auto`): the first request's, and each redirect's too unless `;auto`.
+        /// -e's `Referer` (without curl's `;auto`): the first request's, and each redirect's too unless ``autoReferer``.
         var referer: String?
         /// -e's `;auto`: each redirect sends the URL it comes from as its `Referer`.
         var autoReferer = false
@@ -216,8 +216,8 @@ extension LoadURL {
         var maxFileSize: Int64?
         /// --limit-rate's bytes per second; `nil` for none.
         var rateLimit: Int64?
-        /// Whether -T's file is read whole once, for several URLs to upload it: standard input (from a pipe it can be read
-        /// only once, and the second URL would upload nothing), a FIFO. A regular file is read as each upload is sent.
+        /// Whether -T's file is read whole once, for several URLs to upload it: standard input from a pipe, a FIFO, which
+        /// can be read only once (the second URL would upload nothing). A regular file is read as each upload is sent.
         var readsUploadOnce = false
         /// Whether a --retry can send -T's file again: not one read as it is sent that cannot be read again (standard
         /// input, a pipe, a FIFO), whose second try would upload nothing or wait for ever.
@@ -244,8 +244,9 @@ extension LoadURL {
             options.writeOut = writeOut
         }
         options.writeOutNeedsMetrics = TransferSummary.needsMetrics(options.writeOut)
-        // Standard input too when it is a regular file: its offset is where the command line left it, for each URL.
-        options.readsUploadOnce = urls.count > 1 && uploadFile.map { $0 == "-" || !InputFile.isReadableRegularFile($0) } ?? false
+        // Standard input that is a regular file (`< file`) is opened again for each (on Linux, from its start): a large
+        // one is not held in memory.
+        options.readsUploadOnce = urls.count > 1 && uploadFile.map { !InputFile.isReadableRegularFile($0) } ?? false
         options.uploadCanBeSentAgain = uploadFile.map { options.readsUploadOnce || ($0 != "-" && InputFile.isReadableRegularFile($0)) } ?? true
         // Pipes that several requests read are read now, before any transfer: each request's, made on the event loop
         // (-Z), must not wait there on a writer. What cannot be read fails each URL from the memo.
@@ -260,8 +261,9 @@ extension LoadURL {
         // `;auto` asks for one on each redirect (``TransferEvents``); an empty one sends none, as curl's.
         // A -H Referer (or 'Referer:', none) wins on every request, as curl's.
         let ownReferer = (try? options.headerLines.get()).map { $0.added.contains { $0.name == .referer } || $0.removed.contains(.referer) } ?? false
-        options.autoReferer = referer?.hasSuffix(";auto") == true && !ownReferer
-        options.referer = referer.map { options.autoReferer ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
+        let auto = referer?.hasSuffix(";auto") == true
+        options.autoReferer = auto && !ownReferer
+        options.referer = referer.map { auto ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options

@@ -103,8 +103,8 @@ extension LoadURL {
         var wroteToStandardOutput = false
         // Where the first try began writing a file output (-C N's offset, else 0): each retry writes from there again.
         var firstOffset: Int64?
-        // The wait before the next try, if another is allowed; `nil` once tries, time, or a body read from standard
-        // input (which cannot be sent again) run out.
+        // The wait before the next try, if another is allowed; `nil` once tries or time run out, or for a -T body
+        // that cannot be read again (standard input, a pipe, a FIFO read as it was sent).
         func nextTry(retryAfter: String?) -> Double? {
             guard retry.retries > 0, !wroteToStandardOutput, options.uploadCanBeSentAgain else { return nil }
             let wait = retry.delay(beforeRetry: retried + 1, retryAfter: retryAfter)
