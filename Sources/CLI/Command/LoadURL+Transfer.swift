@@ -14,6 +14,7 @@ import HTTPScheme
 import HTTPTypes
 import Loader
 import StandardSchemes
+import SystemPackage
 
 // One URL's transfer, from its request to its output: one after another or at once (-Z), with retries (--retry).
 extension LoadURL {
@@ -103,6 +104,8 @@ extension LoadURL {
         var wroteToStandardOutput = false
         // Where the first try began writing a file output (-C N's offset, else 0): each retry writes from there again.
         var firstOffset: Int64?
+        // Why the output could not be cut back to `firstOffset` for a retry, if it could not: the transfer fails with it.
+        var rewindFailure: OutputFile.Failure?
         // The wait before the next try, if another is allowed; `nil` once tries or time run out, or for a -T body
         // that cannot be read again (standard input, a pipe, a FIFO read as it was sent).
         func nextTry(retryAfter: String?) -> Double? {
@@ -122,9 +125,14 @@ extension LoadURL {
             summary = TransferSummary(url: url)
             events?.startTry()
             // A file is written again from where the first try began (-C - goes on from its end instead), whether or
-            // not the next try writes a byte.
-            if let destination, options.continueAt?.origin != .outputFile, let firstOffset {
-                _ = truncate(destination, off_t(firstOffset))
+            // not the next try writes a byte. From byte 0 the next try's open empties it anyway; from -C N's offset a
+            // file that cannot be cut back would take the next try's bytes after this one's: the transfer fails instead.
+            if let destination, options.continueAt?.origin != .outputFile, let firstOffset, truncate(destination, off_t(firstOffset)) != 0,
+               firstOffset > 0 {
+                let cause = Errno(rawValue: errno)
+                rewindFailure = OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url,
+                                                                    reason: "cannot cut \(destination) back to byte \(firstOffset) for the retry: \(cause)",
+                                                                    underlying: cause))
             }
             try? await Task.sleep(for: .seconds(wait))
             meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
@@ -140,6 +148,7 @@ extension LoadURL {
         }
         attempts: while true {
             do {
+                if let rewindFailure { throw rewindFailure }
                 let request = try makeRequest(url, options: options)
                 let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
                 if firstOffset == nil { firstOffset = offset }
