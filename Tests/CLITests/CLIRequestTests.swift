@@ -50,6 +50,30 @@ struct CLIRequestTests {
         #expect(missing?.code == .requestBodyStreamExhausted)
     }
 
+    @Test("--data-raw sends its piece as written, a leading @ too, in its place among the -d pieces; --data-ascii is -d")
+    func dataRaw() throws {
+        let file = try temporaryFile("f=1\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sent = try request(["-d", "a=1", "--data-raw", "@\(file.path)", "--data-ascii", "@\(file.path)", "--data-raw=b=2\n", "http://h/"])
+        #expect(bytes(sent.body) == "a=1&@\(file.path)&f=1&b=2\n")
+        #expect(sent.method == .post && sent.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        // Read by ArgumentParser alone (as a line parseQuickly cannot read plainly is), the raw pieces still go as written.
+        let whole = try LoadURL.parse(["-d", "a", "--data-raw", "@x", "http://h/"])
+        #expect(bytes(try whole.makeRequest(URL(string: "http://h/")!, options: whole.requestOptions).body) == "a&@x")
+        #expect(throws: ValidationError.self) { _ = try command(["--data-raw", "x", "-F", "a=1", "http://h/"]).makeConfiguration() }
+    }
+
+    @Test("--oauth2-bearer sends Authorization: Bearer to HTTP(S) and WebSocket URLs; a -H Authorization (or none) wins; a token with a line break is refused")
+    func bearer() throws {
+        #expect(try request(["--oauth2-bearer", "t0k.en", "http://h/"]).headerFields[.authorization] == "Bearer t0k.en")
+        #expect(try request(["--oauth2-bearer", "t", "wss://h/"]).headerFields[.authorization] == "Bearer t")
+        #expect(try request(["--oauth2-bearer", "t", "-H", "Authorization: Basic eA==", "http://h/"]).headerFields[.authorization] == "Basic eA==")
+        #expect(try request(["--oauth2-bearer", "t", "-H", "Authorization:", "http://h/"]).headerFields[.authorization] == nil)
+        #expect(try request(["--oauth2-bearer", "t", "ftp://h/f"]).headerFields[.authorization] == nil)
+        let refused = #expect(throws: ValidationError.self) { _ = try command(["--oauth2-bearer", "t\r\nX-Evil: 1", "http://h/"]).makeConfiguration() }
+        #expect(refused?.message.contains("--oauth2-bearer") == true)
+    }
+
     @Test("-H with a name given twice sends both fields; 'Name;' sends one with an empty value; a line without either is refused")
     func headerFields() throws {
         let sent = try request(["-H", "X-A: 1", "-H", "X-A: 2", "-H", "X-Empty;", "http://h/"])

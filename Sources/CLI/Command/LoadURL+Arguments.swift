@@ -25,11 +25,16 @@ extension LoadURL {
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
         "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",
-        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "-K": "--config", "--config": "--config",
+        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "--data-ascii": "--data-ascii", "--oauth2-bearer": "--oauth2-bearer", "-K": "--config", "--config": "--config",
     ]
 
-    /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``).
-    public static let optionsWithValues = Set(longNamesOfOptionsWithValues.keys)
+    /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``, and `--data-raw`,
+    /// which ``parseQuickly(_:)`` reads as a `-d` piece).
+    public static let optionsWithValues = Set(longNamesOfOptionsWithValues.keys).union(["--data-raw"])
+
+    /// Marks a `--data-raw` piece among the `-d` ones (a NUL cannot stand in an argument): sent as written, a leading
+    /// `@` too, in its place among them.
+    static let rawDataMark: Character = "\u{0}"
 
     /// The most `-K` files one command line may read, nested ones included: a file that names itself ends there.
     static let configFileLimit = 32
@@ -69,7 +74,7 @@ extension LoadURL {
             guard let file else {
                 // A value is skipped, whatever it looks like (`-d -K`, `-sd -K`).
                 let last = cluster?.last ?? argument
-                index += last == "-o" || last == "--output" || longNamesOfOptionsWithValues[last] != nil ? 2 : 1
+                index += last == "-o" || last == "--output" || optionsWithValues.contains(last) ? 2 : 1
                 continue
             }
             read += 1
@@ -164,6 +169,19 @@ extension LoadURL {
                 index += 1
             } else if argument.hasPrefix("--output=") {
                 outputs.append(String(argument.dropFirst("--output=".count)))
+            } else if argument == "--data-raw" || argument.hasPrefix("--data-raw=") {
+                let value: String
+                if argument == "--data-raw" {
+                    guard index < arguments.count else {
+                        rest.append(argument)  // ArgumentParser says the value is missing.
+                        continue
+                    }
+                    value = arguments[index]
+                    index += 1
+                } else {
+                    value = String(argument.dropFirst("--data-raw=".count))
+                }
+                rest.append("--data=" + String(rawDataMark) + value)
             } else if argument == "-O" || argument == "--remote-name" {
                 outputs.append(remoteNameSlot)
             } else if let long = longNamesOfOptionsWithValues[argument] {

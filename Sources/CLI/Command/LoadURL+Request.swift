@@ -17,6 +17,10 @@ import StandardSchemes
 
 // What the options make of each request and of the session.
 extension LoadURL {
+    /// The `-d` pieces with the `--data-raw` ones ArgumentParser read apart (``parseQuickly(_:)`` puts them among the
+    /// `-d` ones, marked, in their place).
+    var formData: [String] { data + dataRaw.map { String(Self.rawDataMark) + $0 } }
+
     /// The session settings the options ask for.
     func makeConfiguration() throws -> LoaderSession.Configuration {
         var configuration = LoaderSession.Configuration.default
@@ -30,7 +34,7 @@ extension LoadURL {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.
             if compressed { throw ValidationError("-C cannot go with --compressed: the rest of a compressed body cannot be decoded alone") }
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !json.isEmpty || !form.isEmpty || !formString.isEmpty {
+            if uploadFile != nil || !formData.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !json.isEmpty || !form.isEmpty || !formString.isEmpty {
                 throw ValidationError("-C resumes downloads only, not -T, -d, --json or -F")
             }
             // The head would go into the file between its bytes and the rest (-i), or replace them (-I).
@@ -38,7 +42,7 @@ extension LoadURL {
         }
         if !form.isEmpty || !formString.isEmpty {
             // One body per request, as curl's "you can only select one HTTP request method".
-            if uploadFile != nil || !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !json.isEmpty || headOnly {
+            if uploadFile != nil || !formData.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || !json.isEmpty || headOnly {
                 throw ValidationError("-F cannot go with -d, --data-binary, --data-urlencode, --json, -T or -I: a request has one body")
             }
             for option in form {
@@ -55,9 +59,13 @@ extension LoadURL {
                 do throws(FormPart.Malformed) { _ = try FormPart(literal: option) } catch { throw ValidationError(error.description) }
             }
         }
+        // Checked here: header checks are off on the wire, and a line break would start another field there.
+        if let bearerToken, bearerToken.isEmpty || !HTTPField.isValidValue(bearerToken) {
+            throw ValidationError("--oauth2-bearer wants a token that can stand in a field value (no line breaks)")
+        }
         if !json.isEmpty {
             // curl 7.88 would append them to a -d body with '&', which makes neither a form nor JSON.
-            if !data.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || uploadFile != nil || headOnly || dataInQuery {
+            if !formData.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty || uploadFile != nil || headOnly || dataInQuery {
                 throw ValidationError("--json cannot go with -d, --data-binary, --data-urlencode, -T, -I or -G: it is the request's whole body")
             }
         }
@@ -254,7 +262,7 @@ extension LoadURL {
         if options.readsUploadOnce, let uploadFile { pipes.append(uploadFile) }
         for path in pipes { _ = try? InputFile.contents(of: path) }
         options.bodyPieces = Result { () throws(BodyPieces.Unreadable) in
-            try BodyPieces(form: data, binary: dataBinary, encoded: dataURLEncoded, json: json, streams: !dataInQuery)
+            try BodyPieces(form: formData, binary: dataBinary, encoded: dataURLEncoded, json: json, streams: !dataInQuery)
         }
         options.dataInQuery = dataInQuery
         options.userAgent = userAgent
@@ -306,6 +314,11 @@ extension LoadURL {
                 parts.password = credential.password
                 if let withUser = parts.url { request.url = withUser }
             }
+        }
+        // --oauth2-bearer after -H and -u, whose Authorization (or -H 'Authorization:', none) wins.
+        if let bearerToken, ["http", "https", "ws", "wss"].contains(request.scheme), request.headerFields[.authorization] == nil,
+           !removed.contains(.authorization) {
+            request.headerFields[.authorization] = "Bearer " + bearerToken
         }
         // After -H, whose fields of these names win, as curl's do.
         if let userAgent = options.userAgent, !userAgent.isEmpty, request.headerFields[.userAgent] == nil {

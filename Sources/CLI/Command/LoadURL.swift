@@ -128,8 +128,18 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
 
     /// Pieces of a body to POST, as text (`@file` reads a file, `@-` standard input, without their line breaks),
     /// sent as a form unless -H sets a Content-Type. Pieces of -d and --data-binary are joined with `&`, as curl does.
-    @Option(name: [.customShort("d"), .customLong("data")], help: "POST DATA (or @FILE, line breaks removed) as application/x-www-form-urlencoded (repeatable, joined with &).")
+    @Option(name: [.customShort("d"), .customLong("data"), .customLong("data-ascii")], help: "POST DATA (or @FILE, line breaks removed) as application/x-www-form-urlencoded (repeatable, joined with &).")
     public var data: [String] = []
+
+    /// Pieces of a form body sent as written, a leading `@` too (curl's `--data-raw`, which browsers' "Copy as cURL"
+    /// writes). ``parseQuickly(_:)`` keeps them among the `-d` pieces, in the line's order (``rawDataMark``).
+    @Option(name: .customLong("data-raw"), help: "POST DATA as -d does, but as written: a leading @ names no file (repeatable, joined with &).")
+    public var dataRaw: [String] = []
+
+    /// A bearer token sent as `Authorization: Bearer TOKEN` to HTTP(S) URLs (a -H Authorization wins), curl's
+    /// `--oauth2-bearer`; like `-u`'s credentials, it is not sent on to another origin after a redirect.
+    @Option(name: .customLong("oauth2-bearer"), help: "Send TOKEN as an OAuth 2 bearer token (Authorization: Bearer TOKEN).")
+    public var bearerToken: String?
 
     /// The `User-Agent` to send, curl's `-A` (a `-H User-Agent:` wins).
     @Option(name: [.customShort("A"), .customLong("user-agent")], help: "Send NAME as the User-Agent.")
