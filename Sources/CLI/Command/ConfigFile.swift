@@ -66,9 +66,8 @@ enum ConfigFile {
             guard !name.isEmpty, name != "-", name != "--" else { throw fail("'\(line.prefix(40))' names no option") }
             if option == "--url" {
                 guard let value else { throw fail("url wants a URL") }
-                // Taken for an option on the line, it would eat the next argument.
-                guard !value.hasPrefix("-") else { throw fail("url wants a URL, not '\(value.prefix(40))'") }
-                arguments.append(value)
+                // As --url: a URL even when it starts with `-` (taken alone, it would be an option).
+                arguments += ["--url", value]
             } else if takesValue(option) {
                 guard let value else { throw fail("\(option) wants a value") }
                 arguments += [option, value]

@@ -25,7 +25,7 @@ extension LoadURL {
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
         "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",
-        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "--data-ascii": "--data-ascii", "--oauth2-bearer": "--oauth2-bearer", "-K": "--config", "--config": "--config",
+        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "--url": "--url", "--data-ascii": "--data-ascii", "--oauth2-bearer": "--oauth2-bearer", "-K": "--config", "--config": "--config",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``, and `--data-raw`,
@@ -169,6 +169,18 @@ extension LoadURL {
                 index += 1
             } else if argument.hasPrefix("--output=") {
                 outputs.append(String(argument.dropFirst("--output=".count)))
+            } else if argument == "--url" || argument.hasPrefix("--url=") {
+                // A URL in its place among the others, whatever it starts with.
+                if argument == "--url" {
+                    guard index < arguments.count else {
+                        rest.append(argument)  // ArgumentParser says the value is missing.
+                        continue
+                    }
+                    urls.append(arguments[index])
+                    index += 1
+                } else {
+                    urls.append(String(argument.dropFirst("--url=".count)))
+                }
             } else if argument == "--data-raw" || argument.hasPrefix("--data-raw=") {
                 let value: String
                 if argument == "--data-raw" {
@@ -223,6 +235,10 @@ extension LoadURL {
     /// it does not know): one would be dropped unread.
     private static func unexpanded(_ command: LoadURL) throws -> LoadURL {
         guard command.config.isEmpty else { throw ValidationError("-K \(command.config[0]): cannot be read where it stands; give -K FILE apart") }
+        // --url's, read apart by ArgumentParser on a line it reads whole: after the other URLs.
+        var command = command
+        command.urls += command.urlOptions
+        command.urlOptions = []
         return command
     }
 }

@@ -51,6 +51,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Argument(help: "URLs to load, e.g. data:,Hello file:///etc/hostname (without a scheme, http:// is assumed).")
     public var urls: [String] = []
 
+    /// URLs given with curl's `--url`, whatever they start with: ``parseQuickly(_:)`` puts each among ``urls`` in its
+    /// place, so this stays empty unless ArgumentParser reads the line whole (they then follow the others).
+    @Option(name: .customLong("url"), help: "Load URL (as a URL given alone, even one that starts with -).")
+    public var urlOptions: [String] = []
+
     /// Output files, paired with the URLs in order; `-` is standard output.
     @Option(name: [.customShort("o"), .customLong("output")], help: "Write the next URL's body to FILE ('-' for stdout).")
     public var outputs: [String] = []
