@@ -232,6 +232,9 @@ extension LoadURL {
         var uploadCanBeSentAgain = true
         /// Where -D writes the heads.
         var headerDump: HeaderDump?
+        /// The `.netrc` of -n, --netrc-optional or --netrc-file, read once; `nil` without them (or an optional file that
+        /// is not there); a file that cannot be read fails each URL that would use it.
+        var netrc: Result<Netrc, InputFile.Unreadable>?
     }
 
     /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
@@ -261,6 +264,16 @@ extension LoadURL {
         var pipes = parts.compactMap(\.content.path).filter { !InputFile.isReadableRegularFile($0) }
         if options.readsUploadOnce, let uploadFile { pipes.append(uploadFile) }
         for path in pipes { _ = try? InputFile.contents(of: path) }
+        if netrc || netrcOptional || netrcFile != nil {
+            let path = netrcFile ?? (ProcessInfo.processInfo.environment["HOME"] ?? "") + "/.netrc"
+            let read = Result { () throws(InputFile.Unreadable) in Netrc(String(decoding: try InputFile.contents(of: path), as: UTF8.self)) }
+            // --netrc-optional's file may be missing (curl's "optional"); -n's and --netrc-file's may not.
+            if case .failure(let error) = read, error.cause == .noSuchFileOrDirectory, netrcOptional {
+                options.netrc = nil
+            } else {
+                options.netrc = read
+            }
+        }
         options.bodyPieces = Result { () throws(BodyPieces.Unreadable) in
             try BodyPieces(form: formData, binary: dataBinary, encoded: dataURLEncoded, json: json, streams: !dataInQuery)
         }
@@ -304,6 +317,21 @@ extension LoadURL {
         }
         let (added, removed) = (lines.added, lines.removed)
         request.headerFields.append(contentsOf: added)
+        // -n: the URL's host's login from .netrc, as user info of the URL (which the loader and the FTP handler log in
+        // with), unless -u or the URL itself gives a password.
+        if options.user == nil, let netrc = options.netrc, url.password == nil, let host = url.host {
+            let file: Netrc
+            do {
+                file = try netrc.get()
+            } catch {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-n: \(error)", underlying: error.cause)
+            }
+            if let (login, password) = file.credential(host: host, user: url.user(percentEncoded: false)),
+               var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
+                (parts.user, parts.password) = (login, password)
+                if let withLogin = parts.url { request.url = withLogin }
+            }
+        }
         if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {
             if request.scheme == "http" || request.scheme == "https" {
                 request.headerFields[.authorization] = Self.credential(user).basicAuthorization
