@@ -56,6 +56,8 @@ struct CLIConfigFileTests {
         let clustered = try LoadURL.parseQuickly(["-sK", inner.url.path, "-Ld", "-K", "http://h/"])
         #expect(clustered.silent && clustered.followRedirects)
         #expect(clustered.urls == ["http://h/inner", "http://h/"] && clustered.data == ["-K"])
+        // A URL is never read as short options (file: once was, as -i -l -e): nor before a -K.
+        #expect(try LoadURL.parseQuickly(["file:///etc/hostname", "-K", inner.url.path]).urls == ["file:///etc/hostname", "http://h/inner"])
         let endless = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", "/dev/zero"]) }
         #expect(endless?.message == "-K: cannot read /dev/zero: File too large")
     }

@@ -7,17 +7,18 @@ import Testing
 /// `-n`, `--netrc-optional` and `--netrc-file`: logins from a `.netrc` file, as curl reads one.
 @Suite("loadurl: .netrc logins (-n, --netrc-file, --netrc-optional)")
 struct CLINetrcTests {
-    @Test("A .netrc's entries: machine or default, login and password in any layout, quoted words, account, macdef and comments skipped")
-    func parsing() {
-        let file = Netrc("""
+    @Test("A .netrc's entries: machine or default, keywords in any case, login and password in any layout, quoted words, account, macdef and comments skipped")
+    func parsing() throws {
+        let file = try Netrc("""
             # a comment
             machine ftp.example login anna password "two words \\"q\\""
             macdef init
             cd pub
+              \t
             machine macro.example login never
 
-            machine Example.org
-              account acct login bob
+            MACHINE Example.org
+              account acct Login bob
               password b0b
             default login anon password guest@
             machine late.example login late password late
@@ -30,26 +31,39 @@ struct CLINetrcTests {
         #expect(file.credential(host: "example.org", user: "carol") == nil)
         #expect(file.credential(host: "other.example", user: nil)! == ("anon", "guest@"))
         #expect(file.credential(host: "late.example", user: nil)! == ("anon", "guest@"), "default, read first, wins as in curl")
-        #expect(Netrc("").credential(host: "h", user: nil) == nil)
+        #expect(try Netrc("").credential(host: "h", user: nil) == nil)
+        // A password may be a keyword or start with #; a macro's name alone on its line still starts a macro.
+        let odd = try Netrc("machine a login x password macdef\nmachine b login y password #z\nmacdef\nm\nmachine c login no\n\nmachine d login w\n")
+        #expect(odd.entries.map(\.machine) == ["a", "b", "d"])
+        #expect(odd.credential(host: "b", user: nil)! == ("y", "#z"))
+        let unclosed = #expect(throws: Netrc.Malformed.self) { _ = try Netrc("machine a\nlogin \"x\n") }
+        #expect(unclosed?.description == "line 2: a quoted word has no closing quote")
     }
 
-    @Test("The URL's host's login goes into the request unless -u or the URL gives one; a missing file fails each URL with 26 (-n) or is nothing (--netrc-optional)")
+    @Test("The URL's host's login: HTTP(S) Basic sent ahead, FTP's and --digest's as the URL's user info; -u and -H Authorization win; -n over a URL's password, --netrc-optional not")
     func requests() throws {
-        let file = try TempFile("machine h login u password p\n", name: "netrc")
-        func url(_ arguments: [String]) throws -> String {
+        let file = try TempFile("machine h login u password p\ndefault login d password q\n", name: "netrc")
+        func request(_ arguments: [String]) throws -> (url: String, authorization: String?) {
             let command = try LoadURL.parseQuickly(arguments)
-            return try command.makeRequest(URL(string: command.urls[0])!, options: command.requestOptions).url.absoluteString
+            let made = try command.makeRequest(URL(string: command.urls[0])!, options: command.requestOptions)
+            return (made.url.absoluteString, made.headerFields[.authorization])
         }
-        #expect(try url(["--netrc-file", file.url.path, "http://h/x"]) == "http://u:p@h/x")
-        #expect(try url(["--netrc-file", file.url.path, "ftp://u@h/x"]) == "ftp://u:p@h/x")
-        #expect(try url(["--netrc-file", file.url.path, "http://h:8080/x"]) == "http://u:p@h:8080/x")
-        #expect(try url(["--netrc-file", file.url.path, "http://other/x"]) == "http://other/x")
-        #expect(try url(["--netrc-file", file.url.path, "http://me:mine@h/x"]) == "http://me:mine@h/x")
-        #expect(try url(["--netrc-file", file.url.path, "-u", "x:y", "ftp://h/x"]) == "ftp://x:y@h/x", "-u wins")
-        let missing = #expect(throws: LoadError.self) { _ = try url(["--netrc-file", "/no/such/netrc", "http://h/x"]) }
-        #expect(missing?.code == .requestBodyStreamExhausted)
-        #expect(missing?.reason == "-n: cannot read /no/such/netrc: No such file or directory")
-        #expect(try url(["--netrc-optional", "--netrc-file", "/no/such/netrc", "http://h/x"]) == "http://h/x")
+        let basic = Credential(user: "u", password: "p").basicAuthorization
+        #expect(try request(["--netrc-file", file.url.path, "http://h/x"]) == ("http://h/x", basic))
+        #expect(try request(["--netrc-file", file.url.path, "wss://h:8080/x"]) == ("wss://h:8080/x", basic))
+        #expect(try request(["--netrc-file", file.url.path, "ftp://u@h/x"]) == ("ftp://u:p@h/x", nil))
+        #expect(try request(["--netrc-file", file.url.path, "--digest", "http://h/x"]) == ("http://u:p@h/x", nil))
+        #expect(try request(["--netrc-file", file.url.path, "http://u:old@h/x"]) == ("http://h/x", basic), "-n: the .netrc's password wins")
+        #expect(try request(["--netrc-optional", "--netrc-file", file.url.path, "http://u:old@h/x"]) == ("http://u:old@h/x", nil))
+        #expect(try request(["--netrc-file", file.url.path, "-u", "x:y", "ftp://h/x"]) == ("ftp://x:y@h/x", nil), "-u wins")
+        #expect(try request(["--netrc-file", file.url.path, "-H", "Authorization: Bearer t", "http://h/x"]).authorization == "Bearer t")
+        #expect(try request(["--netrc-file", file.url.path, "file:///etc/hostname"]) == ("file:///etc/hostname", nil), "no login for file:")
+        // A file that cannot be read: warned of, and the transfers go on without it, as curl's.
+        #expect(try request(["--netrc-file", "/no/such/netrc", "http://h/x"]) == ("http://h/x", nil))
+        let broken = try TempFile("machine h password \"open\n", name: "netrc")
+        let malformed = #expect(throws: LoadError.self) { _ = try request(["--netrc-file", broken.url.path, "http://h/x"]) }
+        #expect(malformed?.code == .requestBodyStreamExhausted)
+        #expect(malformed?.reason == "-n: line 1: a quoted word has no closing quote")
     }
 
     @Test("loadurl logs in to nginx's Basic location and to the FTP server's upload folder with the .netrc's login; --netrc-optional reads $HOME/.netrc")
@@ -71,6 +85,12 @@ struct CLINetrcTests {
             #expect(stored.status == 0, "\(stored.stderr)")
             let read = try await LoadURLProcess.run(["-sS", target])
             #expect(read.stdout == "by netrc\n")
+            // A redirect to another origin (another port of the host) loses the first one's Authorization in the
+            // session and gets its own host's from the .netrc again, as curl looks it up per host.
+            let hops = try await LoadURLProcess.run(["-v", "-s", "-L", "-n", "-o", "/dev/null", "http://127.0.0.1:\(nginx.httpPort)/to-digest"],
+                                                    environment: ["HOME": home.path])
+            let sent = hops.stderr.split(separator: "\n").filter { $0.lowercased().hasPrefix("> authorization: basic ") }
+            #expect(sent.count == 2, "\(hops.stderr)")
         }
     }
 }

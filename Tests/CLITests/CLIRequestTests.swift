@@ -202,6 +202,10 @@ struct CLIRequestTests {
         // An empty value (an empty POST), and values attached to short options, starting with a dash or not.
         #expect(try command(["-d", "", "http://h/"]).data == [""])
         // (ArgumentParser alone refuses values attached to short options; curl takes them.)
+        // A value attached inside a cluster is the value of the option before it, and -o keeps its pairing with --url.
+        let clustered = try command(["-sofirst.html", "--url", "http://a/", "http://b/", "-o", "second.html", "-Ld-1"])
+        #expect(clustered.silent && clustered.followRedirects && clustered.data == ["-1"])
+        #expect(clustered.urls == ["http://a/", "http://b/"] && clustered.outputs == ["first.html", "second.html"])
         let attached = try command(["-XPOST", "-d-1", "-w", "-x", "-o/tmp/out", "http://h/"])
         #expect(attached.method == "POST" && attached.data == ["-1"] && attached.writeOut == "-x")
         #expect(attached.outputs == ["/tmp/out"])

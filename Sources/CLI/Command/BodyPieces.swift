@@ -45,8 +45,8 @@ struct BodyPieces: Sendable {
             return
         }
         func piece(_ text: String, option: String, stripsLineBreaks: Bool) throws(Unreadable) -> Data {
-            // A --data-raw piece, sent as written.
-            if text.first == LoadURL.rawDataMark { return Data(text.dropFirst().utf8) }
+            // A --data-raw piece among -d's, sent as written.
+            if option == "-d", text.first == LoadURL.rawDataMark { return Data(text.dropFirst().utf8) }
             guard text.hasPrefix("@") else { return Data(text.utf8) }
             let read: Data
             do {

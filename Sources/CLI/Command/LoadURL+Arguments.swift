@@ -58,23 +58,16 @@ extension LoadURL {
                 (file, width) = (arguments[index + 1], 2)
             } else if argument.hasPrefix("--config=") {
                 file = String(argument.dropFirst("--config=".count))
-            } else if argument.hasPrefix("-K"), argument.count > 2 {
-                file = String(argument.dropFirst(2))
+            } else if !argument.hasPrefix("--"), argument.count > 2, let split = splitCluster(argument) {
+                // Short options run together (`-sK FILE`, `-KFILE`, `-sd -K`): read one by one from here.
+                arguments.replaceSubrange(index..<(index + 1), with: split)
+                continue
             } else {
                 file = nil
             }
-            // Short flags run together: the last may be -K, or take a value (`-sK FILE`, `-sd -K`).
-            let cluster = !argument.hasPrefix("--") && argument.count > 2 ? splitCluster(argument) : nil
-            if file == nil, let cluster, cluster.last == "-K", index + 1 < arguments.count {
-                // The flags before it stay, the file's lines follow them.
-                arguments.replaceSubrange(index..<(index + 1), with: cluster.dropLast() + ["-K"])
-                index += cluster.count - 1
-                continue
-            }
             guard let file else {
-                // A value is skipped, whatever it looks like (`-d -K`, `-sd -K`).
-                let last = cluster?.last ?? argument
-                index += last == "-o" || last == "--output" || optionsWithValues.contains(last) ? 2 : 1
+                // A value is skipped, whatever it looks like (`-d -K`).
+                index += argument == "-o" || argument == "--output" || optionsWithValues.contains(argument) ? 2 : 1
                 continue
             }
             read += 1
@@ -122,18 +115,23 @@ extension LoadURL {
         }
     }
 
-    /// `-sSLO` as `-s`, `-S`, `-L`, `-O`: short options run together, of which only the last may take a value
-    /// (the next argument). `nil` when one before the last takes a value, which is then attached (`-sofile`).
+    /// `-sSLO` as `-s`, `-S`, `-L`, `-O`, and `-sofile` as `-s`, `-o`, `file`: short options run together, the
+    /// first that takes a value taking the rest of the argument (`-XPUT`, `-d-1`) or else the next one. `nil` when a
+    /// character before it is no option letter.
     static func splitCluster(_ argument: String) -> [String]? {
+        guard argument.hasPrefix("-"), !argument.hasPrefix("--") else { return nil }
         let letters = Array(argument.dropFirst())
-        var flags: [String] = []
+        var split: [String] = []
         for (position, letter) in letters.enumerated() {
             guard letter.isASCII, letter.isLetter || letter.isNumber else { return nil }
             let flag = "-" + String(letter)
-            if position < letters.count - 1, flag == "-o" || optionsWithValues.contains(flag) { return nil }
-            flags.append(flag)
+            split.append(flag)
+            if flag == "-o" || optionsWithValues.contains(flag) {
+                if position < letters.count - 1 { split.append(String(letters[(position + 1)...])) }
+                break
+            }
         }
-        return flags
+        return split
     }
 
     /// Stands in ``outputs`` for a `-O` read by ``parseQuickly(_:)``, keeping its place among the `-o` names,
@@ -207,20 +205,11 @@ extension LoadURL {
                 let value = arguments[index]
                 rest += value.isEmpty ? [long, value] : ["\(long)=\(value)"]
                 index += 1
-            } else if !argument.hasPrefix("--"), argument.count > 2, argument.hasPrefix("-o") {
-                // `-ofile`: the output file attached.
-                outputs.append(String(argument.dropFirst(2)))
-            } else if !argument.hasPrefix("--"), argument.count > 2, let long = longNamesOfOptionsWithValues[String(argument.prefix(2))] {
-                // A short option with its value attached (`-XPUT`, `-d-1`).
-                rest.append("\(long)=\(argument.dropFirst(2))")
-            } else if !argument.hasPrefix("--"), argument.count > 2, let flags = splitCluster(argument) {
-                // Short flags run together (`-sSLO`): read one by one, so that an `-O` among them keeps its place.
-                arguments.replaceSubrange((index - 1)..<index, with: flags)
+            } else if !argument.hasPrefix("--"), argument.count > 2, let split = splitCluster(argument) {
+                // Short options run together (`-sSLO`, `-ofile`, `-XPUT`, `-sofile`): read one by one, so that an `-O`
+                // among them keeps its place and a value attached to one is its value.
+                arguments.replaceSubrange((index - 1)..<index, with: split)
                 index -= 1
-            } else if !argument.hasPrefix("--"), argument.count > 2, argument.contains(where: { $0 == "o" || $0 == "O" }) {
-                // Short flags run together with `o` or `O` among them, one taking a value before the last
-                // (`-sofile`): ArgumentParser's to read.
-                return try unexpanded(parse(arguments))
             } else {
                 rest.append(argument)
             }

@@ -232,9 +232,12 @@ extension LoadURL {
         var uploadCanBeSentAgain = true
         /// Where -D writes the heads.
         var headerDump: HeaderDump?
-        /// The `.netrc` of -n, --netrc-optional or --netrc-file, read once; `nil` without them (or an optional file that
-        /// is not there); a file that cannot be read fails each URL that would use it.
-        var netrc: Result<Netrc, InputFile.Unreadable>?
+        /// The `.netrc` of -n, --netrc-optional or --netrc-file, read once; `nil` without them or when the file cannot be
+        /// read (warned of, as curl goes on without it); a file curl would not read either fails each URL with 26.
+        var netrc: Result<Netrc, Netrc.Malformed>?
+        /// Whether the `.netrc`'s password wins over a URL's own (-n, --netrc-file: curl's "required"), or only a URL
+        /// without one takes it (--netrc-optional).
+        var netrcOverridesURL = true
     }
 
     /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
@@ -265,14 +268,15 @@ extension LoadURL {
         if options.readsUploadOnce, let uploadFile { pipes.append(uploadFile) }
         for path in pipes { _ = try? InputFile.contents(of: path) }
         if netrc || netrcOptional || netrcFile != nil {
-            let path = netrcFile ?? (ProcessInfo.processInfo.environment["HOME"] ?? "") + "/.netrc"
-            let read = Result { () throws(InputFile.Unreadable) in Netrc(String(decoding: try InputFile.contents(of: path), as: UTF8.self)) }
-            // --netrc-optional's file may be missing (curl's "optional"); -n's and --netrc-file's may not.
-            if case .failure(let error) = read, error.cause == .noSuchFileOrDirectory, netrcOptional {
-                options.netrc = nil
-            } else {
-                options.netrc = read
+            let path = netrcFile ?? Self.homeFolder + "/.netrc"
+            do {
+                let text = String(decoding: try InputFile.contents(of: path, maximumSize: Self.configFileSize), as: UTF8.self)
+                options.netrc = Result { () throws(Netrc.Malformed) in try Netrc(text) }
+            } catch {
+                // As curl: the transfers go on without the logins (a missing file is no error there).
+                if !silent || showError { StandardStreams.error("loadurl: warning: -n: \(error); no .netrc logins are used\n") }
             }
+            options.netrcOverridesURL = !netrcOptional
         }
         options.bodyPieces = Result { () throws(BodyPieces.Unreadable) in
             try BodyPieces(form: formData, binary: dataBinary, encoded: dataURLEncoded, json: json, streams: !dataInQuery)
@@ -288,6 +292,27 @@ extension LoadURL {
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options
+    }
+
+    /// The user's home folder, for `~/.netrc`: `HOME`, else the password database's, as curl finds it.
+    static var homeFolder: String {
+        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
+        guard let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir else { return "" }
+        return String(cString: folder)
+    }
+
+    /// The `Authorization` a redirect to `url` sends under `-n` (the `.netrc`'s login for its host, Basic), as curl
+    /// looks the file up for each host it goes to; `nil` when -n, --basic or the file give none, or -u or -H decide.
+    func netrcAuthorization(options: RequestOptions) -> (@Sendable (URL) -> String?)? {
+        guard options.user == nil, authMethod == .basic, case .success(let file)? = options.netrc,
+              let lines = try? options.headerLines.get(),
+              !lines.added.contains(where: { $0.name == .authorization }), !lines.removed.contains(.authorization) else { return nil }
+        let overrides = options.netrcOverridesURL
+        return { url in
+            guard ["http", "https", "ws", "wss"].contains(url.scheme?.lowercased() ?? ""),
+                  let (login, password) = file.credential(for: url, overridesURL: overrides) else { return nil }
+            return Credential(user: login, password: password).basicAuthorization
+        }
     }
 
     /// What answers HTTP challenges under `--digest` or `--anyauth`, with `-u`'s credentials or else the URL's user
@@ -317,19 +342,24 @@ extension LoadURL {
         }
         let (added, removed) = (lines.added, lines.removed)
         request.headerFields.append(contentsOf: added)
-        // -n: the URL's host's login from .netrc, as user info of the URL (which the loader and the FTP handler log in
-        // with), unless -u or the URL itself gives a password.
-        if options.user == nil, let netrc = options.netrc, url.password == nil, let host = url.host {
+        // -n: the URL's host's login from .netrc, unless -u gives one: for HTTP(S) under --basic sent ahead as -u's is
+        // (and looked up again for each redirect's host, ``TransferEvents``), else as the URL's user info, which the
+        // FTP handler logs in with and --digest or --anyauth answer a challenge with.
+        if options.user == nil, let netrc = options.netrc {
             let file: Netrc
             do {
                 file = try netrc.get()
             } catch {
-                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-n: \(error)", underlying: error.cause)
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "-n: \(error)", underlying: error)
             }
-            if let (login, password) = file.credential(host: host, user: url.user(percentEncoded: false)),
+            if let (login, password) = file.credential(for: url, overridesURL: options.netrcOverridesURL),
                var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
-                (parts.user, parts.password) = (login, password)
+                let ahead = authMethod == .basic && ["http", "https", "ws", "wss"].contains(request.scheme)
+                (parts.user, parts.password) = ahead ? (nil, nil) : (login, password)
                 if let withLogin = parts.url { request.url = withLogin }
+                if ahead, request.headerFields[.authorization] == nil, !removed.contains(.authorization) {
+                    request.headerFields[.authorization] = Credential(user: login, password: password).basicAuthorization
+                }
             }
         }
         if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {

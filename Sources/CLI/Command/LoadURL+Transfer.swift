@@ -75,7 +75,7 @@ extension LoadURL {
         var summary = TransferSummary(url: url)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump,
-                                    autoReferer: options.autoReferer)
+                                    autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options))
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []

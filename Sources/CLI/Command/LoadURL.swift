@@ -141,8 +141,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("data-raw"), help: "POST DATA as -d does, but as written: a leading @ names no file (repeatable, joined with &).")
     public var dataRaw: [String] = []
 
-    /// Log in with the `.netrc` file in the home folder, curl's `-n`: the login and password of the URL's host, for a
-    /// URL without its own and without `-u`.
+    /// Log in with the `.netrc` file in the home folder, curl's `-n`: the login and password of the URL's host, over
+    /// the URL's own, unless `-u` gives one.
     @Flag(name: [.customShort("n"), .customLong("netrc")], help: "Log in with ~/.netrc's login and password for the URL's host (not with -u or a URL's own).")
     public var netrc = false
 
@@ -154,8 +154,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("netrc-file"), help: "As -n, with FILE instead of ~/.netrc.")
     public var netrcFile: String?
 
-    /// A bearer token sent as `Authorization: Bearer TOKEN` to HTTP(S) URLs (a -H Authorization wins), curl's
-    /// `--oauth2-bearer`; like `-u`'s credentials, it is not sent on to another origin after a redirect.
+    /// A bearer token sent as `Authorization: Bearer TOKEN` to HTTP(S) and WebSocket URLs (a -H Authorization, or -u's
+    /// Basic, wins), curl's `--oauth2-bearer`; like `-u`'s credentials, it is not sent on to another origin after a redirect.
     @Option(name: .customLong("oauth2-bearer"), help: "Send TOKEN as an OAuth 2 bearer token (Authorization: Bearer TOKEN).")
     public var bearerToken: String?
 

@@ -18,13 +18,17 @@ final class TransferEvents: LoadTaskDelegate {
     private let redirects = Mutex(0)
     /// Whether each redirect sends the URL it comes from as its `Referer`.
     private let autoReferer: Bool
+    /// The `.netrc` login a redirect to a URL sends, if any (``LoadURL/netrcAuthorization(options:)``).
+    private let netrcAuthorization: (@Sendable (URL) -> String?)?
 
     /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections and `-e ';auto'` is asked for: a task with a
     /// delegate collects metrics and calls it on every event.
-    init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false) {
-        guard verbose || keepsTransactions || headerDump != nil || autoReferer else { return nil }
+    init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false,
+          netrcAuthorization: (@Sendable (URL) -> String?)? = nil) {
+        guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil else { return nil }
         self.verbose = verbose
         self.autoReferer = autoReferer
+        self.netrcAuthorization = netrcAuthorization
         self.headerDump = headerDump
         self.kept = keepsTransactions ? Mutex([]) : nil
     }
@@ -48,9 +52,12 @@ final class TransferEvents: LoadTaskDelegate {
     /// URL it comes from as the `Referer` under `-e ';auto'`.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
         redirects.withLock { $0 += 1 }
-        guard autoReferer else { return request }
         var request = request
-        request.headerFields[.referer] = Self.referer(response.url)
+        if autoReferer { request.headerFields[.referer] = Self.referer(response.url) }
+        // The session dropped the last host's Authorization when the origin changed; the new host's own, if any.
+        if let netrcAuthorization, request.headerFields[.authorization] == nil, let value = netrcAuthorization(request.url) {
+            request.headerFields[.authorization] = value
+        }
         return request
     }
 
