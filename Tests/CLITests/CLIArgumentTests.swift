@@ -17,7 +17,7 @@ struct CLIArgumentTests {
         ["data:,a", "-o", "/tmp/a", "data:,b", "-o", "-"],
         ["-sS", "-H", "X-A: 1", "-H", "data:,not-a-url", "data:,x", "--output=/tmp/o", "-O", "http://h/p"],
         ["-L", "-X", "PUT", "-w", "%{http_code}", "--", "-not-an-option", "data:,y"],
-        ["-sO", "http://h/a", "http://h/b"],           // short flags run together with O: ArgumentParser's to read
+        ["-sO", "http://h/a", "http://h/b"],           // short flags run together with O, split by the quick reader too
         ["-sSL", "data:,z", "-o", "/tmp/z"],            // short flags run together without o or O
         ["--remote-name", "-o", "x", "data:,1", "data:,2", "--silent"],
         ["-sSLo", "/tmp/a", "data:,a", "-LO", "http://h/b"],  // run together, the last taking the next argument

@@ -56,8 +56,18 @@ struct CLIConfigFileTests {
         let clustered = try LoadURL.parseQuickly(["-sK", inner.url.path, "-Ld", "-K", "http://h/"])
         #expect(clustered.silent && clustered.followRedirects)
         #expect(clustered.urls == ["http://h/inner", "http://h/"] && clustered.data == ["-K"])
-        // A URL is never read as short options (file: once was, as -i -l -e): nor before a -K.
+        // A URL is never read as short options (file: would be -i -l -e), before a -K or after.
         #expect(try LoadURL.parseQuickly(["file:///etc/hostname", "-K", inner.url.path]).urls == ["file:///etc/hostname", "http://h/inner"])
+        // A line of options run together wants a value if its last one does, and takes only its own.
+        let clusters = try configFile("-sH \"X-A: 1\"\n-XPUT\n-Lo out.txt\n")
+        let fromFile = try LoadURL.parseQuickly(["-K", clusters.url.path, "-o", "page.html", "http://h/"])
+        #expect(fromFile.headers == ["X-A: 1"] && fromFile.method == "PUT" && fromFile.silent && fromFile.followRedirects)
+        #expect(fromFile.outputs == ["out.txt", "page.html"] && fromFile.urls == ["http://h/"])
+        let lone = try configFile("-sH\n")
+        let wanting = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", lone.url.path, "-o", "page.html", "http://h/"]) }
+        #expect(wanting?.message == "-K \(lone.url.path), line 1: -sH wants a value")
+        // Spellings that would lose their place are refused.
+        #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["--remote-name=", "http://h/a", "-o", "b.txt", "http://h/b"]) }
         let endless = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", "/dev/zero"]) }
         #expect(endless?.message == "-K: cannot read /dev/zero: File too large")
     }

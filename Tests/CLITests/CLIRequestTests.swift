@@ -57,7 +57,7 @@ struct CLIRequestTests {
         let sent = try request(["-d", "a=1", "--data-raw", "@\(file.path)", "--data-ascii", "@\(file.path)", "--data-raw=b=2\n", "http://h/"])
         #expect(bytes(sent.body) == "a=1&@\(file.path)&f=1&b=2\n")
         #expect(sent.method == .post && sent.headerFields[.contentType] == "application/x-www-form-urlencoded")
-        // Read by ArgumentParser alone (as a line parseQuickly cannot read plainly is), the raw pieces still go as written.
+        // Read by ArgumentParser alone (LoadURL.parse), the raw pieces still go as written.
         let whole = try LoadURL.parse(["-d", "a", "--data-raw", "@x", "http://h/"])
         #expect(bytes(try whole.makeRequest(URL(string: "http://h/")!, options: whole.requestOptions).body) == "a&@x")
         #expect(throws: ValidationError.self) { _ = try command(["--data-raw", "x", "-F", "a=1", "http://h/"]).makeConfiguration() }

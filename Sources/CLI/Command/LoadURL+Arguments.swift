@@ -42,32 +42,39 @@ extension LoadURL {
     static let configFileSize = 10 * 1024 * 1024
 
     /// `arguments` with each `-K FILE` (`--config`, `-KFILE`, `--config=FILE`; `-` for standard input) replaced by the
-    /// arguments its lines stand for (``ConfigFile``), in its place, as curl reads them. A file that cannot be read or
-    /// holds a line that is no option is a usage error naming it.
+    /// arguments its lines stand for (``ConfigFile``), in its place, as curl reads them, and short options run together
+    /// split (``splitCluster(_:)``). A file that cannot be read or holds a line that is no option is a usage error
+    /// naming it. Linear in the arguments: nothing is spliced into the middle of an array.
     static func expandingConfigFiles(_ arguments: [String]) throws -> [String] {
-        var arguments = arguments
+        // What is left to read, last first: a file's lines and a cluster's pieces are pushed back in their place.
+        var pending = Array(arguments.reversed())
+        var expanded: [String] = []
+        expanded.reserveCapacity(arguments.count)
         var read = 0
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--" { break }
-            let file: String?
-            var width = 1
+        func takesValue(_ option: String) -> Bool { option == "-o" || option == "--output" || optionsWithValues.contains(option) }
+        while let argument = pending.popLast() {
+            if argument == "--" {
+                expanded.append(argument)
+                expanded += pending.reversed()
+                break
+            }
+            let file: String
             if argument == "-K" || argument == "--config" {
-                guard index + 1 < arguments.count else { break }  // ArgumentParser says the value is missing.
-                (file, width) = (arguments[index + 1], 2)
+                guard let named = pending.popLast() else {
+                    expanded.append(argument)  // ArgumentParser says the value is missing.
+                    break
+                }
+                file = named
             } else if argument.hasPrefix("--config=") {
                 file = String(argument.dropFirst("--config=".count))
-            } else if !argument.hasPrefix("--"), argument.count > 2, let split = splitCluster(argument) {
-                // Short options run together (`-sK FILE`, `-KFILE`, `-sd -K`): read one by one from here.
-                arguments.replaceSubrange(index..<(index + 1), with: split)
+            } else if argument.count > 2, let split = splitCluster(argument) {
+                // Short options run together (`-sK FILE`, `-KFILE`, `-sd -K`): read one by one.
+                pending += split.reversed()
                 continue
             } else {
-                file = nil
-            }
-            guard let file else {
-                // A value is skipped, whatever it looks like (`-d -K`).
-                index += argument == "-o" || argument == "--output" || optionsWithValues.contains(argument) ? 2 : 1
+                expanded.append(argument)
+                // A value is taken as it is, whatever it looks like (`-d -K`).
+                if takesValue(argument), let value = pending.popLast() { expanded.append(value) }
                 continue
             }
             read += 1
@@ -82,16 +89,17 @@ extension LoadURL {
                 throw ValidationError("-K: \(error)")
             }
             do throws(ConfigFile.Malformed) {
+                // A line's own value only: for options run together, the last piece says (`-sH` wants one, `-XPUT` has it).
                 let lines = try ConfigFile.arguments(in: text, file: file) { option in
-                    option == "-o" || option == "--output" || optionsWithValues.contains(option)
+                    takesValue(option.count > 2 ? splitCluster(option)?.last ?? option : option)
                 }
                 // Read in its place: its options may name further -K files, read next.
-                arguments.replaceSubrange(index..<(index + width), with: lines)
+                pending += lines.reversed()
             } catch {
                 throw ValidationError(error.description)
             }
         }
-        return arguments
+        return expanded
     }
 
     /// The executable's entry point: parses `arguments` with ``parseQuickly(_:)``, runs the command and
@@ -144,11 +152,11 @@ extension LoadURL {
     /// thousands of URLs (each with its `-o`) makes seconds long. So the URLs, the `-o` files and the
     /// `-O` flags, which are most of such a line, are picked out here and only the other options go
     /// through ArgumentParser. Each `-O` takes its place among the `-o` names (``remoteNameSlot``), so that
-    /// URLs are paired with them in order, as curl pairs them. A line this cannot read plainly (short flags run together with `o` or
-    /// `O` among them) goes to ArgumentParser whole.
+    /// URLs are paired with them in order, as curl pairs them. Short options run together and `-K` files are read
+    /// first (``expandingConfigFiles(_:)``).
     public static func parseQuickly(_ arguments: [String]) throws -> LoadURL {
         var rest: [String] = [], urls: [String] = [], outputs: [String] = []
-        var arguments = try expandingConfigFiles(arguments)
+        let arguments = try expandingConfigFiles(arguments)
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -162,7 +170,10 @@ extension LoadURL {
                 continue
             }
             if argument == "-o" || argument == "--output" {
-                guard index < arguments.count else { return try unexpanded(parse(arguments)) }
+                guard index < arguments.count else {
+                    rest.append(argument)  // ArgumentParser says the value is missing.
+                    continue
+                }
                 outputs.append(arguments[index])
                 index += 1
             } else if argument.hasPrefix("--output=") {
@@ -205,11 +216,6 @@ extension LoadURL {
                 let value = arguments[index]
                 rest += value.isEmpty ? [long, value] : ["\(long)=\(value)"]
                 index += 1
-            } else if !argument.hasPrefix("--"), argument.count > 2, let split = splitCluster(argument) {
-                // Short options run together (`-sSLO`, `-ofile`, `-XPUT`, `-sofile`): read one by one, so that an `-O`
-                // among them keeps its place and a value attached to one is its value.
-                arguments.replaceSubrange((index - 1)..<index, with: split)
-                index -= 1
             } else {
                 rest.append(argument)
             }
@@ -220,14 +226,13 @@ extension LoadURL {
         return command
     }
 
-    /// `command`, checked to have no `-K` left that ``expandingConfigFiles(_:)`` did not read in its place (a spelling
-    /// it does not know): one would be dropped unread.
+    /// `command`, checked to have nothing left that the reading above puts in its place (a spelling it does not
+    /// know, as `--remote-name=`): a `-K` would be dropped unread, an `-O` or a `--url` would lose its place.
     private static func unexpanded(_ command: LoadURL) throws -> LoadURL {
         guard command.config.isEmpty else { throw ValidationError("-K \(command.config[0]): cannot be read where it stands; give -K FILE apart") }
-        // --url's, read apart by ArgumentParser on a line it reads whole: after the other URLs.
-        var command = command
-        command.urls += command.urlOptions
-        command.urlOptions = []
+        guard command.remoteNames == 0, command.urlOptions.isEmpty else {
+            throw ValidationError("-O and --url take their place among the URLs: give them without '='")
+        }
         return command
     }
 }

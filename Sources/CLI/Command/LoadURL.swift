@@ -52,7 +52,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var urls: [String] = []
 
     /// URLs given with curl's `--url`, whatever they start with: ``parseQuickly(_:)`` puts each among ``urls`` in its
-    /// place, so this stays empty unless ArgumentParser reads the line whole (they then follow the others).
+    /// place, so this stays empty but for a command ArgumentParser parses itself (`parse(_:)`).
     @Option(name: .customLong("url"), help: "Load URL (as a URL given alone, even one that starts with -).")
     public var urlOptions: [String] = []
 
@@ -60,8 +60,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("o"), .customLong("output")], help: "Write the next URL's body to FILE ('-' for stdout).")
     public var outputs: [String] = []
 
-    /// How many URLs (in order, after those given -o) are saved under their remote names, when ArgumentParser
-    /// read the line whole; ``parseQuickly(_:)`` puts each `-O` in its place in ``outputs`` instead.
+    /// How many URLs (in order, after those given -o) are saved under their remote names, for a command ArgumentParser
+    /// parses itself (`parse(_:)`); ``parseQuickly(_:)`` puts each `-O` in its place in ``outputs`` instead.
     @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Save the next URL's body under its remote file name.")
     public var remoteNames: Int
 
