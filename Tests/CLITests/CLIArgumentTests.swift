@@ -44,6 +44,12 @@ struct CLIArgumentTests {
         #expect(throws: (any Error).self) { try LoadURL.parseQuickly(["--no-such-option", "data:,x"]) }
     }
 
+    @Test("ArgumentParser's own --experimental- options count only first: as an option's value they are that value")
+    func toolOptionsOnlyFirst() async throws {
+        let run = try await LoadURLProcess.run(["-w", "--experimental-dump-help", "data:,x"])
+        #expect(run.status == 0 && run.stdout == "x--experimental-dump-help", "\(run.stdout.prefix(200))")
+    }
+
     @Test("The options that take a value are the ones ArgumentParser describes")
     func optionListMatches() async throws {
         let run = try await LoadURLProcess.run(["--experimental-dump-help"])

@@ -70,6 +70,10 @@ struct CLIRequestTests {
         #expect(try request(["--oauth2-bearer", "t", "-H", "Authorization: Basic eA==", "http://h/"]).headerFields[.authorization] == "Basic eA==")
         #expect(try request(["--oauth2-bearer", "t", "-H", "Authorization:", "http://h/"]).headerFields[.authorization] == nil)
         #expect(try request(["--oauth2-bearer", "t", "ftp://h/f"]).headerFields[.authorization] == nil)
+        // -u's Basic gives way to a -H Authorization too, as curl's own fields do.
+        #expect(try request(["-u", "x:y", "-H", "Authorization: Bearer t", "http://h/"]).headerFields[.authorization] == "Bearer t")
+        #expect(try request(["-u", "x:y", "-H", "Authorization:", "http://h/"]).headerFields[.authorization] == nil)
+        #expect(try request(["-u", "x:y", "http://h/"]).headerFields[.authorization] == Credential(user: "x", password: "y").basicAuthorization)
         let refused = #expect(throws: ValidationError.self) { _ = try command(["--oauth2-bearer", "t\r\nX-Evil: 1", "http://h/"]).makeConfiguration() }
         #expect(refused?.message.contains("--oauth2-bearer") == true)
     }

@@ -106,7 +106,8 @@ extension LoadURL {
     /// exits with its status. A usage error exits with 2, as curl's do (ArgumentParser would use 64).
     public static func mainQuickly(_ arguments: [String]) async -> Never {
         // ArgumentParser's own tool options (help dumps, completion scripts) go to its main.
-        if arguments.contains(where: { $0.hasPrefix("--experimental-") || $0.hasPrefix("--generate-completion") }) {
+        // Only as the first argument: anywhere else it may be an option's value (`-H --experimental-x`).
+        if let first = arguments.first, first.hasPrefix("--experimental-") || first.hasPrefix("--generate-completion") {
             await main(arguments)
             exitProcess(0)
         }

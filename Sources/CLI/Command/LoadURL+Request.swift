@@ -364,7 +364,10 @@ extension LoadURL {
         }
         if let user = options.user, authMethod == .basic || !(request.scheme == "http" || request.scheme == "https") {
             if request.scheme == "http" || request.scheme == "https" {
-                request.headerFields[.authorization] = Self.credential(user).basicAuthorization
+                // A -H Authorization (or -H 'Authorization:', none) wins, as curl's custom fields win over its own.
+                if request.headerFields[.authorization] == nil, !removed.contains(.authorization) {
+                    request.headerFields[.authorization] = Self.credential(user).basicAuthorization
+                }
             } else if url.user == nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
                 // Other schemes (FTP) log in with the URL's user info, as curl's -u does for them.
                 let credential = Self.credential(user)
