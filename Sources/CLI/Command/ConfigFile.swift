@@ -32,23 +32,7 @@ enum ConfigFile {
             }
             let value: String?
             if rest.first == "\"" {
-                var unquoted = ""
-                var characters = rest.dropFirst()
-                var closed = false
-                while let character = characters.popFirst() {
-                    if character == "\"" {
-                        closed = true
-                        break
-                    }
-                    guard character == "\\", let escaped = characters.popFirst() else {
-                        unquoted.append(character)
-                        continue
-                    }
-                    let escapes: [Character: Character] = ["t": "\t", "n": "\n", "r": "\r", "v": "\u{0B}"]
-                    unquoted.append(escapes[escaped] ?? escaped)
-                }
-                guard closed else { throw fail("the quoted value has no closing quote") }
-                rest = characters
+                guard let unquoted = QuotedWord.read(from: &rest) else { throw fail("the quoted value has no closing quote") }
                 value = unquoted
             } else if rest.isEmpty {
                 value = nil

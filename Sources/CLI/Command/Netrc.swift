@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// A `.netrc` file, read as curl reads one for `-n`/`--netrc-file`: `machine HOST login USER password PASSWORD`
 /// entries (and `default` for any host), keywords in any case, whitespace apart and in any layout, a word in double
-/// quotes when it holds spaces (`\"`, `\\`, `\n`, `\r`, `\t` escaped inside), `account` skipped, a `macdef NAME`
+/// quotes when it holds spaces (``QuotedWord``), `account` skipped, a `macdef NAME`
 /// skipped with its lines up to the first empty one, a `#` starting a comment.
 struct Netrc: Sendable {
     /// One entry: the host it is for (`nil` for `default`) and what it gives.
@@ -41,22 +41,12 @@ struct Netrc: Sendable {
             while true {
                 rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
                 guard let first = rest.first, keyword != nil || first != "#" else { break }
-                var word = ""
+                let word: String
                 if first == "\"" {
-                    rest = rest.dropFirst()
-                    var closed = false
-                    while let character = rest.popFirst() {
-                        if character == "\"" {
-                            closed = true
-                            break
-                        }
-                        guard character == "\\", let escaped = rest.popFirst() else {
-                            word.append(character)
-                            continue
-                        }
-                        word.append(["n": "\n", "r": "\r", "t": "\t"][escaped] ?? escaped)
+                    guard let quoted = QuotedWord.read(from: &rest) else {
+                        throw Malformed(line: offset + 1, problem: "a quoted word has no closing quote")
                     }
-                    guard closed else { throw Malformed(line: offset + 1, problem: "a quoted word has no closing quote") }
+                    word = quoted
                 } else {
                     let end = rest.firstIndex { $0 == " " || $0 == "\t" || $0 == "\r" } ?? rest.endIndex
                     word = String(rest[..<end])
