@@ -125,18 +125,6 @@ struct URLGlob {
         self.pieces = pieces
     }
 
-    /// Whether the URL has a glob: one that has none is itself alone.
-    var hasGlobs: Bool { pieces.contains { if case .glob = $0 { true } else { false } } }
-
-    /// How many URLs it names (saturating: ``limit`` is far below the largest `Int`).
-    var count: Int {
-        pieces.reduce(1) { total, piece in
-            guard case .glob(let values) = piece else { return total }
-            let (product, overflow) = total.multipliedReportingOverflow(by: values.count)
-            return overflow ? Int.max : product
-        }
-    }
-
     /// Every URL it names, in order, with the values of its globs (for ``fill(_:with:)``).
     func expanded() -> [(url: String, values: [String])] {
         var results: [(url: String, values: [String])] = [("", [])]
