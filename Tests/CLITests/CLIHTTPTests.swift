@@ -141,6 +141,22 @@ struct CLIHTTPTests {
         #expect(run.stderr.contains("does not match"))
     }
 
+    @Test("--unix-socket sends HTTP and HTTPS to nginx's sockets with the URL's host; -v names the socket; a missing one exits 7 naming it")
+    func unixSocket() async throws {
+        let server = try TestServers.requireNginx()
+        let plain = try await LoadURLProcess.run(["-sS", "--unix-socket", server.unixSocket, "http://site.invalid/host"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout == "host=site.invalid\n")
+        let secure = try await LoadURLProcess.run(["-v", "--cacert", server.caFile, "--unix-socket", server.tlsUnixSocket, "https://localhost/hello.txt"])
+        #expect(secure.status == 0, "\(secure.stderr)")
+        #expect(secure.stdout == "Hello from nginx\n")
+        #expect(secure.stderr.contains("* Connected to localhost (\(server.tlsUnixSocket))\n"), "\(secure.stderr)")
+        let gone = server.unixSocket + ".gone"
+        let missing = try await LoadURLProcess.run(["-sS", "--unix-socket", gone, "http://localhost/hello.txt"])
+        #expect(missing.status == 7)
+        #expect(missing.stderr.contains(gone), "\(missing.stderr)")
+    }
+
     @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
     func limitRate() async throws {
         let server = try TestServers.requireNginx()

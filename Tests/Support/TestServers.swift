@@ -24,6 +24,10 @@ public enum TestServers {
         public let caFile: String
         /// The folder nginx serves.
         public let root: String
+        /// A Unix socket where nginx serves the same site in cleartext.
+        public let unixSocket: String
+        /// A Unix socket where nginx serves the same site over TLS (its certificate for `localhost`).
+        public let tlsUnixSocket: String
 
         /// Where nginx logs each request under `/cache/`, a line each: method, URI, status, and the
         /// `If-None-Match` and `If-Modified-Since` it carried (`inm=… ims=…`, `-` when absent).
@@ -160,9 +164,11 @@ public enum TestServers {
         guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
               let h2 = values["H2_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
               let h2Few = values["H2_FEW_STREAMS_PORT"].flatMap(Int.init),
-              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"]
+              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"],
+              let socket = values["HTTP_UNIX_SOCKET"], let tlsSocket = values["HTTPS_UNIX_SOCKET"]
         else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired, ipv6: values["IPV6"] == "1", caFile: ca, root: www)
+        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired,
+                     ipv6: values["IPV6"] == "1", caFile: ca, root: www, unixSocket: socket, tlsUnixSocket: tlsSocket)
     }()
 
     /// The running FTP servers, or `nil` if they could not be started.

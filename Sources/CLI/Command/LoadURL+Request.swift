@@ -129,6 +129,7 @@ extension LoadURL {
             guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
             http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
         }
+        http.unixSocketPath = unixSocket
         try setProxies(&http, environment: ProcessInfo.processInfo.environment)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.

@@ -275,6 +275,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []
 
+    /// A Unix socket that HTTP(S) and WebSocket connections go to instead of the network.
+    @Option(name: .customLong("unix-socket"), help: ArgumentHelp("Connect to the Unix socket PATH instead of the network (HTTP, HTTPS, WebSocket); no proxy is used.", valueName: "PATH"))
+    public var unixSocket: String?
+
     /// Where a download goes on from: `-` for the end of its output file, or a byte offset.
     @Option(name: [.customShort("C"), .customLong("continue-at")], help: "Go on with a download from byte OFFSET, or with '-' from the end of its output file, appending the rest; a partial file is left as it was if the server cannot send the rest (exit 33).")
     public var continueAt: String?

@@ -21,7 +21,8 @@ public struct LoadTransactionMetrics: Sendable {
     public var isReusedConnection: Bool
     /// Whether the connection went to a proxy (then ``remoteAddress`` is the proxy's).
     public var isProxyConnection: Bool
-    /// The address the connection went to (a proxy's, through one), as text: `"127.0.0.1"`, `"::1"`.
+    /// The address the connection went to (a proxy's, through one), as text: `"127.0.0.1"`, `"::1"`, or a Unix socket's
+    /// path (then ``remotePort`` is `nil`).
     public var remoteAddress: String?
     /// The port the connection went to.
     public var remotePort: Int?

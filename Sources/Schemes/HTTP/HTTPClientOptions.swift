@@ -23,6 +23,11 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
     /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
     @HandlerSetting public var resolve: [String: String] = [:]
+    /// A Unix domain socket to connect to instead of the network, curl's `--unix-socket`: every connection goes to
+    /// this path, whatever the URL's host and port. The request keeps its URL for the `Host` field, and an `https`
+    /// one for its TLS name and certificate checks. No proxy is used while it is set, as curl does not mix the two.
+    /// Connections to different sockets are never shared.
+    @HandlerSetting public var unixSocketPath: String? = nil
     /// The proxy (HTTP or SOCKS5) that `http` requests and `ws` handshakes go through (curl's `-x`, or
     /// `http_proxy`); `nil` (the default) connects to servers directly. A request may set `nil` to go directly
     /// whatever its session sets. See ``Proxy``.
@@ -59,6 +64,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$maximumConnectionsPerHost = requestValue.$maximumConnectionsPerHost.over(sessionValue.$maximumConnectionsPerHost)
         merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
+        merged.$unixSocketPath = requestValue.$unixSocketPath.over(sessionValue.$unixSocketPath)
         merged.$resolve = sessionValue.$resolve
         if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
         merged.$httpProxy = requestValue.$httpProxy.over(sessionValue.$httpProxy)

@@ -57,6 +57,27 @@ enum HTTPErrorMapping {
         }
     }
 
+    /// A failed connect to the Unix socket at `path` (``HTTPClientOptions/unixSocketPath``): a socket that is
+    /// missing, refuses, or is not a socket is `cannotConnectToHost` with the system's reason, as a host's would be.
+    static func unixSocket(_ error: any Error, path: String, url: URL) -> LoadError {
+        let reason: String
+        let underlying: any Error
+        switch error {
+        case let error as IOError:
+            reason = describe(error)
+            underlying = POSIXError(errno: error.errnoCode) ?? error
+        case ChannelError.connectTimeout:
+            return LoadError(.timedOut, url: url, reason: "connecting to the Unix socket \(path) took too long", underlying: error)
+        case is CancellationError:
+            return LoadError(.cancelled, url: url)
+        default:
+            // NIO's own refusals, such as a path longer than a socket address holds.
+            reason = String(describing: error)
+            underlying = error
+        }
+        return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to the Unix socket \(path): \(reason)", underlying: underlying)
+    }
+
     /// A system call's failure as the C library words it ("Connection refused"), not as NIO's `IOError`
     /// describes itself ("connection reset (error set): Connection refused (errno: 111)").
     private static func describe(_ error: any Error) -> String {

@@ -427,7 +427,8 @@ struct HTTPRequestPlan: Sendable {
         var options = request.options[HTTPClientOptions.self]
         // The pool's key holds the one proxy this request uses, or none: a host the exceptions name is
         // reached directly, and its connections are those of no proxy.
-        var proxy = options.proxy(for: scheme)
+        // A Unix socket is the connection's end: no proxy goes with it.
+        var proxy = options.unixSocketPath == nil ? options.proxy(for: scheme) : nil
         if proxy != nil, HTTPClientOptions.Proxy.bypasses(lowercaseHost, exceptions: options.noProxy) { proxy = nil }
         if let chosen = proxy, chosen.kind == .http,
            let given = proxyCredential

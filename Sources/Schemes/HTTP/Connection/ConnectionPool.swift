@@ -693,12 +693,14 @@ final class ConnectionPool: Sendable {
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
+        let socketPath = key.options.unixSocketPath
         let bootstrap = ClientBootstrap(group: loops)
             .connectTimeout(connectBudget)
             // Reading on its own too while the protocol is negotiated: the HTTP/1.1 handlers turn it off
             // when they take over, and an HTTP/2 connection keeps it (its streams hold the server back).
             .channelOption(.autoRead, value: unpooled || offersHTTP2)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            // TCP's option only for TCP: a Unix socket refuses it, and the connect would fail.
+            .channelOption(socketPath == nil ? .tcpOption(.tcp_nodelay) : .socketOption(.so_keepalive), value: socketPath == nil ? 1 : 0)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
             // its default of four, a connection whose body chunks still held the last buffer kept up to
             // four (1,000 slow downloads: 320 MiB instead of 128 MiB).
@@ -726,10 +728,15 @@ final class ConnectionPool: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: target, port: dialPort).get()
+            if let socketPath {
+                channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
+            } else {
+                channel = try await bootstrap.connect(host: target, port: dialPort).get()
+            }
         } catch {
             tunnel?.fail(error)
             handshake?.fail(error)
+            if let socketPath { throw HTTPErrorMapping.unixSocket(error, path: socketPath, url: url) }
             guard let proxy else { throw error }
             let mapped = HTTPErrorMapping.map(error, url: url)
             throw LoadError(mapped.code, url: url, reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)): \(mapped.reason ?? mapped.code.description)",

@@ -28,7 +28,7 @@ final class ExchangeMetrics: Sendable {
         transaction.connectEndDate = connect?.end
         // An HTTP/2 stream's channel answers with its connection's addresses.
         let remote = connection.channel.remoteAddress
-        transaction.remoteAddress = remote?.ipAddress
+        transaction.remoteAddress = remote?.ipAddress ?? remote?.pathname
         transaction.remotePort = remote?.port
         let local = connection.channel.localAddress
         transaction.localAddress = local?.ipAddress
