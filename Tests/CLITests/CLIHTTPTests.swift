@@ -157,6 +157,25 @@ struct CLIHTTPTests {
         #expect(missing.stderr.contains(gone), "\(missing.stderr)")
     }
 
+    @Test("-4 and -6 choose the IP version a name resolves to (the last given wins); an address of the other one exits 6")
+    func ipVersion() async throws {
+        let server = try TestServers.requireNginx()
+        let format = ["-sS", "-w", " %{remote_ip}"]
+        let four = try await LoadURLProcess.run(format + ["-6", "-4", "http://localhost:\(server.httpPort)/hello.txt"])
+        #expect(four.status == 0, "\(four.stderr)")
+        #expect(four.stdout == "Hello from nginx\n 127.0.0.1")
+        let wrong = try await LoadURLProcess.run(format + ["-6", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(wrong.status == 6, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("IPv6"), "\(wrong.stderr)")
+        // scripts/test-servers listens on [::1] wherever the kernel has IPv6 loopback; this machine must.
+        try #require(server.ipv6, "nginx has no [::1] listener: this machine has no IPv6 loopback")
+        let six = try await LoadURLProcess.run(format + ["-4", "-6", "http://[::1]:\(server.httpPort)/hello.txt"])
+        #expect(six.status == 0, "\(six.stderr)")
+        #expect(six.stdout == "Hello from nginx\n ::1")
+        let refused = try await LoadURLProcess.run(format + ["-4", "http://[::1]:\(server.httpPort)/hello.txt"])
+        #expect(refused.status == 6, "\(refused.stderr)")
+    }
+
     @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
     func limitRate() async throws {
         let server = try TestServers.requireNginx()

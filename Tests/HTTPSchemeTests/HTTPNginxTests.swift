@@ -51,6 +51,23 @@ struct HTTPNginxTests {
         #expect(error?.url == url)
     }
 
+    @Test("addressFamily: a name resolves to the version asked for alone; an address of the other is cannotFindHost naming the URL")
+    func addressFamily() async throws {
+        let nginx = try Nginx.require()
+        let ipv4 = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].addressFamily = .ipv4 }
+        let (data, _) = try await ipv4.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        let ipv6 = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].addressFamily = .ipv6 }
+        let url = try Nginx.http("/hello.txt")
+        let error = await loadError { _ = try await ipv6.data(from: url) }
+        #expect(error?.code == .cannotFindHost, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(error?.reason?.contains("IPv6") == true, "\(String(describing: error?.reason))")
+        try #require(nginx.ipv6, "nginx has no [::1] listener: this machine has no IPv6 loopback")
+        let (six, _) = try await ipv6.data(from: URL(string: "http://[::1]:\(nginx.httpPort)/hello.txt")!)
+        #expect(String(decoding: six, as: UTF8.self) == "Hello from nginx\n")
+    }
+
     @Test("IPv6: a URL with [::1] loads from nginx's IPv6 listener")
     func ipv6() async throws {
         let nginx = try Nginx.require()
@@ -154,7 +171,7 @@ struct HTTPNginxTests {
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
         // set it would take the default over its session's.
-        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 11)
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 12)
         // A session's Unix socket holds for a request that sets none; one that sets `nil` goes by TCP.
         var socketed = HTTPClientOptions()
         socketed.unixSocketPath = "/run/site.sock"
@@ -162,6 +179,9 @@ struct HTTPNginxTests {
         var byTCP = HTTPClientOptions()
         byTCP.unixSocketPath = nil
         #expect(HTTPClientOptions.merged(byTCP, over: socketed).unixSocketPath == nil)
+        var sixOnly = HTTPClientOptions()
+        sixOnly.addressFamily = .ipv6
+        #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: sixOnly).addressFamily == .ipv6)
         var anonymous = HTTPClientOptions()
         anonymous.userAgent = nil
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: anonymous).userAgent == nil)

@@ -130,6 +130,10 @@ extension LoadURL {
             http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
         }
         http.unixSocketPath = unixSocket
+        if let ipVersion {
+            http.addressFamily = ipVersion.family
+            configuration.handlerOptions[FTPOptions.self].addressFamily = ipVersion.family
+        }
         try setProxies(&http, environment: ProcessInfo.processInfo.environment)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.

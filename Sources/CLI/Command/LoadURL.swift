@@ -275,6 +275,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []
 
+    /// `-4` or `-6`: the IP version connections use; either when neither is given.
+    @Flag(exclusivity: .chooseLast)
+    public var ipVersion: IPVersionChoice?
+
     /// A Unix socket that HTTP(S) and WebSocket connections go to instead of the network.
     @Option(name: .customLong("unix-socket"), help: ArgumentHelp("Connect to the Unix socket PATH instead of the network (HTTP, HTTPS, WebSocket); no proxy is used.", valueName: "PATH"))
     public var unixSocket: String?

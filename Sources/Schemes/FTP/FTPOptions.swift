@@ -15,6 +15,8 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var usesActiveMode = false
     /// Whether an upload creates the folders its path names that do not exist yet.
     @HandlerSetting public var createsMissingDirectories = false
+    /// Which IP version the control and data connections use, curl's `-4` and `-6`; `.any` (the default) either.
+    @HandlerSetting public var addressFamily: AddressFamily = .any
     /// Seconds the connection and login may take.
     @HandlerSetting public var connectTimeout: TimeInterval = 30
     /// A PEM file of the CA certificates to trust for FTPS, instead of the system's.
@@ -63,6 +65,7 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$usesActiveMode = requestValue.$usesActiveMode.over(sessionValue.$usesActiveMode)
         merged.$createsMissingDirectories = requestValue.$createsMissingDirectories.over(sessionValue.$createsMissingDirectories)
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
+        merged.$addressFamily = requestValue.$addressFamily.over(sessionValue.$addressFamily)
         merged.$trustRootsPEMFile = requestValue.$trustRootsPEMFile.over(sessionValue.$trustRootsPEMFile)
         merged.$verifiesCertificates = requestValue.$verifiesCertificates.over(sessionValue.$verifiesCertificates)
         // A request's own certificate comes with its own key and passphrase (or none).

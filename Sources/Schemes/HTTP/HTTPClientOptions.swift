@@ -23,6 +23,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
     /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
     @HandlerSetting public var resolve: [String: String] = [:]
+    /// Which IP version connections use, curl's `-4` and `-6`: a host name is looked up for that version's addresses
+    /// alone (a proxy's too), and one without any fails with `cannotFindHost`. `.any` (the default) tries both.
+    @HandlerSetting public var addressFamily: AddressFamily = .any
     /// A Unix domain socket to connect to instead of the network, curl's `--unix-socket`: every connection goes to
     /// this path, whatever the URL's host and port. The request keeps its URL for the `Host` field, and an `https`
     /// one for its TLS name and certificate checks. No proxy is used while it is set, as curl does not mix the two.
@@ -65,6 +68,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
         merged.$unixSocketPath = requestValue.$unixSocketPath.over(sessionValue.$unixSocketPath)
+        merged.$addressFamily = requestValue.$addressFamily.over(sessionValue.$addressFamily)
         merged.$resolve = sessionValue.$resolve
         if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
         merged.$httpProxy = requestValue.$httpProxy.over(sessionValue.$httpProxy)

@@ -174,6 +174,8 @@ final class CurlTransfer: @unchecked Sendable {
         // server fills them. (The write callback still gets the body in pieces of 16 KiB at most.)
         codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
         codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
+        // CURL_IPRESOLVE_V4 is 1, CURL_IPRESOLVE_V6 is 2 (and WHATEVER, the default, 0).
+        if options.addressFamily != .any { codes.append(ccurl_setopt_long(easy, CURLOPT_IPRESOLVE, options.addressFamily == .ipv4 ? 1 : 2)) }
         if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, "-")) }
         if request.scheme == "ftp", options.tls != .never {
             // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.

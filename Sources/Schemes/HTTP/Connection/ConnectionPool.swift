@@ -694,7 +694,11 @@ final class ConnectionPool: Sendable {
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
         let socketPath = key.options.unixSocketPath
-        let bootstrap = ClientBootstrap(group: loops)
+        let family = socketPath == nil ? key.options.addressFamily : .any
+        // The loop chosen here, not at the connect: a resolver of one IP version answers on it.
+        let loop = loops.next()
+        let bootstrap = ClientBootstrap(group: loop)
+            .resolver(family == .any ? nil : FamilyResolver(family: family, loop: loop))
             .connectTimeout(connectBudget)
             // Reading on its own too while the protocol is negotiated: the HTTP/1.1 handlers turn it off
             // when they take over, and an HTTP/2 connection keeps it (its streams hold the server back).
@@ -737,6 +741,13 @@ final class ConnectionPool: Sendable {
             tunnel?.fail(error)
             handshake?.fail(error)
             if let socketPath { throw HTTPErrorMapping.unixSocket(error, path: socketPath, url: url) }
+            // No address of the version asked for: the name cannot be found as that version's.
+            if family != .any, let failure = error as? NIOConnectionError, failure.connectionErrors.isEmpty {
+                let version = family == .ipv4 ? "IPv4" : "IPv6"
+                let cause = (family == .ipv4 ? failure.dnsAError : failure.dnsAAAAError).map { ": \($0)" } ?? ""
+                throw LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(failure.host) to an \(version) address (\(version) alone asked for)\(cause)",
+                                underlying: failure)
+            }
             guard let proxy else { throw error }
             let mapped = HTTPErrorMapping.map(error, url: url)
             throw LoadError(mapped.code, url: url, reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)): \(mapped.reason ?? mapped.code.description)",

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Loader
+import NIOCore
+import NIOPosix
+
+/// Looks up one IP version's addresses for NIO's connect (``HTTPClientOptions/addressFamily``): the other version's
+/// query fails at once, so NIO's Happy Eyeballs tries only the addresses asked for. `getaddrinfo` blocks, so it
+/// runs on NIO's thread pool, never on the event loop.
+struct FamilyResolver: Resolver, Sendable {
+    /// The version looked up: `.ipv4` or `.ipv6`.
+    let family: AddressFamily
+    /// The loop the connect runs on, which the answers complete on.
+    let loop: any EventLoop
+
+    /// A query for the version not asked for.
+    struct Excluded: Error, CustomStringConvertible {
+        var description: String { "an address of the other IP version, not asked for" }
+    }
+
+    /// Why `getaddrinfo` found nothing, in the C library's words.
+    struct LookupFailed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func initiateAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        family == .ipv4 ? lookUp(host, port: port, family: AF_INET) : loop.makeFailedFuture(Excluded())
+    }
+
+    func initiateAAAAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        family == .ipv6 ? lookUp(host, port: port, family: AF_INET6) : loop.makeFailedFuture(Excluded())
+    }
+
+    /// Nothing to stop: a lookup under way ends on its own, and its answer is dropped.
+    func cancelQueries() {}
+
+    private func lookUp(_ host: String, port: Int, family: Int32) -> EventLoopFuture<[SocketAddress]> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { try Self.addresses(of: host, port: port, family: family) }
+    }
+
+    /// `host`'s addresses of `family` (`AF_INET` or `AF_INET6`), with `port`; an address written as text is taken
+    /// as it is when it is of that family.
+    static func addresses(of host: String, port: Int, family: Int32) throws -> [SocketAddress] {
+        var hints = addrinfo()
+        hints.ai_family = family
+        #if canImport(Darwin)
+        hints.ai_socktype = SOCK_STREAM
+        #else
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #endif
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &found)
+        guard status == 0, let first = found else {
+            throw LookupFailed(description: String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(first) }
+        var addresses: [SocketAddress] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry?.pointee {
+            if let address = info.ai_addr {
+                switch info.ai_family {
+                case AF_INET:
+                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { addresses.append(SocketAddress($0.pointee, host: host)) }
+                case AF_INET6:
+                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { addresses.append(SocketAddress($0.pointee, host: host)) }
+                default:
+                    break
+                }
+            }
+            entry = info.ai_next
+        }
+        guard !addresses.isEmpty else { throw LookupFailed(description: "no address of that version") }
+        return addresses
+    }
+}
