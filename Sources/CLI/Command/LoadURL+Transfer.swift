@@ -65,13 +65,14 @@ extension LoadURL {
         // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}: of the last try,
         // as curl's.
         var started = ContinuousClock.now
-        guard let url = URLArgument.url(text, registry: session.registry) else {
+        guard let typed = URLArgument.url(text, registry: session.registry) else {
             let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
             report(error.description, status: LoadURLExit.malformedURL)
             summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: LoadURLExit.malformedURL, error: error),
                       format: options.writeOut, index: index, ordered: ordered)
             return LoadURLExit.malformedURL
         }
+        let url = pathAsIs ? typed : DotSegments.removed(from: typed)
         var summary = TransferSummary(url: url)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump,

@@ -275,6 +275,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []
 
+    /// Send the URL's path as written, its `.` and `..` segments too.
+    @Flag(name: .customLong("path-as-is"), help: "Send the URL's path as written: without it, /./ and /../ segments are taken out first, as curl does.")
+    public var pathAsIs = false
+
     /// `-4` or `-6`: the IP version connections use; either when neither is given.
     @Flag(exclusivity: .chooseLast)
     public var ipVersion: IPVersionChoice?
