@@ -27,13 +27,14 @@ struct CLIFTPTests {
         #expect(required.status == 35, "\(required.stderr)")
     }
 
-    @Test("-4 reaches the FTP server, which listens on IPv4 alone; -6 does not (libcurl's IPRESOLVE), exit 7")
+    @Test("-4 reaches the FTP server, which listens on IPv4 alone; -6 does not (libcurl's IPRESOLVE): exit 7 (6 without IPv6)")
     func ipVersion() async throws {
         let url = "ftp://localhost:\(try ftp().port)/hello.txt"
         let four = try await LoadURLProcess.run(["-sS", "-4", url])
         #expect(four.status == 0 && four.stdout == "Hello from FTP\n", "\(four.stderr)")
         let six = try await LoadURLProcess.run(["-sS", "-6", url])
-        #expect(six.status == 7, "\(six.stderr)")
+        // libcurl takes localhost as ::1 where the machine has IPv6, and nothing listens there; elsewhere it finds none.
+        #expect(six.status == 7 || six.status == 6, "\(six.stderr)")
         #expect(six.stdout.isEmpty)
     }
 

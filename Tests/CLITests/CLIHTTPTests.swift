@@ -176,6 +176,20 @@ struct CLIHTTPTests {
         #expect(refused.status == 6, "\(refused.stderr)")
     }
 
+    @Test("-L drops -u's and -H's Authorization at a redirect to another host; --location-trusted keeps it, and follows without -L")
+    func locationTrusted() async throws {
+        let server = try TestServers.requireNginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/to-localhost"
+        let dropped = try await LoadURLProcess.run(["-sS", "-L", "-u", "user:secret", url])
+        #expect(dropped.status == 0, "\(dropped.stderr)")
+        #expect(dropped.stdout == "authorization=\n")
+        let kept = try await LoadURLProcess.run(["-sS", "--location-trusted", "-u", "user:secret", url])
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.stdout == "authorization=Basic dXNlcjpzZWNyZXQ=\n")
+        let header = try await LoadURLProcess.run(["-sS", "--location-trusted", "-H", "Authorization: Bearer t0ken", url])
+        #expect(header.stdout == "authorization=Bearer t0ken\n", "\(header.stderr)")
+    }
+
     @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
     func limitRate() async throws {
         let server = try TestServers.requireNginx()

@@ -64,8 +64,11 @@ struct HTTPNginxTests {
         #expect(error?.url == url)
         #expect(error?.reason?.contains("IPv6") == true, "\(String(describing: error?.reason))")
         try #require(nginx.ipv6, "nginx has no [::1] listener: this machine has no IPv6 loopback")
-        let (six, _) = try await ipv6.data(from: URL(string: "http://[::1]:\(nginx.httpPort)/hello.txt")!)
+        let loopback6 = URL(string: "http://[::1]:\(nginx.httpPort)/hello.txt")!
+        let (six, _) = try await ipv6.data(from: loopback6)
         #expect(String(decoding: six, as: UTF8.self) == "Hello from nginx\n")
+        let refused = await loadError { _ = try await ipv4.data(from: loopback6) }
+        #expect(refused?.code == .cannotFindHost, "\(String(describing: refused))")
     }
 
     @Test("IPv6: a URL with [::1] loads from nginx's IPv6 listener")

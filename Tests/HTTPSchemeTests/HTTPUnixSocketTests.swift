@@ -54,7 +54,7 @@ struct HTTPUnixSocketTests {
         #expect(Self.text(data) == "uri=/request-line proxy-authorization=\n")
     }
 
-    @Test("A request may name its own socket: it goes there, and its session's other requests go by TCP")
+    @Test("A request may name its own socket: it goes there, and the same URL without it goes by TCP, never on the socket's connection")
     func perRequest() async throws {
         let nginx = try Nginx.require()
         let session = try Nginx.session()
@@ -62,18 +62,27 @@ struct HTTPUnixSocketTests {
         request.options[HTTPClientOptions.self].unixSocketPath = nginx.unixSocket
         let (data, _) = try await session.data(for: request)
         #expect(Self.text(data) == "host=socket.invalid\n")
-        let (tcp, _) = try await session.data(from: try Nginx.http("/host"))
-        #expect(Self.text(tcp) == "host=127.0.0.1:\(nginx.httpPort)\n")
+        // The same origin both ways: nginx numbers its connections, so a shared one would show the same number.
+        let url = try Nginx.http("/hello.txt")
+        var bySocket = LoadRequest(url: url)
+        bySocket.options[HTTPClientOptions.self].unixSocketPath = nginx.unixSocket
+        let (_, socketResponse) = try await session.data(for: bySocket)
+        let (tcp, tcpResponse) = try await session.data(from: url)
+        #expect(Self.text(tcp) == "Hello from nginx\n")
+        let connection = HTTPField.Name("X-Connection")!
+        #expect(socketResponse.headerFields[connection] != nil)
+        #expect(socketResponse.headerFields[connection] != tcpResponse.headerFields[connection], "the TCP request went on the socket's connection")
     }
 
-    @Test("A missing socket, and a path that is no socket, fail with cannotConnectToHost naming the URL and the path")
+    @Test("A missing socket, a path that is no socket, and one too long for a socket's address fail with cannotConnectToHost naming the URL and the path")
     func missing() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unix-socket-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let notSocket = folder.appendingPathComponent("plain.txt")
         try Data("not a socket\n".utf8).write(to: notSocket)
-        for path in [folder.appendingPathComponent("gone.sock").path, notSocket.path] {
+        let tooLong = folder.appendingPathComponent(String(repeating: "s", count: 200)).path
+        for path in [folder.appendingPathComponent("gone.sock").path, notSocket.path, tooLong] {
             let url = URL(string: "http://localhost/hello.txt")!
             let error = await loadError { _ = try await session(to: path).data(from: url) }
             #expect(error?.code == .cannotConnectToHost, "\(path): \(String(describing: error))")

@@ -99,9 +99,9 @@ extension LoadURL {
         // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
         // -m bounds the whole transfer.
         configuration.timeoutIntervalForRequest = .infinity
-        configuration.redirectLimit = followRedirects ? (maxRedirects < 0 ? Int.max : maxRedirects) : 0
+        configuration.redirectLimit = followRedirects || locationTrusted ? (maxRedirects < 0 ? Int.max : maxRedirects) : 0
         // `-L --max-redirs 0` fails at the first redirect (47), as curl's does; without -L a redirect is the result.
-        if followRedirects, maxRedirects == 0 { configuration.middleware.append(RedirectMiddleware(limit: 0)) }
+        if followRedirects || locationTrusted, maxRedirects == 0 { configuration.middleware.append(RedirectMiddleware(limit: 0)) }
         // As with curl, bodies arrive as the server sends them unless --compressed asks for decoding.
         configuration.contentDecoding = compressed ? .automatic : .off
         var http = HTTPClientOptions()

@@ -76,7 +76,8 @@ extension LoadURL {
         var summary = TransferSummary(url: url)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump,
-                                    autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options))
+                                    autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
+                                    trustsRedirects: locationTrusted)
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
@@ -151,6 +152,7 @@ extension LoadURL {
             do {
                 if let rewindFailure { throw rewindFailure }
                 let request = try makeRequest(url, options: options)
+                events?.sending(request)
                 let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
                 if firstOffset == nil { firstOffset = offset }
                 guard let (bytes, response) = try await startLoad(request, from: offset, writtenAt: writtenAt, options: options,

@@ -222,6 +222,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
     public var followRedirects = false
 
+    /// `-L`, and the request's `Authorization` (from `-u`, `-H` or `--oauth2-bearer`) sent to every host it leads to.
+    @Flag(name: .customLong("location-trusted"), help: "Like -L, and send the credentials (-u, -H Authorization, --oauth2-bearer) to every host a redirect leads to.")
+    public var locationTrusted = false
+
     /// The most redirects to follow with -L; -1 for no limit.
     @Option(name: .customLong("max-redirs"), help: "Follow at most NUM redirects with -L (default 50, -1 for no limit).")
     public var maxRedirects: Int = 50

@@ -20,13 +20,18 @@ final class TransferEvents: LoadTaskDelegate {
     private let autoReferer: Bool
     /// The `.netrc` login a redirect to a URL sends, if any (``LoadURL/netrcAuthorization(options:)``).
     private let netrcAuthorization: (@Sendable (URL) -> String?)?
+    /// Whether a redirect to another origin keeps the request's `Authorization` (`--location-trusted`).
+    private let trustsRedirects: Bool
+    /// The `Authorization` the transfer's request carried, which `--location-trusted` sends after each redirect.
+    private let trusted = Mutex<String?>(nil)
 
     /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections and `-e ';auto'` is asked for: a task with a
     /// delegate collects metrics and calls it on every event.
     init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false,
-          netrcAuthorization: (@Sendable (URL) -> String?)? = nil) {
-        guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil else { return nil }
+          netrcAuthorization: (@Sendable (URL) -> String?)? = nil, trustsRedirects: Bool = false) {
+        guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil || trustsRedirects else { return nil }
         self.verbose = verbose
+        self.trustsRedirects = trustsRedirects
         self.autoReferer = autoReferer
         self.netrcAuthorization = netrcAuthorization
         self.headerDump = headerDump
@@ -42,6 +47,11 @@ final class TransferEvents: LoadTaskDelegate {
     /// Redirects followed in the current try, for `%{num_redirects}`.
     var redirectCount: Int { redirects.withLock { $0 } }
 
+    /// Notes the `Authorization` of the request about to be sent, for `--location-trusted`'s redirects.
+    func sending(_ request: LoadRequest) {
+        if trustsRedirects { trusted.withLock { $0 = request.headerFields[.authorization] } }
+    }
+
     /// Forgets the exchanges of a try that is made again (`--retry`): `-w` tells of the last.
     func startTry() {
         kept?.withLock { $0.removeAll() }
@@ -56,6 +66,11 @@ final class TransferEvents: LoadTaskDelegate {
         if autoReferer { request.headerFields[.referer] = Self.referer(response.url) }
         // The session dropped the last host's Authorization when the origin changed; the new host's own, if any.
         if let netrcAuthorization, request.headerFields[.authorization] == nil, let value = netrcAuthorization(request.url) {
+            request.headerFields[.authorization] = value
+        }
+        // --location-trusted: the first request's, to whichever host (the session dropped it for another origin).
+        if trustsRedirects, request.headerFields[.authorization] == nil, ["http", "https", "ws", "wss"].contains(request.scheme),
+           let value = trusted.withLock({ $0 }) {
             request.headerFields[.authorization] = value
         }
         return request

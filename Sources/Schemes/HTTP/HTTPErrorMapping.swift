@@ -68,10 +68,12 @@ enum HTTPErrorMapping {
             underlying = POSIXError(errno: error.errnoCode) ?? error
         case ChannelError.connectTimeout:
             return LoadError(.timedOut, url: url, reason: "connecting to the Unix socket \(path) took too long", underlying: error)
-        case is CancellationError:
-            return LoadError(.cancelled, url: url)
+        case is CancellationError, is LoadError:
+            return map(error, url: url)
+        case SocketAddressError.unixDomainSocketPathTooLong:
+            reason = "the path is longer than a socket's address holds"
+            underlying = error
         default:
-            // NIO's own refusals, such as a path longer than a socket address holds.
             reason = String(describing: error)
             underlying = error
         }

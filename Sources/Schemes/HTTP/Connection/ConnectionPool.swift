@@ -703,8 +703,8 @@ final class ConnectionPool: Sendable {
             // Reading on its own too while the protocol is negotiated: the HTTP/1.1 handlers turn it off
             // when they take over, and an HTTP/2 connection keeps it (its streams hold the server back).
             .channelOption(.autoRead, value: unpooled || offersHTTP2)
-            // TCP's option only for TCP: a Unix socket refuses it, and the connect would fail.
-            .channelOption(socketPath == nil ? .tcpOption(.tcp_nodelay) : .socketOption(.so_keepalive), value: socketPath == nil ? 1 : 0)
+            // (NIO skips it on a Unix socket.)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
             // its default of four, a connection whose body chunks still held the last buffer kept up to
             // four (1,000 slow downloads: 320 MiB instead of 128 MiB).
@@ -745,7 +745,9 @@ final class ConnectionPool: Sendable {
             if family != .any, let failure = error as? NIOConnectionError, failure.connectionErrors.isEmpty {
                 let version = family == .ipv4 ? "IPv4" : "IPv6"
                 let cause = (family == .ipv4 ? failure.dnsAError : failure.dnsAAAAError).map { ": \($0)" } ?? ""
-                throw LoadError(.cannotFindHost, url: url, reason: "cannot resolve \(failure.host) to an \(version) address (\(version) alone asked for)\(cause)",
+                let whose = proxy.map { "the proxy \(HTTPClientOptions.Proxy.authority($0.host, $0.port)): " } ?? ""
+                throw LoadError(.cannotFindHost, url: url,
+                                reason: "\(whose)cannot resolve \(failure.host) to an \(version) address (\(version) alone asked for)\(cause)",
                                 underlying: failure)
             }
             guard let proxy else { throw error }
