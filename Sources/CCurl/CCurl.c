@@ -166,5 +166,12 @@ CURLcode ccurl_setopt_data_callback(CURL *easy, CURLoption option, ccurl_data_ca
 CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback callback) {
     return curl.easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
 }
+CURLcode ccurl_setopt_debug_callback(CURL *easy, ccurl_debug_callback callback, void *context) {
+    CURLcode code = curl.easy_setopt(easy, CURLOPT_DEBUGFUNCTION, callback);
+    if (code == CURLE_OK) code = curl.easy_setopt(easy, CURLOPT_DEBUGDATA, context);
+    if (code == CURLE_OK) code = curl.easy_setopt(easy, CURLOPT_VERBOSE, 1L);
+    return code;
+}
 CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) { return curl.easy_getinfo(easy, info, value); }
+CURLcode ccurl_getinfo_string(CURL *easy, CURLINFO info, const char **value) { return curl.easy_getinfo(easy, info, value); }
 CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value) { return curl.easy_getinfo(easy, info, value); }

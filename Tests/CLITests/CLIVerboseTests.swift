@@ -5,6 +5,17 @@ import Testing
 /// `loadurl -v` against the real nginx: each exchange told on standard error as curl tells it.
 @Suite("loadurl: -v tells each exchange with the server")
 struct CLIVerboseTests {
+    /// Expects each of `expected` among `lines` (of `output`), in order, one after another.
+    private static func expectInOrder(_ expected: [String], in lines: [String], of output: String,
+                                      sourceLocation: SourceLocation = #_sourceLocation) {
+        var from = 0
+        for line in expected {
+            let found = lines[from...].firstIndex(of: line)
+            #expect(found != nil, "\(line) after line \(from) of:\n\(output)", sourceLocation: sourceLocation)
+            from = (found ?? from) + 1
+        }
+    }
+
     @Test("-v -L: the connection, each request as sent (> lines, the session's cookie too) and each response head (< lines), in order; the body alone on stdout")
     func verboseRedirect() async throws {
         let port = try TestServers.requireNginx().httpPort
@@ -22,18 +33,35 @@ struct CLIVerboseTests {
             "< HTTP/1.1 200 OK",
             "< Content-Length: 17",
         ]
-        // Each in order, one after another.
-        var from = 0
-        for line in expected {
-            let found = lines[from...].firstIndex(of: line)
-            #expect(found != nil, "\(line) after line \(from) of:\n\(run.stderr)")
-            from = (found ?? from) + 1
-        }
+        Self.expectInOrder(expected, in: lines, of: run.stderr)
         let sent = lines.filter { $0.hasPrefix("> ") }.map { $0.lowercased() }
         #expect(sent.filter { $0 == "> host: 127.0.0.1:\(port)" }.count == 2, "\(sent)")
         #expect(sent.filter { $0 == "> x-test: 1" }.count == 2, "\(sent)")
         #expect(sent.filter { $0 == "> cookie: flavour=oat" }.count == 2, "\(sent)")
         #expect(lines.filter { $0 == ">" }.count == 2 && lines.filter { $0 == "<" }.count == 2, "\(run.stderr)")
+    }
+
+    @Test("-v on ftp: the dialogue, each command (> lines) and reply (< lines) in order; the second URL re-uses the connection and shows its 550; -w has the address")
+    func verboseFTP() async throws {
+        let server = try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
+        let base = "ftp://127.0.0.1:\(server.port)"
+        let run = try await LoadURLProcess.run(["-v", "-s", "-w", "%{remote_ip}:%{remote_port}\n", base + "/hello.txt", base + "/missing.txt"])
+        #expect(run.status == 78, "\(run.stderr)")
+        #expect(run.stdout == "Hello from FTP\n127.0.0.1:\(server.port)\n127.0.0.1:\(server.port)\n")
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        let expected = [
+            "* Connected to 127.0.0.1 (127.0.0.1) port \(server.port)",
+            "> USER anonymous",
+            "< 230 Login successful.",
+            "> RETR hello.txt",
+            "* Re-using existing connection with host 127.0.0.1 (127.0.0.1) port \(server.port)",
+            "> SIZE missing.txt",
+            "< 550 /missing.txt is not retrievable.",
+        ]
+        Self.expectInOrder(expected, in: lines, of: run.stderr)
+        // Without -v, none of it.
+        let quiet = try await LoadURLProcess.run(["-s", base + "/hello.txt"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 
     @Test("-e 'URL;auto' sends URL first, then on each redirect the URL it comes from (no user, password or fragment); without ;auto the redirect sends the first")

@@ -20,6 +20,36 @@ struct FTPDownloadTests {
         #expect(binary == (try FTPServers.file("/300k.bin")))
     }
 
+    /// Keeps the transactions a task's metrics tell of.
+    final class TransactionRecorder: LoadTaskDelegate {
+        let collected = Locked<[LoadTransactionMetrics]>([])
+        func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) { collected.withLock { $0.append(transaction) } }
+    }
+
+    @Test("A task with a delegate gets one transaction per load: the dialogue up to the transfer (a refusal's too), and the server's address")
+    func dialogue() async throws {
+        let server = try FTPServers.require()
+        let session = FTPServers.session()
+        let recorder = TransactionRecorder()
+        _ = try await session.data(for: LoadRequest(url: try FTPServers.url("/hello.txt")), delegate: recorder)
+        let missing = try FTPServers.url("/missing.txt")
+        let error = await loadError { _ = try await session.data(for: LoadRequest(url: missing), delegate: recorder) }
+        #expect(error?.code == .fileDoesNotExist, "\(String(describing: error))")
+        let transactions = recorder.collected.withLock { $0 }
+        try #require(transactions.count == 2, "\(transactions.map(\.dialogue))")
+        let (first, second) = (transactions[0], transactions[1])
+        #expect(first.dialogue.first?.hasPrefix("< 220") == true, "\(first.dialogue)")
+        #expect(first.dialogue.contains("> USER anonymous"), "\(first.dialogue)")
+        #expect(first.dialogue.contains("> RETR hello.txt"), "\(first.dialogue)")
+        #expect(first.remoteAddress == "127.0.0.1" && first.remotePort == server.port)
+        #expect(first.networkProtocolName == "ftp")
+        #expect(!first.isReusedConnection)
+        // The session kept the control connection: no greeting or login again.
+        #expect(second.isReusedConnection)
+        #expect(!second.dialogue.contains("> USER anonymous"), "\(second.dialogue)")
+        #expect(second.dialogue.last?.hasPrefix("< 550") == true, "\(second.dialogue)")
+    }
+
     @Test("A URL ending in / lists the folder as text/plain; FTPListing parses it")
     func listing() async throws {
         let (data, response) = try await FTPServers.session().data(from: try FTPServers.url("/folder/"))

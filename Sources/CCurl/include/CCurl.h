@@ -51,7 +51,13 @@ CURLcode ccurl_setopt_data_callback(CURL *easy, CURLoption option, ccurl_data_ca
 typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total, curl_off_t downloaded,
                                        curl_off_t upload_total, curl_off_t uploaded);
 CURLcode ccurl_setopt_progress_callback(CURL *easy, ccurl_progress_callback callback);
+typedef int (*ccurl_debug_callback)(CURL *easy, curl_infotype type, char *data, size_t size, void *context);
+/// Turns on CURLOPT_VERBOSE, its lines going to `callback` (CURLOPT_DEBUGFUNCTION) with `context` (CURLOPT_DEBUGDATA)
+/// instead of standard error.
+CURLcode ccurl_setopt_debug_callback(CURL *easy, ccurl_debug_callback callback, void *context);
 CURLcode ccurl_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+/// A string libcurl owns, valid until the handle is cleaned up (or NULL).
+CURLcode ccurl_getinfo_string(CURL *easy, CURLINFO info, const char **value);
 CURLcode ccurl_getinfo_long(CURL *easy, CURLINFO info, long *value);
 
 #endif

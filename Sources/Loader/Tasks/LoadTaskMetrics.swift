@@ -15,6 +15,9 @@ public struct LoadTransactionMetrics: Sendable {
     public var requestTarget: String?
     /// The response head, as the handler reported it.
     public var response: LoadResponse?
+    /// For a protocol that talks in lines (FTP): each command as it went out, after `> `, and each line of the
+    /// server's replies, after `< `, in order. Empty for HTTP, whose request and response are above.
+    public var dialogue: [String] = []
     /// The protocol spoken, as ALPN names it: `"http/1.1"`, `"h2"`.
     public var networkProtocolName: String?
     /// Whether the request went on a connection an earlier one had opened.

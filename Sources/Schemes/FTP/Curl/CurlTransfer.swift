@@ -111,6 +111,10 @@ final class CurlTransfer: @unchecked Sendable {
         stopped.store(true, ordering: .releasing)
     }
     private let completion = Locked<CheckedContinuation<Void, any Error>?>(nil)
+    /// The talk with the server, kept only for a load that collects metrics (engine thread).
+    private var dialogue: FTPDialogue?
+    /// When the transfer was made, for its metrics.
+    private let fetchStart = Date()
 
     /// - Parameter newConnection: Connect anew even if the session keeps a connection to the server (a retry
     ///   after a kept connection was lost); the new one is kept in turn.
@@ -122,6 +126,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.engine = engine
         self.handler = handler
         self.client = handler.client
+        if client.collectsMetrics { dialogue = FTPDialogue() }
         self.isHead = request.method == .head
         let isUpload = request.body != nil || request.method == .put
         self.isListing = !isUpload && request.url.path(percentEncoded: true).hasSuffix("/")
@@ -170,6 +175,7 @@ final class CurlTransfer: @unchecked Sendable {
         // libcurl hands an FTP server's replies to the header callback.
         codes.append(ccurl_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeader))
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
+        if dialogue != nil { codes.append(ccurl_setopt_debug_callback(easy, curlDebug, context)) }
         // Reads of 512 KiB against libcurl's 16 KiB default: fewer system calls and engine rounds, and a fast
         // server fills them. (The write callback still gets the body in pieces of 16 KiB at most.)
         codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
@@ -290,6 +296,8 @@ final class CurlTransfer: @unchecked Sendable {
         buffers.close()
         batch?.deallocate()
         batch = nil
+        // A failure before any response: the talk that led to it.
+        reportDialogue()
         // On the engine's thread, like every other call on the handle (libcurl is not thread-safe).
         ccurl_easy_cleanup(easy)
         isCleanedUp = true
@@ -366,6 +374,8 @@ final class CurlTransfer: @unchecked Sendable {
         if !isListing, upload == nil, ccurl_getinfo_off(easy, CURLINFO_FILETIME_T, &modified) == CURLE_OK, modified > 0 {
             fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(modified))
         }
+        // The contract: a transaction before the response it belongs to, so the dialogue up to the transfer's start.
+        reportDialogue()
         client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
     }
 
@@ -476,6 +486,36 @@ final class CurlTransfer: @unchecked Sendable {
         return count
     }
 
+    fileprivate func debug(_ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?, count: Int) {
+        // Once reported, the rest goes nowhere (libcurl's verbose mode stays on for the handle).
+        guard let data, dialogue != nil else { return }
+        dialogue?.note(type, UnsafeRawBufferPointer(start: data, count: count))
+    }
+
+    /// Reports the talk with the server so far as the load's one transaction, with the connection's addresses: before
+    /// the response, as the contract has it (its replies after that, such as `226`, are not told), or as a transfer that
+    /// failed before one ends (the handle still open: the addresses are read from it). Once only.
+    private func reportDialogue() {
+        guard let dialogue else { return }
+        self.dialogue = nil
+        var transaction = LoadTransactionMetrics(request: handler.request, fetchStartDate: fetchStart)
+        transaction.networkProtocolName = url.scheme?.lowercased()
+        transaction.isReusedConnection = dialogue.reusedConnection
+        transaction.dialogue = dialogue.all
+        (transaction.remoteAddress, transaction.remotePort) = address(CURLINFO_PRIMARY_IP, CURLINFO_PRIMARY_PORT)
+        (transaction.localAddress, transaction.localPort) = address(CURLINFO_LOCAL_IP, CURLINFO_LOCAL_PORT)
+        client.handler(handler, didCollect: transaction)
+    }
+
+    /// An address and port of the last connection, as libcurl knows them; `nil` for what it does not.
+    private func address(_ ipInfo: CURLINFO, _ portInfo: CURLINFO) -> (String?, Int?) {
+        var text: UnsafePointer<CChar>?
+        var port = 0
+        let ip = ccurl_getinfo_string(easy, ipInfo, &text) == CURLE_OK ? text.map { String(cString: $0) } : nil
+        let known = ccurl_getinfo_long(easy, portInfo, &port) == CURLE_OK && port > 0
+        return (ip?.isEmpty == false ? ip : nil, known ? port : nil)
+    }
+
     fileprivate func uploadProgress(sent: Int64, expected: Int64) {
         guard sent != lastReportedUpload else { return }
         lastReportedUpload = sent
@@ -497,6 +537,11 @@ private let curlHeader: ccurl_data_callback = { buffer, size, count, context in
 
 private let curlRead: ccurl_data_callback = { buffer, size, count, context in
     transfer(context).readBody(into: buffer!, capacity: size * count)
+}
+
+private let curlDebug: ccurl_debug_callback = { _, type, data, size, context in
+    transfer(context).debug(type, data, count: size)
+    return 0
 }
 
 private let curlProgress: ccurl_progress_callback = { context, _, _, uploadTotal, uploaded in
