@@ -77,6 +77,7 @@ let package = Package(
             name: "HTTPScheme",
             dependencies: [
                 "Loader",
+                "CZlib",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -21,7 +21,12 @@ still alone after 5 seconds gets 503 "alone" (so that transfers meant to run at 
 /flaky/ID/N answers the first N GETs for ID with 503 "busy" and Retry-After: 2, then 200 "recovered";
 /flaky-plain/ID/N the same without Retry-After; /slow/ID/N waits 3 seconds before answering each of the first N, then
 answers at once ("on time"). /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
-path is refused with 404. WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
+path is refused with 404. Per-message compression (permessage-deflate, the package's default, taken when the client offers
+it): /extensions sends the Sec-WebSocket-Extensions of its 101 answer ("" for none), then echoes; /fragmented sends one
+compressible text message in three frames, then echoes; /bomb sends 8 MiB of zeros as one message (some 8 KiB
+compressed); /bad-extension answers with "permessage-deflate; client_max_window_bits=10" (not allowed: the client did
+not offer it) and /unoffered-extension with "x-unknown", each then sending "unreadable".
+WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
 import hashlib
@@ -34,7 +39,7 @@ from websockets.http11 import Response
 from websockets.datastructures import Headers
 
 cert, key, env_file = sys.argv[1:4]
-PATHS = {"/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -157,6 +162,17 @@ async def refuse_unknown(connection, request):
     return None
 
 
+# The Sec-WebSocket-Extensions a path's 101 answer carries in place of the one the package agreed to.
+FORGED_EXTENSIONS = {"/bad-extension": "permessage-deflate; client_max_window_bits=10", "/unoffered-extension": "x-unknown"}
+
+
+def forge_extensions(connection, request, response):
+    if request.path in FORGED_EXTENSIONS and response.status_code == 101:
+        del response.headers["Sec-WebSocket-Extensions"]
+        response.headers["Sec-WebSocket-Extensions"] = FORGED_EXTENSIONS[request.path]
+    return response
+
+
 def select_subprotocol(connection, subprotocols):
     if connection.request.path == "/protocol-unasked":
         return "unasked"
@@ -170,6 +186,19 @@ async def handle(ws):
     if path == "/echo":
         async for message in ws:
             await ws.send(message)
+    elif path in ("/extensions", "/fragmented"):
+        if path == "/extensions":
+            await ws.send(ws.response.headers.get("Sec-WebSocket-Extensions", ""))
+        else:
+            await ws.send(["compressible " * 1000, "text " * 1000, "end"])
+        async for message in ws:
+            await ws.send(message)
+    elif path == "/bomb":
+        await ws.send(bytes(8 * 1024 * 1024))
+        await ws.wait_closed()
+    elif path in FORGED_EXTENSIONS:
+        await ws.send("unreadable")
+        await ws.wait_closed()
     elif path == "/close":
         await ws.send("closing")
         await ws.close(4000, "done")
@@ -215,7 +244,7 @@ async def handle(ws):
 async def main():
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    options = dict(process_request=refuse_unknown, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
+    options = dict(process_request=refuse_unknown, process_response=forge_extensions, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
     async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure:
         ports = [server.sockets[0].getsockname()[1] for server in (plain, secure)]
         PORTS["ws"], PORTS["wss"] = ports

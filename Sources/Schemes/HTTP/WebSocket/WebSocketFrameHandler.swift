@@ -73,6 +73,12 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         } else if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
             fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url,
                                                     reason: "a frame passed the maximum of \(maximumMessageSize) bytes", underlying: error))
+        } else if case MessageInflateError.tooLarge = error {
+            fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url, reason: "\(error)", underlying: error))
+        } else if error is MessageInflateError {
+            fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url, reason: "\(error)", underlying: error))
+        } else if error is MessageFrameError {
+            fail(context, .protocolError, LoadError(.badServerResponse, url: connection.url, reason: "the server broke the WebSocket protocol: \(error)", underlying: error))
         } else if error is NIOWebSocketError || error is NIOWebSocketFrameAggregator.Error {
             fail(context, .protocolError, LoadError(.badServerResponse, url: connection.url, reason: "the server broke the WebSocket protocol: \(error)", underlying: error))
         } else {

@@ -26,7 +26,7 @@ enum WebSocketOpening {
     /// WebSocket task has), then the URL's user info and the session's credential store, three credentials at most
     /// per hop, for the protection space of the `http:` or `https:` URL the handshake is sent to. Unanswered, the
     /// opening fails with `userAuthenticationRequired`.
-    static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int,
+    static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int, offersCompression: Bool,
                      ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         // The session's fields once, before any redirect, as for an HTTP load: they are dropped with the request's
         // own on a change of origin.
@@ -45,7 +45,8 @@ enum WebSocketOpening {
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             do {
-                return try await openOnce(current, authorization: answered, session: session, maximumMessageSize: maximumMessageSize, ask: ask)
+                return try await openOnce(current, authorization: answered, session: session, maximumMessageSize: maximumMessageSize,
+                                          offersCompression: offersCompression, ask: ask)
             } catch let challenge as HandshakeChallenge {
                 saveCookies(of: challenge.response, from: current.url, in: session)
                 answered = try await answer(challenge, to: current, answering: &answering, ask: ask)
@@ -143,7 +144,7 @@ enum WebSocketOpening {
     /// One handshake, at `request`'s URL, with `authorization` (an answer to this hop's challenge) if given; throws
     /// ``HandshakeRedirect`` for a redirect and ``HandshakeChallenge`` for a 401.
     private static func openOnce(_ request: LoadRequest, authorization: String?, session: LoaderSession, maximumMessageSize: Int,
-                                 ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
+                                 offersCompression: Bool, ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         let url = request.url
         let scheme = request.scheme
         guard scheme == "ws" || scheme == "wss" else {
@@ -156,6 +157,10 @@ enum WebSocketOpening {
         if let authorization { http.headerFields[.authorization] = authorization }
         http.method = .get
         http.body = nil
+        // Per-message compression, unless the request offers extensions of its own (whose answer is still checked).
+        if offersCompression, http.headerFields[.secWebSocketExtensions] == nil {
+            http.headerFields[.secWebSocketExtensions] = PerMessageDeflate.offer
+        }
         if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
             http.headerFields[.cookie] = field
         }
@@ -178,6 +183,15 @@ enum WebSocketOpening {
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
                         do {
+                            let extensions = response.headers[canonicalForm: "sec-websocket-extensions"].joined(separator: ", ")
+                            let agreed: PerMessageDeflate?
+                            do {
+                                agreed = try PerMessageDeflate.agreed(in: extensions.isEmpty ? nil : extensions)
+                            } catch {
+                                throw LoadError(.badServerResponse, url: url, reason: "\(error)")
+                            }
+                            // Before the aggregator, which keeps no reserved bit of a message's first frame.
+                            try sync.addHandler(PerMessageDeflateHandler(agreed: agreed, maximumMessageSize: maximumMessageSize))
                             try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 1 << 16,
                                                                             maxAccumulatedFrameSize: maximumMessageSize))
                             try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))

@@ -31,6 +31,7 @@ public final class WebSocketTask: Sendable {
 
     private struct State {
         var maximumMessageSize = 1 << 20
+        var offersCompression = true
         var opening: Task<WebSocketConnection, any Error>?
         var response: LoadResponse?
         var connection: WebSocketConnection?
@@ -61,6 +62,14 @@ public final class WebSocketTask: Sendable {
     public var maximumMessageSize: Int {
         get { state.withLock { $0.maximumMessageSize } }
         set { state.withLock { $0.maximumMessageSize = min(max(1, newValue), 1 << 30) } }
+    }
+
+    /// Whether the handshake offers per-message compression (`permessage-deflate`, RFC 7692), which the server may take
+    /// or not: `true` unless set; set it before the socket opens. A request with a `Sec-WebSocket-Extensions` field of
+    /// its own offers that instead. A compressed message counts against ``maximumMessageSize`` as it inflates.
+    public var offersCompression: Bool {
+        get { state.withLock { $0.offersCompression } }
+        set { state.withLock { $0.offersCompression = newValue } }
     }
 
     /// The server's `101 Switching Protocols` answer, once the socket is open.
@@ -129,7 +138,7 @@ public final class WebSocketTask: Sendable {
     private func opening() -> Task<WebSocketConnection, any Error> {
         state.withLock { state in
             if let opening = state.opening { return opening }
-            let request = originalRequest, session = session, size = state.maximumMessageSize, refusal = refusal, shared = self.state
+            let request = originalRequest, session = session, size = state.maximumMessageSize, compression = state.offersCompression, refusal = refusal, shared = self.state
             let cancelled = state.cancelled != nil
             let ask = delegateQuestion()
             let opening = Task<WebSocketConnection, any Error> { [weak self] in
@@ -142,7 +151,8 @@ public final class WebSocketTask: Sendable {
                 }
                 let connection: WebSocketConnection, response: LoadResponse
                 do {
-                    (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size, ask: ask)
+                    (connection, response) = try await WebSocketOpening.open(request, session: session, maximumMessageSize: size,
+                                                                            offersCompression: compression, ask: ask)
                 } catch {
                     session.leave(member)
                     // Cancelled while it opened: that is the outcome, whatever the opening then failed with (a delegate's

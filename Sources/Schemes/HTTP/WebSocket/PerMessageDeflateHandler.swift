@@ -1,0 +1,100 @@
+import NIOCore
+import NIOWebSocket
+
+/// Sits between NIO's frame codec and its aggregator: checks the reserved bits of each frame the server sends and,
+/// when the handshake agreed to ``PerMessageDeflate``, inflates the frames of a compressed message (the first one's
+/// RSV1 marks it; the aggregator would lose that bit, so this comes first) and compresses the messages sent.
+///
+/// Without the extension, any reserved bit set is the server's fault (RFC 6455 §5.2), reported as
+/// ``MessageFrameError/reservedBits``; so is RSV1 on a control frame or on a message's later frame.
+final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let agreed: PerMessageDeflate?
+    private let inflater: MessageInflater?
+    private let deflater: MessageDeflater?
+    private let maximumMessageSize: Int
+    /// Whether the message whose frames are arriving is compressed.
+    private var inflating = false
+    /// The bytes the compressed message has inflated to so far.
+    private var inflated = 0
+    /// Set once a frame broke the rules: the connection is closing, and nothing more is passed on.
+    private var failed = false
+
+    /// `agreed` is what the handshake agreed to, or `nil` for no compression.
+    init(agreed: PerMessageDeflate?, maximumMessageSize: Int) throws {
+        self.agreed = agreed
+        self.maximumMessageSize = maximumMessageSize
+        if agreed != nil {
+            inflater = try MessageInflater()
+            guard let deflater = MessageDeflater() else { throw MessageInflateError.corrupt("zlib could not start compressing") }
+            self.deflater = deflater
+        } else {
+            (inflater, deflater) = (nil, nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
+        var frame = unwrapInboundIn(data)
+        if frame.rsv2 || frame.rsv3 { return fail(context, MessageFrameError.reservedBits("RSV2 or RSV3")) }
+        if frame.opcode.isControlOpcode {
+            if frame.rsv1 { return fail(context, MessageFrameError.reservedBits("RSV1 on a control frame")) }
+            return context.fireChannelRead(data)
+        }
+        if frame.opcode != .continuation {
+            // A message's first frame.
+            if frame.rsv1, agreed == nil { return fail(context, MessageFrameError.reservedBits("RSV1 without per-message compression agreed")) }
+            inflating = frame.rsv1
+            inflated = 0
+        } else if frame.rsv1 {
+            return fail(context, MessageFrameError.reservedBits("RSV1 on a message's later frame"))
+        }
+        guard inflating, let inflater else { return context.fireChannelRead(data) }
+        var output = context.channel.allocator.buffer(capacity: 0)
+        do {
+            try inflater.inflate(frame.unmaskedData, into: &output, limit: maximumMessageSize - inflated)
+            if frame.fin {
+                // RFC 7692 §7.2.2: the sync flush's end that the sender left off.
+                try inflater.inflate(ByteBuffer(bytes: [0x00, 0x00, 0xFF, 0xFF]), into: &output, limit: maximumMessageSize - inflated)
+                if agreed?.serverNoContextTakeover == true { inflater.reset() }
+            }
+        } catch {
+            return fail(context, error)
+        }
+        inflated += output.readableBytes
+        frame = WebSocketFrame(fin: frame.fin, opcode: frame.opcode, data: output)
+        context.fireChannelRead(wrapInboundOut(frame))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let frame = unwrapOutboundIn(data)
+        // Our messages are single frames; control frames are never compressed.
+        guard let deflater, frame.fin, frame.opcode == .text || frame.opcode == .binary else {
+            return context.write(data, promise: promise)
+        }
+        let compressed = deflater.compress(frame.data, allocator: context.channel.allocator)
+        if agreed?.clientNoContextTakeover == true { deflater.reset() }
+        context.write(wrapOutboundOut(WebSocketFrame(fin: true, rsv1: true, opcode: frame.opcode, maskKey: frame.maskKey, data: compressed)),
+                      promise: promise)
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: any Error) {
+        failed = true
+        context.fireErrorCaught(error)
+    }
+}
+
+/// A frame the server sent that breaks the rules of its reserved bits.
+enum MessageFrameError: Error, CustomStringConvertible {
+    case reservedBits(String)
+
+    var description: String {
+        switch self {
+        case .reservedBits(let what): "the server set a reserved bit: \(what)"
+        }
+    }
+}
