@@ -25,7 +25,8 @@ path is refused with 404. Per-message compression (permessage-deflate, the packa
 it): /extensions sends the Sec-WebSocket-Extensions of its 101 answer ("" for none), then echoes; /fragmented sends one
 compressible text message in three frames, then echoes; /bomb sends 8 MiB of zeros as one message (some 8 KiB
 compressed); /bad-extension answers with "permessage-deflate; client_max_window_bits=10" (not allowed: the client did
-not offer it) and /unoffered-extension with "x-unknown", each then sending "unreadable".
+not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "permessage-deflate" whatever the client
+offered, each then sending "unreadable".
 WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
@@ -39,7 +40,7 @@ from websockets.http11 import Response
 from websockets.datastructures import Headers
 
 cert, key, env_file = sys.argv[1:4]
-PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -163,12 +164,14 @@ async def refuse_unknown(connection, request):
 
 
 # The Sec-WebSocket-Extensions a path's 101 answer carries in place of the one the package agreed to.
-FORGED_EXTENSIONS = {"/bad-extension": "permessage-deflate; client_max_window_bits=10", "/unoffered-extension": "x-unknown"}
+FORGED_EXTENSIONS = {"/bad-extension": "permessage-deflate; client_max_window_bits=10", "/unoffered-extension": "x-unknown",
+                     "/forced-deflate": "permessage-deflate"}
 
 
 def forge_extensions(connection, request, response):
     if request.path in FORGED_EXTENSIONS and response.status_code == 101:
-        del response.headers["Sec-WebSocket-Extensions"]
+        if "Sec-WebSocket-Extensions" in response.headers:
+            del response.headers["Sec-WebSocket-Extensions"]
         response.headers["Sec-WebSocket-Extensions"] = FORGED_EXTENSIONS[request.path]
     return response
 

@@ -40,6 +40,9 @@ struct FTPDownloadTests {
         let (first, second) = (transactions[0], transactions[1])
         #expect(first.dialogue.first?.hasPrefix("< 220") == true, "\(first.dialogue)")
         #expect(first.dialogue.contains("> USER anonymous"), "\(first.dialogue)")
+        // The password is masked (the anonymous login's is an address).
+        #expect(first.dialogue.contains("> PASS ****"), "\(first.dialogue)")
+        #expect(!first.dialogue.joined().contains("@example"), "\(first.dialogue)")
         #expect(first.dialogue.contains("> RETR hello.txt"), "\(first.dialogue)")
         #expect(first.remoteAddress == "127.0.0.1" && first.remotePort == server.port)
         #expect(first.networkProtocolName == "ftp")
@@ -48,6 +51,12 @@ struct FTPDownloadTests {
         #expect(second.isReusedConnection)
         #expect(!second.dialogue.contains("> USER anonymous"), "\(second.dialogue)")
         #expect(second.dialogue.last?.hasPrefix("< 550") == true, "\(second.dialogue)")
+        // No server reached: no transaction (a connect refused says nothing).
+        let refused = await loadError {
+            _ = try await session.data(for: LoadRequest(url: URL(string: "ftp://127.0.0.1:1/x")!), delegate: recorder)
+        }
+        #expect(refused?.code == .cannotConnectToHost, "\(String(describing: refused))")
+        #expect(recorder.collected.withLock { $0.count } == 2)
     }
 
     @Test("A URL ending in / lists the folder as text/plain; FTPListing parses it")

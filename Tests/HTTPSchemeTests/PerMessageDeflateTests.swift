@@ -15,7 +15,7 @@ struct PerMessageDeflateTests {
         ("permessage-deflate; server_max_window_bits=\"8\"", PerMessageDeflate()),
     ] as [(String?, PerMessageDeflate?)])
     func agreed(_ answer: String?, _ expected: PerMessageDeflate?) throws {
-        #expect(try PerMessageDeflate.agreed(in: answer) == expected)
+        #expect(try PerMessageDeflate.agreed(in: answer, offered: PerMessageDeflate.offer) == expected)
     }
 
     @Test("Answers refused: an extension not offered, two, a window not offered or out of range, a parameter unknown, repeated or with a value", arguments: [
@@ -31,6 +31,14 @@ struct PerMessageDeflateTests {
         "permessage-deflate; unheard_of",
     ])
     func refused(_ answer: String) {
-        #expect(throws: PerMessageDeflate.Refusal.self) { try PerMessageDeflate.agreed(in: answer) }
+        #expect(throws: PerMessageDeflate.Refusal.self) { try PerMessageDeflate.agreed(in: answer, offered: PerMessageDeflate.offer) }
+    }
+
+    @Test("With nothing offered, or another extension offered, a permessage-deflate answer is refused; with no answer there is none")
+    func notOffered() throws {
+        for offered in [nil, "x-webkit-deflate-frame"] as [String?] {
+            #expect(throws: PerMessageDeflate.Refusal.self) { try PerMessageDeflate.agreed(in: "permessage-deflate", offered: offered) }
+            #expect(try PerMessageDeflate.agreed(in: nil, offered: offered) == nil)
+        }
     }
 }

@@ -52,6 +52,20 @@ struct WebSocketCompressionTests {
         socket.cancel(with: .normalClosure, reason: nil)
     }
 
+    @Test("With offersCompression false, a server that takes permessage-deflate anyway fails the opening (not offered)")
+    func takenUnasked() async throws {
+        let url = try ws("/forced-deflate")
+        let socket = try Nginx.session().webSocketTask(with: url)
+        socket.offersCompression = false
+        let error = await loadError { _ = try await socket.receive() }
+        #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+        #expect(error?.reason?.contains("not offered") == true, "\(String(describing: error?.reason))")
+        // Offered, the same answer is taken.
+        let offered = try Nginx.session().webSocketTask(with: url)
+        #expect(try await offered.receive() == .string("unreadable"))
+        offered.cancel(with: .normalClosure, reason: nil)
+    }
+
     @Test("A small message that inflates past maximumMessageSize ends the socket with 1009 and dataLengthExceedsMaximum, never held whole")
     func bomb() async throws {
         let socket = try Nginx.session().webSocketTask(with: try ws("/bomb"))

@@ -102,7 +102,9 @@ final class TransferEvents: LoadTaskDelegate {
         var text = transaction.isReusedConnection ? "* Re-using existing connection with host \(host)\(address)\(port)\n"
                                                   : "* Connected to \(host)\(address)\(port)\n"
         // A protocol that talks in lines (FTP): its commands and replies as they went.
-        if !transaction.dialogue.isEmpty { return text + transaction.dialogue.map { $0 + "\n" }.joined() }
+        if let name = transaction.networkProtocolName, name == "ftp" || name == "ftps" {
+            return text + transaction.dialogue.map { $0 + "\n" }.joined()
+        }
         let version = transaction.networkProtocolName == "h2" ? "HTTP/2" : "HTTP/1.1"
         if transaction.networkProtocolName == "h2", !transaction.isReusedConnection { text += "* Using HTTP/2\n" }
         // As the handler wrote it (the whole URL to an HTTP proxy); a handler of another protocol may give none.

@@ -16,7 +16,8 @@ public struct LoadTransactionMetrics: Sendable {
     /// The response head, as the handler reported it.
     public var response: LoadResponse?
     /// For a protocol that talks in lines (FTP): each command as it went out, after `> `, and each line of the
-    /// server's replies, after `< `, in order. Empty for HTTP, whose request and response are above.
+    /// server's replies, after `< `, in order (a password as `****`, a long line cut). Empty for HTTP, whose request
+    /// and response are above.
     public var dialogue: [String] = []
     /// The protocol spoken, as ALPN names it: `"http/1.1"`, `"h2"`.
     public var networkProtocolName: String?

@@ -296,7 +296,11 @@ final class CurlTransfer: @unchecked Sendable {
         buffers.close()
         batch?.deallocate()
         batch = nil
-        // A failure before any response: the talk that led to it.
+        // A failure before any response: the talk that led to it; nothing once the load was stopped (the contract: no
+        // event after a stop).
+        if case .failure(let error) = result, error.code == .cancelled || stopped.load(ordering: .acquiring) {
+            dialogue = nil
+        }
         reportDialogue()
         // On the engine's thread, like every other call on the handle (libcurl is not thread-safe).
         ccurl_easy_cleanup(easy)
@@ -498,6 +502,8 @@ final class CurlTransfer: @unchecked Sendable {
     private func reportDialogue() {
         guard let dialogue else { return }
         self.dialogue = nil
+        // No server reached (a refused connect, a name not found): no exchange to tell of.
+        guard !dialogue.isEmpty else { return }
         var transaction = LoadTransactionMetrics(request: handler.request, fetchStartDate: fetchStart)
         transaction.networkProtocolName = url.scheme?.lowercased()
         transaction.isReusedConnection = dialogue.reusedConnection

@@ -7,6 +7,8 @@ import Loader
 struct FTPDialogue {
     /// The most lines kept: a server may send a reply of any length, and the rest are counted, not kept.
     static let lineLimit = 1000
+    /// The most bytes kept of one line (libcurl passes a reply line on whole, up to half its buffer): the rest is cut.
+    static let lineLengthLimit = 512
 
     /// The lines, each after `> ` (sent) or `< ` (received).
     private var lines: [String] = []
@@ -30,15 +32,23 @@ struct FTPDialogue {
 
     private mutating func add(_ bytes: UnsafeRawBufferPointer, marker: String) {
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            let text = String(String(decoding: line, as: UTF8.self).trimming(while: { $0 == "\r" }))
-            guard !text.isEmpty else { continue }
-            if lines.count < Self.lineLimit {
-                lines.append(marker + text)
-            } else {
+            guard lines.count < Self.lineLimit else {
                 dropped += 1
+                continue
             }
+            var text = String(String(decoding: line.prefix(Self.lineLengthLimit), as: UTF8.self).trimming(while: { $0 == "\r" }))
+            guard !text.isEmpty else { continue }
+            if line.count > Self.lineLengthLimit { text += "…" }
+            // The password stays out of metrics and logs (curl's -v prints it; a delegate's record need not hold it).
+            if marker == "> ", text.uppercased().hasPrefix("PASS ") || text.uppercased().hasPrefix("ACCT ") {
+                text = String(text.prefix(4)) + " ****"
+            }
+            lines.append(marker + text)
         }
     }
+
+    /// Whether anything was said: a transfer that reached no server has no dialogue to report.
+    var isEmpty: Bool { lines.isEmpty }
 
     /// The lines in order, with a last one saying how many were not kept, if any.
     var all: [String] {

@@ -16,13 +16,17 @@ struct PerMessageDeflate: Equatable {
     /// We must start each message with a fresh context (`client_no_context_takeover`).
     var clientNoContextTakeover = false
 
-    /// What the server's `Sec-WebSocket-Extensions` answer (`nil` for none) agreed to: `nil` for no compression.
-    /// Throws a reason when the answer breaks RFC 7692 or RFC 6455 §9.1: an extension not offered, a parameter
-    /// unknown, repeated or out of range, or `permessage-deflate` twice.
-    static func agreed(in answer: String?) throws(Refusal) -> PerMessageDeflate? {
+    /// What the server's `Sec-WebSocket-Extensions` answer (`nil` for none) agreed to, for the handshake's `offered`
+    /// field (`nil` for none): `nil` for no compression. Throws a reason when the answer breaks RFC 7692 or RFC 6455
+    /// §9.1: an extension not offered, a parameter unknown, repeated or out of range, `permessage-deflate` twice, or
+    /// `client_max_window_bits` (even where a request of its own offered it: our compressor keeps a 15-bit window).
+    static func agreed(in answer: String?, offered: String?) throws(Refusal) -> PerMessageDeflate? {
         guard let answer else { return nil }
         let extensions = answer.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         guard !extensions.isEmpty else { return nil }
+        guard let offered, offered.lowercased().contains(offer) else {
+            throw Refusal("the server answered with the extension \(answer), which was not offered")
+        }
         guard extensions.count == 1 else { throw Refusal("the server answered with several extensions (\(answer)) where one was offered") }
         var parts = extensions[0].split(separator: ";").map { $0.trimmingSpaces() }
         let name = parts.removeFirst()

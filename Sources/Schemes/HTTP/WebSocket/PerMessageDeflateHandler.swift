@@ -23,6 +23,10 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
     private var inflated = 0
     /// Set once a frame broke the rules: the connection is closing, and nothing more is passed on.
     private var failed = false
+    /// The opcode of a compressed message whose first frames inflated to nothing (a sender may split its deflate data
+    /// anywhere): NIO's aggregator refuses an empty frame that is not the last, so the opcode goes with the first frame
+    /// that has bytes, or with the last.
+    private var heldOpcode: WebSocketOpcode?
 
     /// `agreed` is what the handshake agreed to, or `nil` for no compression.
     init(agreed: PerMessageDeflate?, maximumMessageSize: Int) throws {
@@ -50,6 +54,7 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
             if frame.rsv1, agreed == nil { return fail(context, MessageFrameError.reservedBits("RSV1 without per-message compression agreed")) }
             inflating = frame.rsv1
             inflated = 0
+            heldOpcode = nil
         } else if frame.rsv1 {
             return fail(context, MessageFrameError.reservedBits("RSV1 on a message's later frame"))
         }
@@ -60,13 +65,19 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
             if frame.fin {
                 // RFC 7692 §7.2.2: the sync flush's end that the sender left off.
                 try inflater.inflate(ByteBuffer(bytes: [0x00, 0x00, 0xFF, 0xFF]), into: &output, limit: maximumMessageSize - inflated)
-                if agreed?.serverNoContextTakeover == true { inflater.reset() }
+                inflater.endMessage(startsAfresh: agreed?.serverNoContextTakeover == true)
             }
         } catch {
             return fail(context, error)
         }
         inflated += output.readableBytes
-        frame = WebSocketFrame(fin: frame.fin, opcode: frame.opcode, data: output)
+        if output.readableBytes == 0, !frame.fin {
+            if frame.opcode != .continuation { heldOpcode = frame.opcode }
+            return
+        }
+        let opcode = heldOpcode ?? frame.opcode
+        heldOpcode = nil
+        frame = WebSocketFrame(fin: frame.fin, opcode: opcode, data: output)
         context.fireChannelRead(wrapInboundOut(frame))
     }
 

@@ -20,6 +20,8 @@ enum MessageInflateError: Error, CustomStringConvertible {
 /// A class: zlib's state points back at its `z_stream`, which must stay at one address.
 final class MessageInflater {
     private let stream: UnsafeMutablePointer<z_stream>
+    /// Whether the message's deflate data ended with a block marked final: what follows in the message is no data.
+    private var ended = false
 
     init() throws(MessageInflateError) {
         stream = .allocate(capacity: 1)
@@ -39,7 +41,7 @@ final class MessageInflater {
     /// inflating the rest (a small message may stand for a huge one).
     func inflate(_ input: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(MessageInflateError) {
         var input = input
-        guard input.readableBytes > 0 else { return }
+        guard input.readableBytes > 0, !ended else { return }
         let status: Int32? = input.withUnsafeMutableReadableBytes { source -> Int32? in
             stream.pointee.next_in = source.baseAddress?.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_in = uInt(source.count)
@@ -57,7 +59,12 @@ final class MessageInflater {
                 if output.readableBytes > limit { return nil }
                 // Z_BUF_ERROR: no progress possible, which with input left means the output was full; loop again.
                 guard status == Z_OK || status == Z_BUF_ERROR || status == Z_STREAM_END else { return status }
-                if status == Z_STREAM_END { return status }
+                if status == Z_STREAM_END {
+                    // A block marked final (RFC 7692 §7.2.3.4 allows it) ends the deflate stream: what follows in this
+                    // message (the tail appended at its end) is no data, and the next message starts a new stream.
+                    ended = true
+                    return status
+                }
             }
             return Z_OK
         }
@@ -67,9 +74,11 @@ final class MessageInflater {
         }
     }
 
-    /// Starts afresh, as for a server that keeps no context between messages.
-    func reset() {
-        inflateReset(stream)
+    /// Ends a message: the next starts a new deflate stream if this one's ended with a final block, or if
+    /// `startsAfresh` (a server that keeps no context between messages); else it goes on with this one's context.
+    func endMessage(startsAfresh: Bool) {
+        if ended || startsAfresh { inflateReset(stream) }
+        ended = false
     }
 }
 

@@ -164,6 +164,7 @@ enum WebSocketOpening {
         if let store = session.configuration.cookieStore, http.headerFields[.cookie] == nil, let field = store.cookieField(for: url) {
             http.headerFields[.cookie] = field
         }
+        let offeredExtensions = http.headerFields[.secWebSocketExtensions]
         // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:ask:)``).
         let plan = try HTTPRequestPlan(http, tunnelled: true)
         let requestHead = plan.head
@@ -186,7 +187,7 @@ enum WebSocketOpening {
                             let extensions = response.headers[canonicalForm: "sec-websocket-extensions"].joined(separator: ", ")
                             let agreed: PerMessageDeflate?
                             do {
-                                agreed = try PerMessageDeflate.agreed(in: extensions.isEmpty ? nil : extensions)
+                                agreed = try PerMessageDeflate.agreed(in: extensions.isEmpty ? nil : extensions, offered: offeredExtensions)
                             } catch {
                                 throw LoadError(.badServerResponse, url: url, reason: "\(error)")
                             }

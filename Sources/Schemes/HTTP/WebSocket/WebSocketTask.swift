@@ -66,7 +66,9 @@ public final class WebSocketTask: Sendable {
 
     /// Whether the handshake offers per-message compression (`permessage-deflate`, RFC 7692), which the server may take
     /// or not: `true` unless set; set it before the socket opens. A request with a `Sec-WebSocket-Extensions` field of
-    /// its own offers that instead. A compressed message counts against ``maximumMessageSize`` as it inflates.
+    /// its own offers that instead, and only `permessage-deflate` without `client_max_window_bits` can be spoken: a
+    /// server that takes anything else, or any extension when none was offered, fails the opening. A compressed
+    /// message counts against ``maximumMessageSize`` as it inflates.
     public var offersCompression: Bool {
         get { state.withLock { $0.offersCompression } }
         set { state.withLock { $0.offersCompression = newValue } }
