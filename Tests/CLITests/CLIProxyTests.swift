@@ -32,6 +32,27 @@ struct CLIProxyTests {
         #expect(refused.stderr.contains("the proxy 127.0.0.1:\(proxies.authPort) refused the tunnel"), "\(refused.stderr)")
     }
 
+    @Test("-v through a proxy's tunnel tells the CONNECT and the proxy's answer before the request, once per connection (HTTP/1.1 and HTTP/2)")
+    func verboseTunnel() async throws {
+        let (nginx, proxies) = try servers()
+        for port in [nginx.httpsPort, nginx.h2Port] {
+            let url = "https://localhost:\(port)/hello.txt"
+            let run = try await LoadURLProcess.run(["-v", "-s", "--cacert", nginx.caFile, "-x", "http://127.0.0.1:\(proxies.authPort)",
+                                                   "-U", "user:secret", url, url])
+            #expect(run.status == 0, "\(run.stderr)")
+            let lines = run.stderr.split(separator: "\n").map(String.init)
+            let connect = lines.firstIndex(of: "> CONNECT localhost:\(port) HTTP/1.1")
+            let answer = lines.firstIndex { $0.hasPrefix("< HTTP/1.") && $0.hasSuffix(" 200 Connection established") }
+            let request = lines.firstIndex { $0.hasPrefix("> GET /hello.txt HTTP/") }
+            #expect(connect != nil && answer != nil && request != nil, "\(run.stderr)")
+            if let connect, let answer, let request { #expect(connect < answer && answer < request, "\(run.stderr)") }
+            #expect(lines.contains("> Proxy-Authorization: Basic dXNlcjpzZWNyZXQ="), "\(run.stderr)")
+            // The second URL goes on the same tunnel: no second CONNECT.
+            #expect(lines.filter { $0.hasPrefix("> CONNECT ") }.count == 1, "\(run.stderr)")
+            #expect(lines.filter { $0.hasPrefix("> GET /hello.txt") }.count == 2, "\(run.stderr)")
+        }
+    }
+
     @Test("Without -x, http_proxy, https_proxy and no_proxy are read as curl reads them; HTTP_PROXY is not; -x '' and --noproxy win")
     func environment() async throws {
         let (nginx, proxies) = try servers()

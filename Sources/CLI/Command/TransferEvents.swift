@@ -105,6 +105,8 @@ final class TransferEvents: LoadTaskDelegate {
         if let name = transaction.networkProtocolName, name == "ftp" || name == "ftps" {
             return text + transaction.dialogue.map { $0 + "\n" }.joined()
         }
+        // The proxy's tunnel, as it opened (curl tells its CONNECT alike).
+        text += transaction.dialogue.map { $0 + "\n" }.joined()
         let version = transaction.networkProtocolName == "h2" ? "HTTP/2" : "HTTP/1.1"
         if transaction.networkProtocolName == "h2", !transaction.isReusedConnection { text += "* Using HTTP/2\n" }
         // As the handler wrote it (the whole URL to an HTTP proxy); a handler of another protocol may give none.

@@ -569,7 +569,7 @@ final class ConnectionPool: Sendable {
     }
 
     private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> Opened {
-        let (channel, fault) = try await dialAsking(key, url: url, ask: ask)
+        let (channel, fault, tunnel) = try await dialAsking(key, url: url, ask: ask)
         // Handed over through a lock, not the future alone: when the closure ends before the awaiting task has
         // suspended, the runtime resumes the task on an atomic the thread sanitizer does not follow, and it
         // reported a race on the new connection's `channel`.
@@ -581,7 +581,7 @@ final class ConnectionPool: Sendable {
                 return
             }
             let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
-            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder)
+            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder, tunnelDialogue: tunnel?.all ?? [])
             connection.attach(to: self)
             self.state.withLock { $0.accepted += 1 }
             opened.withLock { $0 = .http1(connection) }
@@ -605,16 +605,20 @@ final class ConnectionPool: Sendable {
     /// whose handshake waits for the delegate (which may accept a development server). Returns the channel and,
     /// for `https`, where a TLS fault that closes it is kept (``TLSFaultKeeper``).
     private func dialAsking(_ key: Key, url: URL, ask: TrustQuestion?, unpooled: Bool = false) async throws
-        -> (channel: any Channel, fault: Locked<(any Error)?>?) {
+        -> (channel: any Channel, fault: Locked<(any Error)?>?, tunnel: TunnelTranscript?) {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
         // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
         var fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
+        // What the HTTP proxy and we said as it opened a tunnel, for the first exchange's metrics (`-v`).
+        let tunnels = key.options.proxy(for: key.scheme)?.kind == .http && key.scheme == "https" && !unpooled
+        var tunnel = tunnels ? TunnelTranscript() : nil
         let channel: any Channel
         var delegateDecided = false
         do {
-            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault, unpooled: unpooled)
+            channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault,
+                                     keepingTunnelIn: tunnel, unpooled: unpooled)
         } catch {
             let mapped = HTTPErrorMapping.map(error, url: url)
             guard ask != nil, mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
@@ -623,9 +627,10 @@ final class ConnectionPool: Sendable {
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
             // A box of its own: the refused attempt's error must not stand for what closes this connection.
             fault = Locked(nil)
+            tunnel = tunnels ? TunnelTranscript() : nil
             do {
                 channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault,
-                                         unpooled: unpooled)
+                                         keepingTunnelIn: tunnel, unpooled: unpooled)
                 delegateDecided = true
             } catch {
                 throw check.refusal ?? error
@@ -640,7 +645,7 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        return (channel, fault)
+        return (channel, fault, tunnel)
     }
 
     /// How the server's certificate is checked on one connection attempt.
@@ -658,7 +663,8 @@ final class ConnectionPool: Sendable {
     /// `unpooled`: for a protocol that takes the connection over (WebSocket): no HTTP handlers, and the
     /// connection reads on its own.
     private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?,
-                      keepingFaultIn fault: Locked<(any Error)?>? = nil, unpooled: Bool = false) async throws -> any Channel {
+                      keepingFaultIn fault: Locked<(any Error)?>? = nil, keepingTunnelIn tunnelTranscript: TunnelTranscript? = nil,
+                      unpooled: Bool = false) async throws -> any Channel {
         let sslContext: NIOSSLContext?
         // A connection taken over by another protocol (WebSocket) speaks HTTP/1.1 for its handshake.
         let offersHTTP2 = key.scheme == "https" && key.options.allowsHTTP2 && !unpooled
@@ -689,7 +695,7 @@ final class ConnectionPool: Sendable {
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
-                                        negotiatesProtocol: offersHTTP2, key: key)
+                                        negotiatesProtocol: offersHTTP2, key: key, tunnel: tunnelTranscript)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -721,7 +727,8 @@ final class ConnectionPool: Sendable {
                                                  established: tunnel))
                     } else if let tunnel, let proxy {
                         try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
-                            target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel))
+                            target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel,
+                            transcript: tunnelTranscript))
                     } else {
                         try exchange.add(to: channel.pipeline.syncOperations)
                     }
@@ -815,6 +822,8 @@ final class ConnectionPool: Sendable {
         let negotiatesProtocol: Bool
         /// The origin and settings the connection is for (an HTTP/2 connection is made with its handlers).
         let key: Key
+        /// The proxy tunnel's request and answer, for an HTTP/2 connection's first stream.
+        let tunnel: TunnelTranscript?
 
         func add(to sync: ChannelPipeline.SynchronousOperations) throws {
             if let sslContext {
@@ -843,7 +852,7 @@ final class ConnectionPool: Sendable {
                     do {
                         let sync = channel.pipeline.syncOperations
                         if case .negotiated("h2") = result {
-                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: fault)
+                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: fault, tunnel: tunnel)
                         } else {
                             try channel.syncOptions?.setOption(.autoRead, value: false)
                             try Self.addHTTP1Handlers(to: sync, handshake: nil, tlsFault: fault)
@@ -872,7 +881,7 @@ final class ConnectionPool: Sendable {
 
         /// HTTP/2: NIOHTTP2's handler with its streams, and a watcher that tells the pool about the connection.
         private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel, key: Key,
-                                             tlsFault: Locked<(any Error)?>?) throws {
+                                             tlsFault: Locked<(any Error)?>?, tunnel: TunnelTranscript?) throws {
             var connection = NIOHTTP2Handler.ConnectionConfiguration()
             // Windows large enough that flow control does not throttle a download on a fast link (the
             // protocol's default, 64 KiB, allows one window per round trip); a reader that stops still
@@ -890,7 +899,7 @@ final class ConnectionPool: Sendable {
                 pushed.close()
             }
             try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer,
-                                                                                   tlsFault: tlsFault)))
+                                                                                   tlsFault: tlsFault, tunnel: tunnel)))
         }
     }
 
@@ -903,7 +912,7 @@ final class ConnectionPool: Sendable {
     /// a server may refuse the client's certificate just after the handshake, before the caller's handlers are in.
     func openUnpooled(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> (channel: any Channel, fault: Locked<(any Error)?>) {
         do {
-            let (channel, fault) = try await dialAsking(key, url: url, ask: ask, unpooled: true)
+            let (channel, fault, _) = try await dialAsking(key, url: url, ask: ask, unpooled: true)
             return (channel, fault ?? Locked(nil))
         } catch {
             throw HTTPErrorMapping.map(error, url: url)

@@ -23,6 +23,7 @@ final class ExchangeMetrics: Sendable {
         transaction.requestTarget = head.uri
         transaction.networkProtocolName = connection.multiplexedOn == nil ? "http/1.1" : "h2"
         transaction.isReusedConnection = reused
+        if !reused { transaction.dialogue = connection.tunnelDialogue }
         transaction.isProxyConnection = proxied
         transaction.connectStartDate = connect?.start
         transaction.connectEndDate = connect?.end

@@ -22,7 +22,13 @@ final class HTTPConnection: Sendable {
     /// For a stream: whether the pool has counted its end.
     private let streamDone = Atomic<Bool>(false)
 
-    init(channel: any Channel, key: ConnectionPool.Key, forwarder: ResponseForwarder, multiplexedOn: HTTP2Connection? = nil) {
+    /// What the HTTP proxy and we said as it opened the tunnel this connection goes through (empty for none), told with
+    /// the first exchange's metrics.
+    let tunnelDialogue: [String]
+
+    init(channel: any Channel, key: ConnectionPool.Key, forwarder: ResponseForwarder, multiplexedOn: HTTP2Connection? = nil,
+         tunnelDialogue: [String] = []) {
+        self.tunnelDialogue = tunnelDialogue
         self.channel = channel
         self.key = key
         self.forwarder = NIOLoopBound(forwarder, eventLoop: channel.eventLoop)

@@ -17,13 +17,17 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let established: EventLoopPromise<Void>
     private var response = TunnelResponse()
     private var sent = false
+    /// Where the request and the answer are told, for the first exchange's metrics; `nil` when nobody asks.
+    private let transcript: TunnelTranscript?
 
     /// - Parameters:
     ///   - target: The server's `host:port`.
     ///   - proxy: The proxy, for its credentials and for errors.
     ///   - url: The request's URL, for errors.
     ///   - established: Succeeded when the tunnel is open, failed otherwise.
-    init(target: String, proxy: HTTPClientOptions.Proxy, url: URL, established: EventLoopPromise<Void>) {
+    ///   - transcript: Where the `CONNECT` request and the proxy's answer are told.
+    init(target: String, proxy: HTTPClientOptions.Proxy, url: URL, established: EventLoopPromise<Void>, transcript: TunnelTranscript? = nil) {
+        self.transcript = transcript
         self.target = target
         self.proxy = proxy
         self.url = url
@@ -45,12 +49,15 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
         var head = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
         if let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
         head += "\r\n"
+        transcript?.append(head.split(separator: "\r\n").map { "> " + $0 } + [">"])
         context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: head)), promise: nil)
         context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch response.append(unwrapInboundIn(data)) {
+        let outcome = response.append(unwrapInboundIn(data))
+        if case .answered = outcome { transcript?.append(response.headLines.map { "< " + $0 } + ["<"]) }
+        switch outcome {
         case .incomplete:
             context.read()
         case .answered(let status, _, let extra) where (200..<300).contains(status):

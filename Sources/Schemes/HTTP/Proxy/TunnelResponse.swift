@@ -35,6 +35,12 @@ struct TunnelResponse {
         return .answered(status: status, reason: reason, extraBytes: head.count - end)
     }
 
+    /// The answer's status line and field lines, as they came (at most 200 bytes of each); read once the head has ended.
+    var headLines: [String] {
+        guard let end = Self.emptyLine(in: head, from: 0) else { return [] }
+        return String(decoding: head[..<end], as: UTF8.self).split(separator: "\r\n").map { String($0.prefix(200)) }
+    }
+
     /// The values of the answer's fields named `name` (lowercase), in order; read once the head has ended.
     func fieldValues(named name: String) -> [String] {
         guard let end = Self.emptyLine(in: head, from: 0) else { return [] }
