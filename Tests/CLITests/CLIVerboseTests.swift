@@ -119,6 +119,21 @@ struct CLIVerboseTests {
         #expect(lines[1][4] == "0" && lines[1][5] == "0" && lines[1][6] == "0.000000", "\(lines[1])")
     }
 
+    @Test("-w's times over HTTPS: the connect, the TLS handshake's end, the request going out and the response's head, in that order; no TLS time over http")
+    func connectionTimes() async throws {
+        let nginx = try TestServers.requireNginx()
+        let format = "%{time_connect} %{time_appconnect} %{time_pretransfer} %{time_starttransfer}\n"
+        let run = try await LoadURLProcess.run(["-s", "--cacert", nginx.caFile, "-o", "/dev/null", "-o", "/dev/null", "-w", format,
+                                               "https://localhost:\(nginx.httpsPort)/hello.txt", "http://127.0.0.1:\(nginx.httpPort)/hello.txt"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map { $0.split(separator: " ").compactMap { Double($0) } }
+        try #require(lines.count == 2 && lines.allSatisfy { $0.count == 4 }, "\(run.stdout)")
+        let secure = lines[0]
+        #expect(secure[0] > 0 && secure[0] < secure[1] && secure[1] <= secure[2] && secure[2] <= secure[3], "\(secure)")
+        let plain = lines[1]
+        #expect(plain[0] > 0 && plain[1] == 0 && plain[0] <= plain[2] && plain[2] <= plain[3], "\(plain)")
+    }
+
     @Test("-v through an HTTP proxy: connected to the proxy, the request line with the whole URL as it went to the proxy")
     func verboseThroughProxy() async throws {
         let server = try TestServers.requireNginx()

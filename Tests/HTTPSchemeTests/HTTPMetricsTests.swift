@@ -38,7 +38,8 @@ struct HTTPMetricsTests {
 
     /// Whether the dates that are there come in the order of the steps.
     private func inOrder(_ transaction: LoadTransactionMetrics) -> Bool {
-        let dates = [transaction.fetchStartDate, transaction.connectStartDate, transaction.connectEndDate, transaction.requestStartDate,
+        let dates = [transaction.fetchStartDate, transaction.connectStartDate, transaction.secureConnectionStartDate,
+                     transaction.secureConnectionEndDate, transaction.connectEndDate, transaction.requestStartDate,
                      transaction.responseStartDate, transaction.responseEndDate].compactMap { $0 }
         return zip(dates, dates.dropFirst()).allSatisfy { $0 <= $1 }
     }
@@ -72,6 +73,8 @@ struct HTTPMetricsTests {
         }
         // A new session's first request opens a connection; nginx keeps it for the redirect's second.
         #expect(!first.isReusedConnection && first.connectStartDate != nil && first.connectEndDate != nil)
+        // Cleartext: no TLS to time.
+        #expect(first.secureConnectionStartDate == nil && first.secureConnectionEndDate == nil)
         #expect(second.isReusedConnection && second.connectStartDate == nil && second.localPort == first.localPort)
         #expect(second.fetchStartDate >= first.responseStartDate!)
 
@@ -110,6 +113,9 @@ struct HTTPMetricsTests {
         #expect(transactions.allSatisfy { ["127.0.0.1", "::1"].contains($0.remoteAddress) }, "\(transactions.map(\.remoteAddress))")
         #expect(!transactions[0].isReusedConnection && transactions[0].connectEndDate != nil)
         #expect(transactions[1].isReusedConnection && transactions[1].connectEndDate == nil)
+        // TLS inside the connect, on the new connection only.
+        #expect(transactions[0].secureConnectionStartDate != nil && transactions[0].secureConnectionEndDate != nil)
+        #expect(transactions[1].secureConnectionStartDate == nil && transactions[1].secureConnectionEndDate == nil)
         #expect(transactions.allSatisfy(inOrder))
     }
 

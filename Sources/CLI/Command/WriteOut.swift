@@ -17,7 +17,7 @@ struct TransferSummary {
 
     /// The variables read from ``transactions``: a format without them collects none.
     static let metricsVariables = ["remote_ip", "remote_port", "local_ip", "local_port", "num_connects", "num_redirects",
-                                   "time_connect", "time_starttransfer"]
+                                   "time_connect", "time_appconnect", "time_pretransfer", "time_starttransfer"]
 
     /// Whether `format` names a variable of ``metricsVariables``.
     static func needsMetrics(_ format: String?) -> Bool {
@@ -86,7 +86,12 @@ struct TransferSummary {
         case "local_port": return String(transactions.last?.localPort ?? 0)
         case "num_connects": return String(transactions.count { !$0.isReusedConnection })
         case "num_redirects": return String(redirects)
-        case "time_connect": return since(transactions.last { $0.connectEndDate != nil }?.connectEndDate)
+        case "time_connect":
+            // The last new connection's TCP connect: when its TLS began (right after), else when it was ready.
+            let opened = transactions.last { $0.connectEndDate != nil }
+            return since(opened?.secureConnectionStartDate ?? opened?.connectEndDate)
+        case "time_appconnect": return since(transactions.last { $0.secureConnectionEndDate != nil }?.secureConnectionEndDate)
+        case "time_pretransfer": return since(transactions.last?.requestStartDate)
         case "time_starttransfer": return since(transactions.last?.responseStartDate)
         default: return ""
         }

@@ -41,6 +41,10 @@ public struct LoadTransactionMetrics: Sendable {
     public var connectStartDate: Date?
     /// When the new connection was ready for the request (after TLS, and a proxy's tunnel).
     public var connectEndDate: Date?
+    /// When the TLS handshake of the new connection began (after a proxy's tunnel opened); `nil` without one.
+    public var secureConnectionStartDate: Date?
+    /// When the TLS handshake of the new connection ended; `nil` without one.
+    public var secureConnectionEndDate: Date?
     /// When the request began to go out.
     public var requestStartDate: Date?
     /// When the response's head arrived.

@@ -569,7 +569,7 @@ final class ConnectionPool: Sendable {
     }
 
     private func open(_ key: Key, url: URL, ask: TrustQuestion?) async throws -> Opened {
-        let (channel, fault, tunnel) = try await dialAsking(key, url: url, ask: ask)
+        let (channel, fault, record) = try await dialAsking(key, url: url, ask: ask)
         // Handed over through a lock, not the future alone: when the closure ends before the awaiting task has
         // suspended, the runtime resumes the task on an atomic the thread sanitizer does not follow, and it
         // reported a race on the new connection's `channel`.
@@ -581,7 +581,7 @@ final class ConnectionPool: Sendable {
                 return
             }
             let forwarder = try channel.pipeline.syncOperations.handler(type: ResponseForwarder.self)
-            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder, tunnelDialogue: tunnel?.all ?? [])
+            let connection = HTTPConnection(channel: channel, key: key, forwarder: forwarder, record: record)
             connection.attach(to: self)
             self.state.withLock { $0.accepted += 1 }
             opened.withLock { $0 = .http1(connection) }
@@ -605,20 +605,19 @@ final class ConnectionPool: Sendable {
     /// whose handshake waits for the delegate (which may accept a development server). Returns the channel and,
     /// for `https`, where a TLS fault that closes it is kept (``TLSFaultKeeper``).
     private func dialAsking(_ key: Key, url: URL, ask: TrustQuestion?, unpooled: Bool = false) async throws
-        -> (channel: any Channel, fault: Locked<(any Error)?>?, tunnel: TunnelTranscript?) {
+        -> (channel: any Channel, fault: Locked<(any Error)?>?, record: ConnectionRecord) {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
         // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
         var fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
-        // What the HTTP proxy and we said as it opened a tunnel, for the first exchange's metrics (`-v`).
-        let tunnels = key.options.proxy(for: key.scheme)?.kind == .http && key.scheme == "https" && !unpooled
-        var tunnel = tunnels ? TunnelTranscript() : nil
+        // How the connection opened, for its first exchange's metrics.
+        var record = ConnectionRecord()
         let channel: any Channel
         var delegateDecided = false
         do {
             channel = try await dial(key, url: url, verification: .standard, keepingLeafIn: leaf, keepingFaultIn: fault,
-                                     keepingTunnelIn: tunnel, unpooled: unpooled)
+                                     recordingIn: record, unpooled: unpooled)
         } catch {
             let mapped = HTTPErrorMapping.map(error, url: url)
             guard ask != nil, mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
@@ -627,10 +626,10 @@ final class ConnectionPool: Sendable {
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
             // A box of its own: the refused attempt's error must not stand for what closes this connection.
             fault = Locked(nil)
-            tunnel = tunnels ? TunnelTranscript() : nil
+            record = ConnectionRecord()
             do {
                 channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault,
-                                         keepingTunnelIn: tunnel, unpooled: unpooled)
+                                         recordingIn: record, unpooled: unpooled)
                 delegateDecided = true
             } catch {
                 throw check.refusal ?? error
@@ -645,7 +644,7 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        return (channel, fault, tunnel)
+        return (channel, fault, record)
     }
 
     /// How the server's certificate is checked on one connection attempt.
@@ -663,8 +662,9 @@ final class ConnectionPool: Sendable {
     /// `unpooled`: for a protocol that takes the connection over (WebSocket): no HTTP handlers, and the
     /// connection reads on its own.
     private func dial(_ key: Key, url: URL, verification: Verification, keepingLeafIn leaf: Locked<NIOSSLCertificate?>?,
-                      keepingFaultIn fault: Locked<(any Error)?>? = nil, keepingTunnelIn tunnelTranscript: TunnelTranscript? = nil,
+                      keepingFaultIn fault: Locked<(any Error)?>? = nil, recordingIn record: ConnectionRecord? = nil,
                       unpooled: Bool = false) async throws -> any Channel {
+        record?.note { $0.connectStart = Date() }
         let sslContext: NIOSSLContext?
         // A connection taken over by another protocol (WebSocket) speaks HTTP/1.1 for its handshake.
         let offersHTTP2 = key.scheme == "https" && key.options.allowsHTTP2 && !unpooled
@@ -695,7 +695,7 @@ final class ConnectionPool: Sendable {
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
-                                        negotiatesProtocol: offersHTTP2, key: key, tunnel: tunnelTranscript)
+                                        negotiatesProtocol: offersHTTP2, key: key, record: record)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -728,7 +728,7 @@ final class ConnectionPool: Sendable {
                     } else if let tunnel, let proxy {
                         try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
                             target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel,
-                            transcript: tunnelTranscript))
+                            record: record))
                     } else {
                         try exchange.add(to: channel.pipeline.syncOperations)
                     }
@@ -763,6 +763,8 @@ final class ConnectionPool: Sendable {
                             underlying: mapped.underlying)
         }
         let seconds = key.options.connectTimeout.printed("%g")
+        // TLS starts once the connection is up, or through a tunnel once the tunnel is open.
+        if handshake != nil, tunnel == nil { record?.note { $0.secureConnectionStart = Date() } }
         if let tunnel {
             do {
                 try await Self.complete(tunnel, on: channel, by: connectDeadline, url: url,
@@ -773,6 +775,7 @@ final class ConnectionPool: Sendable {
                     SOCKSTunnel.remove(from: sync)
                     try exchange.add(to: sync)
                 }.get()
+                if handshake != nil { record?.note { $0.secureConnectionStart = Date() } }
             } catch {
                 handshake?.fail(error)
                 channel.close(promise: nil)
@@ -782,7 +785,9 @@ final class ConnectionPool: Sendable {
         if let handshake {
             try await Self.complete(handshake, on: channel, by: connectDeadline, url: url,
                                     timeout: "no TLS handshake within \(seconds) s for the connect and the handshake (the connect timeout)")
+            record?.note { $0.secureConnectionEnd = Date() }
         }
+        record?.note { $0.connectEnd = Date() }
         return channel
     }
 
@@ -822,8 +827,8 @@ final class ConnectionPool: Sendable {
         let negotiatesProtocol: Bool
         /// The origin and settings the connection is for (an HTTP/2 connection is made with its handlers).
         let key: Key
-        /// The proxy tunnel's request and answer, for an HTTP/2 connection's first stream.
-        let tunnel: TunnelTranscript?
+        /// How the connection opened, for an HTTP/2 connection's first stream.
+        let record: ConnectionRecord?
 
         func add(to sync: ChannelPipeline.SynchronousOperations) throws {
             if let sslContext {
@@ -852,7 +857,7 @@ final class ConnectionPool: Sendable {
                     do {
                         let sync = channel.pipeline.syncOperations
                         if case .negotiated("h2") = result {
-                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: fault, tunnel: tunnel)
+                            try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: fault, record: record)
                         } else {
                             try channel.syncOptions?.setOption(.autoRead, value: false)
                             try Self.addHTTP1Handlers(to: sync, handshake: nil, tlsFault: fault)
@@ -881,7 +886,7 @@ final class ConnectionPool: Sendable {
 
         /// HTTP/2: NIOHTTP2's handler with its streams, and a watcher that tells the pool about the connection.
         private static func addHTTP2Handlers(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel, key: Key,
-                                             tlsFault: Locked<(any Error)?>?, tunnel: TunnelTranscript?) throws {
+                                             tlsFault: Locked<(any Error)?>?, record: ConnectionRecord?) throws {
             var connection = NIOHTTP2Handler.ConnectionConfiguration()
             // Windows large enough that flow control does not throttle a download on a fast link (the
             // protocol's default, 64 KiB, allows one window per round trip); a reader that stops still
@@ -899,7 +904,7 @@ final class ConnectionPool: Sendable {
                 pushed.close()
             }
             try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer,
-                                                                                   tlsFault: tlsFault, tunnel: tunnel)))
+                                                                                   tlsFault: tlsFault, record: record)))
         }
     }
 

@@ -14,7 +14,8 @@ final class ExchangeMetrics: Sendable {
     ///   - fetchStart: When the handler began.
     ///   - reused: Whether the connection carried a request before.
     ///   - proxied: Whether the connection goes to a proxy.
-    ///   - connect: When opening the connection began and ended, for a new one.
+    ///   - connect: When the request began to wait for a connection and got it, for a new one: what stands for the
+    ///     connect's times when the connection has no ``ConnectionRecord`` of its own.
     init(request: LoadRequest, head: HTTPRequestHead, on connection: HTTPConnection, fetchStart: Date, reused: Bool,
          proxied: Bool, connect: (start: Date, end: Date)?) {
         var sent = request
@@ -23,10 +24,14 @@ final class ExchangeMetrics: Sendable {
         transaction.requestTarget = head.uri
         transaction.networkProtocolName = connection.multiplexedOn == nil ? "http/1.1" : "h2"
         transaction.isReusedConnection = reused
-        if !reused { transaction.dialogue = connection.tunnelDialogue }
         transaction.isProxyConnection = proxied
-        transaction.connectStartDate = connect?.start
-        transaction.connectEndDate = connect?.end
+        // A new connection's own times; the caller's (from asking the pool to its answer) only without them.
+        let opened = reused ? nil : connection.record?.facts
+        transaction.connectStartDate = opened?.connectStart ?? connect?.start
+        transaction.connectEndDate = opened?.connectEnd ?? connect?.end
+        transaction.secureConnectionStartDate = opened?.secureConnectionStart
+        transaction.secureConnectionEndDate = opened?.secureConnectionEnd
+        transaction.dialogue = opened?.tunnel ?? []
         // An HTTP/2 stream's channel answers with its connection's addresses.
         let remote = connection.channel.remoteAddress
         transaction.remoteAddress = remote?.ipAddress ?? remote?.pathname

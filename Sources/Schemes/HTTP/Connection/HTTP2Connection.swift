@@ -29,8 +29,8 @@ final class HTTP2Connection: Sendable {
     let resetStreams = Atomic<Int>(0)
     /// What the TLS handler reported (``TLSFaultKeeper``), for the streams a refused client certificate closes.
     private let tlsFault: Locked<(any Error)?>?
-    /// The proxy tunnel's request and answer, told with the first stream's exchange.
-    private let tunnel: TunnelTranscript?
+    /// How the connection opened, told with the first stream's exchange.
+    private let record: ConnectionRecord?
 
     /// Streams a connection carries at once until the server's SETTINGS say otherwise: RFC 9113 §6.5.2
     /// recommends servers allow at least 100.
@@ -41,8 +41,8 @@ final class HTTP2Connection: Sendable {
     static let connectionWindow = 8 << 20
 
     init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, tlsFault: Locked<(any Error)?>? = nil,
-         tunnel: TunnelTranscript? = nil) {
-        self.tunnel = tunnel
+         record: ConnectionRecord? = nil) {
+        self.record = record
         self.channel = channel
         self.key = key
         self.multiplexer = multiplexer
@@ -91,7 +91,7 @@ final class HTTP2Connection: Sendable {
                 try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
                 try sync.addHandler(forwarder)
                 let connection = HTTPConnection(channel: stream, key: key, forwarder: forwarder, multiplexedOn: self,
-                                                tunnelDialogue: tunnel?.all ?? [])
+                                                record: record)
                 connection.attach(to: pool)
                 opened(.success(connection))
                 return stream.eventLoop.makeSucceededVoidFuture()

@@ -22,13 +22,12 @@ final class HTTPConnection: Sendable {
     /// For a stream: whether the pool has counted its end.
     private let streamDone = Atomic<Bool>(false)
 
-    /// What the HTTP proxy and we said as it opened the tunnel this connection goes through (empty for none), told with
-    /// the first exchange's metrics.
-    let tunnelDialogue: [String]
+    /// How the connection opened (for an HTTP/2 stream, its connection), told with the first exchange's metrics.
+    let record: ConnectionRecord?
 
     init(channel: any Channel, key: ConnectionPool.Key, forwarder: ResponseForwarder, multiplexedOn: HTTP2Connection? = nil,
-         tunnelDialogue: [String] = []) {
-        self.tunnelDialogue = tunnelDialogue
+         record: ConnectionRecord? = nil) {
+        self.record = record
         self.channel = channel
         self.key = key
         self.forwarder = NIOLoopBound(forwarder, eventLoop: channel.eventLoop)

@@ -17,17 +17,17 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let established: EventLoopPromise<Void>
     private var response = TunnelResponse()
     private var sent = false
-    /// Where the request and the answer are told, for the first exchange's metrics; `nil` when nobody asks.
-    private let transcript: TunnelTranscript?
+    /// Where the request and the answer are told, for the first exchange's metrics.
+    private let record: ConnectionRecord?
 
     /// - Parameters:
     ///   - target: The server's `host:port`.
     ///   - proxy: The proxy, for its credentials and for errors.
     ///   - url: The request's URL, for errors.
     ///   - established: Succeeded when the tunnel is open, failed otherwise.
-    ///   - transcript: Where the `CONNECT` request and the proxy's answer are told.
-    init(target: String, proxy: HTTPClientOptions.Proxy, url: URL, established: EventLoopPromise<Void>, transcript: TunnelTranscript? = nil) {
-        self.transcript = transcript
+    ///   - record: Where the `CONNECT` request and the proxy's answer are told.
+    init(target: String, proxy: HTTPClientOptions.Proxy, url: URL, established: EventLoopPromise<Void>, record: ConnectionRecord? = nil) {
+        self.record = record
         self.target = target
         self.proxy = proxy
         self.url = url
@@ -49,14 +49,18 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
         var head = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
         if let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
         head += "\r\n"
-        transcript?.append(head.split(separator: "\r\n").map { "> " + $0 } + [">"])
+        let sent = head.split(separator: "\r\n").map { "> " + $0 } + [">"]
+        record?.note { $0.tunnel += sent }
         context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: head)), promise: nil)
         context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let outcome = response.append(unwrapInboundIn(data))
-        if case .answered = outcome { transcript?.append(response.headLines.map { "< " + $0 } + ["<"]) }
+        if case .answered = outcome {
+            let answer = response.headLines.map { "< " + $0 } + ["<"]
+            record?.note { $0.tunnel += answer }
+        }
         switch outcome {
         case .incomplete:
             context.read()
