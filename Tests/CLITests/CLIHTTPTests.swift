@@ -190,6 +190,34 @@ struct CLIHTTPTests {
         #expect(header.stdout == "authorization=Bearer t0ken\n", "\(header.stderr)")
     }
 
+    @Test("-w's %{json} (valid JSON, numbers as numbers), %header{NAME}, %{num_headers}, %{urlnum}, %{method}, %{filename_effective} and %{redirect_url}")
+    func writeOutVariables() async throws {
+        let server = try TestServers.requireNginx()
+        try await withTemporaryFolder("cli-writeout") { folder in
+            let (first, second) = (folder.appendingPathComponent("one").path, folder.appendingPathComponent("two").path)
+            let base = "http://127.0.0.1:\(server.httpPort)"
+            let format = "%{json}\n%header{content-type}|%header{CONTENT-LENGTH}|%header{X-Absent}|%{num_headers}|%{urlnum}|%{method}|%{filename_effective}|%{redirect_url}\n"
+            let run = try await LoadURLProcess.run(["-s", "-X", "GET", "-o", first, "-o", second, "-w", format, base + "/hello.txt", base + "/redirect"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let lines = run.stdout.split(separator: "\n").map(String.init)
+            try #require(lines.count == 4, "\(run.stdout)")
+            let fields = lines[1].split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            #expect(fields.count == 8 && (Int(fields[3]) ?? 0) >= 5, "\(lines[1])")
+            #expect(fields.prefix(3) == ["text/plain", "17", ""] && fields.suffix(4) == ["0", "GET", first, ""], "\(lines[1])")
+            #expect(lines[3].hasSuffix("|1|GET|\(second)|\(base)/hello.txt"), "\(lines[3])")
+            for (index, line) in [lines[0], lines[2]].enumerated() {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                let json = try #require(object, "\(line)")
+                #expect(json["urlnum"] as? Int == index, "\(line)")
+                #expect(json["http_code"] as? Int == (index == 0 ? 200 : 301), "\(line)")
+                #expect(json["method"] as? String == "GET" && json["remote_ip"] as? String == "127.0.0.1", "\(line)")
+                #expect(json["filename_effective"] as? String == (index == 0 ? first : second), "\(line)")
+                #expect((json["time_total"] as? Double).map { $0 > 0 } == true && json["exitcode"] as? Int == 0, "\(line)")
+                #expect(json["url"] as? String == base + (index == 0 ? "/hello.txt" : "/redirect"), "\(line)")
+            }
+        }
+    }
+
     @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
     func limitRate() async throws {
         let server = try TestServers.requireNginx()

@@ -68,12 +68,12 @@ extension LoadURL {
         guard let typed = URLArgument.url(text, registry: session.registry) else {
             let error = LoadError(.badURL, reason: "'\(text.prefix(200))' is not a URL")
             report(error.description, status: LoadURLExit.malformedURL)
-            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: LoadURLExit.malformedURL, error: error),
+            summarize(TransferSummary(url: URL(string: "about:blank")!, exitCode: LoadURLExit.malformedURL, error: error, urlIndex: index),
                       format: options.writeOut, index: index, ordered: ordered)
             return LoadURLExit.malformedURL
         }
         let url = pathAsIs ? typed : DotSegments.removed(from: typed)
-        var summary = TransferSummary(url: url)
+        var summary = TransferSummary(url: url, urlIndex: index)
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump,
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
@@ -85,6 +85,7 @@ extension LoadURL {
             summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
         let destination = outputPath(for: url, index: index)
+        summary.filename = destination
         if let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
             // Messages are written as they come: the socket waits for its turn to open.
             if destination == nil { await ordered?.turn(index) }
@@ -124,7 +125,7 @@ extension LoadURL {
             }
             spool?.close()
             spool = nil
-            summary = TransferSummary(url: url)
+            summary = TransferSummary(url: url, urlIndex: index, filename: destination)
             events?.startTry()
             // A file is written again from where the first try began (-C - goes on from its end instead), whether or
             // not the next try writes a byte. From byte 0 the next try's open empties it anyway; from -C N's offset a
@@ -152,6 +153,7 @@ extension LoadURL {
             do {
                 if let rewindFailure { throw rewindFailure }
                 let request = try makeRequest(url, options: options)
+                summary.method = request.method.rawValue
                 events?.sending(request)
                 let (offset, writtenAt) = try options.continueAt?.start(writingTo: destination, url: url) ?? (0, nil)
                 if firstOffset == nil { firstOffset = offset }

@@ -116,7 +116,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var dumpHeader: String?
 
     /// A summary printed after each transfer.
-    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{http_version} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg} %{remote_ip} %{remote_port} %{local_ip} %{local_port} %{num_connects} %{num_redirects} %{time_connect} %{time_appconnect} %{time_pretransfer} %{time_starttransfer}.")
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print FORMAT (or @FILE's contents) after each transfer: %{url} %{http_code} %{http_version} %{content_type} %{size_download} %{time_total} %{exitcode} %{errormsg} %{remote_ip} %{remote_port} %{local_ip} %{local_port} %{num_connects} %{num_redirects} %{time_connect} %{time_appconnect} %{time_pretransfer} %{time_starttransfer} %{urlnum} %{filename_effective} %{method} %{num_headers} %{redirect_url} %{json} %header{NAME}.")
     public var writeOut: String?
 
     /// The longest a single transfer may take.

@@ -14,10 +14,27 @@ struct TransferSummary {
     var transactions: [LoadTransactionMetrics] = []
     /// Redirects followed (``TransferEvents``), when the format asks about exchanges.
     var redirects = 0
+    /// The URL's place among the command line's, from 0 (`%{urlnum}`).
+    var urlIndex = 0
+    /// The file the body went to (`-o`, `-O`), `nil` for standard output (`%{filename_effective}`).
+    var filename: String?
+    /// The method of the request as made, for `%{method}` when no exchange was kept.
+    var method: String?
 
     /// The variables read from ``transactions``: a format without them collects none.
     static let metricsVariables = ["remote_ip", "remote_port", "local_ip", "local_port", "num_connects", "num_redirects",
-                                   "time_connect", "time_appconnect", "time_pretransfer", "time_starttransfer"]
+                                   "time_connect", "time_appconnect", "time_pretransfer", "time_starttransfer", "method", "json"]
+
+    /// What `%{json}` holds, in this order: every variable above but `json`, the exchanges' among them.
+    static let jsonVariables = ["url", "url_effective", "urlnum", "filename_effective", "method", "scheme", "http_code",
+                                "http_version", "content_type", "num_headers", "redirect_url", "size_download", "speed_download",
+                                "time_total", "exitcode", "errormsg", "remote_ip", "remote_port", "local_ip", "local_port",
+                                "num_connects", "num_redirects", "time_connect", "time_appconnect", "time_pretransfer",
+                                "time_starttransfer"]
+    /// The ones `%{json}` gives as numbers.
+    static let jsonNumbers: Set<String> = ["urlnum", "http_code", "num_headers", "size_download", "speed_download", "time_total",
+                                           "exitcode", "remote_port", "local_port", "num_connects", "num_redirects", "time_connect",
+                                           "time_appconnect", "time_pretransfer", "time_starttransfer"]
 
     /// Whether `format` names a variable of ``metricsVariables``.
     static func needsMetrics(_ format: String?) -> Bool {
@@ -28,8 +45,10 @@ struct TransferSummary {
     /// Expands `%{url}`, `%{url_effective}`, `%{http_code}`/`%{response_code}`, `%{content_type}`,
     /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`, `%{http_version}`,
     /// ``metricsVariables`` (the last exchange's addresses, connections opened, redirects followed, and seconds from the
-    /// first exchange's start to the last new connection and to the last response's head),
-    /// `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown variables print nothing.
+    /// first exchange's start to the last new connection and to the last response's head), `%{urlnum}`,
+    /// `%{filename_effective}`, `%{method}`, `%{num_headers}`, `%{redirect_url}`, `%{json}` (all of them as one JSON object),
+    /// `%header{NAME}` (the last response's field), `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown
+    /// variables print nothing.
     func format(_ template: String) -> String {
         var out = ""
         var rest = Substring(template)
@@ -42,6 +61,10 @@ struct TransferSummary {
             } else if rest.hasPrefix("%{"), let close = rest.firstIndex(of: "}") {
                 let name = rest[rest.index(rest.startIndex, offsetBy: 2)..<close]
                 out += value(String(name))
+                rest = rest[rest.index(after: close)...]
+            } else if rest.hasPrefix("%header{"), let close = rest.firstIndex(of: "}") {
+                let name = rest[rest.index(rest.startIndex, offsetBy: 8)..<close]
+                out += header(String(name))
                 rest = rest[rest.index(after: close)...]
             } else if rest.hasPrefix("\\"), rest.count >= 2 {
                 let next = rest[rest.index(after: rest.startIndex)]
@@ -93,8 +116,57 @@ struct TransferSummary {
         case "time_appconnect": return since(transactions.last { $0.secureConnectionEndDate != nil }?.secureConnectionEndDate)
         case "time_pretransfer": return since(transactions.last?.requestStartDate)
         case "time_starttransfer": return since(transactions.last?.responseStartDate)
+        case "urlnum": return String(urlIndex)
+        case "filename_effective": return filename ?? ""
+        case "method": return transactions.last?.request.method.rawValue ?? method ?? ""
+        case "num_headers": return String(response?.headerFields.count ?? 0)
+        case "redirect_url": return redirectURL ?? ""
+        case "json": return json
         default: return ""
         }
+    }
+
+    /// `%header{name}`: the last response's fields of that name (any case), joined by `, ` as curl joins several.
+    private func header(_ name: String) -> String {
+        guard let fieldName = HTTPField.Name(name), let fields = response?.headerFields[values: fieldName] else { return "" }
+        return fields.joined(separator: ", ")
+    }
+
+    /// Where the last response would have sent a client that followed it: its `Location`, made absolute, when it is
+    /// a redirect (one `-L` did not follow).
+    private var redirectURL: String? {
+        guard let response, response.status?.kind == .redirection, let location = response.headerFields[.location],
+              let target = URL(string: location, relativeTo: response.url) else { return nil }
+        return target.absoluteURL.absoluteStringHidingPassword
+    }
+
+    /// `%{json}`: the variables of ``jsonVariables`` as one JSON object, numbers as numbers.
+    private var json: String {
+        let members = Self.jsonVariables.map { name -> String in
+            let text = value(name)
+            let number = Self.jsonNumbers.contains(name) && Double(text) != nil
+            return "\"\(name)\":" + (number ? text : Self.jsonString(text))
+        }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// `text` as a JSON string: quoted, with quotes, backslashes and control characters escaped.
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     /// Seconds from the first exchange's start to `date`; 0 without either, as curl prints a step that did not happen.
