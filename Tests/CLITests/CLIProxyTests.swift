@@ -49,6 +49,7 @@ struct CLIProxyTests {
             #expect(lines.contains("> Proxy-Authorization: Basic dXNlcjpzZWNyZXQ="), "\(run.stderr)")
             // The second URL goes on the same tunnel: no second CONNECT.
             #expect(lines.filter { $0.hasPrefix("> CONNECT ") }.count == 1, "\(run.stderr)")
+            #expect(lines.contains { $0.hasPrefix("* Re-using existing connection with host 127.0.0.1") }, "\(run.stderr)")
             #expect(lines.filter { $0.hasPrefix("> GET /hello.txt") }.count == 2, "\(run.stderr)")
         }
     }

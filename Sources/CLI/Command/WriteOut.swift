@@ -45,7 +45,8 @@ struct TransferSummary {
     /// Expands `%{url}`, `%{url_effective}`, `%{http_code}`/`%{response_code}`, `%{content_type}`,
     /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`, `%{http_version}`,
     /// ``metricsVariables`` (the last exchange's addresses, connections opened, redirects followed, and seconds from the
-    /// first exchange's start to the last new connection and to the last response's head), `%{urlnum}`,
+    /// first exchange's start to the last new connection's TCP connect and TLS end, to the last request going out and
+    /// to the last response's head), `%{urlnum}`,
     /// `%{filename_effective}`, `%{method}`, `%{num_headers}`, `%{redirect_url}`, `%{json}` (all of them as one JSON object),
     /// `%header{NAME}` (the last response's field), `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown
     /// variables print nothing.
@@ -113,7 +114,9 @@ struct TransferSummary {
             // The last new connection's TCP connect: when its TLS began (right after), else when it was ready.
             let opened = transactions.last { $0.connectEndDate != nil }
             return since(opened?.secureConnectionStartDate ?? opened?.connectEndDate)
-        case "time_appconnect": return since(transactions.last { $0.secureConnectionEndDate != nil }?.secureConnectionEndDate)
+        case "time_appconnect":
+            // The same connection as time_connect's: 0 when the last new one had no TLS.
+            return since(transactions.last { $0.connectEndDate != nil }?.secureConnectionEndDate)
         case "time_pretransfer": return since(transactions.last?.requestStartDate)
         case "time_starttransfer": return since(transactions.last?.responseStartDate)
         case "urlnum": return String(urlIndex)

@@ -16,9 +16,10 @@ public struct LoadTransactionMetrics: Sendable {
     /// The response head, as the handler reported it.
     public var response: LoadResponse?
     /// For a protocol that talks in lines (FTP): each command as it went out, after `> `, and each line of the
-    /// server's replies, after `< `, in order (a password as `****`, a long line cut). For HTTP, whose request and
-    /// response are above, the `CONNECT` request and the proxy's answer that opened this exchange's new connection
-    /// through an HTTP proxy's tunnel, marked alike; else empty.
+    /// server's replies, after `< `, in order (an FTP password as `****`, a long line cut). For HTTP, whose request and
+    /// response are above, the `CONNECT` request (its `Proxy-Authorization` as sent, as ``request``'s `Authorization`
+    /// is) and the proxy's answer that opened this exchange's new connection through an HTTP proxy's tunnel, marked
+    /// alike; else empty.
     public var dialogue: [String] = []
     /// The protocol spoken, as ALPN names it: `"http/1.1"`, `"h2"`.
     public var networkProtocolName: String?

@@ -599,11 +599,13 @@ final class ConnectionPool: Sendable {
         return connection
     }
 
-    /// Connects (``dial(_:url:verification:keepingLeafIn:keepingFaultIn:unpooled:)``) and puts the server's
+    /// Connects (``dial(_:url:verification:keepingLeafIn:keepingFaultIn:recordingIn:unpooled:)``) and puts the server's
     /// certificate to `ask`, as URLSession puts it to its delegates: once per connection, after a handshake the
     /// standard rules accepted (the delegate may refuse: pinning), or, when they refused it, on a second connection
-    /// whose handshake waits for the delegate (which may accept a development server). Returns the channel and,
-    /// for `https`, where a TLS fault that closes it is kept (``TLSFaultKeeper``).
+    /// whose handshake waits for the delegate (which may accept a development server). Returns the channel, for
+    /// `https` where a TLS fault that closes it is kept (``TLSFaultKeeper``), and how the connection opened
+    /// (``ConnectionRecord``: the connection that was kept, not a refused first attempt; a delegate's time to answer
+    /// falls after its connect's end).
     private func dialAsking(_ key: Key, url: URL, ask: TrustQuestion?, unpooled: Bool = false) async throws
         -> (channel: any Channel, fault: Locked<(any Error)?>?, record: ConnectionRecord) {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
@@ -742,7 +744,12 @@ final class ConnectionPool: Sendable {
             if let socketPath {
                 channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
             } else {
-                channel = try await bootstrap.connect(host: target, port: dialPort).get()
+                let connecting = bootstrap.connect(host: target, port: dialPort)
+                // On the loop as the connect completes, before the channel goes active and TLS sends its hello.
+                if handshake != nil, tunnel == nil {
+                    connecting.whenSuccess { _ in record?.note { $0.secureConnectionStart = Date() } }
+                }
+                channel = try await connecting.get()
             }
         } catch {
             tunnel?.fail(error)
@@ -763,8 +770,6 @@ final class ConnectionPool: Sendable {
                             underlying: mapped.underlying)
         }
         let seconds = key.options.connectTimeout.printed("%g")
-        // TLS starts once the connection is up, or through a tunnel once the tunnel is open.
-        if handshake != nil, tunnel == nil { record?.note { $0.secureConnectionStart = Date() } }
         if let tunnel {
             do {
                 try await Self.complete(tunnel, on: channel, by: connectDeadline, url: url,
@@ -773,9 +778,10 @@ final class ConnectionPool: Sendable {
                     let sync = channel.pipeline.syncOperations
                     // The SOCKS handlers go (the HTTP tunnel's went itself).
                     SOCKSTunnel.remove(from: sync)
+                    // Through a tunnel, TLS starts as its handler goes in.
+                    if handshake != nil { record?.note { $0.secureConnectionStart = Date() } }
                     try exchange.add(to: sync)
                 }.get()
-                if handshake != nil { record?.note { $0.secureConnectionStart = Date() } }
             } catch {
                 handshake?.fail(error)
                 channel.close(promise: nil)
