@@ -44,6 +44,15 @@ struct CLIArgumentTests {
         #expect(throws: (any Error).self) { try LoadURL.parseQuickly(["--no-such-option", "data:,x"]) }
     }
 
+    @Test("A lone - is an unknown option (exit 2), as curl says, not a URL; as -T's value it is standard input; after -- a URL")
+    func loneDash() async throws {
+        let run = try await LoadURLProcess.run(["-", "data:,x"])
+        #expect(run.status == 2 && run.stdout.isEmpty, "\(run.stdout)")
+        #expect(run.stderr.contains("option -: is unknown"), "\(run.stderr)")
+        #expect(try LoadURL.parseQuickly(["-T", "-", "data:,x"]).urls == ["data:,x"])
+        #expect(try LoadURL.parseQuickly(["--", "-"]).urls == ["-"])
+    }
+
     @Test("ArgumentParser's own --experimental- options count only first: as an option's value they are that value")
     func toolOptionsOnlyFirst() async throws {
         let run = try await LoadURLProcess.run(["-w", "--experimental-dump-help", "data:,x"])

@@ -166,7 +166,9 @@ extension LoadURL {
                 urls += arguments[index...]
                 break
             }
-            guard argument.hasPrefix("-"), argument != "-" else {
+            // A lone `-` is no option and, as curl reads it, no URL either (after `--` it is a URL).
+            if argument == "-" { throw ValidationError("option -: is unknown") }
+            guard argument.hasPrefix("-") else {
                 urls.append(argument)
                 continue
             }
