@@ -115,7 +115,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             return
         }
         let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, fastPath: self, lease: lease,
-                                    metrics: metrics(of: plan, on: lease, connect: nil))
+                                    metrics: metrics(of: plan, on: lease))
         if plan.answersProxyChallenges { exchange.markAnswersProxyChallenge() }
         fastPath.withLock { $0 = .sending(connection, exchange) }
         if isStopped {
@@ -258,7 +258,6 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         var refusals = 0
         while true {
             let lease: ConnectionPool.Lease
-            let acquiring = fetchStart == nil ? nil : Date()
             do {
                 lease = try await pool.acquire(plan.key, url: request.url, fresh: retried) { [self] challenge in
                     await client.handler(self, didReceive: challenge)
@@ -271,10 +270,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             }
             let connection = lease.connection
             let done = connection.channel.eventLoop.makePromise(of: Void.self)
-            // A new connection's opening is the wait for the lease: the pool may queue the request first.
-            let connect = acquiring.flatMap { lease.reused ? nil : (start: $0, end: Date()) }
             let exchange = HTTPExchange(url: request.url, isHead: plan.isHead, handler: self,
-                                        metrics: metrics(of: plan, on: lease, connect: connect)) { result in
+                                        metrics: metrics(of: plan, on: lease)) { result in
                 done.completeWith(result)
             }
             if plan.answersProxyChallenges { exchange.markAnswersProxyChallenge() }
@@ -304,10 +301,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     }
 
     /// The metrics of sending `plan` now on `lease`, when the load collects them.
-    private func metrics(of plan: HTTPRequestPlan, on lease: ConnectionPool.Lease, connect: (start: Date, end: Date)?) -> ExchangeMetrics? {
+    private func metrics(of plan: HTTPRequestPlan, on lease: ConnectionPool.Lease) -> ExchangeMetrics? {
         guard let fetchStart else { return nil }
         return ExchangeMetrics(request: request, head: plan.head, on: lease.connection, fetchStart: fetchStart, reused: lease.reused,
-                               proxied: plan.proxy != nil, connect: connect)
+                               proxied: plan.proxy != nil)
     }
 
     /// Closes the session's keep-alive connections: the idle ones now, one finishing a response when released.

@@ -14,10 +14,8 @@ final class ExchangeMetrics: Sendable {
     ///   - fetchStart: When the handler began.
     ///   - reused: Whether the connection carried a request before.
     ///   - proxied: Whether the connection goes to a proxy.
-    ///   - connect: When the request began to wait for a connection and got it, for a new one: what stands for the
-    ///     connect's times when the connection has no ``ConnectionRecord`` of its own.
     init(request: LoadRequest, head: HTTPRequestHead, on connection: HTTPConnection, fetchStart: Date, reused: Bool,
-         proxied: Bool, connect: (start: Date, end: Date)?) {
+         proxied: Bool) {
         var sent = request
         sent.headerFields = HTTPFields(head.headers)
         var transaction = LoadTransactionMetrics(request: sent, fetchStartDate: fetchStart)
@@ -25,10 +23,10 @@ final class ExchangeMetrics: Sendable {
         transaction.networkProtocolName = connection.multiplexedOn == nil ? "http/1.1" : "h2"
         transaction.isReusedConnection = reused
         transaction.isProxyConnection = proxied
-        // A new connection's own times; the caller's (from asking the pool to its answer) only without them.
+        // A new connection's own times (a wait for the pool to give one is not part of them).
         let opened = reused ? nil : connection.record?.facts
-        transaction.connectStartDate = opened?.connectStart ?? connect?.start
-        transaction.connectEndDate = opened?.connectEnd ?? connect?.end
+        transaction.connectStartDate = opened?.connectStart
+        transaction.connectEndDate = opened?.connectEnd
         transaction.secureConnectionStartDate = opened?.secureConnectionStart
         transaction.secureConnectionEndDate = opened?.secureConnectionEnd
         transaction.dialogue = opened?.tunnel ?? []
