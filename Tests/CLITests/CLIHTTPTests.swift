@@ -218,6 +218,34 @@ struct CLIHTTPTests {
         }
     }
 
+    @Test("-OJ saves under the name Content-Disposition gives, its last part only, never over a file already there (23); -J with -C is a usage error")
+    func remoteHeaderName() async throws {
+        let server = try TestServers.requireNginx()
+        let base = "http://127.0.0.1:\(server.httpPort)"
+        try await withTemporaryFolder("cli-header-name") { folder in
+            let run = try await LoadURLProcess.run(["-sS", "-J", "-O", "-O", "--output-dir", folder.path, "-w", "%{filename_effective}\n",
+                                                   base + "/named", base + "/named-away"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout == "\(folder.path)/named file.txt\n\(folder.path)/away.txt\n")
+            for name in ["named file.txt", "away.txt"] {
+                let saved = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+                #expect(saved == "Hello from nginx\n", "\(name)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("named").path))
+            // Again: the named file is there, and stays as it is.
+            try Data("mine\n".utf8).write(to: folder.appendingPathComponent("named file.txt"))
+            let again = try await LoadURLProcess.run(["-sS", "-OJ", "--output-dir", folder.path, base + "/named"])
+            #expect(again.status == 23, "\(again.stderr)")
+            #expect(again.stderr.contains("exists already"), "\(again.stderr)")
+            #expect(try String(contentsOf: folder.appendingPathComponent("named file.txt"), encoding: .utf8) == "mine\n")
+            // Without -J, -O takes the URL's name.
+            let plain = try await LoadURLProcess.run(["-sS", "-O", "--output-dir", folder.path, base + "/named"])
+            #expect(plain.status == 0 && FileManager.default.fileExists(atPath: folder.appendingPathComponent("named").path), "\(plain.stderr)")
+        }
+        let refused = try await LoadURLProcess.run(["-OJ", "-C", "-", base + "/named"])
+        #expect(refused.status == 2, "\(refused.stderr)")
+    }
+
     @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
     func limitRate() async throws {
         let server = try TestServers.requireNginx()

@@ -29,7 +29,8 @@ extension LoadURL {
         }
         // As curl: more than its limit is its limit; fewer than one is no number of transfers.
         if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
-        // Streamed as it is sent: transfers at once would each read a part of it.
+        // As curl: the file -C goes on with must be known before the server names one.
+        if remoteHeaderName, continueAt != nil { throw ValidationError("-J cannot go with -C") }
         if let continueAt {
             guard ContinueAt(continueAt) != nil else { throw ValidationError("-C wants a byte offset or '-', not '\(continueAt)'") }
             // A range of an encoded body cannot be decoded alone; an upload is never resumed here.

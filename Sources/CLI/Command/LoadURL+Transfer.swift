@@ -84,8 +84,11 @@ extension LoadURL {
             summary.redirects = events?.redirectCount ?? 0
             summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
-        let destination = outputPath(for: url, index: index)
+        var destination = outputPath(for: url, index: index)
         summary.filename = destination
+        // -J: the name the server gives (Content-Disposition), once its answer comes, in place of -O's.
+        let takesServerName = remoteHeaderName && outputArgument(index) == Self.remoteNameSlot
+        var namedByServer = false
         if let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
             // Messages are written as they come: the socket waits for its turn to open.
             if destination == nil { await ordered?.turn(index) }
@@ -126,6 +129,7 @@ extension LoadURL {
             spool?.close()
             spool = nil
             summary = TransferSummary(url: url, urlIndex: index, filename: destination)
+            // A retry writes the file this try named (-J) again.
             events?.startTry()
             // A file is written again from where the first try began (-C - goes on from its end instead), whether or
             // not the next try writes a byte. From byte 0 the next try's open empties it anyway; from -C N's offset a
@@ -183,6 +187,18 @@ extension LoadURL {
                 if let maxFileSize, let length = response.expectedContentLength, length > maxFileSize {
                     bytes.task.cancel()
                     throw Self.tooLarge(url, limit: maxFileSize, announced: length)
+                }
+                if takesServerName, !namedByServer, let name = response.dispositionFilename {
+                    let path = inOutputDirectory(name)
+                    // As curl's -J: a file already there is not overwritten.
+                    guard !FileManager.default.fileExists(atPath: path) else {
+                        bytes.task.cancel()
+                        // Named by the file, as an output that cannot be written is (a local failure: 23).
+                        throw LoadError(.cannotWriteToFile, url: URL(fileURLWithPath: path),
+                                        reason: "-J: \(url.absoluteStringHidingPassword) names the file \(name), and \(path) exists already: not overwritten")
+                    }
+                    (destination, namedByServer) = (path, true)
+                    summary.filename = path
                 }
                 let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
                 defer { output.close() }
@@ -355,6 +371,11 @@ extension LoadURL {
         case Self.remoteNameSlot: name = Self.remoteName(of: url)
         case let given: name = given
         }
+        return inOutputDirectory(name)
+    }
+
+    /// `name` in `--output-dir`'s folder when one is given (an absolute name stays as it is).
+    private func inOutputDirectory(_ name: String) -> String {
         if let outputDirectory, !outputDirectory.isEmpty, !name.hasPrefix("/") {
             return outputDirectory.hasSuffix("/") ? outputDirectory + name : outputDirectory + "/" + name
         }

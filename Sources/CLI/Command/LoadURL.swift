@@ -279,6 +279,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []
 
+    /// With `-O`, the name the server gives in `Content-Disposition` in place of the URL's.
+    @Flag(name: [.customShort("J"), .customLong("remote-header-name")], help: "With -O, save under the name the server's Content-Disposition gives (its last part only), not the URL's; an existing file is not overwritten (exit 23).")
+    public var remoteHeaderName = false
+
     /// Send the URL's path as written, its `.` and `..` segments too.
     @Flag(name: .customLong("path-as-is"), help: "Send the URL's path as written: without it, /./ and /../ segments are taken out first, as curl does.")
     public var pathAsIs = false

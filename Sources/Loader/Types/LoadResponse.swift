@@ -88,12 +88,15 @@ public struct LoadResponse: Sendable {
     /// or over 255 bytes are passed over.
     /// A `data:` URL has no name (its "path" is its payload).
     public var suggestedFilename: String {
-        if let disposition = headerFields[HTTPField.Name("Content-Disposition")!],
-           let name = Self.filename(fromDisposition: disposition) {
-            return name
-        }
+        if let name = dispositionFilename { return name }
         if url.scheme?.lowercased() != "data", let name = Self.fileName(url.lastPathComponent) { return name }
         return "index"
+    }
+
+    /// The file name `Content-Disposition` gives (`filename*`, else `filename`), checked as ``suggestedFilename``
+    /// checks it; `nil` without one that passes.
+    public var dispositionFilename: String? {
+        headerFields[HTTPField.Name("Content-Disposition")!].flatMap(Self.filename(fromDisposition:))
     }
 
     /// Whether the status is 2xx, or the scheme has no status at all.
