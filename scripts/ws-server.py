@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The WebSocket servers of the tests, on 127.0.0.1 only (the websockets package): plain (ws) and TLS (wss, the
 test certificate for localhost). Usage:
-    ws-server.py CERT KEY ENV_FILE
+    ws-server.py CERT KEY ENV_FILE SOCKET
+(SOCKET: a Unix socket where the plain server listens too)
 Paths: /echo answers each message with itself (text as text, bytes as bytes); /close sends "closing" and closes
 with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0" to "199" and closes with 1000; /flood sends 64
 binary messages of 256 KiB (each filled with its index) and closes with 1000;
@@ -35,11 +36,11 @@ import secrets
 import ssl
 import sys
 
-from websockets.asyncio.server import serve
+from websockets.asyncio.server import serve, unix_serve
 from websockets.http11 import Response
 from websockets.datastructures import Headers
 
-cert, key, env_file = sys.argv[1:4]
+cert, key, env_file, unix_socket = sys.argv[1:5]
 PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
@@ -248,11 +249,12 @@ async def main():
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
     options = dict(process_request=refuse_unknown, process_response=forge_extensions, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
-    async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure:
+    async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure, \
+            unix_serve(handle, unix_socket, **options):
         ports = [server.sockets[0].getsockname()[1] for server in (plain, secure)]
         PORTS["ws"], PORTS["wss"] = ports
         with open(env_file, "w") as out:
-            out.write("WS_PORT=%d\nWSS_PORT=%d\n" % tuple(ports))
+            out.write("WS_PORT=%d\nWSS_PORT=%d\nWS_UNIX_SOCKET=%s\n" % (ports[0], ports[1], unix_socket))
         await asyncio.get_running_loop().create_future()
 
 

@@ -63,6 +63,16 @@ struct HTTPNginxTests {
         #expect(error?.code == .cannotFindHost, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.reason?.contains("IPv6") == true, "\(String(describing: error?.reason))")
+        // A WebSocket's handshake looks its name up alike (the server listens on 127.0.0.1 alone).
+        if let servers = TestServers.webSockets {
+            let url = URL(string: "ws://localhost:\(servers.port)/echo")!
+            let socketError = await loadError { _ = try await ipv6.webSocketTask(with: url).receive() }
+            #expect(socketError?.code == .cannotFindHost, "\(String(describing: socketError))")
+            let fourSocket = ipv4.webSocketTask(with: url)
+            try await fourSocket.send(.string("four"))
+            #expect(try await fourSocket.receive() == .string("four"))
+            fourSocket.cancel(with: .normalClosure, reason: nil)
+        }
         try #require(nginx.ipv6, "nginx has no [::1] listener: this machine has no IPv6 loopback")
         let loopback6 = URL(string: "http://[::1]:\(nginx.httpPort)/hello.txt")!
         let (six, _) = try await ipv6.data(from: loopback6)

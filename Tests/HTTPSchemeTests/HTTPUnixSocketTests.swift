@@ -74,6 +74,16 @@ struct HTTPUnixSocketTests {
         #expect(socketResponse.headerFields[connection] != tcpResponse.headerFields[connection], "the TCP request went on the socket's connection")
     }
 
+    @Test("A WebSocket goes to the socket too (the server's plain listener on one): its handshake and messages")
+    func webSocket() async throws {
+        let servers = try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+        let socket = try session(to: servers.unixSocket).webSocketTask(with: URL(string: "ws://site.invalid/echo")!)
+        try await socket.send(.string("through a socket"))
+        #expect(try await socket.receive() == .string("through a socket"))
+        #expect(socket.response?.status?.code == 101)
+        socket.cancel(with: .normalClosure, reason: nil)
+    }
+
     @Test("A missing socket, a path that is no socket, and one too long for a socket's address fail with cannotConnectToHost naming the URL and the path")
     func missing() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unix-socket-\(UUID())")

@@ -102,12 +102,15 @@ public enum TestServers {
         public let port: Int
         /// `wss:`, certificate for `localhost` from the test CA.
         public let tlsPort: Int
+        /// A Unix socket where the plain server listens too.
+        public let unixSocket: String
     }
 
     /// The running WebSocket servers, or `nil` if they could not be started.
     public static let webSockets: WebSockets? = {
-        guard let port = environment["WS_PORT"].flatMap(Int.init), let tls = environment["WSS_PORT"].flatMap(Int.init) else { return nil }
-        return WebSockets(port: port, tlsPort: tls)
+        guard let port = environment["WS_PORT"].flatMap(Int.init), let tls = environment["WSS_PORT"].flatMap(Int.init),
+              let socket = environment["WS_UNIX_SOCKET"] else { return nil }
+        return WebSockets(port: port, tlsPort: tls, unixSocket: socket)
     }()
 
     /// lighttpd, asking for HTTP Digest authentication (`user`/`secret`, realm `loader digest`): `/digest/` with
