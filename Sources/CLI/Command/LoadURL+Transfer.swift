@@ -128,8 +128,8 @@ extension LoadURL {
             }
             spool?.close()
             spool = nil
+            // The next try writes the same file, the name a server gave under -J included.
             summary = TransferSummary(url: url, urlIndex: index, filename: destination)
-            // A retry writes the file this try named (-J) again.
             events?.startTry()
             // A file is written again from where the first try began (-C - goes on from its end instead), whether or
             // not the next try writes a byte. From byte 0 the next try's open empties it anyway; from -C N's offset a
