@@ -40,24 +40,29 @@ final class MessageInflater {
     /// Inflates `input`, appending to `output`, which may hold at most `limit` bytes: past it, throws without
     /// inflating the rest (a small message may stand for a huge one).
     func inflate(_ input: ByteBuffer, into output: inout ByteBuffer, limit: Int) throws(MessageInflateError) {
-        var input = input
         guard input.readableBytes > 0, !ended else { return }
-        let status: Int32? = input.withUnsafeMutableReadableBytes { source -> Int32? in
-            stream.pointee.next_in = source.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        // Read in place (zlib never writes through `next_in`): a mutable view would copy a buffer still shared.
+        let status: Int32? = input.withUnsafeReadableBytes { source -> Int32? in
+            stream.pointee.next_in = source.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self)) }
             stream.pointee.avail_in = uInt(source.count)
             defer { (stream.pointee.next_in, stream.pointee.avail_in) = (nil, 0) }
             while stream.pointee.avail_in > 0 {
                 let room = min(64 * 1024, limit - output.readableBytes + 1)
                 guard room > 0 else { return nil }
                 var status: Int32 = Z_OK
+                let inputBefore = stream.pointee.avail_in
+                var produced = 0
                 output.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { target in
                     stream.pointee.next_out = target.baseAddress?.assumingMemoryBound(to: Bytef.self)
                     stream.pointee.avail_out = uInt(room)
                     status = zlib_inflate(stream, Z_SYNC_FLUSH)
-                    return room - Int(stream.pointee.avail_out)
+                    produced = room - Int(stream.pointee.avail_out)
+                    return produced
                 }
                 if output.readableBytes > limit { return nil }
-                // Z_BUF_ERROR: no progress possible, which with input left means the output was full; loop again.
+                // Z_BUF_ERROR: no progress this call, which with input left and room given should not happen; a call that
+                // neither read nor wrote a byte ends the loop rather than repeat it.
+                if status == Z_BUF_ERROR, produced == 0, stream.pointee.avail_in == inputBefore { return Z_DATA_ERROR }
                 guard status == Z_OK || status == Z_BUF_ERROR || status == Z_STREAM_END else { return status }
                 if status == Z_STREAM_END {
                     // A block marked final (RFC 7692 §7.2.3.4 allows it) ends the deflate stream: what follows in this
@@ -104,10 +109,10 @@ final class MessageDeflater {
 
     /// `message` compressed, as a message's payload: flushed to a byte boundary, without the flush's last four bytes.
     func compress(_ message: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var message = message
         var output = allocator.buffer(capacity: message.readableBytes / 2 + 64)
-        message.withUnsafeMutableReadableBytes { source in
-            stream.pointee.next_in = source.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        // Read in place, as the inflater does.
+        message.withUnsafeReadableBytes { source in
+            stream.pointee.next_in = source.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self)) }
             stream.pointee.avail_in = uInt(source.count)
             defer { (stream.pointee.next_in, stream.pointee.avail_in) = (nil, 0) }
             // Until the flush is whole: zlib says so by leaving room in the output.
