@@ -10,7 +10,10 @@ struct HTTPConnectionReuseTests {
     let server = ScriptedServer.shared
 
     /// A session with one connection per host, so that every request after the first waits for it.
-    private func oneConnectionSession(timeout: TimeInterval = 10) -> LoaderSession {
+    /// A session of one connection per host. The request timeout is a bound for a failure, not an expected time: at
+    /// 10 s, a load in the first seconds of a full run (every test starting at once on Swift's two threads here) once
+    /// timed out in a fresh-clone CI run.
+    private func oneConnectionSession(timeout: TimeInterval = 60) -> LoaderSession {
         var configuration = LoaderSession.Configuration.ephemeral
         configuration.handlerClasses = [HTTPSchemeHandler.self]
         configuration.handlerOptions[HTTPClientOptions.self].maximumConnectionsPerHost = 1

@@ -138,8 +138,9 @@ struct TaskTests {
         let (probeID, probe) = Probes.make()
         let session = testSession {
             $0.bodyBufferLimit = 128 * 1024
-            // Seconds to spare under the thread sanitizer, whose slowest runs took over 1.5 s to start the handler.
-            $0.timeoutIntervalForResource = 4
+            // Seconds to spare: the thread sanitizer's slowest runs took over 1.5 s to start the handler, and in the first
+            // seconds of a full run (every test starting at once on two threads) 4 s once passed before the last chunk.
+            $0.timeoutIntervalForResource = 12
         }
         let outcome = Locked<(Int, LoadError?)?>(nil)
         // 16 chunks, 5 ms apart: well within the resource timeout when not suspended.
@@ -149,7 +150,8 @@ struct TaskTests {
         task.resume()
         #expect(await eventually { probe["produced"] > 0 })
         task.suspend()
-        try await Task.sleep(for: .milliseconds(5000))
+        // Longer than the resource timeout: were suspended time counted, the load would end meanwhile.
+        try await Task.sleep(for: .milliseconds(13_000))
         #expect(outcome.withLock { $0 } == nil, "the task ended while suspended")
         task.resume()
         #expect(await eventually(within: 10) { outcome.withLock { $0 != nil } })
