@@ -153,23 +153,9 @@ struct TransferSummary {
         return "{" + members.joined(separator: ",") + "}"
     }
 
-    /// `text` as a JSON string: quoted, with quotes, backslashes and control characters escaped.
+    /// `text` as a JSON string, by FoundationEssentials' encoder (quotes, backslashes and control characters escaped).
     static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 
     /// Seconds from the first exchange's start to `date`; 0 without either, as curl prints a step that did not happen.
