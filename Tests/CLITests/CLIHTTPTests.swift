@@ -246,6 +246,14 @@ struct CLIHTTPTests {
         #expect(refused.status == 2, "\(refused.stderr)")
     }
 
+    @Test("-w %{json} is valid JSON when no HTTP response came (http_code 0, not 000)")
+    func writeOutJSONWithoutResponse() async throws {
+        let run = try await LoadURLProcess.run(["-s", "-o", "/dev/null", "-w", "%{json}", "data:,x"])
+        let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(object?["http_code"] as? Int == 0, "\(run.stdout)")
+        #expect(object?["filename_effective"] as? String == "/dev/null", "\(run.stdout)")
+    }
+
     @Test("--limit-rate holds each body to its average: no faster than the limit, whole; a value that is no size is a usage error")
     func limitRate() async throws {
         let server = try TestServers.requireNginx()

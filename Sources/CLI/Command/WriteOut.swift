@@ -147,8 +147,9 @@ struct TransferSummary {
     private var json: String {
         let members = Self.jsonVariables.map { name -> String in
             let text = value(name)
-            let number = Self.jsonNumbers.contains(name) && Double(text) != nil
-            return "\"\(name)\":" + (number ? text : Self.jsonString(text))
+            // A number as JSON writes it: `%{http_code}`'s "000" is 0 (a leading zero is not JSON).
+            let number = Self.jsonNumbers.contains(name) ? Int(text).map(String.init) ?? Double(text).map { _ in text } : nil
+            return "\"\(name)\":" + (number ?? Self.jsonString(text))
         }
         return "{" + members.joined(separator: ",") + "}"
     }
