@@ -27,7 +27,8 @@ it): /extensions sends the Sec-WebSocket-Extensions of its 101 answer ("" for no
 compressible text message in three frames, then echoes; /bomb sends 8 MiB of zeros as one message (some 8 KiB
 compressed); /bad-extension answers with "permessage-deflate; client_max_window_bits=10" (not allowed: the client did
 not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "permessage-deflate" whatever the client
-offered, each then sending "unreadable".
+offered, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
+"compressed" (RSV1 set) or "plain".
 WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
@@ -39,9 +40,10 @@ import sys
 from websockets.asyncio.server import serve, unix_serve
 from websockets.http11 import Response
 from websockets.datastructures import Headers
+from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -197,6 +199,20 @@ async def handle(ws):
             await ws.send(["compressible " * 1000, "text " * 1000, "end"])
         async for message in ws:
             await ws.send(message)
+    elif path == "/wire":
+        # Each data frame's RSV1 as it came, seen before the extension takes the bit off (control frames and a
+        # message's later frames are left out: RSV1 belongs to a message's first frame).
+        firsts = []
+        for extension in ws.protocol.extensions:
+            decode = extension.decode
+
+            def watched(frame, *, max_size=None, decode=decode):
+                if frame.opcode in (Opcode.TEXT, Opcode.BINARY):
+                    firsts.append(frame.rsv1)
+                return decode(frame, max_size=max_size)
+            extension.decode = watched
+        async for _ in ws:
+            await ws.send("compressed" if firsts and firsts.pop(0) else "plain")
     elif path == "/bomb":
         await ws.send(bytes(8 * 1024 * 1024))
         await ws.wait_closed()

@@ -16,16 +16,18 @@ struct CLIWebSocketTests {
         #expect(many.status == 0, "\(many.stderr)")
         let digits = (0..<200).map(String.init).joined()
         #expect(many.stdout == digits + String(digits.utf8.count))
-        let echo = try await LoadURLProcess.run(["-sS", "-d", "hello", "-m", "1", "ws://127.0.0.1:\(port)/echo"])
+        // -m counts from the process's start: 3 s leaves a process started in the main pass's crowded first seconds
+        // the time to connect and hear its echo (the socket stays open until -m, so the exit is 28).
+        let echo = try await LoadURLProcess.run(["-sS", "-d", "hello", "-m", "3", "ws://127.0.0.1:\(port)/echo"])
         #expect(echo.status == 28, "\(echo.stderr)")
         #expect(echo.stdout == "hello")
         #expect(echo.stderr.contains("-m allows"), "\(echo.stderr)")
         let tls = try servers().tlsPort
         let nginx = try #require(TestServers.nginx, "nginx (and its test CA) could not be started")
-        let secure = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-d", "over TLS", "-m", "1", "wss://localhost:\(tls)/echo"])
+        let secure = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-d", "over TLS", "-m", "3", "wss://localhost:\(tls)/echo"])
         #expect(secure.stdout == "over TLS" && secure.status == 28, "\(secure.stderr)")
         // -b's cookies and -H's fields go with the handshake (the server answers with its Cookie and X-Greeting fields).
-        let fields = try await LoadURLProcess.run(["-sS", "-b", "a=1", "-H", "X-Greeting: hi", "-m", "1", "ws://127.0.0.1:\(port)/cookie"])
+        let fields = try await LoadURLProcess.run(["-sS", "-b", "a=1", "-H", "X-Greeting: hi", "-m", "3", "ws://127.0.0.1:\(port)/cookie"])
         #expect(fields.stdout == "a=1hi", "\(fields.stderr)")
     }
 
@@ -33,7 +35,7 @@ struct CLIWebSocketTests {
     func credentials() async throws {
         let port = try servers().port
         for path in ["/auth-basic", "/auth-digest"] {
-            let signedIn = try await LoadURLProcess.run(["-sS", "-u", "wsuser:wspass", "-d", "hi", "-m", "1", "ws://127.0.0.1:\(port)\(path)"])
+            let signedIn = try await LoadURLProcess.run(["-sS", "-u", "wsuser:wspass", "-d", "hi", "-m", "3", "ws://127.0.0.1:\(port)\(path)"])
             #expect(signedIn.status == 28 && signedIn.stdout == "welcomehi", "\(path): \(signedIn.stderr)")
         }
         let url = "ws://127.0.0.1:\(port)/auth-basic"

@@ -35,6 +35,21 @@ struct WebSocketCompressionTests {
         socket.cancel(with: .normalClosure, reason: nil)
     }
 
+    @Test("Agreed, every message we send goes compressed on the wire (RSV1, as the server saw it); not offered, none does")
+    func compressedOnTheWire() async throws {
+        for offered in [true, false] {
+            let socket = try Nginx.session().webSocketTask(with: try ws("/wire"))
+            socket.offersCompression = offered
+            socket.resume()
+            let sent: [WebSocketTask.Message] = [.string(String(repeating: "wire ", count: 2_000)), .data(Data(count: 70_000)), .string(""), .string("short")]
+            for message in sent { try await socket.send(message) }
+            var seen: [WebSocketTask.Message] = []
+            for _ in sent { seen.append(try await socket.receive()) }
+            #expect(seen == Array(repeating: .string(offered ? "compressed" : "plain"), count: sent.count), "offered: \(offered)")
+            socket.cancel(with: .normalClosure, reason: nil)
+        }
+    }
+
     @Test("A compressed message in three frames (RSV1 on the first alone) is inflated whole")
     func fragmented() async throws {
         let socket = try Nginx.session().webSocketTask(with: try ws("/fragmented"))
