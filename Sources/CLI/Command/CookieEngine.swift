@@ -22,9 +22,10 @@ struct CookieEngine: Sendable {
     /// Where the jar is written when the transfers end.
     let savePath: String?
 
-    /// Reads the `-b` files into a new jar. A file that cannot be read is skipped, as curl skips it: the
-    /// transfers go on with the cookies there are.
-    init(cookieArguments: [String], jarPath: String?, junkSessionCookies: Bool) {
+    /// Reads the `-b` files into a new jar, or into `sharedJar` (the jar of a command line's operations, see
+    /// `--next`) when there is one. A file that cannot be read is skipped, as curl skips it: the transfers go on
+    /// with the cookies there are.
+    init(cookieArguments: [String], jarPath: String?, junkSessionCookies: Bool, sharedJar: CookieJar? = nil) {
         let typedPieces = cookieArguments.filter { $0.contains("=") }
         let files = cookieArguments.filter { !$0.contains("=") }
         typed = typedPieces.isEmpty ? nil : typedPieces.joined(separator: "; ")
@@ -33,7 +34,7 @@ struct CookieEngine: Sendable {
             jar = nil
             return
         }
-        let jar = CookieJar()
+        let jar = sharedJar ?? CookieJar()
         for path in files where !path.isEmpty {
             guard let contents = try? InputFile.contents(of: path) else { continue }
             for cookie in NetscapeCookieFile.cookies(in: String(decoding: contents, as: UTF8.self))

@@ -102,8 +102,10 @@ extension LoadURL {
         return expanded
     }
 
-    /// The executable's entry point: parses `arguments` with ``parseQuickly(_:)``, runs the command and
-    /// exits with its status. A usage error exits with 2, as curl's do (ArgumentParser would use 64).
+    /// The executable's entry point: parses `arguments` into operations (``operations(_:)``, each read by
+    /// ``parseQuickly(_:)``; one unless `--next` divides them), runs them in turn and exits with the status of the
+    /// last that failed. A usage error anywhere exits with 2 before anything runs, as curl's do (ArgumentParser
+    /// would use 64).
     public static func mainQuickly(_ arguments: [String]) async -> Never {
         // ArgumentParser's own tool options (help dumps, completion scripts) go to its main.
         // Only as the first argument: anywhere else it may be an option's value (`-H --experimental-x`).
@@ -112,9 +114,8 @@ extension LoadURL {
             exitProcess(0)
         }
         do {
-            let command = try parseQuickly(arguments)
-            try await command.run()
-            exitProcess(0)
+            let commands = try operations(arguments)
+            exitProcess(await execute(commands))
         } catch {
             if exitCode(for: error) == .validationFailure {
                 StandardStreams.error(fullMessage(for: error) + "\n")

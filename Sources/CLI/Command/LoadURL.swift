@@ -30,6 +30,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         exit status is that of the last failure. With -Z the transfers run at once, and standard output still \
         gets the bodies and -w lines in the order of the URLs.
 
+        --next (-:) starts another operation: the options after it hold for the URLs after it, and only -v, -s, \
+        -S, --no-progress-meter, -Z and --parallel-max carry over. Operations run one after another and share \
+        their cookies (in those that -b or -c turn the jar on for).
+
         Exit status (curl's numbers):
           0  success                          35  TLS failure
           1  unsupported scheme               37  file missing or unreadable
@@ -378,6 +382,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// each load does not hop to the main thread and back (measured: 5.8 → 3.4 context switches per URL,
     /// 5,000 URLs in 0.58–0.66 s instead of 0.71–1.02 s).
     @concurrent public func execute() async -> Int32 {
+        await execute(cookieJar: nil)
+    }
+
+    /// ``execute()`` with the cookie jar that the operations of one command line share (``execute(_:)``): used
+    /// when this command turns the jar on; `nil`, it makes its own.
+    @concurrent func execute(cookieJar: CookieJar?) async -> Int32 {
         StandardSchemes.register()
         if !SchemeRegistry.default.handlers.contains(where: { $0 == ArchiveSchemeHandler.self }) {
             SchemeRegistry.default.register(ArchiveSchemeHandler.self)
@@ -394,11 +404,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             report(error.description, status: LoadURLExit.malformedURL)
             return LoadURLExit.malformedURL
         }
-        return await command.transferEveryURL()
+        return await command.transferEveryURL(cookieJar: cookieJar)
     }
 
     /// What ``execute()`` does once the URLs are expanded.
-    private func transferEveryURL() async -> Int32 {
+    private func transferEveryURL(cookieJar: CookieJar?) async -> Int32 {
         var configuration: LoaderSession.Configuration
         do {
             configuration = try makeConfiguration()
@@ -406,7 +416,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             report(String(describing: error), status: LoadURLExit.usage)
             return LoadURLExit.usage
         }
-        let cookieEngine = CookieEngine(cookieArguments: cookies, jarPath: cookieJar, junkSessionCookies: junkSessionCookies)
+        let cookieEngine = CookieEngine(cookieArguments: cookies, jarPath: self.cookieJar, junkSessionCookies: junkSessionCookies,
+                                        sharedJar: cookieJar)
         configuration.cookieStore = cookieEngine.store
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Cookies
+
+extension LoadURL {
+    /// The spellings of curl's `--next`, which ends one operation's options and URLs and starts the next one's.
+    static let nextSpellings: Set<String> = ["--next", "-:"]
+
+    /// The options that, as in curl, hold for the whole command line rather than for one operation: given before a
+    /// `--next`, they still hold after it. Each spelling with its long name.
+    static let globalFlags: [String: String] = [
+        "-v": "--verbose", "--verbose": "--verbose", "-s": "--silent", "--silent": "--silent",
+        "-S": "--show-error", "--show-error": "--show-error", "--no-progress-meter": "--no-progress-meter",
+        "-Z": "--parallel", "--parallel": "--parallel",
+    ]
+
+    /// The global options that take a value.
+    static let globalOptionsWithValues: Set<String> = ["--parallel-max"]
+
+    /// `arguments` (with `-K` files read and short options split, ``expandingConfigFiles(_:)``) cut at each `--next`
+    /// into the operations curl would make of them, each parsed by ``parseQuickly(_:)``: an operation's options
+    /// hold for its own URLs only, but for the global ones (`-v`, `-s`, `-S`, `--no-progress-meter`, `-Z`,
+    /// `--parallel-max`), which hold from where they stand to the end. An option's value is never taken for a
+    /// `--next` (`-d --next`), nor is anything after `--`. An operation with no URL is a usage error, as curl's.
+    public static func operations(_ arguments: [String]) throws -> [LoadURL] {
+        let expanded = try expandingConfigFiles(arguments)
+        var groups: [[String]] = [[]]
+        // The global options met so far, by long name, each with its value (or nil), in the order first given.
+        var globals: [(name: String, value: String?)] = []
+        func takesValue(_ option: String) -> Bool { option == "-o" || option == "--output" || optionsWithValues.contains(option) }
+        var index = 0
+        while index < expanded.count {
+            let argument = expanded[index]
+            index += 1
+            if argument == "--" {
+                groups[groups.count - 1] += expanded[(index - 1)...]
+                break
+            }
+            if nextSpellings.contains(argument) {
+                groups.append(globals.flatMap { global in [global.name] + (global.value.map { [$0] } ?? []) })
+                continue
+            }
+            groups[groups.count - 1].append(argument)
+            if let long = globalFlags[argument], !globals.contains(where: { $0.name == long }) {
+                globals.append((long, nil))
+            } else if globalOptionsWithValues.contains(argument), index < expanded.count {
+                globals.removeAll { $0.name == argument }
+                globals.append((argument, expanded[index]))
+            } else if let name = globalOptionsWithValues.first(where: { argument.hasPrefix($0 + "=") }) {
+                globals.removeAll { $0.name == name }
+                globals.append((name, String(argument.dropFirst(name.count + 1))))
+            }
+            // A value is taken as it is, whatever it looks like.
+            if takesValue(argument), index < expanded.count {
+                groups[groups.count - 1].append(expanded[index])
+                index += 1
+            }
+        }
+        let commands = try groups.map(parseQuickly)
+        if commands.count > 1, let empty = commands.firstIndex(where: \.urls.isEmpty) {
+            throw ValidationError(empty == commands.count - 1 ? "no URL after the last --next" : "no URL before --next")
+        }
+        return commands
+    }
+
+    /// Runs `commands` (``operations(_:)``) one after another and returns the exit status of the last that
+    /// failed (0 if none did). They share one cookie jar, as curl's operations share their cookies: an operation
+    /// that turns the jar on (`-b FILE`, `-b ''` or `-c`) sees the cookies the ones before it received and read.
+    static func execute(_ commands: [LoadURL]) async -> Int32 {
+        guard commands.count > 1 else { return await commands.first?.execute() ?? LoadURLExit.usage }
+        let jar = CookieJar()
+        var lastFailure: Int32 = 0
+        for command in commands {
+            let status = await command.execute(cookieJar: jar)
+            if status != 0 { lastFailure = status }
+        }
+        return lastFailure
+    }
+}
