@@ -59,6 +59,12 @@ struct CLIArgumentTests {
         #expect(run.status == 0 && run.stdout == "x--experimental-dump-help", "\(run.stdout.prefix(200))")
     }
 
+    @Test("-w's %{stderr} sends what follows to standard error, %{stdout} back to standard output")
+    func writeOutStreams() async throws {
+        let run = try await LoadURLProcess.run(["-w", "%{stderr}%{size_download} bytes\\n%{stdout}.", "data:,hey"])
+        #expect(run.status == 0 && run.stdout == "hey." && run.stderr == "3 bytes\n", "\(run.stdout) | \(run.stderr)")
+    }
+
     @Test("The options that take a value are the ones ArgumentParser describes")
     func optionListMatches() async throws {
         let run = try await LoadURLProcess.run(["--experimental-dump-help"])

@@ -400,9 +400,12 @@ extension LoadURL {
         StandardStreams.error("loadurl: (\(status)) \(message)\n")
     }
 
-    /// Writes `-w`'s line for a transfer; with `ordered`, in the transfer's turn, which it ends.
+    /// Writes `-w`'s line for a transfer; with `ordered`, in the transfer's turn, which it ends. Its part after a
+    /// `%{stderr}` goes to standard error at once.
     func summarize(_ summary: TransferSummary, format: String?, index: Int, ordered: OrderedOutput?) {
-        let line = format.flatMap { $0.isEmpty ? nil : summary.format($0) }
+        let text = format.flatMap { $0.isEmpty ? nil : summary.format($0) }
+        if let error = text?.error, !error.isEmpty { StandardStreams.error(error) }
+        let line = text?.output
         guard let ordered else {
             if let line { StandardStreams.output(line) }
             return

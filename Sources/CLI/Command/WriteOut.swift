@@ -49,40 +49,49 @@ struct TransferSummary {
     /// to the last response's head), `%{urlnum}`,
     /// `%{filename_effective}`, `%{method}`, `%{num_headers}`, `%{redirect_url}`, `%{json}` (all of them as one JSON object),
     /// `%header{NAME}` (the last response's field), `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown
-    /// variables print nothing.
-    func format(_ template: String) -> String {
-        var out = ""
+    /// variables print nothing. What follows `%{stderr}` goes to standard error, and what follows `%{stdout}` back to
+    /// standard output, as curl's: the result holds the text for each.
+    func format(_ template: String) -> (output: String, error: String) {
+        var output = "", error = ""
+        var toError = false
         var rest = Substring(template)
+        func append(_ text: some StringProtocol) {
+            if toError { error += text } else { output += text }
+        }
         while let index = rest.firstIndex(where: { $0 == "%" || $0 == "\\" }) {
-            out += rest[..<index]
+            append(rest[..<index])
             rest = rest[index...]
-            if rest.hasPrefix("%%") {
-                out += "%"
+            if rest.hasPrefix("%{stderr}") || rest.hasPrefix("%{stdout}") {
+                toError = rest.hasPrefix("%{stderr}")
+                rest = rest.dropFirst("%{stderr}".count)
+            } else if rest.hasPrefix("%%") {
+                append("%")
                 rest = rest.dropFirst(2)
             } else if rest.hasPrefix("%{"), let close = rest.firstIndex(of: "}") {
                 let name = rest[rest.index(rest.startIndex, offsetBy: 2)..<close]
-                out += value(String(name))
+                append(value(String(name)))
                 rest = rest[rest.index(after: close)...]
             } else if rest.hasPrefix("%header{"), let close = rest.firstIndex(of: "}") {
                 let name = rest[rest.index(rest.startIndex, offsetBy: 8)..<close]
-                out += header(String(name))
+                append(header(String(name)))
                 rest = rest[rest.index(after: close)...]
             } else if rest.hasPrefix("\\"), rest.count >= 2 {
                 let next = rest[rest.index(after: rest.startIndex)]
                 switch next {
-                case "n": out += "\n"
-                case "r": out += "\r"
-                case "t": out += "\t"
-                case "\\": out += "\\"
-                default: out += "\\\(next)"
+                case "n": append("\n")
+                case "r": append("\r")
+                case "t": append("\t")
+                case "\\": append("\\")
+                default: append("\\\(next)")
                 }
                 rest = rest.dropFirst(2)
             } else {
-                out += String(rest.first!)
+                append(String(rest.first!))
                 rest = rest.dropFirst()
             }
         }
-        return out + rest
+        append(rest)
+        return (output, error)
     }
 
     private func value(_ name: String) -> String {
