@@ -10,6 +10,8 @@ public enum TestServers {
         public let httpsPort: Int
         /// The same site as ``httpsPort`` over HTTP/2 (ALPN `h2`); ``httpsPort`` offers HTTP/1.1 alone.
         public let h2Port: Int
+        /// The same site in cleartext HTTP/2 with prior knowledge (h2c, no upgrade).
+        public let h2cPort: Int
         /// HTTP/2 with a GOAWAY after every fifth request on a connection (`keepalive_requests 5`), serving the
         /// same folder, each response with `X-Connection`.
         public let h2GoAwayPort: Int
@@ -165,12 +167,12 @@ public enum TestServers {
     public static let nginx: Nginx? = {
         let values = environment
         guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
-              let h2 = values["H2_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
+              let h2 = values["H2_PORT"].flatMap(Int.init), let h2c = values["H2C_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
               let h2Few = values["H2_FEW_STREAMS_PORT"].flatMap(Int.init),
               let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"],
               let socket = values["HTTP_UNIX_SOCKET"], let tlsSocket = values["HTTPS_UNIX_SOCKET"]
         else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired,
+        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2cPort: h2c, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired,
                      ipv6: values["IPV6"] == "1", caFile: ca, root: www, unixSocket: socket, tlsUnixSocket: tlsSocket)
     }()
 

@@ -114,7 +114,8 @@ extension LoadURL {
         } else if clientKey != nil || clientKeyPassphrase != nil {
             throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
         }
-        http.allowsHTTP2 = httpVersion == .http2
+        http.allowsHTTP2 = httpVersion != .http1_1
+        http.http2PriorKnowledge = httpVersion == .http2PriorKnowledge
         // -A '' and -H 'User-Agent:' send none, as curl's: not the handler's own either. (A malformed -H is each
         // request's failure, reported as it is made.)
         let removed = (try? HeaderLines(headers).removed) ?? []

@@ -51,6 +51,12 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// and curl do; the server chooses. Over HTTP/2 one connection carries many requests at once. `false` is
     /// curl's `--http1.1`. Plain `http` and WebSocket handshakes always use HTTP/1.1.
     @HandlerSetting public var allowsHTTP2 = true
+    /// Whether an `http` connection speaks HTTP/2 from its first byte, with no upgrade (cleartext HTTP/2 "with prior
+    /// knowledge", RFC 9113 §3.3), as curl's `--http2-prior-knowledge`: for a server known to speak it. One connection
+    /// then carries many requests at once, as over TLS. A server that answers in HTTP/1.1 fails the load with
+    /// `badServerResponse`. Not through an HTTP proxy that forwards `http` requests (HTTP/1.1 there), nor when
+    /// ``allowsHTTP2`` is `false`; WebSocket handshakes stay HTTP/1.1.
+    @HandlerSetting public var http2PriorKnowledge = false
     /// The `User-Agent` sent with a request that has none of its own (and with a WebSocket handshake):
     /// `swift-url-loader/0.1` unless set; `nil` sends none, as curl's `-A ''` does. Bytes a field's value cannot hold
     /// (a line break) are sent as spaces. Requests with different agents share connections.
@@ -75,6 +81,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$httpsProxy = requestValue.$httpsProxy.over(sessionValue.$httpsProxy)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
         merged.$allowsHTTP2 = requestValue.$allowsHTTP2.over(sessionValue.$allowsHTTP2)
+        merged.$http2PriorKnowledge = requestValue.$http2PriorKnowledge.over(sessionValue.$http2PriorKnowledge)
         merged.$userAgent = requestValue.$userAgent.over(sessionValue.$userAgent)
         merged.tls = TLSOptions.merged(requestValue.tls, over: sessionValue.tls)
         return merged

@@ -30,8 +30,10 @@ final class ConnectionPool: Sendable {
         /// The value of a request's `Host` field for this origin: the host (an IPv6 address in brackets),
         /// with the port unless it is the scheme's default. Made once per key rather than per request.
         let hostField: String
-        /// Whether its connections offer HTTP/2 (ALPN, over TLS).
+        /// Whether its connections offer HTTP/2 (ALPN, over TLS), or speak it from the start (``speaksHTTP2``).
         let offersHTTP2: Bool
+        /// Whether its connections speak HTTP/2 from their first byte, in cleartext (prior knowledge).
+        let speaksHTTP2: Bool
         /// The hash of all of the above, worked out once: every request looks its key up at least twice
         /// (lease, release), and hashing the options field by field each time showed in profiles.
         private let digest: Int
@@ -45,7 +47,10 @@ final class ConnectionPool: Sendable {
             // On the bytes: `String.contains(String)` goes through Foundation.
             let bareHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             hostField = port == Self.defaultPort(for: scheme) ? bareHost : bareHost + ":" + String(port)
-            offersHTTP2 = scheme == "https" && options.allowsHTTP2
+            // Cleartext HTTP/2 goes straight to the server or through a SOCKS tunnel; an HTTP proxy forwarding
+            // `http` requests is spoken to in HTTP/1.1.
+            speaksHTTP2 = scheme == "http" && options.allowsHTTP2 && options.http2PriorKnowledge && options.httpProxy?.kind != .http
+            offersHTTP2 = scheme == "https" && options.allowsHTTP2 || speaksHTTP2
             var hasher = Hasher()
             hasher.combine(session)
             hasher.combine(scheme)
@@ -611,8 +616,9 @@ final class ConnectionPool: Sendable {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
-        // What closed a new TLS connection before it could be put to use (a server's alert refusing the client).
-        var fault: Locked<(any Error)?>? = key.scheme == "https" ? Locked(nil) : nil
+        // What closed a new TLS connection before it could be put to use (a server's alert refusing the client), or
+        // a cleartext HTTP/2 one (an HTTP/1 answer to its preface).
+        var fault: Locked<(any Error)?>? = key.scheme == "https" || key.speaksHTTP2 ? Locked(nil) : nil
         // How the connection opened, for its first exchange's metrics.
         var record = ConnectionRecord()
         let channel: any Channel
@@ -670,6 +676,7 @@ final class ConnectionPool: Sendable {
         let sslContext: NIOSSLContext?
         // A connection taken over by another protocol (WebSocket) speaks HTTP/1.1 for its handshake.
         let offersHTTP2 = key.scheme == "https" && key.options.allowsHTTP2 && !unpooled
+        let speaksHTTP2 = key.speaksHTTP2 && !unpooled
         if key.scheme == "https" {
             var checksHostname = true
             if case .delegated = verification { checksHostname = false }
@@ -697,7 +704,7 @@ final class ConnectionPool: Sendable {
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
-                                        negotiatesProtocol: offersHTTP2, key: key, record: record)
+                                        negotiatesProtocol: offersHTTP2, speaksHTTP2: speaksHTTP2, key: key, record: record)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -710,7 +717,7 @@ final class ConnectionPool: Sendable {
             .connectTimeout(connectBudget)
             // Reading on its own too while the protocol is negotiated: the HTTP/1.1 handlers turn it off
             // when they take over, and an HTTP/2 connection keeps it (its streams hold the server back).
-            .channelOption(.autoRead, value: unpooled || offersHTTP2)
+            .channelOption(.autoRead, value: unpooled || offersHTTP2 || speaksHTTP2)
             // (NIO skips it on a Unix socket.)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // One read per readable event, so that NIO keeps at most one read buffer per connection: with
@@ -732,7 +739,7 @@ final class ConnectionPool: Sendable {
                             target: HTTPClientOptions.Proxy.authority(key.host, key.port), proxy: proxy, url: url, established: tunnel,
                             record: record))
                     } else {
-                        try exchange.add(to: channel.pipeline.syncOperations)
+                        try exchange.add(to: channel.pipeline.syncOperations, of: channel)
                     }
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
@@ -780,7 +787,7 @@ final class ConnectionPool: Sendable {
                     SOCKSTunnel.remove(from: sync)
                     // Through a tunnel, TLS starts as its handler goes in.
                     if handshake != nil { record?.note { $0.secureConnectionStart = Date() } }
-                    try exchange.add(to: sync)
+                    try exchange.add(to: sync, of: channel)
                 }.get()
             } catch {
                 handshake?.fail(error)
@@ -831,12 +838,14 @@ final class ConnectionPool: Sendable {
         /// Whether the TLS handshake offers HTTP/2 (ALPN): the handlers above TLS are added once the server
         /// has chosen.
         let negotiatesProtocol: Bool
+        /// Whether the connection speaks HTTP/2 from the start, in cleartext (prior knowledge).
+        let speaksHTTP2: Bool
         /// The origin and settings the connection is for (an HTTP/2 connection is made with its handlers).
         let key: Key
         /// How the connection opened, for an HTTP/2 connection's first stream.
         let record: ConnectionRecord?
 
-        func add(to sync: ChannelPipeline.SynchronousOperations) throws {
+        func add(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel) throws {
             if let sslContext {
                 switch verification {
                 case .standard:
@@ -853,6 +862,12 @@ final class ConnectionPool: Sendable {
             guard carriesExchanges else {
                 if let handshake { try sync.addHandler(HandshakeListener(handshake: handshake)) }
                 return
+            }
+            if speaksHTTP2 {
+                // The pool's lock when it gave one (it does for every pooled connection of this kind).
+                let answer = fault ?? Locked(nil)
+                try sync.addHandler(PriorKnowledgeCheck(into: answer))
+                return try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: answer, record: record)
             }
             if negotiatesProtocol, let handshake {
                 // The listener completes the handshake's promise; the pool looks at the pipeline only after

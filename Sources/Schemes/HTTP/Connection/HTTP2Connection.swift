@@ -77,8 +77,11 @@ final class HTTP2Connection: Sendable {
         // whatever follows (a stream that then closes ends its exchange, which tells the request).
         created.futureResult.whenFailure { [self] error in
             pool.streamEnded(nil, on: self)
-            opened(.failure(LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
-                                      underlying: HTTP2StreamRefused(underlying: error))))
+            // A connection the server refused (its client certificate, or an HTTP/1 answer to prior knowledge) says
+            // so, and is not tried again.
+            opened(.failure(TLSFaultKeeper.refusal(in: tlsFault, url: url)
+                ?? LoadError(.networkConnectionLost, url: url, reason: "the HTTP/2 connection could not open a stream",
+                             underlying: HTTP2StreamRefused(underlying: error))))
         }
         multiplexer.createStreamChannel(promise: created) { [self] stream in
             do {
