@@ -335,6 +335,21 @@ struct CLIHTTPTests {
         #expect(failed.stdout == "0")
     }
 
+    @Test("--post301, --post302 and --post303 keep a POST and its body after that status alone; without them -L makes it a GET")
+    func postAfterRedirect() async throws {
+        let server = try TestServers.requireNginx()
+        let base = "http://127.0.0.1:\(server.httpPort)"
+        for code in [301, 302, 303] {
+            let kept = try await LoadURLProcess.run(["-sS", "-L", "-d", "abc", "--post\(code)", "\(base)/to-echo-\(code)"])
+            #expect(kept.status == 0 && kept.stdout == "method=POST length=3 body=", "\(code): \(kept.stdout) \(kept.stderr)")
+            let changed = try await LoadURLProcess.run(["-sS", "-L", "-d", "abc", "\(base)/to-echo-\(code)"])
+            #expect(changed.stdout == "method=GET length= body=", "\(code): \(changed.stdout)")
+            // Another status's option does not hold for this one.
+            let other = try await LoadURLProcess.run(["-sS", "-L", "-d", "abc", "--post\(code == 301 ? 302 : 301)", "\(base)/to-echo-\(code)"])
+            #expect(other.stdout == "method=GET length= body=", "\(code): \(other.stdout)")
+        }
+    }
+
     @Test("--http2-prior-knowledge speaks HTTP/2 to an http server from the first byte (nginx's h2c port); to an HTTP/1.1 server it fails (56) saying so")
     func http2PriorKnowledge() async throws {
         let server = try TestServers.requireNginx()

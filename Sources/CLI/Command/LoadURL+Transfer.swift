@@ -77,7 +77,7 @@ extension LoadURL {
         // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump,
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
-                                    trustsRedirects: locationTrusted)
+                                    trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST)
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []

@@ -230,6 +230,23 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: .customLong("location-trusted"), help: "Like -L, and send the credentials (-u, -H Authorization, --oauth2-bearer) to every host a redirect leads to.")
     public var locationTrusted = false
 
+    /// With `-L`, a `POST` stays a `POST`, with its body, after a 301 (curl's `--post301`).
+    @Flag(name: .customLong("post301"), help: "With -L, keep a POST (and its body) a POST after a 301.")
+    public var post301 = false
+
+    /// With `-L`, a `POST` stays a `POST` after a 302 (curl's `--post302`).
+    @Flag(name: .customLong("post302"), help: "With -L, keep a POST (and its body) a POST after a 302.")
+    public var post302 = false
+
+    /// With `-L`, a `POST` stays a `POST` after a 303 (curl's `--post303`).
+    @Flag(name: .customLong("post303"), help: "With -L, keep a POST (and its body) a POST after a 303.")
+    public var post303 = false
+
+    /// The redirect statuses after which a `POST` stays a `POST` (``post301``, ``post302``, ``post303``).
+    var statusesKeepingPOST: Set<Int> {
+        Set([(post301, 301), (post302, 302), (post303, 303)].compactMap { $0.0 ? $0.1 : nil })
+    }
+
     /// The most redirects to follow with -L; -1 for no limit.
     @Option(name: .customLong("max-redirs"), help: "Follow at most NUM redirects with -L (default 50, -1 for no limit).")
     public var maxRedirects: Int = 50

@@ -24,13 +24,19 @@ final class TransferEvents: LoadTaskDelegate {
     private let trustsRedirects: Bool
     /// The `Authorization` the transfer's request carried, which `--location-trusted` sends after each redirect.
     private let trusted = Mutex<String?>(nil)
+    /// The redirect statuses after which a `POST` stays a `POST` with its body (`--post301`, `--post302`, `--post303`).
+    private let keepsPOST: Set<Int>
+    /// The request of the current hop, while ``keepsPOST`` may need its method and body back.
+    private let hop = Mutex<LoadRequest?>(nil)
 
-    /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections and `-e ';auto'` is asked for: a task with a
-    /// delegate collects metrics and calls it on every event.
+    /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections, `-e ';auto'`, `--location-trusted` and
+    /// `--post30x` is asked for: a task with a delegate collects metrics and calls it on every event.
     init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false,
-          netrcAuthorization: (@Sendable (URL) -> String?)? = nil, trustsRedirects: Bool = false) {
-        guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil || trustsRedirects else { return nil }
+          netrcAuthorization: (@Sendable (URL) -> String?)? = nil, trustsRedirects: Bool = false, keepingPOSTAfter keepsPOST: Set<Int> = []) {
+        guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil || trustsRedirects
+            || !keepsPOST.isEmpty else { return nil }
         self.verbose = verbose
+        self.keepsPOST = keepsPOST
         self.trustsRedirects = trustsRedirects
         self.autoReferer = autoReferer
         self.netrcAuthorization = netrcAuthorization
@@ -50,6 +56,7 @@ final class TransferEvents: LoadTaskDelegate {
     /// Notes the `Authorization` of the request about to be sent, for `--location-trusted`'s redirects.
     func sending(_ request: LoadRequest) {
         if trustsRedirects { trusted.withLock { $0 = request.headerFields[.authorization] } }
+        if !keepsPOST.isEmpty { hop.withLock { $0 = request } }
     }
 
     /// Forgets the exchanges of a try that is made again (`--retry`): `-w` tells of the last.
@@ -72,6 +79,16 @@ final class TransferEvents: LoadTaskDelegate {
         if trustsRedirects, request.headerFields[.authorization] == nil, ["http", "https", "ws", "wss"].contains(request.scheme),
            let value = trusted.withLock({ $0 }) {
             request.headerFields[.authorization] = value
+        }
+        // --post30x: the session made the POST a GET; it goes on as the POST it was, body and type with it.
+        if !keepsPOST.isEmpty {
+            if let code = response.status?.code, keepsPOST.contains(code), let previous = hop.withLock({ $0 }),
+               previous.method == .post, request.method == .get {
+                request.method = .post
+                request.body = previous.body
+                request.headerFields[.contentType] = previous.headerFields[.contentType]
+            }
+            hop.withLock { $0 = request }
         }
         return request
     }
