@@ -73,4 +73,16 @@ struct HTTP2CleartextTests {
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         #expect(response.networkProtocolName == "http/1.1")
     }
+
+    @Test("A server that breaks HTTP/2 (a CONTINUATION frame for its first) fails the load with badServerResponse saying so, without trying again")
+    func protocolViolation() async throws {
+        // A frame header (18 bytes, type 9: CONTINUATION, stream 0) and its payload, where SETTINGS must come first.
+        let server = try RawReplyServer(reply: [0, 0, 18, 9, 0, 0, 0, 0, 0] + Array(repeating: UInt8(ascii: "z"), count: 18))
+        let url = URL(string: "http://127.0.0.1:\(server.port)/x")!
+        let error = await loadError { _ = try await priorKnowledgeSession().data(from: url) }
+        #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+        #expect(error?.url == url)
+        #expect(error?.reason?.contains("broke the HTTP/2 protocol") == true, "\(String(describing: error?.reason))")
+        #expect(server.acceptedCount == 1)
+    }
 }

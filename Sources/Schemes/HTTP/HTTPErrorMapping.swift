@@ -37,6 +37,8 @@ enum HTTPErrorMapping {
             let system = (attempt?.error as? IOError).flatMap { POSIXError(errno: $0.errnoCode) }
             return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)",
                              underlying: system ?? error)
+        case let error as HTTP2ProtocolViolation:
+            return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error.underlying)
         case let error as PriorKnowledgeCheck.AnsweredInHTTP1:
             return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
         case let error as HTTP2StreamRefused:

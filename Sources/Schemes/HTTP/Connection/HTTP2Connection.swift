@@ -27,7 +27,9 @@ final class HTTP2Connection: Sendable {
     /// request body its response cut short): a count for diagnostics and tests, since a stream whose request and
     /// response both ended must close without a reset.
     let resetStreams = Atomic<Int>(0)
-    /// What the TLS handler reported (``TLSFaultKeeper``), for the streams a refused client certificate closes.
+    /// What the TLS handler reported (``TLSFaultKeeper``), for the streams a refused client certificate closes; also
+    /// a server's HTTP/1 answer to prior knowledge (``PriorKnowledgeCheck``) and a breach of the protocol by the
+    /// server (``HTTP2ProtocolViolation``), each of which ends the connection.
     private let tlsFault: Locked<(any Error)?>?
     /// How the connection opened, told with the first stream's exchange.
     private let record: ConnectionRecord?
@@ -50,6 +52,12 @@ final class HTTP2Connection: Sendable {
     }
 
     var isActive: Bool { channel.isActive }
+
+    /// Keeps the error of the server's frames that ends the connection (NIOHTTP2 has answered it with GOAWAY), so
+    /// that the loads on its streams fail saying why, and are not sent again to the same server.
+    func noteProtocolViolation(_ error: any Error) {
+        tlsFault?.withLock { if $0 == nil { $0 = HTTP2ProtocolViolation(underlying: error) } }
+    }
 
     /// A new stream, ready for one request; the pool has counted it already, and is told if it cannot open.
     func openStream(for pool: ConnectionPool, url: URL) async throws -> HTTPConnection {
@@ -157,8 +165,22 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
+        // Anything but one stream's error is the connection's, which NIOHTTP2 has answered with GOAWAY.
+        if !(error is NIOHTTP2Errors.StreamError) { connection.noteProtocolViolation(error) }
         goingAway = true
         pool?.goingAway(connection)
+    }
+}
+
+/// A server's breach of HTTP/2 that ends the connection (a frame where none may come, a malformed one): NIOHTTP2's
+/// connection error.
+struct HTTP2ProtocolViolation: Error, CustomStringConvertible {
+    let underlying: any Error
+    var description: String {
+        // NIOHTTP2's errors name the source line that raised them: not the reader's concern.
+        let text = "\(underlying)"
+        let trimmed = text.firstRange(of: "(file: ").map { String(text[..<$0.lowerBound]) } ?? text
+        return "the server broke the HTTP/2 protocol: \(trimmed)"
     }
 }
 
