@@ -46,6 +46,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // libbrotlidec, the system's, for decoding br bodies.
         .systemLibrary(name: "CBrotli", path: "Sources/CBrotli", providers: [.apt(["libbrotli-dev"])]),
+        // libzstd, the system's, for decoding zstd bodies (and, in tests, making them).
+        .systemLibrary(name: "CZstd", path: "Sources/CZstd", providers: [.apt(["libzstd-dev"])]),
         // libbrotlienc, for tests that serve br bodies.
         .systemLibrary(name: "CBrotliEncoder", path: "Tests/CBrotliEncoder", providers: [.apt(["libbrotli-dev"])]),
         // statfs(2) from the C library, which Swift's Glibc module does not import.
@@ -56,6 +58,7 @@ let package = Package(
             dependencies: [
                 "CZlib",
                 "CBrotli",
+                "CZstd",
                 "CFileSystem",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -147,7 +150,7 @@ let package = Package(
         ),
         .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
         // Probes shared by the tests: peak memory, open descriptors, the corpora.
-        .target(name: "TestSupport", dependencies: ["Loader", "CZlib", "CBrotliEncoder"], path: "Tests/Support", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Loader", "CZlib", "CBrotliEncoder", "CZstd"], path: "Tests/Support", swiftSettings: strict),
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),

@@ -25,7 +25,7 @@ struct CLINextTests {
         #expect(failing.stderr.contains("404"), "\(failing.stderr)")
     }
 
-    @Test("Global options (-v, -s, -S) given before --next still hold after it")
+    @Test("Global options (-v, -s, -S) hold for every operation, wherever they stand")
     func globalOptionsCarry() async throws {
         let base = try base()
         let run = try await LoadURLProcess.run(["-sSv", "\(base)/hello.txt", "--next", "\(base)/echo"])
@@ -34,6 +34,9 @@ struct CLINextTests {
         let closed = "http://127.0.0.1:\(LoopbackPorts.closed())/"
         let quiet = try await LoadURLProcess.run(["-s", "\(base)/hello.txt", "--next", closed])
         #expect(quiet.status == 7 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        // Given after --next, -s quiets the operation before it too, as curl's does.
+        let quietBefore = try await LoadURLProcess.run([closed, "--next", "-s", "\(base)/hello.txt"])
+        #expect(quietBefore.status == 7 && quietBefore.stderr.isEmpty && quietBefore.stdout == "Hello from nginx\n", "\(quietBefore.stderr)")
     }
 
     @Test("Operations share one cookie jar, used by those that turn it on (-b '' or -c), as curl's share theirs")
@@ -53,6 +56,9 @@ struct CLINextTests {
 
     @Test("An operation without a URL is a usage error (2) before anything runs; an option's value is never taken for --next")
     func usage() async throws {
+        // An operation's options that cannot go together stop the whole command before its first operation runs.
+        let clash = try await LoadURLProcess.run(["data:,first", "--next", "-F", "a=b", "-d", "x", "data:,second"])
+        #expect(clash.status == 2 && clash.stdout.isEmpty, "\(clash.stdout) \(clash.stderr)")
         for arguments in [["data:,first", "--next"], ["--next", "data:,second"], ["data:,first", "-:", "-:", "data:,third"]] {
             let run = try await LoadURLProcess.run(arguments)
             #expect(run.status == 2 && run.stdout.isEmpty, "\(arguments): \(run.stderr)")

@@ -316,9 +316,11 @@ struct CLIRequestTests {
     @Test("-w: %% is a percent sign; unknown variables print nothing")
     func writeOutPercent() {
         let summary = TransferSummary(url: URL(string: "data:,x")!, bytes: 7)
-        #expect(summary.format("100%% %{size_download}%{nope}\\n") == ("100% 7\n", ""))
-        // %{stderr} sends what follows to standard error, %{stdout} back.
-        #expect(summary.format("a%{stderr}%{size_download}\\n%{stdout}b") == ("ab", "7\n"))
+        #expect(summary.format("100%% %{size_download}%{nope}\\n").output == "100% 7\n")
+        // %{stderr} sends what follows to standard error, %{stdout} back, the pieces in the template's order.
+        let split = summary.format("a%{stderr}%{size_download}\\n%{stdout}b")
+        #expect(split.pieces.map(\.toError) == [false, true, false] && split.pieces.map(\.text) == ["a", "7\n", "b"])
+        #expect(split.output == "ab" && split.error == "7\n")
     }
 
     @Test("A URL without a scheme gets http:// (ftp:// for an ftp. host), as curl guesses; a registered scheme stays as typed")

@@ -107,24 +107,25 @@ struct HTTPNginxTests {
         #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
     }
 
-    @Test("A brotli (br) response from nginx arrives decoded, over HTTP/1.1 and HTTP/2; asked for raw, it arrives as sent")
-    func brotli() async throws {
+    @Test("A br or zstd response from nginx arrives decoded, over HTTP/1.1 and HTTP/2; asked for raw, it arrives as sent",
+          arguments: [("br", "/br/"), ("zstd", "/zst/")])
+    func compressedFile(coding: String, folder: String) async throws {
         let nginx = try Nginx.require()
         let original = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/gz/lines.txt"))
-        // nginx has no brotli module here: it serves a file compressed now, as br (its /br/ location).
+        // nginx has no brotli or zstd module here: it serves a file compressed now, with that coding (its location).
         let name = "lines-\(UUID().uuidString).txt"
-        let file = URL(fileURLWithPath: nginx.root + "/br/" + name)
-        try Compression.brotli(original).write(to: file)
+        let file = URL(fileURLWithPath: nginx.root + folder + name)
+        try (coding == "br" ? Compression.brotli(original) : Compression.zstd(original)).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        for url in [try Nginx.http("/br/" + name), URL(string: "https://localhost:\(nginx.h2Port)/br/\(name)")!] {
+        for url in [try Nginx.http(folder + name), URL(string: "https://localhost:\(nginx.h2Port)\(folder)\(name)")!] {
             let (data, response) = try await Nginx.session().data(from: url)
             #expect(Bytes.difference(data, original) == nil, "\(url)")
             #expect(response.headerFields[.contentEncoding] == nil)
         }
-        var raw = LoadRequest(url: try Nginx.http("/br/" + name))
-        raw.headerFields[.acceptEncoding] = "br"
+        var raw = LoadRequest(url: try Nginx.http(folder + name))
+        raw.headerFields[.acceptEncoding] = coding
         let (compressed, rawResponse) = try await Nginx.session().data(for: raw)
-        #expect(rawResponse.headerFields[.contentEncoding] == "br")
+        #expect(rawResponse.headerFields[.contentEncoding] == coding)
         #expect(compressed.count < original.count / 3, "\(compressed.count) compressed bytes for \(original.count)")
     }
 

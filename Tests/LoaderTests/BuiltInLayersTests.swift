@@ -55,8 +55,8 @@ struct BuiltInLayersTests {
     /// a redirect (`gate`), which the fused layers take as a second layer's further work after the first's.
     /// On the way to another host the credential is dropped, then asked for and given again.
     @Test("A redirect and a challenge, in either order, end decoded at the vault, each request asking for gzip",
-          arguments: [("start", ["start - gzip, deflate, br"]),
-                      ("gate", ["gate - gzip, deflate, br", "gate Basic dTpw gzip, deflate, br"])])
+          arguments: [("start", ["start - gzip, deflate, br, zstd"]),
+                      ("gate", ["gate - gzip, deflate, br, zstd", "gate Basic dTpw gzip, deflate, br, zstd"])])
     func allLayers(entry: String, before: [String]) async throws {
         let id = "l" + UUID().uuidString.prefix(8).lowercased()
         let (data, response) = try await session().data(from: URL(string: "layered://\(entry)/\(id)")!)
@@ -64,7 +64,7 @@ struct BuiltInLayersTests {
         #expect(response.url.absoluteString == "layered://vault/\(id)")
         #expect(response.headerFields[.contentEncoding] == nil)
         #expect(Bytes.difference(data, LayeredHandler.body) == nil)
-        #expect(LayeredHandler.seen.withLock { $0[id] } == before + ["vault - gzip, deflate, br", "vault Basic dTpw gzip, deflate, br"])
+        #expect(LayeredHandler.seen.withLock { $0[id] } == before + ["vault - gzip, deflate, br, zstd", "vault Basic dTpw gzip, deflate, br, zstd"])
     }
 
     @Test("Cancelling a load while its delegate ponders a challenge or a redirect ends it cancelled at once; the late answer is ignored",
@@ -122,7 +122,7 @@ struct BuiltInLayersTests {
         #expect(response.status == .ok)
         #expect(Bytes.difference(data, LayeredHandler.body) == nil)
         // Without credentials, then x:y from the URL (refused), then u:p from the store.
-        #expect(LayeredHandler.seen.withLock { $0[id] } == ["vault - gzip, deflate, br", "vault Basic eDp5 gzip, deflate, br", "vault Basic dTpw gzip, deflate, br"])
+        #expect(LayeredHandler.seen.withLock { $0[id] } == ["vault - gzip, deflate, br, zstd", "vault Basic eDp5 gzip, deflate, br, zstd", "vault Basic dTpw gzip, deflate, br, zstd"])
     }
 
     @Test("A caller's own Accept-Encoding goes through every hop, and the bytes come as sent")

@@ -1,5 +1,6 @@
 import CBrotliEncoder
 import CZlib
+import CZstd
 import Foundation
 
 /// Compresses test bodies with the system's zlib, so tests can serve what real servers send.
@@ -54,6 +55,22 @@ public enum Compression {
             }
             return encoded
         }
+    }
+
+    /// `data` compressed as one Zstandard frame (RFC 8878, `Content-Encoding: zstd`) by libzstd; `windowLog` sets the
+    /// window the frame asks for (libzstd's choice for the level and size if `nil`).
+    public static func zstd(_ data: Data, level: Int32 = 3, windowLog: Int32? = nil) -> Data {
+        guard let context = ZSTD_createCCtx() else { preconditionFailure("zstd could not start") }
+        defer { ZSTD_freeCCtx(context) }
+        precondition(ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)) == 0)
+        if let windowLog { precondition(ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, windowLog)) == 0) }
+        var output = Data(count: ZSTD_compressBound(data.count))
+        let capacity = output.count
+        let written = data.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in ZSTD_compress2(context, out.baseAddress, capacity, input.baseAddress, input.count) }
+        }
+        precondition(ZSTD_isError(written) == 0, "zstd could not compress")
+        return output.prefix(written)
     }
 
     /// `data` compressed whole in `format`.

@@ -10,7 +10,7 @@ public enum HTTPVersionChoice: String, EnumerableFlag, Sendable {
     /// HTTP/2 for `http` too, from the first byte (cleartext, no upgrade); `https` offers it as with ``http2``.
     case http2PriorKnowledge
 
-    /// `--http2` and `--http1.1`.
+    /// `--http2`, `--http1.1` and `--http2-prior-knowledge`.
     public static func name(for value: HTTPVersionChoice) -> NameSpecification {
         switch value {
         case .http2: .customLong("http2")

@@ -5,8 +5,8 @@ extension LoadURL {
     /// The spellings of curl's `--next`, which ends one operation's options and URLs and starts the next one's.
     static let nextSpellings: Set<String> = ["--next", "-:"]
 
-    /// The options that, as in curl, hold for the whole command line rather than for one operation: given before a
-    /// `--next`, they still hold after it. Each spelling with its long name.
+    /// The options that, as in curl, hold for the whole command line rather than for one operation, wherever they
+    /// stand. Each spelling with its long name.
     static let globalFlags: [String: String] = [
         "-v": "--verbose", "--verbose": "--verbose", "-s": "--silent", "--silent": "--silent",
         "-S": "--show-error", "--show-error": "--show-error", "--no-progress-meter": "--no-progress-meter",
@@ -19,8 +19,9 @@ extension LoadURL {
     /// `arguments` (with `-K` files read and short options split, ``expandingConfigFiles(_:)``) cut at each `--next`
     /// into the operations curl would make of them, each parsed by ``parseQuickly(_:)``: an operation's options
     /// hold for its own URLs only, but for the global ones (`-v`, `-s`, `-S`, `--no-progress-meter`, `-Z`,
-    /// `--parallel-max`), which hold from where they stand to the end. An option's value is never taken for a
-    /// `--next` (`-d --next`), nor is anything after `--`. An operation with no URL is a usage error, as curl's.
+    /// `--parallel-max`), which hold for every operation wherever they stand (the last `--parallel-max` wins). An
+    /// option's value is never taken for a `--next` (`-d --next`), nor is anything after `--`. An operation with no
+    /// URL, or with options that cannot go together, is a usage error before anything runs, as curl's.
     public static func operations(_ arguments: [String]) throws -> [LoadURL] {
         let expanded = try expandingConfigFiles(arguments)
         var groups: [[String]] = [[]]
@@ -36,7 +37,7 @@ extension LoadURL {
                 break
             }
             if nextSpellings.contains(argument) {
-                groups.append(globals.flatMap { global in [global.name] + (global.value.map { [$0] } ?? []) })
+                groups.append([])
                 continue
             }
             groups[groups.count - 1].append(argument)
@@ -55,9 +56,20 @@ extension LoadURL {
                 index += 1
             }
         }
-        let commands = try groups.map(parseQuickly)
-        if commands.count > 1, let empty = commands.firstIndex(where: \.urls.isEmpty) {
+        guard groups.count > 1 else { return [try parseQuickly(groups[0])] }
+        // Each operation gets the global options first: its own, later in it, still have the last word for it.
+        let prefix = globals.flatMap { global in [global.name] + (global.value.map { [$0] } ?? []) }
+        let commands = try groups.map { try parseQuickly(prefix + $0) }
+        if let empty = commands.firstIndex(where: \.urls.isEmpty) {
             throw ValidationError(empty == commands.count - 1 ? "no URL after the last --next" : "no URL before --next")
+        }
+        // What only a run would find (-F with -d, say): found for every operation before the first runs.
+        for command in commands {
+            do {
+                _ = try command.makeConfiguration()
+            } catch {
+                throw ValidationError(String(describing: error))
+            }
         }
         return commands
     }

@@ -400,16 +400,17 @@ extension LoadURL {
         StandardStreams.error("loadurl: (\(status)) \(message)\n")
     }
 
-    /// Writes `-w`'s line for a transfer; with `ordered`, in the transfer's turn, which it ends. Its part after a
-    /// `%{stderr}` goes to standard error at once.
+    /// Writes `-w`'s line for a transfer, its pieces in order, those after a `%{stderr}` to standard error; with
+    /// `ordered`, the standard output's in the transfer's turn, which it ends (the standard error's at once).
     func summarize(_ summary: TransferSummary, format: String?, index: Int, ordered: OrderedOutput?) {
         let text = format.flatMap { $0.isEmpty ? nil : summary.format($0) }
-        if let error = text?.error, !error.isEmpty { StandardStreams.error(error) }
-        let line = text?.output
         guard let ordered else {
-            if let line { StandardStreams.output(line) }
+            for piece in text?.pieces ?? [] {
+                if piece.toError { StandardStreams.error(piece.text) } else { StandardStreams.output(piece.text) }
+            }
             return
         }
-        ordered.finish(index, with: line ?? "")
+        if let error = text?.error, !error.isEmpty { StandardStreams.error(error) }
+        ordered.finish(index, with: text?.output ?? "")
     }
 }

@@ -30,9 +30,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         exit status is that of the last failure. With -Z the transfers run at once, and standard output still \
         gets the bodies and -w lines in the order of the URLs.
 
-        --next (-:) starts another operation: the options after it hold for the URLs after it, and only -v, -s, \
-        -S, --no-progress-meter, -Z and --parallel-max carry over. Operations run one after another and share \
-        their cookies (in those that -b or -c turn the jar on for).
+        --next (-:) starts another operation: the options after it hold for the URLs after it, but -v, -s, -S, \
+        --no-progress-meter, -Z and --parallel-max hold for every operation. Operations run one after another \
+        and share their cookies (in those that -b or -c turn the jar on for).
 
         Exit status (curl's numbers):
           0  success                          35  TLS failure
@@ -288,7 +288,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(exclusivity: .chooseLast)
     public var authMethod: AuthMethodChoice = .basic
 
-    /// Which HTTP versions https offers: `--http2` (the default) or `--http1.1`; the last given wins, as in curl.
+    /// Which HTTP versions https offers, and whether http speaks HTTP/2: `--http2` (the default), `--http1.1` or
+    /// `--http2-prior-knowledge`; the last given wins, as in curl.
     @Flag(exclusivity: .chooseLast)
     public var httpVersion: HTTPVersionChoice = .http2
 

@@ -50,13 +50,18 @@ struct TransferSummary {
     /// `%{filename_effective}`, `%{method}`, `%{num_headers}`, `%{redirect_url}`, `%{json}` (all of them as one JSON object),
     /// `%header{NAME}` (the last response's field), `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown
     /// variables print nothing. What follows `%{stderr}` goes to standard error, and what follows `%{stdout}` back to
-    /// standard output, as curl's: the result holds the text for each.
-    func format(_ template: String) -> (output: String, error: String) {
-        var output = "", error = ""
+    /// standard output, as curl's: the result holds the pieces for each, in the template's order.
+    func format(_ template: String) -> WriteOutText {
+        var text = WriteOutText()
         var toError = false
         var rest = Substring(template)
-        func append(_ text: some StringProtocol) {
-            if toError { error += text } else { output += text }
+        func append(_ piece: some StringProtocol) {
+            guard !piece.isEmpty else { return }
+            if let last = text.pieces.last, last.toError == toError {
+                text.pieces[text.pieces.count - 1].text += piece
+            } else {
+                text.pieces.append((toError, String(piece)))
+            }
         }
         while let index = rest.firstIndex(where: { $0 == "%" || $0 == "\\" }) {
             append(rest[..<index])
@@ -91,7 +96,7 @@ struct TransferSummary {
             }
         }
         append(rest)
-        return (output, error)
+        return text
     }
 
     private func value(_ name: String) -> String {
@@ -172,5 +177,19 @@ struct TransferSummary {
     private func since(_ date: Date?) -> String {
         guard let date, let start = transactions.first?.fetchStartDate else { return 0.0.fixed(6) }
         return max(0, date.timeIntervalSince(start)).fixed(6)
+    }
+}
+
+/// `-w`'s text for one transfer: pieces for standard output and standard error (`%{stderr}`), in the template's order.
+struct WriteOutText: Equatable {
+    var pieces: [(toError: Bool, text: String)] = []
+
+    /// The text for standard output, the pieces joined.
+    var output: String { pieces.filter { !$0.toError }.map(\.text).joined() }
+    /// The text for standard error, the pieces joined.
+    var error: String { pieces.filter(\.toError).map(\.text).joined() }
+
+    static func == (left: WriteOutText, right: WriteOutText) -> Bool {
+        left.pieces.map(\.toError) == right.pieces.map(\.toError) && left.pieces.map(\.text) == right.pieces.map(\.text)
     }
 }

@@ -49,7 +49,8 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var noProxy: [String] = []
     /// Whether an `https` connection offers HTTP/2 besides HTTP/1.1 in its TLS handshake (ALPN), as URLSession
     /// and curl do; the server chooses. Over HTTP/2 one connection carries many requests at once. `false` is
-    /// curl's `--http1.1`. Plain `http` and WebSocket handshakes always use HTTP/1.1.
+    /// curl's `--http1.1`. Plain `http` uses HTTP/1.1 unless ``http2PriorKnowledge`` says otherwise; WebSocket
+    /// handshakes always do.
     @HandlerSetting public var allowsHTTP2 = true
     /// Whether an `http` connection speaks HTTP/2 from its first byte, with no upgrade (cleartext HTTP/2 "with prior
     /// knowledge", RFC 9113 §3.3), as curl's `--http2-prior-knowledge`: for a server known to speak it. One connection

@@ -8,6 +8,8 @@ enum BodyCoding: Sendable {
     case deflate
     /// RFC 7932 brotli (`br`).
     case brotli
+    /// RFC 8878 Zstandard (`zstd`), windows up to 8 MiB (RFC 9659).
+    case zstd
 
     /// A decoder for one body.
     func makeDecoder() -> any BodyDecoder {
@@ -15,6 +17,7 @@ enum BodyCoding: Sendable {
         case .gzip: Inflater(format: .gzip)
         case .deflate: Inflater(format: .deflate)
         case .brotli: BrotliDecoder()
+        case .zstd: ZstdDecoder()
         }
     }
 }

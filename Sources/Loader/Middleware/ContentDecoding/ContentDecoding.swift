@@ -1,14 +1,14 @@
 import FoundationEssentials
 import HTTPTypes
 
-/// How a session decodes compressed response bodies (`Content-Encoding: gzip`, `deflate` or `br`).
+/// How a session decodes compressed response bodies (`Content-Encoding: gzip`, `deflate`, `br` or `zstd`).
 ///
 /// When decoding is on and a request does not set `Accept-Encoding` itself, the session asks for
-/// `gzip, deflate, br` (as URLSession does) and hands the caller the decoded body: `Content-Encoding` and `Content-Length` (which
+/// `gzip, deflate, br, zstd` (URLSession's three, and zstd as curl and browsers ask for it) and hands the caller the decoded body: `Content-Encoding` and `Content-Length` (which
 /// described the compressed bytes) are removed from the response. A request that sets `Accept-Encoding`
 /// itself gets the bytes exactly as the server sent them, as with OkHttp.
 public struct ContentDecoding: Sendable, Hashable {
-    /// Decode gzip, deflate and brotli, with the default bomb limits.
+    /// Decode gzip, deflate, brotli and zstd, with the default bomb limits.
     public static var automatic: ContentDecoding { ContentDecoding() }
     /// Never ask for or decode compressed bodies.
     public static var off: ContentDecoding {
@@ -34,7 +34,7 @@ public struct ContentDecoding: Sendable, Hashable {
     public init() {}
 
     /// The codings this session decodes, in the `Accept-Encoding` it sends.
-    static let acceptEncoding = "gzip, deflate, br"
+    static let acceptEncoding = "gzip, deflate, br, zstd"
     /// The field, made once: making one checks its value, on every load.
     static let acceptEncodingField = HTTPField(name: .acceptEncoding, value: acceptEncoding)
 
@@ -43,6 +43,7 @@ public struct ContentDecoding: Sendable, Hashable {
         case "gzip", "x-gzip": return .gzip
         case "deflate": return .deflate
         case "br": return .brotli
+        case "zstd": return .zstd
         default: return nil
         }
     }

@@ -53,7 +53,7 @@ final class HTTP2Connection: Sendable {
 
     var isActive: Bool { channel.isActive }
 
-    /// Keeps the error of the server's frames that ends the connection (NIOHTTP2 has answered it with GOAWAY), so
+    /// Keeps the error of the server's first frames, which ends the connection (NIOHTTP2 has answered it with GOAWAY), so
     /// that the loads on its streams fail saying why, and are not sent again to the same server.
     func noteProtocolViolation(_ error: any Error) {
         tlsFault?.withLock { if $0 == nil { $0 = HTTP2ProtocolViolation(underlying: error) } }
@@ -130,6 +130,8 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     private(set) var streamLimit = HTTP2Connection.defaultStreamLimit
     /// Whether the server sent GOAWAY.
     private(set) var goingAway = false
+    /// Whether the server's SETTINGS came (its connection preface).
+    private var sawSettings = false
 
     init(connection: HTTP2Connection) {
         self.connection = connection
@@ -138,6 +140,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data).payload {
         case .settings(.settings(let settings)):
+            sawSettings = true
             guard let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value else { break }
             streamLimit = limit
             pool?.streamLimitChanged(connection, to: limit)
@@ -161,26 +164,27 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
         // The socket's or TLS's errors end the connection. NIOHTTP2 reports a stream's errors here too, after
         // resetting that stream, alike with its connection errors (which it answers with GOAWAY): the
         // connection takes no new stream then, and closes once its streams have ended.
-        if error is IOError || error is NIOSSLError || error is BoringSSLError || error is ChannelError {
+        if error is IOError || error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError || error is ChannelError {
             context.close(promise: nil)
             return
         }
-        // Anything but one stream's error is the connection's, which NIOHTTP2 has answered with GOAWAY.
-        if !(error is NIOHTTP2Errors.StreamError) { connection.noteProtocolViolation(error) }
+        // Before the server's SETTINGS, which must be its first frame, an error can only be the connection's (one
+        // stream's error comes here alike later, so later ones are not taken for the server's breach).
+        if !sawSettings { connection.noteProtocolViolation(error) }
         goingAway = true
         pool?.goingAway(connection)
     }
 }
 
-/// A server's breach of HTTP/2 that ends the connection (a frame where none may come, a malformed one): NIOHTTP2's
-/// connection error.
+/// A server's breach of HTTP/2 before its SETTINGS, which ends the connection (a frame where its SETTINGS must
+/// come, a malformed one): NIOHTTP2's connection error.
 struct HTTP2ProtocolViolation: Error, CustomStringConvertible {
     let underlying: any Error
     var description: String {
         // NIOHTTP2's errors name the source line that raised them: not the reader's concern.
         let text = "\(underlying)"
         let trimmed = text.firstRange(of: "(file: ").map { String(text[..<$0.lowerBound]) } ?? text
-        return "the server broke the HTTP/2 protocol: \(trimmed)"
+        return "the server broke the HTTP/2 protocol as the connection opened: \(trimmed)"
     }
 }
 

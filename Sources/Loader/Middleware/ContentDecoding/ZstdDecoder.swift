@@ -1,0 +1,74 @@
+import CZstd
+import FoundationEssentials
+
+/// A Zstandard body (RFC 8878, `Content-Encoding: zstd`: one or more frames), fed a chunk at a time through libzstd's
+/// streaming API; output comes in pieces of at most `window` bytes. A frame that asks for a window over 8 MiB is
+/// refused as corrupt, as RFC 9659 lets a decoder do, so that a server cannot make one body hold gigabytes of
+/// history.
+final class ZstdDecoder: BodyDecoder {
+    /// RFC 9659's limit for the `zstd` coding: 2^23 bytes.
+    static let maximumWindowLog: Int32 = 23
+
+    private let context: OpaquePointer?
+    private let window: Int
+    private var pending = PendingInput()
+    /// Whether the last call filled its window, so the decoder may hold more output without new input.
+    private var outputMayBePending = false
+    /// Whether the input so far ends where a frame does.
+    private var atFrameEnd = true
+    /// Whether any input came: an empty body is no frame at all, not a truncated one.
+    private var receivedInput = false
+    private(set) var totalOut = 0
+
+    init(window: Int = 64 * 1024) {
+        self.window = window
+        context = ZSTD_createDCtx()
+        if let context { _ = ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, Self.maximumWindowLog) }
+    }
+
+    deinit {
+        if let context { ZSTD_freeDCtx(context) }
+    }
+
+    func feed(_ data: Data) {
+        guard !data.isEmpty else { return }
+        receivedInput = true
+        pending.append(data)
+    }
+
+    func nextOutput() throws(DecodingFailure) -> Data? {
+        guard let context else { throw .corrupt("the zstd decoder could not start (out of memory)") }
+        while !pending.isEmpty || outputMayBePending {
+            var output = Data(count: window)
+            let available = pending.count
+            let (result, consumed, produced) = pending.withUnsafeBytes { input in
+                output.withUnsafeMutableBytes { out in
+                    var source = ZSTD_inBuffer(src: input.baseAddress, size: available, pos: 0)
+                    var destination = ZSTD_outBuffer(dst: out.baseAddress, size: window, pos: 0)
+                    let result = ZSTD_decompressStream(context, &destination, &source)
+                    return (result, source.pos, destination.pos)
+                }
+            }
+            if ZSTD_isError(result) != 0 {
+                if ZSTD_getErrorCode(result) == ZSTD_error_frameParameter_windowTooLarge {
+                    throw .corrupt("a zstd frame asks for a window over 8 MiB, more than RFC 9659 lets a server use")
+                }
+                throw .corrupt("zstd: " + String(cString: ZSTD_getErrorName(result)))
+            }
+            pending.advance(by: consumed)
+            totalOut += produced
+            // A full output buffer may leave decoded bytes inside the decoder: libzstd asks to be called again.
+            outputMayBePending = produced == window
+            // 0: a frame has just ended (another may follow in the same body).
+            atFrameEnd = result == 0
+            if produced > 0 { return output.prefix(produced) }
+            // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
+            if consumed == 0 { return nil }
+        }
+        return nil
+    }
+
+    func finish() throws(DecodingFailure) {
+        if receivedInput, !atFrameEnd { throw .truncated }
+    }
+}
