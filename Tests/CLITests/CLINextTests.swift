@@ -64,6 +64,13 @@ struct CLINextTests {
             #expect(run.status == 2 && run.stdout.isEmpty, "\(arguments): \(run.stderr)")
             #expect(run.stderr.contains("no URL"), "\(run.stderr)")
         }
+        // A -K file's `next` line divides as --next does, and the global options of either side hold for both.
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("next-\(UUID().uuidString).conf")
+        try Data("url = \"data:,one\"\nnext\nsilent\nparallel-max = 7\nurl = \"data:,two\"\n".utf8).write(to: config)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let fromFile = try LoadURL.operations(["-K", config.path])
+        #expect(fromFile.map(\.urls) == [["data:,one"], ["data:,two"]])
+        #expect(fromFile.map(\.silent) == [true, true] && fromFile.map(\.parallelMax) == [7, 7])
         let operations = try LoadURL.operations(["-d", "--next", "data:,a", "--", "--next"])
         #expect(operations.count == 1)
         #expect(operations.first?.urls == ["data:,a", "--next"])

@@ -85,4 +85,24 @@ struct HTTP2CleartextTests {
         #expect(error?.reason?.contains("broke the HTTP/2 protocol") == true, "\(String(describing: error?.reason))")
         #expect(server.acceptedCount == 1)
     }
+
+    @Test("Through an HTTP proxy that forwards http requests it speaks HTTP/1.1 (to the proxy); through a SOCKS5 tunnel, HTTP/2 to the server")
+    func throughProxies() async throws {
+        let proxies = try #require(TestServers.proxies, "tinyproxy and dante could not be started by scripts/test-servers")
+        let forwarding = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+            $0.handlerOptions[HTTPClientOptions.self].httpProxy = HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.port)
+        }
+        let (forwarded, viaProxy) = try await forwarding.data(from: Nginx.http("/hello.txt"))
+        #expect(String(decoding: forwarded, as: UTF8.self) == "Hello from nginx\n")
+        #expect(viaProxy.networkProtocolName == "http/1.1")
+        #expect(viaProxy.headerFields[HTTPField.Name("Via")!]?.contains("tinyproxy") == true)
+        let tunnelled = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+            $0.handlerOptions[HTTPClientOptions.self].httpProxy = HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort)
+        }
+        let (data, response) = try await tunnelled.data(from: h2c("/hello.txt"))
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.networkProtocolName == "h2")
+    }
 }

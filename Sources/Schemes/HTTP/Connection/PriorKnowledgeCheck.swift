@@ -4,7 +4,7 @@ import NIOCore
 /// Reads the first bytes of a connection that speaks HTTP/2 from its start (prior knowledge): a server that answers
 /// in HTTP/1 (nginx sends a `400` to the connection preface, then closes) is kept in `fault` as
 /// ``AnsweredInHTTP1``, so that the load fails saying so rather than with a bare close. Sits before NIOHTTP2's
-/// handler and passes every read on.
+/// handler and passes every read on; looks at the first line only, however the reads split it.
 final class PriorKnowledgeCheck: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -15,22 +15,33 @@ final class PriorKnowledgeCheck: ChannelInboundHandler {
         var description: String { "the server answered in HTTP/1 (\(statusLine)), not in HTTP/2 (prior knowledge)" }
     }
 
+    /// The most of a status line kept for the message.
+    private static let lineLimit = 80
+    private static let version = Array("HTTP/".utf8)
+
     private let fault: Locked<(any Error)?>
-    private var checked = false
+    /// The first bytes, while they may still be an HTTP/1 status line; `nil` once decided.
+    private var head: [UInt8]? = []
 
     init(into fault: Locked<(any Error)?>) {
         self.fault = fault
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !checked {
-            checked = true
+        if var seen = head {
             let buffer = unwrapInboundIn(data)
+            seen += buffer.readableBytesView.prefix(Self.lineLimit - seen.count)
+            head = seen
             // An HTTP/2 server's first frame is binary; an HTTP/1 answer starts with its version.
-            if buffer.readableBytes >= 5, buffer.getString(at: buffer.readerIndex, length: 5) == "HTTP/" {
-                let line = buffer.readableBytesView.prefix(80).prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
-                let error = AnsweredInHTTP1(statusLine: String(decoding: line, as: UTF8.self))
-                fault.withLock { if $0 == nil { $0 = error } }
+            if !seen.starts(with: Self.version.prefix(seen.count)) {
+                head = nil
+            } else if seen.count >= Self.version.count {
+                let line = seen.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
+                if line.count < seen.count || seen.count == Self.lineLimit {
+                    let error = AnsweredInHTTP1(statusLine: String(decoding: line, as: UTF8.self))
+                    fault.withLock { if $0 == nil { $0 = error } }
+                    head = nil
+                }
             }
         }
         context.fireChannelRead(data)
