@@ -171,6 +171,15 @@ struct ContentDecodingTests {
         let stacked = ZippedHandler.register(Payload(body: Compression.compress(Compression.zstd(sampleText), .gzip), contentEncoding: "zstd, gzip"))
         let (data, _) = try await zippedSession().data(from: stacked)
         #expect(Bytes.difference(data, sampleText) == nil)
+        // Bodies that end exactly where the decoder's 64 KiB pieces do, and a skippable frame (RFC 8878 §3.1.2) before one.
+        let skippable = Data([0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3])
+        for (body, original) in [(Compression.zstd(sampleText.prefix(65_536)), sampleText.prefix(65_536)),
+                                 (Compression.zstd(sampleText.prefix(131_072)), sampleText.prefix(131_072)),
+                                 (skippable + Compression.zstd(sampleText), sampleText)] {
+            let url = ZippedHandler.register(Payload(body: body, contentEncoding: "zstd", chunk: 5_000))
+            let (decoded, _) = try await zippedSession().data(from: url)
+            #expect(Bytes.difference(decoded, original) == nil, "\(original.count) bytes")
+        }
     }
 
     @Test("A zstd body corrupt, cut short, or asking for a window over 8 MiB (RFC 9659) is cannotDecodeContentData naming the URL; a bomb is refused")
@@ -180,7 +189,12 @@ struct ContentDecodingTests {
         let cut = Compression.zstd(sampleText).dropLast(16)
         // 9 MiB that do not compress to nothing, in a frame whose window is 16 MiB.
         let wide = Compression.zstd(Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }), level: 1, windowLog: 24)
-        for (body, words) in [(corrupt, "zstd"), (Data(cut), "ended before"), (wide, "window over 8 MiB")] {
+        // A frame of the format before 1.0 (v0.7's magic number), whose decoder would not apply the window limit, and
+        // half of a second frame's magic number.
+        let legacy = Data([0x27, 0xB5, 0x2F, 0xFD]) + Data(repeating: 0x11, count: 32)
+        let halfMagic = Compression.zstd(sampleText) + Data([0x28, 0xB5])
+        for (body, words) in [(corrupt, "zstd"), (Data(cut), "ended before"), (wide, "window over 8 MiB"),
+                              (legacy, "not a Zstandard frame"), (halfMagic, "ended before")] {
             let url = ZippedHandler.register(Payload(body: body, contentEncoding: "zstd"))
             let error = await loadError { _ = try await zippedSession().data(from: url) }
             #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")

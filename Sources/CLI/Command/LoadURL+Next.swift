@@ -19,7 +19,8 @@ extension LoadURL {
     /// `arguments` (with `-K` files read and short options split, ``expandingConfigFiles(_:)``) cut at each `--next`
     /// into the operations curl would make of them, each parsed by ``parseQuickly(_:)``: an operation's options
     /// hold for its own URLs only, but for the global ones (`-v`, `-s`, `-S`, `--no-progress-meter`, `-Z`,
-    /// `--parallel-max`), which hold for every operation wherever they stand (the last `--parallel-max` wins). An
+    /// `--parallel-max`), which hold for every operation wherever they stand (the last `--parallel-max` anywhere, unless an
+    /// operation gives its own). An
     /// option's value is never taken for a `--next` (`-d --next`), nor is anything after `--`. An operation with no
     /// URL, or with options that cannot go together, is a usage error before anything runs, as curl's.
     public static func operations(_ arguments: [String]) throws -> [LoadURL] {
@@ -66,7 +67,7 @@ extension LoadURL {
         // What only a run would find (-F with -d, say): found for every operation before the first runs.
         for command in commands {
             do {
-                _ = try command.makeConfiguration()
+                _ = try command.makeConfiguration(checkingOnly: true)
             } catch {
                 throw ValidationError(String(describing: error))
             }

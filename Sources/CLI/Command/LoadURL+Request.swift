@@ -21,8 +21,10 @@ extension LoadURL {
     /// `-d` ones, marked, in their place).
     var formData: [String] { data + dataRaw.map { String(Self.rawDataMark) + $0 } }
 
-    /// The session settings the options ask for.
-    func makeConfiguration() throws -> LoaderSession.Configuration {
+    /// The session settings the options ask for. `checkingOnly`: for the options' checks alone, before anything runs
+    /// (`--next`), which then warns of nothing and reads no `-H @FILE`: the run that follows does both.
+    func makeConfiguration(checkingOnly: Bool = false) throws -> LoaderSession.Configuration {
+        let warns = !checkingOnly && (!silent || showError)
         var configuration = LoaderSession.Configuration.default
         for (option, value) in [("--retry", Double(retries)), ("--retry-delay", retryDelay), ("--retry-max-time", retryMaxTime)] where value < 0 {
             throw ValidationError("\(option) wants a number of 0 or more, not \(value.printed("%g"))")
@@ -49,7 +51,7 @@ extension LoadURL {
             for option in form {
                 do throws(FormPart.Malformed) {
                     let part = try FormPart(option)
-                    for setting in part.skipped where !silent || showError {
+                    for setting in part.skipped where warns {
                         StandardStreams.error("loadurl: warning: -F '\(option)': skipped the unknown setting '\(setting)'\n")
                     }
                 } catch {
@@ -74,7 +76,7 @@ extension LoadURL {
             throw ValidationError("-G cannot go with -F or -T: it sends the -d pieces in the URL, with GET")
         }
         if let range = byteRange {
-            if range != self.range, !silent || showError {
+            if range != self.range, warns {
                 StandardStreams.error("loadurl: warning: -r wants a dash; asking for the bytes from \(self.range ?? "") on\n")
             }
             // Digits and dashes in comma-separated pairs, each with a number on at least one side, as curl takes them.
@@ -118,7 +120,7 @@ extension LoadURL {
         http.http2PriorKnowledge = httpVersion == .http2PriorKnowledge
         // -A '' and -H 'User-Agent:' send none, as curl's: not the handler's own either. (A malformed -H is each
         // request's failure, reported as it is made.)
-        let removed = (try? HeaderLines(headers).removed) ?? []
+        let removed = checkingOnly ? [] : (try? HeaderLines(headers).removed) ?? []
         if userAgent == "" || removed.contains(.userAgent) { http.userAgent = nil }
         // 0, as in curl: the default.
         if let connectTimeout, connectTimeout > 0 {
@@ -136,7 +138,7 @@ extension LoadURL {
             http.addressFamily = ipVersion.family
             configuration.handlerOptions[FTPOptions.self].addressFamily = ipVersion.family
         }
-        try setProxies(&http, environment: ProcessInfo.processInfo.environment)
+        try setProxies(&http, environment: ProcessInfo.processInfo.environment, warns: warns)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
@@ -170,7 +172,7 @@ extension LoadURL {
 
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as
     /// curl reads them (`http_proxy` for http, `https_proxy` for https, `all_proxy` for both, `no_proxy`).
-    func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
+    func setProxies(_ http: inout HTTPClientOptions, environment: [String: String], warns: Bool = true) throws {
         if let proxy {
             let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
                 ?? { throw ValidationError("-x wants an HTTP or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
@@ -181,7 +183,7 @@ extension LoadURL {
             http.httpsProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")
             // A variable this tool cannot use is said, not skipped in silence: the user meant traffic to go through it.
             for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
-                if let value = environment[name], !value.isEmpty, HTTPClientOptions.Proxy(value) == nil, !silent || showError {
+                if let value = environment[name], !value.isEmpty, HTTPClientOptions.Proxy(value) == nil, warns, !silent || showError {
                     StandardStreams.error("loadurl: warning: \(name) is not an HTTP or SOCKS5 proxy this tool can use ('\(value)'): connecting without it\n")
                 }
             }

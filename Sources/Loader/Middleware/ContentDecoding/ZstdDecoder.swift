@@ -4,7 +4,8 @@ import FoundationEssentials
 /// A Zstandard body (RFC 8878, `Content-Encoding: zstd`: one or more frames), fed a chunk at a time through libzstd's
 /// streaming API; output comes in pieces of at most `window` bytes. A frame that asks for a window over 8 MiB is
 /// refused as corrupt, as RFC 9659 lets a decoder do, so that a server cannot make one body hold gigabytes of
-/// history.
+/// history. Only RFC 8878 frames (and skippable ones) are taken: libzstd also reads the formats before 1.0, whose
+/// decoders do not apply that limit.
 final class ZstdDecoder: BodyDecoder {
     /// RFC 9659's limit for the `zstd` coding: 2^23 bytes.
     static let maximumWindowLog: Int32 = 23
@@ -14,7 +15,8 @@ final class ZstdDecoder: BodyDecoder {
     private var pending = PendingInput()
     /// Whether the last call filled its window, so the decoder may hold more output without new input.
     private var outputMayBePending = false
-    /// Whether the input so far ends where a frame does.
+    /// Whether the input so far ends where a frame does: the next bytes, if any, start a frame, whose magic number
+    /// is checked before libzstd sees it.
     private var atFrameEnd = true
     /// Whether any input came: an empty body is no frame at all, not a truncated one.
     private var receivedInput = false
@@ -39,6 +41,14 @@ final class ZstdDecoder: BodyDecoder {
     func nextOutput() throws(DecodingFailure) -> Data? {
         guard let context else { throw .corrupt("the zstd decoder could not start (out of memory)") }
         while !pending.isEmpty || outputMayBePending {
+            if atFrameEnd, !outputMayBePending {
+                // A frame starts: its magic number first (RFC 8878 §3.1.1; §3.1.2 for skippable frames).
+                guard pending.count >= 4 else { return nil }
+                let magic = pending.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian
+                guard magic == 0xFD2F_B528 || magic & 0xFFFF_FFF0 == 0x184D_2A50 else {
+                    throw .corrupt("zstd: not a Zstandard frame (its magic number is 0x\(String(magic, radix: 16)))")
+                }
+            }
             var output = Data(count: window)
             let available = pending.count
             let (result, consumed, produced) = pending.withUnsafeBytes { input in
@@ -57,10 +67,10 @@ final class ZstdDecoder: BodyDecoder {
             }
             pending.advance(by: consumed)
             totalOut += produced
-            // A full output buffer may leave decoded bytes inside the decoder: libzstd asks to be called again.
-            outputMayBePending = produced == window
-            // 0: a frame has just ended (another may follow in the same body).
-            atFrameEnd = result == 0
+            // 0: the frame is decoded and flushed (another may follow in the same body). Otherwise a full output
+            // buffer may leave decoded bytes inside the decoder: libzstd asks to be called again.
+            outputMayBePending = produced == window && result != 0
+            if consumed > 0 || produced > 0 { atFrameEnd = result == 0 }
             if produced > 0 { return output.prefix(produced) }
             // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
             if consumed == 0 { return nil }
@@ -69,6 +79,7 @@ final class ZstdDecoder: BodyDecoder {
     }
 
     func finish() throws(DecodingFailure) {
-        if receivedInput, !atFrameEnd { throw .truncated }
+        // A frame begun, or the start of one's magic number left over.
+        if receivedInput, !atFrameEnd || !pending.isEmpty { throw .truncated }
     }
 }

@@ -36,12 +36,12 @@ final class PriorKnowledgeCheck: ChannelInboundHandler {
             if !seen.starts(with: Self.version.prefix(seen.count)) {
                 head = nil
             } else if seen.count >= Self.version.count {
+                // Kept at once, before NIOHTTP2 takes these bytes for a frame and fails, and made whole as the rest
+                // of the line comes.
                 let line = seen.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
-                if line.count < seen.count || seen.count == Self.lineLimit {
-                    let error = AnsweredInHTTP1(statusLine: String(decoding: line, as: UTF8.self))
-                    fault.withLock { if $0 == nil { $0 = error } }
-                    head = nil
-                }
+                let error = AnsweredInHTTP1(statusLine: String(decoding: line, as: UTF8.self))
+                fault.withLock { if $0 == nil || $0 is AnsweredInHTTP1 { $0 = error } }
+                if line.count < seen.count || seen.count == Self.lineLimit { head = nil }
             }
         }
         context.fireChannelRead(data)
