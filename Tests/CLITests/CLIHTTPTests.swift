@@ -59,7 +59,7 @@ struct CLIHTTPTests {
         #expect(unlimited.status == 0 && unlimited.stdout == "Hello from nginx\n", "\(unlimited.stderr)")
     }
 
-    @Test("--compressed asks for gzip and writes the body decoded; a gzip asked for by -H is written as sent")
+    @Test("--compressed asks for gzip and zstd and writes the body decoded; a gzip asked for by -H is written as sent")
     func compressed() async throws {
         let server = try TestServers.requireNginx()
         let url = "http://127.0.0.1:\(server.httpPort)/gz/lines.txt"
@@ -74,6 +74,15 @@ struct CLIHTTPTests {
         let raw = try await LoadURLProcess.run(["-H", "Accept-Encoding: gzip", "-o", file.path, url])
         #expect(raw.status == 0)
         #expect(try Data(contentsOf: file).prefix(2) == Data([0x1F, 0x8B]), "the gzip stream, byte for byte")
+
+        // nginx serves a file compressed now as zstd (its /zst/ location); -v shows what was asked for.
+        let name = "lines-\(UUID().uuidString).txt"
+        let zstdFile = URL(fileURLWithPath: server.root + "/zst/" + name)
+        try Compression.zstd(Data(original.utf8)).write(to: zstdFile)
+        defer { try? FileManager.default.removeItem(at: zstdFile) }
+        let zstd = try await LoadURLProcess.run(["-v", "--compressed", "http://127.0.0.1:\(server.httpPort)/zst/\(name)"])
+        #expect(zstd.status == 0 && zstd.stdout == original, "\(zstd.stderr)")
+        #expect(zstd.stderr.contains("> Accept-Encoding: gzip, deflate, br, zstd"), "\(zstd.stderr)")
     }
 
     @Test("-f makes an HTTP error status exit 22 without printing the body")
