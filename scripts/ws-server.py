@@ -15,6 +15,7 @@ ws); /moved-loop to itself; /moved-file to file:///etc/hostname. Challenges (401
 "welcome" and echoes): /auth-basic takes Basic wsuser:wspass (realm "sockets") and sets the cookie tried=1 on its 401, /auth-cookie the same
 only with that cookie; /auth-moved answers the right Basic credential with a 302 to /authorization, a WebSocket that
 sends the Authorization field of its handshake ("" for none);
+/auth-page is plain HTTP: 200 "page" for the same Basic credential, else its 401;
 /auth-digest takes Digest MD5 with qop=auth for the same user (each 401 a new nonce, a response checked against the
 request's own target); /auth-bearer offers only Bearer, which no client here answers. Plain HTTP:
 /barrier/ID/N holds each GET until N requests for that ID are waiting there together, then answers 200 "together"; a request
@@ -90,8 +91,8 @@ def challenge(request):
         if given == BASIC_ANSWER:
             return Response(302, "Found", Headers([("Location", "/authorization"), ("Content-Length", "0")]), b"")
         offer = 'Basic realm="%s"' % AUTH_REALM
-    elif request.path in ("/auth-basic", "/auth-cookie"):
-        cookie_ok = request.path == "/auth-basic" or "tried=1" in request.headers.get("Cookie", "")
+    elif request.path in ("/auth-basic", "/auth-cookie", "/auth-page"):
+        cookie_ok = request.path != "/auth-cookie" or "tried=1" in request.headers.get("Cookie", "")
         if given == BASIC_ANSWER and cookie_ok:
             return None
         offer = 'Basic realm="%s"' % AUTH_REALM
@@ -150,6 +151,8 @@ async def flaky(path):
 
 
 async def refuse_unknown(connection, request):
+    if request.path == "/auth-page":
+        return challenge(request) or Response(200, "OK", Headers([("Content-Length", "4")]), b"page")
     if request.path.split("/")[1] in ("flaky", "flaky-plain", "slow") and request.path.count("/") == 3:
         return await flaky(request.path)
     if request.path.startswith("/barrier/") and request.path.count("/") == 3:

@@ -116,4 +116,25 @@ struct WebSocketAuthenticationTests {
         let refused = await loadError { _ = try await Nginx.session { $0.cookieStore = nil }.webSocketTask(with: try ws("/auth-cookie", user: "wsuser:wspass")).receive() }
         #expect(refused?.code == .userAuthenticationRequired, "\(String(describing: refused))")
     }
+
+    @Test("A Basic credential the session's loads saw the server accept goes ahead with a handshake below the same directory, as with a load")
+    func keptCredentialSentAhead() async throws {
+        let session = try Nginx.session()
+        let page = URL(string: "http://wsuser:wspass@127.0.0.1:\(try port())/auth-page")!
+        // From the URL's user info a credential is not kept: from the store it is.
+        let store = CredentialStore()
+        store.set(right, for: ProtectionSpace(host: "127.0.0.1", port: try port(), scheme: "http", realm: "sockets", authenticationMethod: "Basic"))
+        let keeping = try Nginx.session { $0.credentialStore = store }
+        let (body, response) = try await keeping.data(from: URL(string: "http://127.0.0.1:\(try port())/auth-page")!)
+        #expect(response.status == .ok && String(decoding: body, as: UTF8.self) == "page")
+        // /authorization answers the handshake's Authorization field and challenges nothing: the credential went unasked.
+        let ahead = keeping.webSocketTask(with: try ws("/authorization"))
+        defer { ahead.cancel() }
+        #expect(try await ahead.receive() == .string("Basic d3N1c2VyOndzcGFzcw=="))
+        // A session whose loads kept none sends none.
+        _ = try await session.data(from: page)
+        let none = session.webSocketTask(with: try ws("/authorization"))
+        defer { none.cancel() }
+        #expect(try await none.receive() == .string(""))
+    }
 }

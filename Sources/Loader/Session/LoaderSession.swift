@@ -31,6 +31,8 @@ public final class LoaderSession: Sendable {
     public let identifier: Int
     private static let nextIdentifier = Atomic<Int>(1)
     private let chain: MiddlewareChain
+    /// The session's authentication layer, whose kept `Basic` credentials a WebSocket handshake sends ahead too.
+    private let authentication: AuthenticationMiddleware
     private let tasks = Locked(TaskTable())
     /// Whether the handlers were told that this session ended.
     private let ended = Atomic<Bool>(false)
@@ -58,11 +60,25 @@ public final class LoaderSession: Sendable {
         // The app's middleware first, then the built-in policies in the documented order.
         var layers = configuration.middleware
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)) }
-        layers.append(AuthenticationMiddleware(store: configuration.credentialStore))
+        let authentication = AuthenticationMiddleware(store: configuration.credentialStore)
+        self.authentication = authentication
+        layers.append(authentication)
         if let cookieStore = configuration.cookieStore { layers.append(CookieMiddleware(store: cookieStore)) }
         if let responseCache = configuration.responseCache { layers.append(CacheMiddleware(cache: responseCache)) }
         if configuration.contentDecoding.isEnabled { layers.append(ContentDecodingMiddleware(settings: configuration.contentDecoding)) }
         self.chain = MiddlewareChain(layers: layers)
+    }
+
+    /// The `Authorization` of the `Basic` credential this session's loads saw `url`'s server accept for its directory
+    /// (and, for one from the credential store, the store still holds), as a load to `url` would send it ahead; `nil`
+    /// when none is kept. For a WebSocket handshake, which is no load.
+    package func keptAuthorization(for url: URL) -> String? {
+        authentication.passingDown(LoadRequest(url: url)).request.headerFields[.authorization]
+    }
+
+    /// Forgets the kept credential for `url` if it is still `authorization`: its server refused it.
+    package func forgetKeptAuthorization(_ authorization: String, for url: URL) {
+        authentication.accepted.forget(for: url, authorization: authorization)
     }
 
     deinit {
