@@ -359,14 +359,14 @@ struct CLIHTTPTests {
         }
     }
 
-    @Test("--http2-prior-knowledge speaks HTTP/2 to an http server from the first byte (nginx's h2c port); to an HTTP/1.1 server it fails (56) saying so")
+    @Test("--http2-prior-knowledge speaks HTTP/2 to an http server from the first byte (nginx's h2c port); to an HTTP/1.1 server it fails (16, as curl) saying so")
     func http2PriorKnowledge() async throws {
         let server = try TestServers.requireNginx()
         let cleartext = "http://127.0.0.1:\(server.h2cPort)/hello.txt"
         let run = try await LoadURLProcess.run(["-sS", "-w", "%{http_version}\n", "--http2-prior-knowledge", cleartext, cleartext])
         #expect(run.status == 0 && run.stdout == String(repeating: "Hello from nginx\n2\n", count: 2), "\(run.stdout) \(run.stderr)")
         let refused = try await LoadURLProcess.run(["-sS", "--http2-prior-knowledge", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
-        #expect(refused.status == 56 && refused.stderr.contains("answered in HTTP/1"), "\(refused.stderr)")
+        #expect(refused.status == 16 && refused.stderr.contains("answered in HTTP/1"), "\(refused.stderr)")
         // The last of --http1.1 and --http2-prior-knowledge wins.
         let last = try await LoadURLProcess.run(["-s", "-w", "%{http_version}", "--http2-prior-knowledge", "--http1.1",
                                                  "http://127.0.0.1:\(server.httpPort)/hello.txt"])

@@ -65,6 +65,7 @@ struct HTTP2CleartextTests {
         #expect(error?.code == .badServerResponse, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.reason?.contains("HTTP/1.1 400") == true, "\(String(describing: error?.reason))")
+        #expect(error?.underlying is any HTTP2ProtocolError)
         let session = try Nginx.session {
             $0.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
             $0.handlerOptions[HTTPClientOptions.self].allowsHTTP2 = false
@@ -83,6 +84,7 @@ struct HTTP2CleartextTests {
         #expect(error?.code == .badServerResponse, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.reason?.contains("broke the HTTP/2 protocol") == true, "\(String(describing: error?.reason))")
+        #expect(error?.underlying is any HTTP2ProtocolError)
         #expect(server.acceptedCount == 1)
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPScheme
 import Loader
 
 /// The tool's exit statuses. They follow curl's numbers where curl has one for the same failure, so
@@ -12,6 +13,7 @@ import Loader
 /// | 3 | malformed URL |
 /// | 6 | host not found |
 /// | 7 | cannot connect |
+/// | 16 | the server did not speak HTTP/2 as it must (curl: HTTP/2 framing layer) |
 /// | 22 | `-f` and the server answered with an HTTP error status (400 or above) |
 /// | 23 | the output file could not be written |
 /// | 25 | the server refused the upload (FTP: `STOR` denied) |
@@ -36,7 +38,8 @@ public enum LoadURLExit {
     /// The exit status for `error`: as ``status(for:)-(LoadError.Code)``, except that a missing file on a
     /// remote (FTP) server is curl's 78, not the 37 of a local one, and a file a remote server would not write
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
-    /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58. Local means a
+    /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
+    /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url.map { url in
@@ -45,6 +48,7 @@ public enum LoadURLExit {
         if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
         if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
         if error.underlying is ClientIdentityError { return 58 }
+        if error.underlying is any HTTP2ProtocolError { return 16 }
         return status(for: error.code)
     }
 

@@ -41,13 +41,14 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
           3  malformed URL                    56  connection lost, bad response,
           6  host not found                        client certificate refused
           7  cannot connect                   58  client certificate unusable
-         22  HTTP error with -f               60  untrusted or mismatched certificate
-         23  cannot write output              61  cannot decode body
-         25  server refused the upload        63  body too large
-         26  cannot read upload               67  login denied
-         28  timed out                        78  remote resource not found
-         33  -C: the rest cannot be had       99  other
-         36  -C: the offset is past the end  130  cancelled
+         16  server broke HTTP/2              60  untrusted or mismatched certificate
+         22  HTTP error with -f               61  cannot decode body
+         23  cannot write output              63  body too large
+         25  server refused the upload        67  login denied
+         26  cannot read upload               78  remote resource not found
+         28  timed out                        99  other
+         33  -C: the rest cannot be had      130  cancelled
+         36  -C: the offset is past the end
         """
     )
 

@@ -38,7 +38,7 @@ enum HTTPErrorMapping {
             return LoadError(.cannotConnectToHost, url: url, reason: "cannot connect to \(error.host):\(error.port)\(cause)",
                              underlying: system ?? error)
         case let error as HTTP2ProtocolViolation:
-            return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error.underlying)
+            return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
         case let error as PriorKnowledgeCheck.AnsweredInHTTP1:
             return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
         case let error as HTTP2StreamRefused:

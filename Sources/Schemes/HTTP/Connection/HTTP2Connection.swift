@@ -169,7 +169,8 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
             return
         }
         // Before the server's SETTINGS, which must be its first frame, an error can only be the connection's (one
-        // stream's error comes here alike later, so later ones are not taken for the server's breach).
+        // stream's error comes here alike later, so later ones are not taken for the server's breach: a connection
+        // error after SETTINGS fails its loads as a close or reset does, and they may be sent again).
         if !sawSettings { connection.noteProtocolViolation(error) }
         goingAway = true
         pool?.goingAway(connection)
@@ -178,7 +179,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
 
 /// A server's breach of HTTP/2 before its SETTINGS, which ends the connection (a frame where its SETTINGS must
 /// come, a malformed one): NIOHTTP2's connection error.
-struct HTTP2ProtocolViolation: Error, CustomStringConvertible {
+struct HTTP2ProtocolViolation: HTTP2ProtocolError, CustomStringConvertible {
     let underlying: any Error
     var description: String {
         // NIOHTTP2's errors name the source line that raised them: not the reader's concern.
@@ -249,3 +250,8 @@ final class HTTP2StreamGuard: ChannelDuplexHandler {
         }
     }
 }
+
+/// A server that does not speak HTTP/2 as it must, on a connection meant to (its first frames broken, or an HTTP/1
+/// answer to prior knowledge): the `underlying` error of the load's ``LoadError`` (`badServerResponse`), which
+/// `loadurl` exits with as curl does for its HTTP/2 framing errors (16).
+public protocol HTTP2ProtocolError: Error {}

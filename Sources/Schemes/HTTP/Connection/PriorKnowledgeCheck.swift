@@ -10,7 +10,7 @@ final class PriorKnowledgeCheck: ChannelInboundHandler {
     typealias InboundOut = ByteBuffer
 
     /// The server's HTTP/1 status line, where an HTTP/2 server's `SETTINGS` frame should have come.
-    struct AnsweredInHTTP1: Error, CustomStringConvertible {
+    struct AnsweredInHTTP1: HTTP2ProtocolError, CustomStringConvertible {
         let statusLine: String
         var description: String { "the server answered in HTTP/1 (\(statusLine)), not in HTTP/2 (prior knowledge)" }
     }
