@@ -39,7 +39,7 @@ enum HTTPErrorMapping {
                              underlying: system ?? error)
         case let error as HTTP2ProtocolViolation:
             return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
-        case let error as PriorKnowledgeCheck.AnsweredInHTTP1:
+        case let error as ServerPrefaceCheck.AnsweredInHTTP1:
             return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
         case let error as HTTP2StreamRefused:
             return LoadError(.networkConnectionLost, url: url, reason: "the server did not process the request (its HTTP/2 stream was refused)", underlying: error)

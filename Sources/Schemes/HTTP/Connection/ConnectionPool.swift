@@ -865,9 +865,7 @@ final class ConnectionPool: Sendable {
             }
             if speaksHTTP2 {
                 // The pool's lock when it gave one (it does for every pooled connection of this kind).
-                let answer = fault ?? Locked(nil)
-                try sync.addHandler(PriorKnowledgeCheck(into: answer))
-                return try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: answer, record: record)
+                return try Self.addHTTP2Handlers(to: sync, of: channel, key: key, tlsFault: fault ?? Locked(nil), record: record)
             }
             if negotiatesProtocol, let handshake {
                 // The listener completes the handshake's promise; the pool looks at the pipeline only after
@@ -917,6 +915,8 @@ final class ConnectionPool: Sendable {
                 HTTP2Setting(parameter: .initialWindowSize, value: HTTP2Connection.streamWindow),
             ]
             connection.targetWindowSize = HTTP2Connection.connectionWindow
+            // The server's first bytes looked at before NIOHTTP2's, whose own error may come after the streams closed.
+            if let tlsFault { try sync.addHandler(ServerPrefaceCheck(into: tlsFault)) }
             var stream = NIOHTTP2Handler.StreamConfiguration()
             stream.targetWindowSize = HTTP2Connection.streamWindow
             let multiplexer = try sync.configureHTTP2Pipeline(mode: .client, connectionConfiguration: connection,

@@ -28,7 +28,7 @@ final class HTTP2Connection: Sendable {
     /// response both ended must close without a reset.
     let resetStreams = Atomic<Int>(0)
     /// What the TLS handler reported (``TLSFaultKeeper``), for the streams a refused client certificate closes; also
-    /// a server's HTTP/1 answer to prior knowledge (``PriorKnowledgeCheck``) and a breach of the protocol by the
+    /// a server's HTTP/1 answer to prior knowledge (``ServerPrefaceCheck``) and a breach of the protocol by the
     /// server (``HTTP2ProtocolViolation``), each of which ends the connection.
     private let tlsFault: Locked<(any Error)?>?
     /// How the connection opened, told with the first stream's exchange.

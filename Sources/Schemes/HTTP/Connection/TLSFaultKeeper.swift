@@ -23,13 +23,13 @@ final class TLSFaultKeeper: ChannelInboundHandler {
     }
 
     /// The server's refusal of the client certificate (or of its absence) kept in `fault`, its HTTP/1 answer to a
-    /// connection that spoke HTTP/2 from the start (``PriorKnowledgeCheck``), or its breach of HTTP/2
+    /// connection that spoke HTTP/2 from the start (``ServerPrefaceCheck``), or its breach of HTTP/2
     /// (``HTTP2ProtocolViolation``), as the load's error; `nil` for any other fault, whose close is reported (and
     /// retried) as before.
     static func refusal(in fault: Locked<(any Error)?>?, url: URL) -> LoadError? {
         guard let error = fault?.withLock({ $0 }) else { return nil }
         let mapped = HTTPErrorMapping.map(error, url: url)
-        let refused = mapped.code == .clientCertificateRequired || mapped.code == .clientCertificateRejected || error is PriorKnowledgeCheck.AnsweredInHTTP1
+        let refused = mapped.code == .clientCertificateRequired || mapped.code == .clientCertificateRejected || error is ServerPrefaceCheck.AnsweredInHTTP1
             || error is HTTP2ProtocolViolation
         return refused ? mapped : nil
     }
