@@ -139,20 +139,23 @@ struct ContentDecodingTests {
 
     @Test("A brotli body corrupt or cut short is cannotDecodeContentData naming the URL; a bomb past the ratio is refused")
     func brotliFailures() async throws {
-        var corrupt = Compression.brotli(sampleText)
-        corrupt.replaceSubrange(20..<60, with: Data(repeating: 0xFF, count: 40))
-        let cut = Compression.brotli(sampleText).dropLast(16)
-        for (body, words) in [(corrupt, "corrupt"), (Data(cut), "ended before")] {
-            let url = ZippedHandler.register(Payload(body: body, contentEncoding: "br"))
-            let error = await loadError { _ = try await zippedSession().data(from: url) }
-            #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
-            #expect(error?.url == url)
-            #expect(error?.description.contains(words) == true, "\(String(describing: error))")
+        // Its bodies are tens of MiB, made and dropped here: not beside a test that measures the process's peak memory.
+        try await ExclusiveGate.memory.exclusive {
+            var corrupt = Compression.brotli(sampleText)
+            corrupt.replaceSubrange(20..<60, with: Data(repeating: 0xFF, count: 40))
+            let cut = Compression.brotli(sampleText).dropLast(16)
+            for (body, words) in [(corrupt, "corrupt"), (Data(cut), "ended before")] {
+                let url = ZippedHandler.register(Payload(body: body, contentEncoding: "br"))
+                let error = await loadError { _ = try await zippedSession().data(from: url) }
+                #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
+                #expect(error?.url == url)
+                #expect(error?.description.contains(words) == true, "\(String(describing: error))")
+            }
+            // 64 MiB of zeros compress to a few hundred bytes: far past 200 decoded bytes per byte received.
+            let bomb = ZippedHandler.register(Payload(body: Compression.brotli(Data(count: 64 << 20), quality: 1), contentEncoding: "br"))
+            let error = await loadError { _ = try await zippedSession().data(from: bomb) }
+            #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
         }
-        // 64 MiB of zeros compress to a few hundred bytes: far past 200 decoded bytes per byte received.
-        let bomb = ZippedHandler.register(Payload(body: Compression.brotli(Data(count: 64 << 20), quality: 1), contentEncoding: "br"))
-        let error = await loadError { _ = try await zippedSession().data(from: bomb) }
-        #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
     }
 
     @Test("zstd decodes to the original bytes, whatever the chunking; a body of two frames gives both; stacked under gzip too")
@@ -184,26 +187,29 @@ struct ContentDecodingTests {
 
     @Test("A zstd body corrupt, cut short, or asking for a window over 8 MiB (RFC 9659) is cannotDecodeContentData naming the URL; a bomb is refused")
     func zstdFailures() async throws {
-        var corrupt = Compression.zstd(sampleText)
-        corrupt.replaceSubrange(20..<60, with: Data(repeating: 0xFF, count: 40))
-        let cut = Compression.zstd(sampleText).dropLast(16)
-        // 9 MiB that do not compress to nothing, in a frame whose window is 16 MiB.
-        let wide = Compression.zstd(Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }), level: 1, windowLog: 24)
-        // A frame of the format before 1.0 (v0.7's magic number), whose decoder would not apply the window limit, and
-        // half of a second frame's magic number.
-        let legacy = Data([0x27, 0xB5, 0x2F, 0xFD]) + Data(repeating: 0x11, count: 32)
-        let halfMagic = Compression.zstd(sampleText) + Data([0x28, 0xB5])
-        for (body, words) in [(corrupt, "zstd"), (Data(cut), "ended before"), (wide, "window over 8 MiB"),
-                              (legacy, "not a Zstandard frame"), (halfMagic, "ended before")] {
-            let url = ZippedHandler.register(Payload(body: body, contentEncoding: "zstd"))
-            let error = await loadError { _ = try await zippedSession().data(from: url) }
-            #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
-            #expect(error?.url == url)
-            #expect(error?.description.contains(words) == true, "\(String(describing: error))")
+        // Its bodies are tens of MiB, made and dropped here: not beside a test that measures the process's peak memory.
+        try await ExclusiveGate.memory.exclusive {
+            var corrupt = Compression.zstd(sampleText)
+            corrupt.replaceSubrange(20..<60, with: Data(repeating: 0xFF, count: 40))
+            let cut = Compression.zstd(sampleText).dropLast(16)
+            // 9 MiB that do not compress to nothing, in a frame whose window is 16 MiB.
+            let wide = Compression.zstd(Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }), level: 1, windowLog: 24)
+            // A frame of the format before 1.0 (v0.7's magic number), whose decoder would not apply the window limit, and
+            // half of a second frame's magic number.
+            let legacy = Data([0x27, 0xB5, 0x2F, 0xFD]) + Data(repeating: 0x11, count: 32)
+            let halfMagic = Compression.zstd(sampleText) + Data([0x28, 0xB5])
+            for (body, words) in [(corrupt, "zstd"), (Data(cut), "ended before"), (wide, "window over 8 MiB"),
+                                  (legacy, "not a Zstandard frame"), (halfMagic, "ended before")] {
+                let url = ZippedHandler.register(Payload(body: body, contentEncoding: "zstd"))
+                let error = await loadError { _ = try await zippedSession().data(from: url) }
+                #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
+                #expect(error?.url == url)
+                #expect(error?.description.contains(words) == true, "\(String(describing: error))")
+            }
+            let bomb = ZippedHandler.register(Payload(body: Compression.zstd(Data(count: 64 << 20), level: 1), contentEncoding: "zstd"))
+            let error = await loadError { _ = try await zippedSession().data(from: bomb) }
+            #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
         }
-        let bomb = ZippedHandler.register(Payload(body: Compression.zstd(Data(count: 64 << 20), level: 1), contentEncoding: "zstd"))
-        let error = await loadError { _ = try await zippedSession().data(from: bomb) }
-        #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
     }
 
     @Test("Stacked codings are undone last first")
