@@ -107,4 +107,16 @@ struct HTTP2CleartextTests {
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         #expect(response.networkProtocolName == "h2")
     }
+
+    @Test("Over a Unix socket too: the URL's host in :authority, HTTP/2 from the first byte")
+    func overUnixSocket() async throws {
+        let socket = try Nginx.require().h2cUnixSocket
+        let session = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+            $0.handlerOptions[HTTPClientOptions.self].unixSocketPath = socket
+        }
+        let (data, response) = try await session.data(from: URL(string: "http://h2c.example/host")!)
+        #expect(String(decoding: data, as: UTF8.self) == "host=h2c.example\n")
+        #expect(response.networkProtocolName == "h2")
+    }
 }

@@ -30,6 +30,8 @@ public enum TestServers {
         public let unixSocket: String
         /// A Unix socket where nginx serves the same site over TLS (its certificate for `localhost`).
         public let tlsUnixSocket: String
+        /// A Unix socket where nginx serves the same site in cleartext HTTP/2 with prior knowledge.
+        public let h2cUnixSocket: String
 
         /// Where nginx logs each request under `/cache/`, a line each: method, URI, status, and the
         /// `If-None-Match` and `If-Modified-Since` it carried (`inm=… ims=…`, `-` when absent).
@@ -170,10 +172,11 @@ public enum TestServers {
               let h2 = values["H2_PORT"].flatMap(Int.init), let h2c = values["H2C_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
               let h2Few = values["H2_FEW_STREAMS_PORT"].flatMap(Int.init),
               let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"],
-              let socket = values["HTTP_UNIX_SOCKET"], let tlsSocket = values["HTTPS_UNIX_SOCKET"]
+              let socket = values["HTTP_UNIX_SOCKET"], let tlsSocket = values["HTTPS_UNIX_SOCKET"], let h2cSocket = values["H2C_UNIX_SOCKET"]
         else { return nil }
         return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2cPort: h2c, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired,
-                     ipv6: values["IPV6"] == "1", caFile: ca, root: www, unixSocket: socket, tlsUnixSocket: tlsSocket)
+                     ipv6: values["IPV6"] == "1", caFile: ca, root: www, unixSocket: socket, tlsUnixSocket: tlsSocket,
+                     h2cUnixSocket: h2cSocket)
     }()
 
     /// The running FTP servers, or `nil` if they could not be started.
