@@ -36,6 +36,11 @@ extension LoadURL {
     /// `@` too, in its place among them.
     static let rawDataMark: Character = "\u{0}"
 
+    /// Whether `option` takes the next argument as its value, whatever that looks like (`-d -K`, `-d --next`).
+    static func takesValue(_ option: String) -> Bool {
+        option == "-o" || option == "--output" || optionsWithValues.contains(option)
+    }
+
     /// The most `-K` files one command line may read, nested ones included: a file that names itself ends there.
     static let configFileLimit = 32
     /// The largest `-K` file read: `-K /dev/zero` fails rather than filling memory.
@@ -51,7 +56,6 @@ extension LoadURL {
         var expanded: [String] = []
         expanded.reserveCapacity(arguments.count)
         var read = 0
-        func takesValue(_ option: String) -> Bool { option == "-o" || option == "--output" || optionsWithValues.contains(option) }
         while let argument = pending.popLast() {
             if argument == "--" {
                 expanded.append(argument)
@@ -136,7 +140,7 @@ extension LoadURL {
             guard letter.isASCII, letter.isLetter || letter.isNumber else { return nil }
             let flag = "-" + String(letter)
             split.append(flag)
-            if flag == "-o" || optionsWithValues.contains(flag) {
+            if takesValue(flag) {
                 if position < letters.count - 1 { split.append(String(letters[(position + 1)...])) }
                 break
             }
@@ -157,8 +161,13 @@ extension LoadURL {
     /// URLs are paired with them in order, as curl pairs them. Short options run together and `-K` files are read
     /// first (``expandingConfigFiles(_:)``).
     public static func parseQuickly(_ arguments: [String]) throws -> LoadURL {
+        try parseExpanded(expandingConfigFiles(arguments))
+    }
+
+    /// ``parseQuickly(_:)`` of arguments whose `-K` files are read and short options split already
+    /// (``expandingConfigFiles(_:)``), as ``operations(_:)`` has them.
+    static func parseExpanded(_ arguments: [String]) throws -> LoadURL {
         var rest: [String] = [], urls: [String] = [], outputs: [String] = []
-        let arguments = try expandingConfigFiles(arguments)
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]

@@ -17,7 +17,7 @@ extension LoadURL {
     static let globalOptionsWithValues: Set<String> = ["--parallel-max"]
 
     /// `arguments` (with `-K` files read and short options split, ``expandingConfigFiles(_:)``) cut at each `--next`
-    /// into the operations curl would make of them, each parsed by ``parseQuickly(_:)``: an operation's options
+    /// into the operations curl would make of them, each parsed as ``parseQuickly(_:)`` parses: an operation's options
     /// hold for its own URLs only, but for the global ones (`-v`, `-s`, `-S`, `--no-progress-meter`, `-Z`,
     /// `--parallel-max`), which hold for every operation wherever they stand (the last `--parallel-max` anywhere, unless an
     /// operation gives its own). An
@@ -28,7 +28,6 @@ extension LoadURL {
         var groups: [[String]] = [[]]
         // The global options met so far, by long name, each with its value (or nil), in the order first given.
         var globals: [(name: String, value: String?)] = []
-        func takesValue(_ option: String) -> Bool { option == "-o" || option == "--output" || optionsWithValues.contains(option) }
         var index = 0
         while index < expanded.count {
             let argument = expanded[index]
@@ -57,10 +56,11 @@ extension LoadURL {
                 index += 1
             }
         }
-        guard groups.count > 1 else { return [try parseQuickly(groups[0])] }
+        // Read once: each group is parsed as it stands, not expanded again.
+        guard groups.count > 1 else { return [try parseExpanded(groups[0])] }
         // Each operation gets the global options first: its own, later in it, still have the last word for it.
         let prefix = globals.flatMap { global in [global.name] + (global.value.map { [$0] } ?? []) }
-        let commands = try groups.map { try parseQuickly(prefix + $0) }
+        let commands = try groups.map { try parseExpanded(prefix + $0) }
         if let empty = commands.firstIndex(where: \.urls.isEmpty) {
             throw ValidationError(empty == commands.count - 1 ? "no URL after the last --next" : "no URL before --next")
         }

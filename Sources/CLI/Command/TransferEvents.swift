@@ -26,8 +26,6 @@ final class TransferEvents: LoadTaskDelegate {
     private let trusted = Mutex<String?>(nil)
     /// The redirect statuses after which a `POST` stays a `POST` with its body (`--post301`, `--post302`, `--post303`).
     private let keepsPOST: Set<Int>
-    /// The request of the current hop, while ``keepsPOST`` may need its method and body back.
-    private let hop = Mutex<LoadRequest?>(nil)
 
     /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections, `-e ';auto'`, `--location-trusted` and
     /// `--post30x` is asked for: a task with a delegate collects metrics and calls it on every event.
@@ -56,7 +54,6 @@ final class TransferEvents: LoadTaskDelegate {
     /// Notes the `Authorization` of the request about to be sent, for `--location-trusted`'s redirects.
     func sending(_ request: LoadRequest) {
         if trustsRedirects { trusted.withLock { $0 = request.headerFields[.authorization] } }
-        if !keepsPOST.isEmpty { hop.withLock { $0 = request } }
     }
 
     /// Forgets the exchanges of a try that is made again (`--retry`): `-w` tells of the last.
@@ -80,15 +77,15 @@ final class TransferEvents: LoadTaskDelegate {
            let value = trusted.withLock({ $0 }) {
             request.headerFields[.authorization] = value
         }
-        // --post30x: the session made the POST a GET; it goes on as the POST it was, body and type with it.
-        if !keepsPOST.isEmpty {
-            if let code = response.status?.code, keepsPOST.contains(code), let previous = hop.withLock({ $0 }),
-               previous.method == .post, request.method == .get {
+        // --post30x: the session made the POST a GET; it goes on as the POST it was (the task's current request, the
+        // hop redirected), body and type with it.
+        if let code = response.status?.code, keepsPOST.contains(code), request.method == .get {
+            let previous = task.currentRequest
+            if previous.method == .post {
                 request.method = .post
                 request.body = previous.body
                 request.headerFields[.contentType] = previous.headerFields[.contentType]
             }
-            hop.withLock { $0 = request }
         }
         return request
     }

@@ -181,15 +181,11 @@ struct TransferSummary {
 }
 
 /// `-w`'s text for one transfer: pieces for standard output and standard error (`%{stderr}`), in the template's order.
-struct WriteOutText: Equatable {
+struct WriteOutText {
     var pieces: [(toError: Bool, text: String)] = []
 
     /// The text for standard output, the pieces joined.
     var output: String { pieces.filter { !$0.toError }.map(\.text).joined() }
     /// The text for standard error, the pieces joined.
     var error: String { pieces.filter(\.toError).map(\.text).joined() }
-
-    static func == (left: WriteOutText, right: WriteOutText) -> Bool {
-        left.pieces.map(\.toError) == right.pieces.map(\.toError) && left.pieces.map(\.text) == right.pieces.map(\.text)
-    }
 }

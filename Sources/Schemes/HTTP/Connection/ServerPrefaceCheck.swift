@@ -8,8 +8,9 @@ import NIOCore
 ///   ``AnsweredInHTTP1``, with its status line;
 /// - a first frame that is not the server's `SETTINGS` (RFC 9113 §3.4): ``HTTP2ProtocolViolation``.
 ///
-/// Passes every read on; looks at the first bytes only, however the reads split them.
-final class ServerPrefaceCheck: ChannelInboundHandler {
+/// Passes every read on; looks at the first bytes only, however the reads split them, then leaves the pipeline (every
+/// later read of the connection would pass through it for nothing).
+final class ServerPrefaceCheck: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
@@ -43,26 +44,26 @@ final class ServerPrefaceCheck: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if var seen = head {
-            let buffer = unwrapInboundIn(data)
-            seen += buffer.readableBytesView.prefix(Self.lineLimit - seen.count)
-            head = seen
-            if seen.starts(with: Self.version.prefix(seen.count)) {
-                if seen.count >= Self.version.count {
-                    // Kept at once, and made whole as the rest of the line comes.
-                    let line = seen.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
-                    keep(AnsweredInHTTP1(statusLine: String(decoding: line, as: UTF8.self)), replacing: AnsweredInHTTP1.self)
-                    if line.count < seen.count || seen.count == Self.lineLimit { head = nil }
-                }
-            } else if seen.count >= Self.frameHeader {
-                let (type, flags) = (seen[3], seen[4])
-                if type != 0x4 || flags & 0x1 != 0 {
-                    keep(HTTP2ProtocolViolation(underlying: NotSettingsFirst(type: type, flags: flags)), replacing: Never.self)
-                }
-                head = nil
+        guard var seen = head else { return context.fireChannelRead(data) }
+        let buffer = unwrapInboundIn(data)
+        seen += buffer.readableBytesView.prefix(Self.lineLimit - seen.count)
+        head = seen
+        if seen.starts(with: Self.version.prefix(seen.count)) {
+            if seen.count >= Self.version.count {
+                // Kept at once, and made whole as the rest of the line comes.
+                let line = seen.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
+                keep(AnsweredInHTTP1(statusLine: String(decoding: line, as: UTF8.self)), replacing: AnsweredInHTTP1.self)
+                if line.count < seen.count || seen.count == Self.lineLimit { head = nil }
             }
+        } else if seen.count >= Self.frameHeader {
+            let (type, flags) = (seen[3], seen[4])
+            if type != 0x4 || flags & 0x1 != 0 {
+                keep(HTTP2ProtocolViolation(underlying: NotSettingsFirst(type: type, flags: flags)), replacing: Never.self)
+            }
+            head = nil
         }
         context.fireChannelRead(data)
+        if head == nil { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
     }
 
     /// Keeps `error` unless another fault came first (or one of `replaceable`'s type, which it replaces).

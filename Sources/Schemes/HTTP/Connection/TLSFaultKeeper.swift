@@ -29,8 +29,7 @@ final class TLSFaultKeeper: ChannelInboundHandler {
     static func refusal(in fault: Locked<(any Error)?>?, url: URL) -> LoadError? {
         guard let error = fault?.withLock({ $0 }) else { return nil }
         let mapped = HTTPErrorMapping.map(error, url: url)
-        let refused = mapped.code == .clientCertificateRequired || mapped.code == .clientCertificateRejected || error is ServerPrefaceCheck.AnsweredInHTTP1
-            || error is HTTP2ProtocolViolation
+        let refused = mapped.code == .clientCertificateRequired || mapped.code == .clientCertificateRejected || error is any HTTP2ProtocolError
         return refused ? mapped : nil
     }
 }

@@ -46,15 +46,15 @@ enum WebSocketOpening {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             // A Basic credential the session's loads saw this server accept at or above this path goes ahead, as with
             // a load (not over one the request carries, nor once this hop was challenged).
-            let kept = answered == nil && current.headerFields[.authorization] == nil
-                ? (try? standIn(for: current.url)).flatMap { session.keptAuthorization(for: $0) } : nil
+            let httpURL = try? standIn(for: current.url)
+            let kept = answered == nil && current.headerFields[.authorization] == nil ? httpURL.flatMap(session.keptAuthorization(for:)) : nil
             do {
                 return try await openOnce(current, authorization: answered ?? kept, session: session, maximumMessageSize: maximumMessageSize,
                                           offersCompression: offersCompression, ask: ask)
             } catch let challenge as HandshakeChallenge {
                 saveCookies(of: challenge.response, from: current.url, in: session)
                 // Refused, the kept credential is no longer sent ahead, by loads either.
-                if let kept, let url = try? standIn(for: current.url) { session.forgetKeptAuthorization(kept, for: url) }
+                if let kept, let httpURL { session.forgetKeptAuthorization(kept, for: httpURL) }
                 answered = try await answer(challenge, to: current, answering: &answering, ask: ask)
             } catch let redirect as HandshakeRedirect {
                 saveCookies(of: redirect.response, from: current.url, in: session)
