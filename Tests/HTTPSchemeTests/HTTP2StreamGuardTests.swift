@@ -56,6 +56,20 @@ struct HTTP2StreamGuardTests {
         }
     }
 
+    @Test("A stream that closes before its request's head was written is refused (nothing went out); after the head, a close is the server's")
+    func closedBeforeHead() throws {
+        let unsent = try channel()
+        try unsent.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
+        unsent.pipeline.fireChannelInactive()
+        #expect(throws: HTTP2StreamRefused.self) { try unsent.throwIfErrorCaught() }
+
+        let sent = try channel()
+        try sent.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
+        try sent.writeOutbound(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/echo")))
+        sent.pipeline.fireChannelInactive()
+        #expect(throws: Never.self) { try sent.throwIfErrorCaught() }
+    }
+
     @Test("After the response has started, a reset passes on as it is: the request was processed")
     func afterResponseNotRefused() throws {
         let channel = try channel()

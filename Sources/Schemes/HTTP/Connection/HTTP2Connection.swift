@@ -200,13 +200,16 @@ struct HTTP2StreamRefused: Error, CustomStringConvertible {
 /// responses (1xx: a 100 Continue, a 103 Early Hints), which NIOHTTP1's decoder drops on HTTP/1.1 but the
 /// codec passes on; and turns a stream the server never processed into ``HTTP2StreamRefused``, which the
 /// handler sends again (a GOAWAY after some requests is routine): one it reset with REFUSED_STREAM, one after
-/// the last its GOAWAY named, and one whose head could not go out at all (opened just before a GOAWAY came).
+/// the last its GOAWAY named, one whose head could not go out at all (opened just before a GOAWAY came), and one
+/// that closed before its head was written (its connection closed while the request's sending task was on its way).
 final class HTTP2StreamGuard: ChannelDuplexHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     /// The last stream the connection's GOAWAY let through (`Int.max` before one).
     private let lastProcessedStream: () -> Int
     private var responseStarted = false
+    /// Whether the request's head was handed to NIOHTTP2 (whose failure to send it the write's promise tells).
+    private var headWritten = false
 
     init(lastProcessedStream: @escaping () -> Int) {
         self.lastProcessedStream = lastProcessedStream
@@ -223,6 +226,7 @@ final class HTTP2StreamGuard: ChannelDuplexHandler {
             context.write(data, promise: promise)
             return
         }
+        headWritten = true
         // NIOHTTP2 fails the write of a new stream's HEADERS that may no longer go out (after a GOAWAY), and
         // tells the stream nothing else: without this, the load would wait for a response that cannot come.
         let written = promise ?? context.eventLoop.makePromise()
@@ -234,6 +238,16 @@ final class HTTP2StreamGuard: ChannelDuplexHandler {
             context.close(promise: nil)
         }
         context.write(data, promise: written)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // NIOHTTP2 closes every stream of a connection that closed, those whose head is still to be written among
+        // them, without an error: their requests never went out (a load with a body writes its head from a task of
+        // its own, after the exchange began waiting for the response).
+        if !headWritten, !responseStarted {
+            context.fireErrorCaught(HTTP2StreamRefused(underlying: ChannelError.ioOnClosedChannel))
+        }
+        context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
