@@ -150,7 +150,18 @@ let package = Package(
         ),
         .executableTarget(name: "loadurl", dependencies: ["LoadURLCommand"], path: "Sources/CLI/Main", swiftSettings: strict),
         // Probes shared by the tests: peak memory, open descriptors, the corpora.
-        .target(name: "TestSupport", dependencies: ["Loader", "CZlib", "CBrotliEncoder", "CZstd"], path: "Tests/Support", swiftSettings: strict),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "Loader", "CZlib", "CBrotliEncoder", "CZstd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
+            path: "Tests/Support",
+            swiftSettings: strict
+        ),
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),

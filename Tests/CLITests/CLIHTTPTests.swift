@@ -373,6 +373,17 @@ struct CLIHTTPTests {
         #expect(last.stdout == "Hello from nginx\n1.1", "\(last.stdout)")
     }
 
+    @Test("An HTTP/2 stream the server resets, before its response or in the middle of its body, exits 92 (as curl) naming the code")
+    func http2StreamReset() async throws {
+        let server = try ScriptedHTTP2Server()
+        for path in ["/reset", "/reset-mid-body"] {
+            let run = try await LoadURLProcess.run(["-sS", "--http2-prior-knowledge", "http://127.0.0.1:\(server.port)\(path)"])
+            #expect(run.status == 92, "\(path): \(run.status) \(run.stderr)")
+            #expect(run.stderr.contains("reset HTTP/2 stream 1 with INTERNAL_ERROR"), "\(path): \(run.stderr)")
+            #expect(run.stdout.utf8.count <= 1000, "\(path)")
+        }
+    }
+
     @Test("-D FILE gets each response head of the transfers (a redirect's too), the body its output; -D - writes them before the body")
     func dumpHeader() async throws {
         let server = try TestServers.requireNginx()

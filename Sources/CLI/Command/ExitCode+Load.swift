@@ -32,6 +32,7 @@ import Loader
 /// | 63 | the body exceeded the maximum size |
 /// | 67 | login denied |
 /// | 78 | the remote resource does not exist (an FTP file included) |
+/// | 92 | the server reset the HTTP/2 stream before the response was complete (curl: HTTP/2 stream error) |
 /// | 130 | cancelled (interrupted) |
 /// | 99 | anything else |
 public enum LoadURLExit {
@@ -39,7 +40,8 @@ public enum LoadURLExit {
     /// remote (FTP) server is curl's 78, not the 37 of a local one, and a file a remote server would not write
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
-    /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16. Local means a
+    /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url.map { url in
@@ -49,6 +51,7 @@ public enum LoadURLExit {
         if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
         if error.underlying is ClientIdentityError { return 58 }
         if error.underlying is any HTTP2ProtocolError { return 16 }
+        if error.underlying is HTTP2StreamReset { return 92 }
         return status(for: error.code)
     }
 

@@ -46,9 +46,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
          23  cannot write output              63  body too large
          25  server refused the upload        67  login denied
          26  cannot read upload               78  remote resource not found
-         28  timed out                        99  other
-         33  -C: the rest cannot be had      130  cancelled
-         36  -C: the offset is past the end
+         28  timed out                        92  server reset the HTTP/2 stream
+         33  -C: the rest cannot be had       99  other
+         36  -C: the offset is past the end  130  cancelled
         """
     )
 

@@ -44,7 +44,8 @@ enum HTTPErrorMapping {
         case let error as HTTP2StreamRefused:
             return LoadError(.networkConnectionLost, url: url, reason: "the server did not process the request (its HTTP/2 stream was refused)", underlying: error)
         case let error as NIOHTTP2Errors.StreamClosed:
-            return LoadError(.networkConnectionLost, url: url, reason: "the server reset the HTTP/2 stream (\(error.errorCode))", underlying: error)
+            let reset = HTTP2StreamReset(error)
+            return LoadError(.networkConnectionLost, url: url, reason: reset.description, underlying: reset)
         case ChannelError.connectTimeout(let timeout):
             return LoadError(.timedOut, url: url, reason: "connecting took longer than \(timeout)", underlying: error)
         case let error as IOError:

@@ -370,10 +370,11 @@ struct HTTPRequestPlan: Sendable {
     var isHead: Bool { head.method == .HEAD }
 
     /// Whether a failure may be retried once on a new connection: an idempotent request on a reused
-    /// connection that was lost before any response byte (the server closed it while idle).
+    /// connection that was lost before any response byte (the server closed it while idle). Not a stream the
+    /// server refused, which ``mayResend(after:exchange:)`` counts.
     func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
         isIdempotent && lease.reused && !exchange.responseStarted && error.code == .networkConnectionLost
-            && canSendBodyAgain
+            && !(error.underlying is HTTP2StreamRefused) && canSendBodyAgain
     }
 
     /// Whether a request that failed may be sent again whatever its method: the server said it did not

@@ -1,0 +1,94 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import Synchronization
+
+/// A cleartext HTTP/2 server (prior knowledge) on 127.0.0.1 that ends streams as nginx cannot be made to: each
+/// path is a script. It answers each request as its HEADERS arrive.
+///
+/// | path | answer |
+/// |---|---|
+/// | `/reset` | `RST_STREAM` with `INTERNAL_ERROR`, no response |
+/// | `/reset-mid-body` | a 200 head announcing 10,000 bytes, 1,000 of them, then `RST_STREAM` with `INTERNAL_ERROR` |
+/// | `/refused-once` | `RST_STREAM` with `REFUSED_STREAM` the first time, then 200 `served N` (N: the requests so far) |
+/// | `/refused-always` | `RST_STREAM` with `REFUSED_STREAM` |
+/// | anything else | 404 |
+public final class ScriptedHTTP2Server: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    private let channel: any Channel
+    private let log = RequestLog()
+
+    public init() throws {
+        let log = self.log
+        channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                        mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+                    ) { stream in
+                        stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(StreamScript(log: log)) }
+                    }
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).wait()
+        port = channel.localAddress!.port!
+    }
+
+    deinit {
+        channel.close(promise: nil)
+    }
+
+    /// How many requests for `path` it has had.
+    public func requests(for path: String) -> Int {
+        log.paths.withLock { $0.count { $0 == path } }
+    }
+
+    /// The paths requested, in order.
+    private final class RequestLog: Sendable {
+        let paths = Mutex<[String]>([])
+    }
+
+    /// Answers one stream's request as its path says.
+    private final class StreamScript: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame.FramePayload
+        typealias OutboundOut = HTTP2Frame.FramePayload
+        private let log: RequestLog
+
+        init(log: RequestLog) {
+            self.log = log
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard case .headers(let request) = unwrapInboundIn(data), let path = request.headers.first(name: ":path") else { return }
+            let count = log.paths.withLock { log in
+                log.append(path)
+                return log.count { $0 == path }
+            }
+            switch path {
+            case "/reset":
+                context.writeAndFlush(wrapOutboundOut(.rstStream(.internalError)), promise: nil)
+            case "/reset-mid-body":
+                context.write(wrapOutboundOut(head(200, ["content-length": "10000"])), promise: nil)
+                context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(repeating: UInt8(ascii: "a"), count: 1000))))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.rstStream(.internalError)), promise: nil)
+            case "/refused-once" where count == 1, "/refused-always":
+                context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
+            case "/refused-once":
+                let body = ByteBuffer(string: "served \(count)")
+                context.write(wrapOutboundOut(head(200, ["content-length": "\(body.readableBytes)"])), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+            default:
+                context.writeAndFlush(wrapOutboundOut(head(404, ["content-length": "0"], endStream: true)), promise: nil)
+            }
+        }
+
+        private func head(_ status: Int, _ fields: KeyValuePairs<String, String>, endStream: Bool = false) -> HTTP2Frame.FramePayload {
+            var headers = HPACKHeaders([(":status", "\(status)")])
+            for (name, value) in fields { headers.add(name: name, value: value) }
+            return .headers(.init(headers: headers, endStream: endStream))
+        }
+    }
+}
