@@ -24,6 +24,25 @@ struct CLIParallelTests {
         #expect(run.stdout == "first[000]together[200]Hello from nginx\n[200]together[200]together[200]last[000]")
     }
 
+    @Test("With --next, -Z runs every operation's transfers together, each with its own options, output in the order of the URLs; the status is the last failure's")
+    func acrossOperations() async throws {
+        let url = try barrier(3)
+        let nginx = try TestServers.requireNginx()
+        let missing = "http://127.0.0.1:\(nginx.httpPort)/nope"
+        // Three operations, each with a URL at the barrier: one after another, each would wait there alone.
+        let run = try await LoadURLProcess.run(["-sS", "-Z", "-w", "[%{http_code}]", "data:,first", url, "--next", "-f", missing, url,
+                                                "--next", "-w", "<%{http_code}>", url, "data:,last"])
+        #expect(run.status == 22, "\(run.stderr)")
+        // -w is the operation's: the second has none.
+        #expect(run.stdout == "first[000]together[200]togethertogether<200>last<000>", "\(run.stdout)")
+        #expect(run.stderr.contains(missing), "\(run.stderr)")
+        // --parallel-max holds for them all: two at the barrier for two, the third alone.
+        let pair = try barrier(2)
+        let bounded = try await LoadURLProcess.run(["-sS", "-Z", "--parallel-max", "2", "-w", "%{http_code} ", pair, "--next", "-w", "%{http_code} ", pair,
+                                                    "--next", "-w", "%{http_code} ", pair])
+        #expect(bounded.stdout == "together200 together200 alone503 ", "\(bounded.stdout)")
+    }
+
     @Test("--parallel-max bounds how many run at once: two meet at a barrier for two, the third comes alone")
     func bounded() async throws {
         let url = try barrier(2)

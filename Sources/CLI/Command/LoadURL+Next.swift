@@ -1,5 +1,6 @@
 import ArgumentParser
 import Cookies
+import HTTPScheme
 
 extension LoadURL {
     /// The spellings of curl's `--next`, which ends one operation's options and URLs and starts the next one's.
@@ -75,17 +76,46 @@ extension LoadURL {
         return commands
     }
 
-    /// Runs `commands` (``operations(_:)``) one after another and returns the exit status of the last that
-    /// failed (0 if none did). They share one cookie jar, as curl's operations share their cookies: an operation
-    /// that turns the jar on (`-b FILE`, `-b ''` or `-c`) sees the cookies the ones before it received and read.
+    /// Runs `commands` (``operations(_:)``) and returns the exit status of the last that failed (0 if none did). They
+    /// share one cookie jar, as curl's operations share their cookies: an operation that turns the jar on (`-b FILE`,
+    /// `-b ''` or `-c`) sees the cookies the ones before it received and read. One after another; with `-Z` (which holds
+    /// for all), every operation's transfers run at once, at most `--parallel-max` (the first operation's) in all, as
+    /// curl's do, standard output still in the order of the URLs.
     static func execute(_ commands: [LoadURL]) async -> Int32 {
         guard commands.count > 1 else { return await commands.first?.execute() ?? LoadURLExit.usage }
         let jar = CookieJar()
+        if commands[0].parallel { return await executeAtOnce(commands, cookieJar: jar) }
         var lastFailure: Int32 = 0
         for command in commands {
             let status = await command.execute(cookieJar: jar)
             if status != 0 { lastFailure = status }
         }
         return lastFailure
+    }
+
+    /// ``execute(_:)`` with `-Z`: every operation made ready first, then all their transfers in one run, in the order
+    /// of the operations and of their URLs.
+    @concurrent private static func executeAtOnce(_ commands: [LoadURL], cookieJar: CookieJar) async -> Int32 {
+        // Each operation's status, in order: the one it failed to start with, or its transfers' last failure.
+        var statuses = [Int32](repeating: 0, count: commands.count)
+        var ready: [(slot: Int, operation: PreparedOperation)] = []
+        for (slot, command) in commands.enumerated() {
+            switch command.prepared(cookieJar: cookieJar) {
+            case .success(let operation): ready.append((slot, operation))
+            case .failure(let failure): statuses[slot] = failure.status
+            }
+        }
+        let transfers = ready.flatMap { entry in entry.operation.command.urls.indices.map { (operation: entry.operation, index: $0) } }
+        let results = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
+            await transferAll(transfers, width: commands[0].parallelMax)
+        }
+        var position = 0
+        for (slot, operation) in ready {
+            let count = operation.command.urls.count
+            let failure = results[position..<(position + count)].last(where: { $0 != 0 }) ?? 0
+            position += count
+            statuses[slot] = operation.finish(status: failure)
+        }
+        return statuses.last(where: { $0 != 0 }) ?? 0
     }
 }

@@ -33,25 +33,30 @@ extension LoadURL {
     /// The most transfers `--parallel-max` lets run at once, as curl's.
     static let parallelLimit = 300
 
-    /// Runs every transfer, up to `--parallel-max` at once, starting them in the order of the URLs; returns the exit
-    /// status of the last failure in that order. What goes to standard output comes out in that order too
-    /// (``OrderedOutput``).
-    func transferAll(session: LoaderSession, options: RequestOptions) async -> Int32 {
+    /// Runs `transfers` (of one operation or of several, ``PreparedOperation``), up to `width` at once, starting them in
+    /// their order; returns each one's exit status, in that order. What goes to standard output comes out in that order
+    /// too (``OrderedOutput``).
+    static func transferAll(_ transfers: [(operation: PreparedOperation, index: Int)], width: Int) async -> [Int32] {
         let ordered = OrderedOutput()
-        let width = min(parallelMax, Self.parallelLimit)
-        let urls = self.urls
+        let width = min(width, parallelLimit)
         return await withTaskGroup(of: (Int, Int32).self) { group in
-            var statuses = [Int32](repeating: 0, count: urls.count)
+            var statuses = [Int32](repeating: 0, count: transfers.count)
             var started = 0
-            while started < urls.count {
+            while started < transfers.count {
                 // A new one as each ends: the earliest unfinished transfer always runs, so none waits on a turn for ever.
-                if started >= width, let (index, status) = await group.next() { statuses[index] = status }
-                let index = started
-                group.addTask { (index, await transfer(urls[index], index: index, session: session, options: options, ordered: ordered)) }
+                if started >= width, let (position, status) = await group.next() { statuses[position] = status }
+                let position = started
+                let (operation, index) = transfers[position]
+                group.addTask {
+                    let status = await operation.command.transfer(operation.command.urls[index], index: index, session: operation.session,
+                                                                  options: operation.options,
+                                                                  ordered: OutputTurn(output: ordered, position: position))
+                    return (position, status)
+                }
                 started += 1
             }
-            for await (index, status) in group { statuses[index] = status }
-            return statuses.last(where: { $0 != 0 }) ?? 0
+            for await (position, status) in group { statuses[position] = status }
+            return statuses
         }
     }
 
@@ -61,7 +66,7 @@ extension LoadURL {
 
     /// Loads one URL to its output; returns its exit status. With `ordered` (`-Z`), standard output is written in
     /// the transfer's turn.
-    func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions, ordered: OrderedOutput?) async -> Int32 {
+    func transfer(_ text: String, index: Int, session: LoaderSession, options: RequestOptions, ordered: OutputTurn?) async -> Int32 {
         // A clock that never steps back (the wall clock may), for %{time_total} and %{speed_download}: of the last try,
         // as curl's.
         var started = ContinuousClock.now
@@ -91,7 +96,7 @@ extension LoadURL {
         var namedByServer = false
         if let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
             // Messages are written as they come: the socket waits for its turn to open.
-            if destination == nil { await ordered?.turn(index) }
+            if destination == nil { await ordered?.wait() }
             return await webSocketTransfer(url, to: destination, session: session, options: options, summary: &summary)
         }
         // The label only for a meter that shows: `lastPathComponent` parses the URL's path again, which was
@@ -202,7 +207,7 @@ extension LoadURL {
                 }
                 let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
                 defer { output.close() }
-                if destination == nil, let ordered, !ordered.isTurn(index) {
+                if destination == nil, let ordered, !ordered.isNow {
                     spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)
                 }
                 let sink = spool
@@ -233,7 +238,7 @@ extension LoadURL {
                     try await withTaskExecutorPreference(globalConcurrentExecutor) { try await copyBody() }
                 }
                 if let sink, let ordered {
-                    await ordered.turn(index)
+                    await ordered.wait()
                     try sink.drain(into: output)
                 }
                 try output.finish()
@@ -262,7 +267,7 @@ extension LoadURL {
                 report(failure.description, status: status)
                 // What came before the failure goes out in its turn, as it would have gone out one transfer after another.
                 if let spool, let ordered, output == nil, let stdout = try? OutputFile(path: nil, createDirectories: false, url: url) {
-                    await ordered.turn(index)
+                    await ordered.wait()
                     try? spool.drain(into: stdout)
                 }
                 return status
@@ -402,7 +407,7 @@ extension LoadURL {
 
     /// Writes `-w`'s line for a transfer, its pieces in order, those after a `%{stderr}` to standard error; with
     /// `ordered`, the standard output's in the transfer's turn, which it ends (the standard error's at once).
-    func summarize(_ summary: TransferSummary, format: String?, index: Int, ordered: OrderedOutput?) {
+    func summarize(_ summary: TransferSummary, format: String?, index: Int, ordered: OutputTurn?) {
         let text = format.flatMap { $0.isEmpty ? nil : summary.format($0) }
         guard let ordered else {
             for piece in text?.pieces ?? [] {
@@ -411,6 +416,6 @@ extension LoadURL {
             return
         }
         if let error = text?.error, !error.isEmpty { StandardStreams.error(error) }
-        ordered.finish(index, with: text?.output ?? "")
+        ordered.finish(with: text?.output ?? "")
     }
 }

@@ -67,3 +67,19 @@ final class OrderedOutput: Sendable {
         next?.resume()
     }
 }
+
+/// One transfer's place in an ``OrderedOutput``: its turn among every transfer the command line runs at once, in
+/// the order of the URLs, operation after operation (`--next`).
+struct OutputTurn: Sendable {
+    let output: OrderedOutput
+    let position: Int
+
+    /// Whether the transfer may write now.
+    var isNow: Bool { output.isTurn(position) }
+
+    /// Returns once every transfer before this one has written its part.
+    func wait() async { await output.turn(position) }
+
+    /// Ends the transfer's part with `text` (``OrderedOutput/finish(_:with:)``).
+    func finish(with text: String) { output.finish(position, with: text) }
+}

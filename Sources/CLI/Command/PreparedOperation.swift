@@ -1,0 +1,30 @@
+import Loader
+
+/// One operation of a command line (its options and URLs up to a `--next`) made ready to run: its URLs expanded,
+/// its session open with its cookie engine. ``finish(status:)`` ends it once its transfers have.
+struct PreparedOperation: Sendable {
+    /// The operation, its globs expanded.
+    let command: LoadURL
+    let session: LoaderSession
+    let options: LoadURL.RequestOptions
+    let cookieEngine: CookieEngine
+
+    /// Ends the session and writes the cookie jar (`-c`), whatever the transfers did, as curl writes it; returns
+    /// the operation's exit status: `status` (its transfers' last failure), or 23 for a jar that cannot be written
+    /// after transfers that all worked (curl only warns, and the cookies would be lost unseen).
+    func finish(status: Int32) -> Int32 {
+        session.finishTasksAndInvalidate()
+        do {
+            try cookieEngine.save()
+        } catch {
+            command.report(error.description, status: LoadURLExit.cannotWriteOutput)
+            return status == 0 ? LoadURLExit.cannotWriteOutput : status
+        }
+        return status
+    }
+}
+
+/// Why an operation could not be made ready (``LoadURL/prepared(cookieJar:)``), already reported: its exit status.
+struct PreparationFailure: Error {
+    let status: Int32
+}
