@@ -41,6 +41,14 @@ struct CLIParallelTests {
         let bounded = try await LoadURLProcess.run(["-sS", "-Z", "--parallel-max", "2", "-w", "%{http_code} ", pair, "--next", "-w", "%{http_code} ", pair,
                                                     "--next", "-w", "%{http_code} ", pair])
         #expect(bounded.stdout == "together200 together200 alone503 ", "\(bounded.stdout)")
+        // The last --parallel-max anywhere holds for all, as curl's global option: 3 here, so all three meet.
+        let three = try barrier(3)
+        let last = try await LoadURLProcess.run(["-sS", "-Z", "--parallel-max", "1", "-w", "%{http_code} ", three, "--next", "-w", "%{http_code} ", three,
+                                                 "--next", "--parallel-max", "3", "-w", "%{http_code} ", three])
+        #expect(last.stdout == "together200 together200 together200 ", "\(last.stdout)")
+        // -D - in any operation cannot go with -Z across them.
+        let dump = try await LoadURLProcess.run(["-Z", "data:,a", "--next", "-D", "-", "data:,b"])
+        #expect(dump.status == 2 && dump.stderr.contains("-D -"), "\(dump.stderr)")
     }
 
     @Test("--parallel-max bounds how many run at once: two meet at a barrier for two, the third comes alone")

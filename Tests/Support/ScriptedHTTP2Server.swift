@@ -72,8 +72,12 @@ public final class ScriptedHTTP2Server: Sendable {
                 context.writeAndFlush(wrapOutboundOut(.rstStream(.internalError)), promise: nil)
             case "/reset-mid-body":
                 context.write(wrapOutboundOut(head(200, ["content-length": "10000"])), promise: nil)
-                context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(repeating: UInt8(ascii: "a"), count: 1000))))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.rstStream(.internalError)), promise: nil)
+                // The reset once the bytes are out: NIOHTTP2 drops a stream's DATA still queued when its reset is written.
+                let written = context.eventLoop.makePromise(of: Void.self)
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                written.futureResult.whenSuccess { bound.value.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.internalError)), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(repeating: UInt8(ascii: "a"), count: 1000))))),
+                                      promise: written)
             case "/refused-once" where count == 1, "/refused-always":
                 context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
             case "/refused-once":

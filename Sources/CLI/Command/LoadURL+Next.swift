@@ -65,6 +65,10 @@ extension LoadURL {
         if let empty = commands.firstIndex(where: \.urls.isEmpty) {
             throw ValidationError(empty == commands.count - 1 ? "no URL after the last --next" : "no URL before --next")
         }
+        // Every operation's transfers run together with -Z: one's heads on standard output would cross another's bodies.
+        if commands[0].parallel, commands.contains(where: { $0.dumpHeader == "-" }) {
+            throw ValidationError("-D - cannot go with -Z: the heads would cross the bodies")
+        }
         // What only a run would find (-F with -d, say): found for every operation before the first runs.
         for command in commands {
             do {
@@ -79,8 +83,8 @@ extension LoadURL {
     /// Runs `commands` (``operations(_:)``) and returns the exit status of the last that failed (0 if none did). They
     /// share one cookie jar, as curl's operations share their cookies: an operation that turns the jar on (`-b FILE`,
     /// `-b ''` or `-c`) sees the cookies the ones before it received and read. One after another; with `-Z` (which holds
-    /// for all), every operation's transfers run at once, at most `--parallel-max` (the first operation's) in all, as
-    /// curl's do, standard output still in the order of the URLs.
+    /// for all), every operation's transfers run at once, at most `--parallel-max` in all (the last given anywhere, as
+    /// curl's global option), standard output still in the order of the URLs, and each sees the cookies received so far.
     static func execute(_ commands: [LoadURL]) async -> Int32 {
         guard commands.count > 1 else { return await commands.first?.execute() ?? LoadURLExit.usage }
         let jar = CookieJar()
@@ -107,7 +111,8 @@ extension LoadURL {
         }
         let transfers = ready.flatMap { entry in entry.operation.command.urls.indices.map { (operation: entry.operation, index: $0) } }
         let results = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
-            await transferAll(transfers, width: commands[0].parallelMax)
+            // The last operation's is the last given anywhere: its own if it gave one, else the last of the others'.
+            await transferAll(transfers, width: commands[commands.count - 1].parallelMax)
         }
         var position = 0
         for (slot, operation) in ready {

@@ -24,6 +24,9 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     private let fastPath = Locked<FastPath>(.none)
     /// Set when the fast path's reused connection turned out closed: the retry already happened.
     private let alreadyRetried = Atomic<Bool>(false)
+    /// How many times the fast path's request went unprocessed (an HTTP/2 stream refused, or one that could not
+    /// open): the task it starts counts them among its resends.
+    private let alreadyRefused = Atomic<Int>(0)
     /// The error carrying a proxy's challenge that the fast path met, for the task it starts to ask about at once
     /// (not sending again first).
     private let fastPathProxyChallenge = Mutex<LoadError?>(nil)
@@ -102,7 +105,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         connection.openStream(for: HTTPEngine.shared.pool, url: request.url) { [self] result in
             switch result {
             case .success(let stream): send(plan, on: ConnectionPool.Lease(connection: stream, reused: true))
-            case .failure: if !isStopped { startTask() }
+            case .failure(let error):
+                guard !isStopped else { return }
+                if error.underlying is HTTP2StreamRefused { alreadyRefused.add(1, ordering: .releasing) }
+                startTask()
             }
         }
     }
@@ -145,7 +151,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             fastPathProxyChallenge.withLock { $0 = mapped }
             startTask()
         } else if plan.mayResend(after: mapped, exchange: exchange) {
-            // An HTTP/2 server did not process it: again, in a task, which resends a few times at most.
+            // An HTTP/2 server did not process it: again, in a task, which resends a few times at most (this one counted).
+            alreadyRefused.add(1, ordering: .releasing)
             startTask()
         } else if plan.mayRetry(after: mapped, on: lease, exchange: exchange) {
             // Once more, in a task, on a new connection.
@@ -255,7 +262,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let pool = HTTPEngine.shared.pool
         var retried = alreadyRetried.load(ordering: .acquiring)
         // Requests an HTTP/2 server did not process (GOAWAY, a refused stream) go again, a few times at most.
-        var refusals = 0
+        var refusals = alreadyRefused.load(ordering: .acquiring)
         while true {
             let lease: ConnectionPool.Lease
             do {
@@ -371,10 +378,10 @@ struct HTTPRequestPlan: Sendable {
 
     /// Whether a failure may be retried once on a new connection: an idempotent request on a reused
     /// connection that was lost before any response byte (the server closed it while idle). Not a stream the
-    /// server refused, which ``mayResend(after:exchange:)`` counts.
+    /// server refused, which ``mayResend(after:exchange:)`` counts, nor one it reset (it may have processed it).
     func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
         isIdempotent && lease.reused && !exchange.responseStarted && error.code == .networkConnectionLost
-            && !(error.underlying is HTTP2StreamRefused) && canSendBodyAgain
+            && !(error.underlying is HTTP2StreamRefused) && !(error.underlying is HTTP2StreamReset) && canSendBodyAgain
     }
 
     /// Whether a request that failed may be sent again whatever its method: the server said it did not

@@ -1,15 +1,16 @@
 import NIOHTTP2
 
-/// The server ended an HTTP/2 stream with `RST_STREAM` before its response was complete (RFC 9113 §6.4): the
-/// `underlying` error of the load's ``Loader/LoadError`` (`networkConnectionLost`), which `loadurl` exits with as curl
-/// does for an HTTP/2 stream error (92).
+/// An HTTP/2 stream was reset before its response was complete (RFC 9113 §6.4): by the server's `RST_STREAM`, or by
+/// NIOHTTP2 for the server's breach of the protocol on that stream. The `underlying` error of the load's
+/// ``Loader/LoadError`` (`networkConnectionLost`), which `loadurl` exits with as curl does for an HTTP/2 stream
+/// error (92). The request is not sent again: the server may have processed it.
 ///
 /// A stream the server refused (`REFUSED_STREAM`), or one after the last its `GOAWAY` let through, is not one of
 /// these: the server never processed its request, which is sent again (RFC 9113 §8.7).
 public struct HTTP2StreamReset: Error, Sendable, CustomStringConvertible {
     /// The stream's identifier on its connection.
     public let streamID: Int
-    /// The error code the server gave, as RFC 9113 §7 numbers it (2 is `INTERNAL_ERROR`, 8 `CANCEL`).
+    /// The reset's error code, as RFC 9113 §7 numbers it (2 is `INTERNAL_ERROR`, 8 `CANCEL`).
     public let errorCode: Int
 
     init(streamID: Int, errorCode: Int) {
@@ -29,6 +30,6 @@ public struct HTTP2StreamReset: Error, Sendable, CustomStringConvertible {
         return names.indices.contains(errorCode) ? names[errorCode] : "0x" + String(errorCode, radix: 16)
     }
 
-    /// What happened, for the load's error: "the server reset HTTP/2 stream 3 with INTERNAL_ERROR".
-    public var description: String { "the server reset HTTP/2 stream \(streamID) with \(errorCodeName)" }
+    /// What happened, for the load's error: "HTTP/2 stream 3 was reset with INTERNAL_ERROR before the response was complete".
+    public var description: String { "HTTP/2 stream \(streamID) was reset with \(errorCodeName) before the response was complete" }
 }
