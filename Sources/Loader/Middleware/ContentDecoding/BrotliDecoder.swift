@@ -5,7 +5,7 @@ import FoundationEssentials
 /// API; output comes in pieces of at most `window` bytes.
 final class BrotliDecoder: BodyDecoder {
     private let state: OpaquePointer?
-    private let window: Int
+    private let output: OutputWindow
     private var pending = PendingInput()
     /// Whether the last call filled its window, so the decoder may hold more output without new input.
     private var outputMayBePending = false
@@ -15,7 +15,7 @@ final class BrotliDecoder: BodyDecoder {
     private(set) var totalOut = 0
 
     init(window: Int = 64 * 1024) {
-        self.window = window
+        output = OutputWindow(capacity: window)
         state = BrotliDecoderCreateInstance(nil, nil, nil)
     }
 
@@ -32,17 +32,16 @@ final class BrotliDecoder: BodyDecoder {
     func nextOutput() throws(DecodingFailure) -> Data? {
         guard let state else { throw .corrupt("the brotli decoder could not start (out of memory)") }
         while !isFinished, !pending.isEmpty || outputMayBePending {
-            var output = Data(count: window)
+            let window = output.capacity
             let available = pending.count
+            let out = output.bytes
             let (result, consumed, produced) = pending.withUnsafeBytes { input in
-                output.withUnsafeMutableBytes { out in
-                    var availableIn = available
-                    var nextIn: UnsafePointer<UInt8>? = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                    var availableOut = window
-                    var nextOut: UnsafeMutablePointer<UInt8>? = out.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                    let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
-                    return (result, available - availableIn, window - availableOut)
-                }
+                var availableIn = available
+                var nextIn: UnsafePointer<UInt8>? = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                var availableOut = window
+                var nextOut: UnsafeMutablePointer<UInt8>? = out.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
+                return (result, available - availableIn, window - availableOut)
             }
             pending.advance(by: consumed)
             totalOut += produced
@@ -58,7 +57,7 @@ final class BrotliDecoder: BodyDecoder {
             default:
                 throw .corrupt(String(cString: BrotliDecoderErrorString(BrotliDecoderGetErrorCode(state))))
             }
-            if produced > 0 { return output.prefix(produced) }
+            if produced > 0 { return output.output(produced) }
             // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
             if consumed == 0, !outputMayBePending { return nil }
         }

@@ -17,7 +17,7 @@ final class Inflater: BodyDecoder {
 
 
     private let format: Format
-    private let window: Int
+    private let output: OutputWindow
     private var stream: UnsafeMutablePointer<z_stream>?
     private var pending = PendingInput()
     /// Whether the last call filled its window, so zlib may hold more output without new input.
@@ -41,7 +41,7 @@ final class Inflater: BodyDecoder {
 
     init(format: Format, window: Int = 64 * 1024) {
         self.format = format
-        self.window = window
+        output = OutputWindow(capacity: window)
     }
 
     deinit {
@@ -68,25 +68,24 @@ final class Inflater: BodyDecoder {
             }
             let stream = try self.startIfReady()
             guard let stream else { return nil }
-            var output = Data(count: window)
+            let out = output.bytes
+            let window = output.capacity
             let (status, consumed, produced) = pending.withUnsafeBytes { input in
-                output.withUnsafeMutableBytes { out in
-                    let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) }
-                    stream.pointee.next_in = base.map { UnsafeMutablePointer(mutating: $0) }
-                    stream.pointee.avail_in = uInt(min(input.count, Int(UInt32.max)))
-                    stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                    stream.pointee.avail_out = uInt(window)
-                    let availableIn = stream.pointee.avail_in
-                    let status = inflate(stream, Z_NO_FLUSH)
-                    return (status, Int(availableIn - stream.pointee.avail_in), window - Int(stream.pointee.avail_out))
-                }
+                let base = input.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) }
+                stream.pointee.next_in = base.map { UnsafeMutablePointer(mutating: $0) }
+                stream.pointee.avail_in = uInt(min(input.count, Int(UInt32.max)))
+                stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(window)
+                let availableIn = stream.pointee.avail_in
+                let status = inflate(stream, Z_NO_FLUSH)
+                return (status, Int(availableIn - stream.pointee.avail_in), window - Int(stream.pointee.avail_out))
             }
             stream.pointee.next_in = nil
             stream.pointee.next_out = nil
             pending.advance(by: consumed)
             totalIn += consumed
             totalOut += produced
-            outputMayBePending = produced == window
+            outputMayBePending = produced == output.capacity
             switch status {
             case Z_STREAM_END where format == .gzip:
                 // Another member may follow; what comes next decides (startsAnotherMember).
@@ -102,7 +101,7 @@ final class Inflater: BodyDecoder {
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
                 throw .corrupt(message)
             }
-            if produced > 0 { return output.prefix(produced) }
+            if produced > 0 { return output.output(produced) }
         }
         return nil
     }

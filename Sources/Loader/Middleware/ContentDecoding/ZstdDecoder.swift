@@ -11,7 +11,7 @@ final class ZstdDecoder: BodyDecoder {
     static let maximumWindowLog: Int32 = 23
 
     private let context: OpaquePointer?
-    private let window: Int
+    private let output: OutputWindow
     private var pending = PendingInput()
     /// Whether the last call filled its window, so the decoder may hold more output without new input.
     private var outputMayBePending = false
@@ -23,7 +23,7 @@ final class ZstdDecoder: BodyDecoder {
     private(set) var totalOut = 0
 
     init(window: Int = 64 * 1024) {
-        self.window = window
+        output = OutputWindow(capacity: window)
         context = ZSTD_createDCtx()
         if let context { _ = ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, Self.maximumWindowLog) }
     }
@@ -49,15 +49,14 @@ final class ZstdDecoder: BodyDecoder {
                     throw .corrupt("zstd: not a Zstandard frame (its magic number is 0x\(String(magic, radix: 16)))")
                 }
             }
-            var output = Data(count: window)
+            let window = output.capacity
             let available = pending.count
+            let out = output.bytes
             let (result, consumed, produced) = pending.withUnsafeBytes { input in
-                output.withUnsafeMutableBytes { out in
-                    var source = ZSTD_inBuffer(src: input.baseAddress, size: available, pos: 0)
-                    var destination = ZSTD_outBuffer(dst: out.baseAddress, size: window, pos: 0)
-                    let result = ZSTD_decompressStream(context, &destination, &source)
-                    return (result, source.pos, destination.pos)
-                }
+                var source = ZSTD_inBuffer(src: input.baseAddress, size: available, pos: 0)
+                var destination = ZSTD_outBuffer(dst: out.baseAddress, size: window, pos: 0)
+                let result = ZSTD_decompressStream(context, &destination, &source)
+                return (result, source.pos, destination.pos)
             }
             if ZSTD_isError(result) != 0 {
                 if ZSTD_getErrorCode(result) == ZSTD_error_frameParameter_windowTooLarge {
@@ -71,7 +70,7 @@ final class ZstdDecoder: BodyDecoder {
             // buffer may leave decoded bytes inside the decoder: libzstd asks to be called again.
             outputMayBePending = produced == window && result != 0
             if consumed > 0 || produced > 0 { atFrameEnd = result == 0 }
-            if produced > 0 { return output.prefix(produced) }
+            if produced > 0 { return output.output(produced) }
             // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
             if consumed == 0 { return nil }
         }
