@@ -151,6 +151,15 @@ async def flaky(path):
 
 
 async def refuse_unknown(connection, request):
+    response = await plain_answer(request)
+    if response is not None:
+        # websockets closes the connection after any answer but a 101: said in the answer, as a server that closes
+        # does, so that no client keeps the connection for a next request it would find closed.
+        response.headers["Connection"] = "close"
+    return response
+
+
+async def plain_answer(request):
     if request.path == "/auth-page":
         return challenge(request) or Response(200, "OK", Headers([("Content-Length", "4")]), b"page")
     if request.path.split("/")[1] in ("flaky", "flaky-plain", "slow") and request.path.count("/") == 3:

@@ -269,26 +269,26 @@ struct HTTPMisbehaviourTests {
 
     @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
     func slowUploadIsNotIdle() async throws {
-        // Twenty-four parts 600 ms apart: 14.4 s of sending against a request (idle) timeout of 12 s. The timeout
-        // is long because, in a run of every suite, tests that compute for seconds can keep Swift's two pool threads
-        // busy while it counts (5 s failed in a fresh-clone run, whose first seconds stalled the whole process).
-        // The parts come from a dispatch timer, not that pool.
-        let session = plainHTTPSession { $0.timeoutIntervalForRequest = 12 }
+        // Forty parts 600 ms apart: 24 s of sending against a request (idle) timeout of 20 s. The timeout is long
+        // because, in a run of every suite, tests that compute for seconds can keep Swift's two pool threads busy
+        // while it counts (5 s failed in a fresh-clone run, whose first seconds stalled the whole process; 12 s failed
+        // three times in a slow spell of the machine on 2026-11-29). The parts come from a dispatch timer, not that pool.
+        let session = plainHTTPSession { $0.timeoutIntervalForRequest = 20 }
         var request = LoadRequest(url: server.url("/echo"), method: .post)
         request.body = .stream(length: nil) {
             AsyncThrowingStream { continuation in
                 let queue = DispatchQueue(label: "slow-upload")
-                for index in 0..<24 {
+                for index in 0..<40 {
                     queue.asyncAfter(deadline: .now() + .milliseconds(600 * (index + 1))) {
                         continuation.yield(Data("part\(index);".utf8))
-                        if index == 23 { continuation.finish() }
+                        if index == 39 { continuation.finish() }
                     }
                 }
             }
         }
         let (echo, response) = try await session.data(for: request)
         #expect(response.status == .ok)
-        #expect(String(decoding: echo, as: UTF8.self) == (0..<24).map { "part\($0);" }.joined())
+        #expect(String(decoding: echo, as: UTF8.self) == (0..<40).map { "part\($0);" }.joined())
     }
 
     @Test("A followed redirect's decoded body is given up: its connection is free for the next hop (one per host)")
