@@ -21,6 +21,15 @@ struct HTTP2StreamResetTests {
         return LoaderSession(configuration: configuration)
     }
 
+    /// A session whose connection to the server has carried a load already (a 404): its next load's stream is a reused
+    /// lease, sent without a task of its own.
+    private func sessionInUse() async throws -> LoaderSession {
+        let session = session()
+        let (_, warm) = try await session.data(from: url("/warm"))
+        #expect(warm.status?.code == 404)
+        return session
+    }
+
     private func url(_ path: String) -> URL {
         URL(string: "http://127.0.0.1:\(server.port)\(path)")!
     }
@@ -37,9 +46,7 @@ struct HTTP2StreamResetTests {
         #expect(server.requests(for: "/reset") == 1)
 
         // On a connection that has carried a load already (a stream of it is a reused lease).
-        let inUse = session()
-        let (_, warm) = try await inUse.data(from: self.url("/warm"))
-        #expect(warm.status?.code == 404)
+        let inUse = try await sessionInUse()
         let again = await loadError { _ = try await inUse.data(from: url) }
         #expect(again?.underlying is HTTP2StreamReset, "\(String(describing: again))")
         #expect(server.requests(for: "/reset") == 2)
@@ -85,8 +92,7 @@ struct HTTP2StreamResetTests {
         #expect(error?.reason?.contains("did not process") == true, "\(String(describing: error?.reason))")
         #expect(server.requests(for: "/refused-always") == 5)
 
-        let inUse = session()
-        _ = try await inUse.data(from: self.url("/warm"))
+        let inUse = try await sessionInUse()
         let again = await loadError { _ = try await inUse.data(from: url) }
         #expect(again?.reason?.contains("did not process") == true, "\(String(describing: again))")
         #expect(server.requests(for: "/refused-always") == 10)

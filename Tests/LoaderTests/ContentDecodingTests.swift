@@ -89,6 +89,22 @@ private let sampleText = Data((0..<20_000).map { "line \($0): the quick brown fo
 
 @Suite("Content decoding: gzip and deflate bodies decoded on the way up, bombs and corruption refused")
 struct ContentDecodingTests {
+    /// Loads `body` served with `coding`: it must fail with cannotDecodeContentData naming the URL, its text saying `words`.
+    private func expectUndecodable(_ body: Data, coding: String, saying words: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let url = ZippedHandler.register(Payload(body: body, contentEncoding: coding))
+        let error = await loadError { _ = try await zippedSession().data(from: url) }
+        #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(error?.url == url, sourceLocation: sourceLocation)
+        #expect(error?.description.contains(words) == true, "\(String(describing: error))", sourceLocation: sourceLocation)
+    }
+
+    /// Loads `body` served with `coding`, which expands past the ratio limit: it must fail with dataLengthExceedsMaximum.
+    private func expectBombRefused(_ body: Data, coding: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let url = ZippedHandler.register(Payload(body: body, contentEncoding: coding))
+        let error = await loadError { _ = try await zippedSession().data(from: url) }
+        #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))", sourceLocation: sourceLocation)
+    }
+
     @Test("gzip, zlib deflate and raw deflate decode to the original bytes, whatever the chunking",
           arguments: [(Compression.Format.gzip, "gzip"), (.zlib, "deflate"), (.raw, "deflate"), (.gzip, "x-gzip")])
     func decodes(format: Compression.Format, coding: String) async throws {
@@ -145,16 +161,10 @@ struct ContentDecodingTests {
             corrupt.replaceSubrange(20..<60, with: Data(repeating: 0xFF, count: 40))
             let cut = Compression.brotli(sampleText).dropLast(16)
             for (body, words) in [(corrupt, "corrupt"), (Data(cut), "ended before")] {
-                let url = ZippedHandler.register(Payload(body: body, contentEncoding: "br"))
-                let error = await loadError { _ = try await zippedSession().data(from: url) }
-                #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
-                #expect(error?.url == url)
-                #expect(error?.description.contains(words) == true, "\(String(describing: error))")
+                await expectUndecodable(body, coding: "br", saying: words)
             }
             // 64 MiB of zeros compress to a few hundred bytes: far past 200 decoded bytes per byte received.
-            let bomb = ZippedHandler.register(Payload(body: Compression.brotli(Data(count: 64 << 20), quality: 1), contentEncoding: "br"))
-            let error = await loadError { _ = try await zippedSession().data(from: bomb) }
-            #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
+            await expectBombRefused(Compression.brotli(Data(count: 64 << 20), quality: 1), coding: "br")
         }
     }
 
@@ -200,15 +210,9 @@ struct ContentDecodingTests {
             let halfMagic = Compression.zstd(sampleText) + Data([0x28, 0xB5])
             for (body, words) in [(corrupt, "zstd"), (Data(cut), "ended before"), (wide, "window over 8 MiB"),
                                   (legacy, "not a Zstandard frame"), (halfMagic, "ended before")] {
-                let url = ZippedHandler.register(Payload(body: body, contentEncoding: "zstd"))
-                let error = await loadError { _ = try await zippedSession().data(from: url) }
-                #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
-                #expect(error?.url == url)
-                #expect(error?.description.contains(words) == true, "\(String(describing: error))")
+                await expectUndecodable(body, coding: "zstd", saying: words)
             }
-            let bomb = ZippedHandler.register(Payload(body: Compression.zstd(Data(count: 64 << 20), level: 1), contentEncoding: "zstd"))
-            let error = await loadError { _ = try await zippedSession().data(from: bomb) }
-            #expect(error?.code == .dataLengthExceedsMaximum, "\(String(describing: error))")
+            await expectBombRefused(Compression.zstd(Data(count: 64 << 20), level: 1), coding: "zstd")
         }
     }
 
@@ -311,21 +315,14 @@ struct ContentDecodingTests {
     func corrupt() async throws {
         var encoded = Compression.compress(sampleText, .gzip)
         encoded.replaceSubrange(100..<140, with: Data(repeating: 0xFF, count: 40))
-        let url = ZippedHandler.register(Payload(body: encoded, contentEncoding: "gzip"))
-        let error = await loadError { _ = try await zippedSession().data(from: url) }
-        #expect(error?.code == .cannotDecodeContentData)
-        #expect(error?.url == url)
-        #expect(error?.description.contains("corrupt") == true)
+        await expectUndecodable(encoded, coding: "gzip", saying: "corrupt")
     }
 
     @Test("A compressed stream cut short is an error, never a silently short body")
     func truncated() async throws {
         let encoded = Compression.compress(sampleText, .gzip)
         for cut in [8, encoded.count / 2] {
-            let url = ZippedHandler.register(Payload(body: encoded.prefix(encoded.count - cut), contentEncoding: "gzip"))
-            let error = await loadError { _ = try await zippedSession().data(from: url) }
-            #expect(error?.code == .cannotDecodeContentData, "cut \(cut): \(String(describing: error))")
-            #expect(error?.description.contains("ended before") == true)
+            await expectUndecodable(Data(encoded.prefix(encoded.count - cut)), coding: "gzip", saying: "ended before")
         }
     }
 

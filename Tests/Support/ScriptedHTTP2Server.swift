@@ -20,6 +20,8 @@ public final class ScriptedHTTP2Server: Sendable {
     private let channel: any Channel
     private let log = RequestLog()
 
+    /// Starts listening on a free port of 127.0.0.1; it stops when the server is released (its connections stay until
+    /// their clients close them).
     public init() throws {
         let log = self.log
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -55,6 +55,13 @@ public enum LoadURLExit {
         return status(for: error.code)
     }
 
+    /// The exit status of several transfers or operations: the last that failed, in their order (0 if none did), as curl's.
+    static func lastFailure<Statuses: Sequence<Int32>>(_ statuses: Statuses) -> Int32 {
+        var last: Int32 = 0
+        for status in statuses where status != 0 { last = status }
+        return last
+    }
+
     /// The exit status for a load that failed with `code`.
     public static func status(for code: LoadError.Code) -> Int32 {
         switch code {

@@ -89,12 +89,9 @@ extension LoadURL {
         guard commands.count > 1 else { return await commands.first?.execute() ?? LoadURLExit.usage }
         let jar = CookieJar()
         if commands[0].parallel { return await executeAtOnce(commands, cookieJar: jar) }
-        var lastFailure: Int32 = 0
-        for command in commands {
-            let status = await command.execute(cookieJar: jar)
-            if status != 0 { lastFailure = status }
-        }
-        return lastFailure
+        var statuses: [Int32] = []
+        for command in commands { statuses.append(await command.execute(cookieJar: jar)) }
+        return LoadURLExit.lastFailure(statuses)
     }
 
     /// ``execute(_:)`` with `-Z`: every operation made ready first, then all their transfers in one run, in the order
@@ -117,10 +114,9 @@ extension LoadURL {
         var position = 0
         for (slot, operation) in ready {
             let count = operation.command.urls.count
-            let failure = results[position..<(position + count)].last(where: { $0 != 0 }) ?? 0
+            statuses[slot] = operation.finish(status: LoadURLExit.lastFailure(results[position..<(position + count)]))
             position += count
-            statuses[slot] = operation.finish(status: failure)
         }
-        return statuses.last(where: { $0 != 0 }) ?? 0
+        return LoadURLExit.lastFailure(statuses)
     }
 }

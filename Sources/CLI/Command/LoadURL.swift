@@ -420,15 +420,13 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let status = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
             let command = operation.command
             guard parallel, command.urls.count > 1 else {
-                var lastFailure: Int32 = 0
+                var statuses: [Int32] = []
                 for (index, text) in command.urls.enumerated() {
-                    let status = await command.transfer(text, index: index, session: operation.session, options: operation.options, ordered: nil)
-                    if status != 0 { lastFailure = status }
+                    statuses.append(await command.transfer(text, index: index, session: operation.session, options: operation.options, ordered: nil))
                 }
-                return lastFailure
+                return LoadURLExit.lastFailure(statuses)
             }
-            let statuses = await Self.transferAll(command.urls.indices.map { (operation, $0) }, width: parallelMax)
-            return statuses.last(where: { $0 != 0 }) ?? 0
+            return LoadURLExit.lastFailure(await Self.transferAll(command.urls.indices.map { (operation, $0) }, width: parallelMax))
         }
         return operation.finish(status: status)
     }

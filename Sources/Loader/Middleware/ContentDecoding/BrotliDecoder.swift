@@ -57,7 +57,7 @@ final class BrotliDecoder: BodyDecoder {
             default:
                 throw .corrupt(String(cString: BrotliDecoderErrorString(BrotliDecoderGetErrorCode(state))))
             }
-            if produced > 0 { return output.output(produced) }
+            if produced > 0 { return output.copy(produced) }
             // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
             if consumed == 0, !outputMayBePending { return nil }
         }

@@ -85,7 +85,7 @@ final class Inflater: BodyDecoder {
             pending.advance(by: consumed)
             totalIn += consumed
             totalOut += produced
-            outputMayBePending = produced == output.capacity
+            outputMayBePending = produced == window
             switch status {
             case Z_STREAM_END where format == .gzip:
                 // Another member may follow; what comes next decides (startsAnotherMember).
@@ -101,7 +101,7 @@ final class Inflater: BodyDecoder {
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
                 throw .corrupt(message)
             }
-            if produced > 0 { return output.output(produced) }
+            if produced > 0 { return output.copy(produced) }
         }
         return nil
     }

@@ -19,7 +19,7 @@ final class OutputWindow {
     }
 
     /// A copy of the first `count` bytes written.
-    func output(_ count: Int) -> Data {
+    func copy(_ count: Int) -> Data {
         Data(bytes: bytes.baseAddress!, count: count)
     }
 }

@@ -70,7 +70,7 @@ final class ZstdDecoder: BodyDecoder {
             // buffer may leave decoded bytes inside the decoder: libzstd asks to be called again.
             outputMayBePending = produced == window && result != 0
             if consumed > 0 || produced > 0 { atFrameEnd = result == 0 }
-            if produced > 0 { return output.output(produced) }
+            if produced > 0 { return output.copy(produced) }
             // Nothing taken and nothing given: it waits for input (a guard; the library does not do this otherwise).
             if consumed == 0 { return nil }
         }

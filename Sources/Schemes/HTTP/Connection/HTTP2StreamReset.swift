@@ -13,21 +13,19 @@ public struct HTTP2StreamReset: Error, Sendable, CustomStringConvertible {
     /// The reset's error code, as RFC 9113 §7 numbers it (2 is `INTERNAL_ERROR`, 8 `CANCEL`).
     public let errorCode: Int
 
-    init(streamID: Int, errorCode: Int) {
-        self.streamID = streamID
-        self.errorCode = errorCode
+    init(_ closed: NIOHTTP2Errors.StreamClosed) {
+        streamID = Int(closed.streamID)
+        errorCode = closed.errorCode.networkCode
     }
 
-    init(_ closed: NIOHTTP2Errors.StreamClosed) {
-        self.init(streamID: Int(closed.streamID), errorCode: closed.errorCode.networkCode)
-    }
+    /// RFC 9113 §7's names, by code.
+    private static let codeNames = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
+                                    "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR",
+                                    "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"]
 
     /// The code's name in RFC 9113 §7, or its number for one the RFC does not name.
     public var errorCodeName: String {
-        let names = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED",
-                     "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM",
-                     "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"]
-        return names.indices.contains(errorCode) ? names[errorCode] : "0x" + String(errorCode, radix: 16)
+        Self.codeNames.indices.contains(errorCode) ? Self.codeNames[errorCode] : "0x" + String(errorCode, radix: 16)
     }
 
     /// What happened, for the load's error: "HTTP/2 stream 3 was reset with INTERNAL_ERROR before the response was complete".
