@@ -31,13 +31,18 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         // stack deeper than any server sends (curl stops at 5), each layer of which multiplies the expansion.
         guard known.count == codings.count, !known.isEmpty, known.count <= Self.deepestStack else { return result }
         var body = result.body
-        // Every layer weighs its output against the bytes that came in, not against the layer below it: a
-        // stack of layers each just under the ratio must not expand by the ratio raised to their number.
-        let received = ReceivedBytes()
-        for (index, coding) in known.reversed().enumerated() {
-            let decoded = DecodedBody(encoded: body, coding: coding, url: result.response.url, settings: settings,
-                                      received: received, countsReceived: index == 0)
-            body = ResponseBody(decoded, wrapping: body)
+        if let whole = body.whole, let decoded = decodedAtOnce(whole, codings: known) {
+            // Came whole and small: decoded here, it goes on whole too, and the caller takes it without reading a stream.
+            body = ResponseBody(data: decoded)
+        } else {
+            // Every layer weighs its output against the bytes that came in, not against the layer below it: a
+            // stack of layers each just under the ratio must not expand by the ratio raised to their number.
+            let received = ReceivedBytes()
+            for (index, coding) in known.reversed().enumerated() {
+                let decoded = DecodedBody(encoded: body, coding: coding, url: result.response.url, settings: settings,
+                                          received: received, countsReceived: index == 0)
+                body = ResponseBody(decoded, wrapping: body)
+            }
         }
         var response = result.response
         response.headerFields[.contentEncoding] = nil
@@ -46,6 +51,39 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         // must not be resumed with a Range).
         response.headerFields[.acceptRanges] = nil
         return LoadResult(response: response, body: body, redirectRequest: result.redirectRequest)
+    }
+}
+
+extension ContentDecodingMiddleware {
+    /// The most bytes a body that came whole is decoded to at once; a larger one is decoded as it is read.
+    static let atOnceLimit = 256 * 1024
+
+    /// `encoded` with `codings` undone (the last listed first), if every layer decodes cleanly within
+    /// ``atOnceLimit`` and the session's limits; `nil` otherwise, and the body is decoded as it is read, which
+    /// reports the failure (a corrupt or cut stream, a limit passed) to its reader as before.
+    @inline(never)
+    fileprivate func decodedAtOnce(_ encoded: Data, codings: [BodyCoding]) -> Data? {
+        var bytes = encoded
+        for coding in codings.reversed() {
+            let decoder = coding.makeDecoder()
+            decoder.feed(bytes)
+            var output = Data()
+            do {
+                while let piece = try decoder.nextOutput() {
+                    output.append(piece)
+                    if output.count > Self.atOnceLimit { return nil }
+                }
+                try decoder.finish()
+            } catch {
+                return nil
+            }
+            if let maximum = settings.maximumDecodedSize, output.count > maximum { return nil }
+            if let ratio = settings.maximumRatio, output.count > settings.ratioFloor, output.count / max(encoded.count, 1) > ratio {
+                return nil
+            }
+            bytes = output
+        }
+        return bytes
     }
 }
 
