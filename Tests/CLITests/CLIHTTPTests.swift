@@ -16,6 +16,15 @@ struct CLIHTTPTests {
         #expect(run.stdout.hasSuffix("\r\n\r\n"))
     }
 
+    @Test("A server that closes the connection without a response exits 52, curl's empty reply, naming the URL")
+    func emptyReply() async throws {
+        let server = try TestServers.requireNginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/empty-reply"
+        let run = try await LoadURLProcess.run(["-sS", url])
+        #expect(run.status == 52 && run.stdout.isEmpty, "\(run.stderr)")
+        #expect(run.stderr.contains(url) && run.stderr.contains("without a response"), "\(run.stderr)")
+    }
+
     @Test("A URL without a scheme is loaded as http://, as curl guesses; a scheme the loader lacks fails as unsupported")
     func schemelessURL() async throws {
         let server = try TestServers.requireNginx()

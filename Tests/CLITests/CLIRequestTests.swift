@@ -30,7 +30,7 @@ struct CLIRequestTests {
         return file
     }
 
-    @Test("-d pieces are joined with &, a -d file without its line breaks; --data-binary keeps them; a lone --data-binary @file streams")
+    @Test("-d pieces are joined with &, a -d file without its line breaks; --data-binary keeps them; a lone --data-binary @file streams; all go as a form")
     func dataPieces() throws {
         let form = try temporaryFile("b=2\r\nc=3\n")
         let binary = try temporaryFile("x\ny\n")
@@ -45,7 +45,10 @@ struct CLIRequestTests {
             return
         }
         #expect(file.path == binary.path)
-        #expect(streamed.headerFields[.contentType] == nil)
+        // A --data-binary body goes as a form too, as curl's does, unless -H gives a type or takes it away.
+        #expect(streamed.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        #expect(try request(["--data-binary", "x", "-H", "Content-Type: text/plain", "http://h/"]).headerFields[.contentType] == "text/plain")
+        #expect(try request(["--data-binary", "x", "-H", "Content-Type:", "http://h/"]).headerFields[.contentType] == nil)
         let missing = #expect(throws: LoadError.self) { _ = try request(["-d", "a=1", "-d", "@/no/such/file", "http://h/"]) }
         #expect(missing?.code == .requestBodyStreamExhausted)
     }
@@ -61,6 +64,16 @@ struct CLIRequestTests {
         let whole = try LoadURL.parse(["-d", "a", "--data-raw", "@x", "http://h/"])
         #expect(bytes(try whole.makeRequest(URL(string: "http://h/")!, options: whole.requestOptions).body) == "a&@x")
         #expect(throws: ValidationError.self) { _ = try command(["--data-raw", "x", "-F", "a=1", "http://h/"]).makeConfiguration() }
+    }
+
+    @Test("Every HTTP(S) request says Accept: */*, as curl's do, unless -H gives an Accept or takes it away, or --json asks for JSON")
+    func acceptAny() throws {
+        #expect(try request(["http://h/"]).headerFields[.accept] == "*/*")
+        #expect(try request(["-d", "a=1", "https://h/"]).headerFields[.accept] == "*/*")
+        #expect(try request(["-H", "Accept: text/html", "http://h/"]).headerFields[.accept] == "text/html")
+        #expect(try request(["-H", "Accept:", "http://h/"]).headerFields[.accept] == nil)
+        #expect(try request(["--json", "{}", "http://h/"]).headerFields[.accept] == "application/json")
+        #expect(try request(["ftp://h/f"]).headerFields[.accept] == nil)
     }
 
     @Test("--oauth2-bearer sends Authorization: Bearer to HTTP(S) and WebSocket URLs; a -H Authorization (or none) wins; a token with a line break is refused")
@@ -271,7 +284,7 @@ struct CLIRequestTests {
         #expect(throws: (any Error).self) { _ = try command(["--max-filesize", "lots", "http://h/"]).makeConfiguration() }
     }
 
-    @Test("--data-urlencode encodes as curl: content, =content, name=content, @FILE, name@FILE; joined with -d's pieces by &")
+    @Test("--data-urlencode encodes as curl: content, =content, name=content, @FILE, name@FILE; joined with -d's pieces by &; no body piece with -F, -C or -I (but -I -G)")
     func dataURLEncode() throws {
         let file = try temporaryFile("a b\n")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -286,6 +299,12 @@ struct CLIRequestTests {
         // One body per request: not with -F; not with -C.
         #expect(throws: (any Error).self) { _ = try command(["-F", "a=1", "--data-urlencode", "b=2", "http://h/"]).makeConfiguration() }
         #expect(throws: (any Error).self) { _ = try command(["-C", "-", "--data-urlencode", "b=2", "http://h/"]).makeConfiguration() }
+        // Nor with -I, a HEAD, unless -G puts the pieces in the query.
+        for piece in [["-d", "a=1"], ["--data-binary", "x"], ["--data-urlencode", "b=2"]] {
+            let refused = #expect(throws: ValidationError.self, "-I with \(piece)") { _ = try command(["-I"] + piece + ["http://h/"]).makeConfiguration() }
+            #expect(refused?.message.contains("cannot go with") == true, "\(String(describing: refused))")
+        }
+        #expect(try request(["-I", "-G", "-d", "a=1", "http://h/"]).method == .head)
     }
 
     @Test("-G puts the pieces in the query (after one the URL has) and sends GET, HEAD with -I; it cannot go with -F or -T")

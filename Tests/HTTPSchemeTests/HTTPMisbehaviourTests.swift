@@ -19,6 +19,15 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .networkConnectionLost)
         #expect(error?.url == url)
         #expect(error?.description.contains("10 of 100") == true)
+        #expect(error?.underlying as? ResponseCutShort == ResponseCutShort(.inBody(received: 10, expected: 100)), "\(String(describing: error))")
+    }
+
+    @Test("A connection closed before any byte of a response is networkConnectionLost, cut short before the response")
+    func emptyReply() async {
+        let url = server.url("/empty-reply")
+        let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
+        #expect(error?.code == .networkConnectionLost && error?.url == url, "\(String(describing: error))")
+        #expect(error?.underlying as? ResponseCutShort == ResponseCutShort(.beforeResponse), "\(String(describing: error))")
     }
 
     @Test("A connection closed in the middle of the response head is networkConnectionLost, saying so, not a malformed response")
@@ -28,6 +37,7 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.reason?.contains("in the middle of the response head") == true, "\(String(describing: error))")
+        #expect(error?.underlying as? ResponseCutShort == ResponseCutShort(.inHead), "\(String(describing: error))")
     }
 
     @Test("A connection reset mid-body is networkConnectionLost")

@@ -8,7 +8,8 @@ struct BodyPieces: Sendable {
     let pieces: [Data]
     /// A lone `--data-binary @FILE` of a regular file, read as it is sent rather than into memory.
     let streamedFile: String?
-    /// Whether a `-d` or `--data-urlencode` piece is among them: those make a form, with its `Content-Type`.
+    /// Whether they go as a form, with its `Content-Type`: any `-d`, `--data-urlencode` or `--data-binary` piece, as
+    /// curl sends them all (`--data-binary` differs from `-d` only in keeping a file's line breaks).
     let isForm: Bool
     /// Whether the body is `--json`'s (the one piece), sent with JSON's `Content-Type` and `Accept`.
     let isJSON: Bool
@@ -37,9 +38,9 @@ struct BodyPieces: Sendable {
     /// `--json`'s, which go alone (``LoadURL/makeConfiguration()`` sees to it), are joined into one piece, with nothing
     /// between them, as curl joins them.
     init(form: [String], binary: [String], encoded: [String], json: [String] = [], streams: Bool) throws(Unreadable) {
-        isForm = !form.isEmpty || !encoded.isEmpty
+        isForm = !form.isEmpty || !encoded.isEmpty || !binary.isEmpty
         isJSON = !json.isEmpty
-        if streams, !isForm, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-",
+        if streams, form.isEmpty, encoded.isEmpty, binary.count == 1, let only = binary.first, only.hasPrefix("@"), only != "@-",
            InputFile.isReadableRegularFile(String(only.dropFirst())) {
             (pieces, streamedFile) = ([], String(only.dropFirst()))
             return

@@ -14,6 +14,7 @@ import Loader
 /// | 6 | host not found |
 /// | 7 | cannot connect |
 /// | 16 | the server did not speak HTTP/2 as it must (curl: HTTP/2 framing layer) |
+/// | 18 | the connection ended before the body was whole (curl: partial file) |
 /// | 22 | `-f` and the server answered with an HTTP error status (400 or above) |
 /// | 23 | the output file could not be written |
 /// | 25 | the server refused the upload (FTP: `STOR` denied) |
@@ -24,6 +25,7 @@ import Loader
 /// | 36 | `-C`: the offset is past the end of the resource |
 /// | 37 | a local file could not be read: missing, a directory, or no permission |
 /// | 47 | too many redirects |
+/// | 52 | the server closed the connection without a byte of response (curl: empty reply) |
 /// | 55 | the request could not be sent |
 /// | 56 | the connection broke or the response was malformed, or the server refused the client certificate |
 /// | 58 | the client certificate (`-E`) or its key could not be read or do not go together |
@@ -41,7 +43,8 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92. Local means a
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url.map { url in
@@ -52,6 +55,11 @@ public enum LoadURLExit {
         if error.underlying is ClientIdentityError { return 58 }
         if error.underlying is any HTTP2ProtocolError { return 16 }
         if error.underlying is HTTP2StreamReset { return 92 }
+        switch (error.underlying as? ResponseCutShort)?.point {
+        case .beforeResponse?: return 52
+        case .inBody?: return 18
+        case .inHead?, nil: break
+        }
         return status(for: error.code)
     }
 

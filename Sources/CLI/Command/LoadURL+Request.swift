@@ -62,6 +62,11 @@ extension LoadURL {
                 do throws(FormPart.Malformed) { _ = try FormPart(literal: option) } catch { throw ValidationError(error.description) }
             }
         }
+        // A HEAD sends no body: -d's pieces go with -I only in the query (-G), as curl's "you can only select one HTTP
+        // request method" has it. (-T's file wins over -d's pieces, as in curl, where the upload makes the request a PUT.)
+        if headOnly, !dataInQuery, !formData.isEmpty || !dataBinary.isEmpty || !dataURLEncoded.isEmpty {
+            throw ValidationError("-I cannot go with -d, --data-binary or --data-urlencode (but with -G, which puts them in the query): a HEAD request sends no body")
+        }
         // Checked here: header checks are off on the wire, and a line break would start another field there.
         if let bearerToken, bearerToken.isEmpty || !HTTPField.isValidValue(bearerToken) {
             throw ValidationError("--oauth2-bearer wants a token that can stand in a field value (no line breaks)")
@@ -468,6 +473,11 @@ extension LoadURL {
         }
         if options.headOnly { request.method = .head }
         if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
+        // Any type will do, as curl says on every HTTP request (-H 'Accept:' takes it away below): some servers and
+        // proxies answer a request without Accept with a 406, or with another representation.
+        if request.scheme == "http" || request.scheme == "https", request.headerFields[.accept] == nil {
+            request.headerFields[.accept] = "*/*"
+        }
         for name in removed { request.headerFields[name] = nil }
         return request
     }

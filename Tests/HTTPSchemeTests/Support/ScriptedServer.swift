@@ -255,6 +255,8 @@ private final class ScriptHandler: ChannelInboundHandler {
             // A response a cache may keep for an hour, cut short: nothing of it may be kept.
             Self.send(context, "HTTP/1.1 200 OK\r\nCache-Control: max-age=3600\r\nContent-Length: 100\r\n\r\nonly ten b")
             context.close(promise: nil)
+        case "/empty-reply":
+            context.close(promise: nil)
         case "/half-head":
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Le")
             context.close(promise: nil)

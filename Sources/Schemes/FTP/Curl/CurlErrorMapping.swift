@@ -7,7 +7,16 @@ enum CurlErrorMapping {
     static func map(_ code: CURLcode, message: String, url: URL) -> LoadError {
         let text = message.isEmpty ? String(cString: ccurl_easy_strerror(code)) : message
         let reason = "\(text) (libcurl \(code.rawValue))"
-        return LoadError(loadCode(code), url: url, reason: reason)
+        return LoadError(loadCode(code), url: url, reason: reason, underlying: cutShort(code))
+    }
+
+    /// How far a response had come, for the codes that say its connection ended early.
+    private static func cutShort(_ code: CURLcode) -> ResponseCutShort? {
+        switch code {
+        case CURLE_PARTIAL_FILE: return ResponseCutShort(.inBody(received: nil, expected: nil))
+        case CURLE_GOT_NOTHING: return ResponseCutShort(.beforeResponse)
+        default: return nil
+        }
     }
 
     /// As ``map(_:message:url:)``, with what libcurl's code alone cannot tell, from the server's last reply code,

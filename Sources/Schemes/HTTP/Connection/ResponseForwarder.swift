@@ -138,7 +138,8 @@ final class ResponseForwarder: ChannelInboundHandler {
             exchange.markResponseEnded()
             if let expected, received != expected {
                 // The parser enforces Content-Length; this guards against a body that ends early anyway.
-                fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the body ended after \(received) of \(expected) bytes"))
+                fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the body ended after \(received) of \(expected) bytes",
+                                         underlying: ResponseCutShort(.inBody(received: received, expected: expected))))
                 context.close(promise: nil)
                 return
             }
@@ -222,10 +223,12 @@ final class ResponseForwarder: ChannelInboundHandler {
         switch state {
         case .awaitingHead(let exchange):
             fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url)
-                ?? LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response"))
+                ?? LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response",
+                            underlying: ResponseCutShort(.beforeResponse)))
         case .body(let exchange, let received, let expected, _):
             let of = expected.map { " of \($0)" } ?? ""
-            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes"))
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",
+                                     underlying: ResponseCutShort(.inBody(received: received, expected: expected))))
         case .ended(let exchange, _, _):
             // Closed in the burst that completed the response (the server's choice, or an error after the end).
             finish(exchange, reusable: false)
@@ -245,10 +248,12 @@ final class ResponseForwarder: ChannelInboundHandler {
         case .body(let exchange, let received, let expected, _) where (error as? HTTPParserError) == .invalidEOFState:
             // The parser saw the connection end inside a body: a truncation, not a malformed response.
             let of = expected.map { " of \($0)" } ?? ""
-            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes", underlying: error))
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",
+                                     underlying: ResponseCutShort(.inBody(received: received, expected: expected))))
         case .awaitingHead(let exchange) where (error as? HTTPParserError) == .invalidEOFState:
             // The connection ended inside the head: cut off, not malformed.
-            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head", underlying: error))
+            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head",
+                                     underlying: ResponseCutShort(.inHead)))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
             // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.
             fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
