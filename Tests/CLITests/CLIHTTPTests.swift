@@ -68,7 +68,24 @@ struct CLIHTTPTests {
         #expect(unlimited.status == 0 && unlimited.stdout == "Hello from nginx\n", "\(unlimited.stderr)")
     }
 
-    @Test("--compressed asks for gzip and zstd and writes the body decoded; a gzip asked for by -H is written as sent")
+    @Test("-i and -I with -L print every response's head in order, the redirect's first, as curl does")
+    func includeEveryHead() async throws {
+        let server = try TestServers.requireNginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/redirect"
+        for option in ["-i", "-I"] {
+            let run = try await LoadURLProcess.run([option, "-L", url])
+            #expect(run.status == 0, "\(run.stderr)")
+            let heads = run.stdout.components(separatedBy: "\r\n\r\n")
+            #expect(heads.count == 3 && heads[0].hasPrefix("HTTP/1.1 301 ") && heads[0].contains("Location: ")
+                    && heads[1].hasPrefix("HTTP/1.1 200 OK\r\n"), "\(option): \(run.stdout)")
+            #expect(heads.last == (option == "-i" ? "Hello from nginx\n" : ""), "\(option): \(run.stdout)")
+        }
+        // Without -L, the one response's head.
+        let one = try await LoadURLProcess.run(["-I", url])
+        #expect(one.stdout.hasPrefix("HTTP/1.1 301 ") && one.stdout.components(separatedBy: "HTTP/1.1").count == 2, "\(one.stdout)")
+    }
+
+    @Test("--compressed asks for gzip and zstd and writes the body decoded, under the head as sent (-i); a gzip asked for by -H is written as sent")
     func compressed() async throws {
         let server = try TestServers.requireNginx()
         let url = "http://127.0.0.1:\(server.httpPort)/gz/lines.txt"
@@ -76,7 +93,8 @@ struct CLIHTTPTests {
         let decoded = try await LoadURLProcess.run(["--compressed", "-i", url])
         #expect(decoded.status == 0)
         #expect(decoded.stdout.hasSuffix("\r\n\r\n" + original))
-        #expect(!decoded.stdout.contains("Content-Encoding"), "the head describes the decoded body")
+        // The head as the server sent it, as curl prints it: the body below it is decoded.
+        #expect(decoded.stdout.contains("Content-Encoding: gzip\r\n"), "\(decoded.stdout.prefix(400))")
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gz-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }

@@ -79,8 +79,9 @@ extension LoadURL {
         }
         let url = pathAsIs ? typed : DotSegments.removed(from: typed)
         var summary = TransferSummary(url: url, urlIndex: index)
-        // -v, and -w's variables about connections, hear of each exchange through the task's metrics.
-        let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics, headerDump: options.headerDump,
+        // -v, -i and -I (every hop's head), and -w's variables about connections, hear of each exchange through the task's metrics.
+        let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics || include || headOnly,
+                                    headerDump: options.headerDump,
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
                                     trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST)
         defer {
@@ -217,7 +218,7 @@ extension LoadURL {
                         try output.write(data)
                     }
                 }
-                if include || headOnly { try put(Data(response.printableHead.utf8)) }
+                if include || headOnly { try put(Data(Self.includedHeads(response, transactions: events?.transactions ?? []).utf8)) }
                 func copyBody() async throws {
                     let pacer = options.rateLimit.map(RatePacer.init)
                     for try await chunk in bytes.chunks {

@@ -35,20 +35,21 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         (with -Z, all their transfers at once) and share their cookies (in those that -b or -c turn the jar on for).
 
         Exit status (curl's numbers):
-          0  success                          35  TLS failure
+          0  success                          36  -C: the offset is past the end
           1  unsupported scheme               37  file missing or unreadable
           2  usage                            47  too many redirects
-          3  malformed URL                    56  connection lost, bad response,
-          6  host not found                        client certificate refused
-          7  cannot connect                   58  client certificate unusable
-         16  server broke HTTP/2              60  untrusted or mismatched certificate
+          3  malformed URL                    52  closed without a response
+          6  host not found                   56  connection lost, bad response,
+          7  cannot connect                       client certificate refused
+         16  server broke HTTP/2              58  client certificate unusable
+         18  body cut short                   60  untrusted or mismatched certificate
          22  HTTP error with -f               61  cannot decode body
          23  cannot write output              63  body too large
          25  server refused the upload        67  login denied
          26  cannot read upload               78  remote resource not found
          28  timed out                        92  server reset the HTTP/2 stream
          33  -C: the rest cannot be had       99  other
-         36  -C: the offset is past the end  130  cancelled
+         35  TLS failure                     130  cancelled
         """
     )
 

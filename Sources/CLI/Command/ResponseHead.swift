@@ -16,3 +16,15 @@ extension LoadResponse {
         return text + "\r\n"
     }
 }
+
+extension LoadURL {
+    /// What `-i` and `-I` print: every HTTP response head of the transfer as it came, as curl prints them (each
+    /// redirect's and challenge's before the last; under `--compressed`, with the `Content-Encoding` and
+    /// `Content-Length` the server sent); the response's own head when no exchange told of it (a scheme without
+    /// exchanges, or a response that is not the last exchange's).
+    static func includedHeads(_ response: LoadResponse, transactions: [LoadTransactionMetrics]) -> String {
+        let heads = transactions.compactMap(\.response).filter { $0.status != nil }
+        guard let last = heads.last, last.status == response.status, last.url == response.url else { return response.printableHead }
+        return heads.map(\.printableHead).joined()
+    }
+}
