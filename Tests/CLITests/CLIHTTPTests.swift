@@ -226,6 +226,32 @@ struct CLIHTTPTests {
         #expect(header.stdout == "authorization=Bearer t0ken\n", "\(header.stderr)")
     }
 
+    @Test("-w's sizes and the redirect time: %{size_header} is every head's bytes (what -D writes), %{size_upload} the body's; an unknown variable is warned of; \\\\ prints as written")
+    func writeOutSizes() async throws {
+        let server = try TestServers.requireNginx()
+        try await withTemporaryFolder("cli-writeout-sizes") { folder in
+            let heads = folder.appendingPathComponent("heads").path
+            let base = "http://127.0.0.1:\(server.httpPort)"
+            let format = "%{size_header}|%{size_request}|%{size_upload}|%{time_redirect}|%{time_namelookup}|%{nope}|a\\\\b\\n"
+            let followed = try await LoadURLProcess.run(["-s", "-L", "-D", heads, "-o", "/dev/null", "-w", format, base + "/redirect"])
+            #expect(followed.status == 0, "\(followed.stderr)")
+            let fields = followed.stdout.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            try #require(fields.count == 7, "\(followed.stdout)")
+            let dumped = try FileManager.default.attributesOfItem(atPath: heads)[.size] as? Int
+            #expect(Int(fields[0]) == dumped && (dumped ?? 0) > 100, "\(fields[0]) against -D's \(String(describing: dumped))")
+            // Two GETs: request lines and fields, no body.
+            #expect((Int(fields[1]) ?? 0) > 2 * "GET /hello.txt HTTP/1.1\r\n\r\n".utf8.count && fields[2] == "0", "\(followed.stdout)")
+            #expect((Double(fields[3]) ?? 0) > 0 && Double(fields[4]) != nil, "\(followed.stdout)")
+            #expect(fields[5].isEmpty && fields[6] == "a\\\\b\n", "\(followed.stdout)")
+            #expect(followed.stderr.contains("unknown --write-out variable: 'nope'"), "\(followed.stderr)")
+            let posted = try await LoadURLProcess.run(["-s", "-d", "abc=1", "-o", "/dev/null", "-w", "%{size_upload}|%{time_redirect}|%{speed_upload}", base + "/echo"])
+            let sizes = posted.stdout.split(separator: "|").map(String.init)
+            #expect(posted.status == 0 && sizes.count == 3 && sizes[0] == "5" && sizes[1] == "0.000000" && (Int(sizes[2]) ?? 0) > 0,
+                    "\(posted.stdout) \(posted.stderr)")
+            #expect(posted.stderr.isEmpty, "\(posted.stderr)")
+        }
+    }
+
     @Test("-w's %{json} (valid JSON, numbers as numbers), %header{NAME}, %{num_headers}, %{urlnum}, %{method}, %{filename_effective} and %{redirect_url}")
     func writeOutVariables() async throws {
         let server = try TestServers.requireNginx()

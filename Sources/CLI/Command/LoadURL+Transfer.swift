@@ -88,6 +88,7 @@ extension LoadURL {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
             summary.redirects = events?.redirectCount ?? 0
+            summary.bytesSent = events?.bytesSent ?? 0
             summarize(summary, format: options.writeOut, index: index, ordered: ordered)
         }
         var destination = outputPath(for: url, index: index)

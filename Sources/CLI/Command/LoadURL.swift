@@ -465,6 +465,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
         var requestOptions = command.requestOptions
+        // As curl, -s or not: a misspelt variable would otherwise print nothing, unnoticed.
+        for name in TransferSummary.unknownVariables(in: requestOptions.writeOut) {
+            StandardStreams.error("loadurl: warning: unknown --write-out variable: '\(name)'\n")
+        }
         if let dumpHeader {
             do {
                 requestOptions.headerDump = try HeaderDump(path: dumpHeader)

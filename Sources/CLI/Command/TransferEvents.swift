@@ -16,6 +16,8 @@ final class TransferEvents: LoadTaskDelegate {
     private let dumpFailure = Mutex<(any Error)?>(nil)
     /// Redirects followed in the current try.
     private let redirects = Mutex(0)
+    /// Request body bytes sent in the current try, over every hop.
+    private let sent = Mutex<Int64>(0)
     /// Whether each redirect sends the URL it comes from as its `Referer`.
     private let autoReferer: Bool
     /// The `.netrc` login a redirect to a URL sends, if any (``LoadURL/netrcAuthorization(options:)``).
@@ -51,6 +53,9 @@ final class TransferEvents: LoadTaskDelegate {
     /// Redirects followed in the current try, for `%{num_redirects}`.
     var redirectCount: Int { redirects.withLock { $0 } }
 
+    /// Request body bytes sent in the current try, for `%{size_upload}`.
+    var bytesSent: Int64 { sent.withLock { $0 } }
+
     /// Notes the `Authorization` of the request about to be sent, for `--location-trusted`'s redirects.
     func sending(_ request: LoadRequest) {
         if trustsRedirects { trusted.withLock { $0 = request.headerFields[.authorization] } }
@@ -60,6 +65,7 @@ final class TransferEvents: LoadTaskDelegate {
     func startTry() {
         kept?.withLock { $0.removeAll() }
         redirects.withLock { $0 = 0 }
+        sent.withLock { $0 = 0 }
     }
 
     /// Counts the redirect, and follows it (the session's rules, -L and --max-redirs, decided it may be), with the
@@ -96,6 +102,10 @@ final class TransferEvents: LoadTaskDelegate {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         (parts.user, parts.password, parts.fragment) = (nil, nil, nil)
         return parts.url?.absoluteString
+    }
+
+    func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
+        sent.withLock { $0 += bytesSent }
     }
 
     func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {

@@ -20,21 +20,50 @@ struct TransferSummary {
     var filename: String?
     /// The method of the request as made, for `%{method}` when no exchange was kept.
     var method: String?
+    /// Request body bytes sent, over every hop (`%{size_upload}`).
+    var bytesSent: Int64 = 0
 
     /// The variables read from ``transactions``: a format without them collects none.
     static let metricsVariables = ["remote_ip", "remote_port", "local_ip", "local_port", "num_connects", "num_redirects",
-                                   "time_connect", "time_appconnect", "time_pretransfer", "time_starttransfer", "method", "json"]
+                                   "time_namelookup", "time_connect", "time_appconnect", "time_pretransfer", "time_starttransfer",
+                                   "time_redirect", "size_header", "size_request", "size_upload", "speed_upload", "method", "json"]
+
+    /// Every variable `%{…}` may name; curl warns of any other, and so do we.
+    static let knownVariables: Set<String> = Set(metricsVariables + jsonVariables + ["response_code", "stderr", "stdout"])
 
     /// What `%{json}` holds, in this order: every variable above but `json`, the exchanges' among them.
     static let jsonVariables = ["url", "url_effective", "urlnum", "filename_effective", "method", "scheme", "http_code",
                                 "http_version", "content_type", "num_headers", "redirect_url", "size_download", "speed_download",
                                 "time_total", "exitcode", "errormsg", "remote_ip", "remote_port", "local_ip", "local_port",
-                                "num_connects", "num_redirects", "time_connect", "time_appconnect", "time_pretransfer",
-                                "time_starttransfer"]
+                                "num_connects", "num_redirects", "time_namelookup", "time_connect", "time_appconnect",
+                                "time_pretransfer", "time_redirect", "time_starttransfer", "size_header", "size_request",
+                                "size_upload", "speed_upload"]
     /// The ones `%{json}` gives as numbers.
     static let jsonNumbers: Set<String> = ["urlnum", "http_code", "num_headers", "size_download", "speed_download", "time_total",
-                                           "exitcode", "remote_port", "local_port", "num_connects", "num_redirects", "time_connect",
-                                           "time_appconnect", "time_pretransfer", "time_starttransfer"]
+                                           "exitcode", "remote_port", "local_port", "num_connects", "num_redirects", "time_namelookup",
+                                           "time_connect", "time_appconnect", "time_pretransfer", "time_redirect", "time_starttransfer",
+                                           "size_header", "size_request", "size_upload", "speed_upload"]
+
+    /// The names `format`'s `%{…}` give that are no variable, in order, each once: what curl warns of.
+    static func unknownVariables(in format: String?) -> [String] {
+        guard let format else { return [] }
+        var unknown: [String] = []
+        var rest = Substring(format)
+        while let percent = rest.firstIndex(of: "%") {
+            let after = rest[rest.index(after: percent)...]
+            // `%%` is a percent sign, whatever follows it.
+            if after.first == "%" {
+                rest = after.dropFirst()
+            } else if after.first == "{", let close = after.firstIndex(of: "}") {
+                let name = String(after[after.index(after: after.startIndex)..<close])
+                if !knownVariables.contains(name), !unknown.contains(name) { unknown.append(name) }
+                rest = after[after.index(after: close)...]
+            } else {
+                rest = after
+            }
+        }
+        return unknown
+    }
 
     /// Whether `format` names a variable of ``metricsVariables``.
     static func needsMetrics(_ format: String?) -> Bool {
@@ -44,13 +73,14 @@ struct TransferSummary {
 
     /// Expands `%{url}`, `%{url_effective}`, `%{http_code}`/`%{response_code}`, `%{content_type}`,
     /// `%{size_download}`, `%{time_total}`, `%{speed_download}`, `%{exitcode}`, `%{errormsg}`, `%{scheme}`, `%{http_version}`,
-    /// ``metricsVariables`` (the last exchange's addresses, connections opened, redirects followed, and seconds from the
-    /// first exchange's start to the last new connection's TCP connect and TLS end, to the last request going out and
-    /// to the last response's head), `%{urlnum}`,
+    /// ``metricsVariables`` (the last exchange's addresses, connections opened, redirects followed, seconds from the
+    /// first exchange's start to the last new connection's start, TCP connect and TLS end, to the last request going out,
+    /// to the last hop's start and to the last response's head, and the bytes of the heads and bodies), `%{urlnum}`,
     /// `%{filename_effective}`, `%{method}`, `%{num_headers}`, `%{redirect_url}`, `%{json}` (all of them as one JSON object),
     /// `%header{NAME}` (the last response's field), `%%` for a percent sign, and the escapes `\n`, `\r`, `\t`; unknown
-    /// variables print nothing. What follows `%{stderr}` goes to standard error, and what follows `%{stdout}` back to
-    /// standard output, as curl's: the result holds the pieces for each, in the template's order.
+    /// variables print nothing (``unknownVariables(in:)`` names them for a warning). What follows `%{stderr}` goes to
+    /// standard error, and what follows `%{stdout}` back to standard output, as curl's: the result holds the pieces for
+    /// each, in the template's order.
     func format(_ template: String) -> WriteOutText {
         var text = WriteOutText()
         var toError = false
@@ -86,7 +116,7 @@ struct TransferSummary {
                 case "n": append("\n")
                 case "r": append("\r")
                 case "t": append("\t")
-                case "\\": append("\\")
+                // Any other, a backslash too, as written (curl prints `\\` as two).
                 default: append("\\\(next)")
                 }
                 rest = rest.dropFirst(2)
@@ -133,6 +163,19 @@ struct TransferSummary {
             return since(transactions.last { $0.connectEndDate != nil }?.secureConnectionEndDate)
         case "time_pretransfer": return since(transactions.last?.requestStartDate)
         case "time_starttransfer": return since(transactions.last?.responseStartDate)
+        case "time_namelookup":
+            // The metrics have no lookup of their own: it is part of the connect, so this is when the last new connection
+            // began (its lookup, then its TCP connect, which time_connect ends).
+            return since(transactions.last { $0.connectStartDate != nil }?.connectStartDate)
+        case "time_redirect":
+            // Until the last hop began: the redirects before it, as curl's; 0 without one.
+            return redirects > 0 ? since(transactions.last?.fetchStartDate) : since(nil)
+        case "size_header": return String(transactions.compactMap(\.response).reduce(0) { $0 + $1.printableHead.utf8.count })
+        case "size_request":
+            // The heads as -v shows them, and the bodies sent.
+            return String(transactions.reduce(Int64(0)) { $0 + Int64(Self.requestHeadSize($1)) + ($1.request.body?.knownLength ?? 0) })
+        case "size_upload": return String(uploaded)
+        case "speed_upload": return String(Int64(Double(uploaded) / max(seconds, 1e-9)))
         case "urlnum": return String(urlIndex)
         case "filename_effective": return filename ?? ""
         case "method": return transactions.last?.request.method.rawValue ?? method ?? ""
@@ -141,6 +184,18 @@ struct TransferSummary {
         case "json": return json
         default: return ""
         }
+    }
+
+    /// The last request's body bytes, as curl counts them: its length when known (the progress the handler reports
+    /// may come after the response), else what the handler reported sent.
+    private var uploaded: Int64 { max(bytesSent, transactions.last?.request.body?.knownLength ?? 0) }
+
+    /// The bytes of `transaction`'s request head: its request line and fields, as -v shows them.
+    private static func requestHeadSize(_ transaction: LoadTransactionMetrics) -> Int {
+        let request = transaction.request
+        let target = transaction.requestTarget ?? request.url.path(percentEncoded: true)
+        let line = request.method.rawValue.utf8.count + 1 + target.utf8.count + " HTTP/1.1\r\n".utf8.count
+        return request.headerFields.reduce(line + 2) { $0 + $1.name.rawName.utf8.count + 2 + $1.value.utf8.count + 2 }
     }
 
     /// `%header{name}`: the last response's fields of that name (any case), joined by `, ` as curl joins several.
