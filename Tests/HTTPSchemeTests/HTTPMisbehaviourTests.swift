@@ -5,6 +5,7 @@ import Loader
 import NIOCore
 import NIOPosix
 import NIOTLS
+import Synchronization
 import TestSupport
 import Testing
 
@@ -275,6 +276,29 @@ struct HTTPMisbehaviourTests {
         #expect(error?.code == .requestBodyStreamExhausted, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.underlying is Broken)
+    }
+
+    @Test("A stream's large chunk goes out in pieces, each told as sent: upload progress moves in steps of 256 KiB, not once per chunk")
+    func largeChunkProgress() async throws {
+        // Four pieces and a short one; letters, since the scripted server echoes the body as text.
+        let size = 4 * 256 * 1024 + 1000
+        let payload = Data((0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+        var request = LoadRequest(url: server.url("/echo"), method: .post)
+        request.body = .stream(length: Int64(size)) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(payload)
+                continuation.finish()
+            }
+        }
+        let progress = SentTotals()
+        let (echo, response) = try await plainHTTPSession().data(for: request, delegate: progress)
+        #expect(response.status == .ok && echo == payload)
+        // The last piece's report may come just after the response.
+        #expect(await eventually { progress.totals.last == Int64(size) }, "\(progress.totals)")
+        // A file's chunk size, the most the handler writes at once.
+        let piece = 256 * 1024
+        let steps = (1...(size / piece)).map { Int64($0 * piece) } + [Int64(size)]
+        #expect(progress.totals == steps, "\(progress.totals)")
     }
 
     @Test("An upload that outlasts the request timeout while its bytes keep going out is not idle: it succeeds")
@@ -599,5 +623,16 @@ struct HTTPMisbehaviourTests {
         #expect(first.headerFields[connection] != second.headerFields[connection])
         // …while an ordinary response leaves its connection open for the next request.
         #expect(second.headerFields[connection] == third.headerFields[connection])
+    }
+}
+
+/// The totals a task's upload progress told, in order.
+private final class SentTotals: LoadTaskDelegate {
+    private let told = Mutex<[Int64]>([])
+
+    var totals: [Int64] { told.withLock { $0 } }
+
+    func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
+        told.withLock { $0.append(totalBytesSent) }
     }
 }

@@ -97,6 +97,9 @@ final class HTTPConnection: Sendable {
     /// The request's end is written with its last bytes, in one trip, and the request counts as sent (its
     /// connection reusable) once that write completes. Written apart, a response that ended in between gave the
     /// connection back to the pool first, and the end could go out in the middle of the next request on it.
+    /// The most body bytes written at once, and the size of the chunks a file or a buffer is read in.
+    static let largestWrite = 256 * 1024
+
     private func sendBody(_ body: RequestBody, of exchange: HTTPExchange, head: HTTPRequestHead, done: EventLoopFuture<Void>) async throws {
         let loop = channel.eventLoop
         let channel = self.channel
@@ -118,7 +121,7 @@ final class HTTPConnection: Sendable {
         }
         let expected = body.knownLength
         var sent: Int64 = 0
-        for try await chunk in body.chunks() {
+        for try await chunk in body.chunks(chunkSize: Self.largestWrite) {
             // Nothing to send: an empty chunk after the last bytes would otherwise write the end a second time.
             if chunk.isEmpty { continue }
             // Never past the announced length: the extra bytes would reach the server as the start of another
@@ -129,26 +132,34 @@ final class HTTPConnection: Sendable {
                 throw failing(exchange, LoadError(.requestBodyStreamExhausted, url: exchange.url,
                                                   reason: "the request body gave more than its announced \(contentLength) bytes"))
             }
-            sent += Int64(chunk.count)
-            let written = loop.makePromise(of: Void.self)
-            let part = HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk)))
-            if let contentLength, sent == contentLength {
-                written.futureResult.whenSuccess { exchange.markRequestSent() }
-                channel.write(part, promise: nil)
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
-                endWritten = true
-            } else {
-                channel.writeAndFlush(part, promise: written)
-            }
-            // Waiting for each write keeps a fast body from piling up in memory ahead of the socket.
-            do {
-                try await written.futureResult.get()
-            } catch {
+            // A stream's chunk may be of any size: it goes out in pieces no larger than a file's chunks, each told as
+            // sent once written, so that progress (and the idle request timeout it resets) moves while a large chunk
+            // goes out, not once at its end.
+            var rest = chunk
+            while !rest.isEmpty {
+                let piece = rest.prefix(Self.largestWrite)
+                rest = rest.dropFirst(piece.count)
+                sent += Int64(piece.count)
+                let written = loop.makePromise(of: Void.self)
+                let part = HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: piece)))
+                if let contentLength, sent == contentLength {
+                    written.futureResult.whenSuccess { exchange.markRequestSent() }
+                    channel.write(part, promise: nil)
+                    channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+                    endWritten = true
+                } else {
+                    channel.writeAndFlush(part, promise: written)
+                }
+                // Waiting for each write keeps a fast body from piling up in memory ahead of the socket.
+                do {
+                    try await written.futureResult.get()
+                } catch {
+                    if exchange.responseEnded { return }
+                    throw await cause(of: error, in: exchange, done: done)
+                }
+                exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
                 if exchange.responseEnded { return }
-                throw await cause(of: error, in: exchange, done: done)
             }
-            exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
-            if exchange.responseEnded { return }
         }
         if exchange.responseEnded { return }
         if Task.isCancelled || exchange.endReported { throw CancellationError() }
