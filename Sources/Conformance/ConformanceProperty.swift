@@ -11,18 +11,20 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case responseBeforeBody
     /// The body's chunks, appended, equal the fixture's bytes.
     case bodyMatchesFixture
-    /// An announced `Content-Length` equals the bytes that arrive.
+    /// An announced `Content-Length` equals the bytes that arrive (the large fixture's too).
     case announcedLengthMatches
     /// Every load ends with exactly one terminal event (finish or fail), within the fixture's time.
     case exactlyOneTerminalEvent
     /// Nothing is reported after the terminal event.
     case noEventsAfterTerminal
-    /// A redirect is reported to the client, never followed by the handler.
+    /// A redirect is reported to the client (proposed with `wasRedirectedTo`, or a response with a redirect status
+    /// and `Location`), never followed by the handler.
     case redirectIsReported
     /// Transaction metrics (`SchemeHandlerClient.handler(_:didCollect:)`) come only when the client collects them, each
     /// before the response or redirect it belongs to. A handler that reports none keeps it.
     case transactionsBeforeResponse
-    /// After `stopLoading()`, the handler goes quiet (before start, after the response, mid-body).
+    /// `stopLoading()` returns at once, and after it the handler goes quiet (before start, after the response,
+    /// mid-body).
     case stopsPromptly
     /// A cancelled load releases its file descriptors. The check reads the whole process's descriptors, so a
     /// descriptor left open fails it only if each of three runs finds one (other work in the process seldom
@@ -57,10 +59,12 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
         case .announcedLengthMatches: return "a Content-Length, when announced, equals the bytes delivered"
         case .exactlyOneTerminalEvent: return "each load ends with exactly one finish or fail event"
         case .noEventsAfterTerminal: return "no event follows the finish or fail event"
-        case .redirectIsReported: return "a redirect is reported with wasRedirectedTo and not followed by the handler"
+        case .redirectIsReported:
+            return "a redirect is reported (wasRedirectedTo, or a redirect status with Location) and not followed by the handler"
         case .transactionsBeforeResponse:
             return "transaction metrics come only when the client's collectsMetrics is true, each before the response (or redirect) it belongs to"
-        case .stopsPromptly: return "after stopLoading() returns, the handler sends nothing more (beyond events already in flight)"
+        case .stopsPromptly:
+            return "stopLoading() returns within a second, and after it the handler sends nothing more (beyond events already in flight)"
         case .cancellationReleasesResources: return "a cancelled load closes every file descriptor it opened"
         case .stopLoadingIsSafe: return "stopLoading() twice, or after completion, causes no event and no crash"
         case .concurrentLoadsAreCorrect: return "concurrent loads are independent: each gets its own resource's bytes"

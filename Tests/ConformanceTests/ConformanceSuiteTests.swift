@@ -43,6 +43,8 @@ final class IgnoresBackpressure: MemoryHandler, @unchecked Sendable { override c
 final class EverythingCacheEquivalent: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .everythingCacheEquivalent } }
 final class TransactionUnasked: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionUnasked } }
 final class TransactionAfterResponse: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionAfterResponse } }
+final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStop } }
+final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
@@ -53,6 +55,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (DataBeforeResponse.self, .responseBeforeBody),
     (CorruptsBody.self, .bodyMatchesFixture),
     (WrongContentLength.self, .announcedLengthMatches),
+    (TruncatesLarge.self, .announcedLengthMatches),
     (FinishesTwice.self, .exactlyOneTerminalEvent),
     (DataAfterFinish.self, .noEventsAfterTerminal),
     (FollowsRedirect.self, .redirectIsReported),
@@ -60,6 +63,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (TransactionUnasked.self, .transactionsBeforeResponse),
     (KeepsSendingAfterStop.self, .stopsPromptly),
     (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
+    (BlocksInStop.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),
     (FailsOnLateStop.self, .stopLoadingIsSafe),
     (SharesStateAcrossLoads.self, .concurrentLoadsAreCorrect),

@@ -36,6 +36,10 @@ enum Defect: Sendable {
     case transactionAfterResponse
     /// Reports its transaction's metrics (before the response) whether or not the client collects them.
     case transactionUnasked
+    /// stopLoading() of the large fixture's load waits two seconds before it stops it (as one waiting for a worker would).
+    case blocksInStop
+    /// The large body ends 10 MiB short of its announced length, finished as if whole.
+    case truncatesLarge
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
@@ -250,7 +254,8 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             return
         }
         var sent = 0
-        while sent < Self.largeSize {
+        let end = Self.largeSize - (defect == .truncatesLarge ? 10 * 1024 * 1024 : 0)
+        while sent < end {
             try await client.handler(self, deliver: Self.chunk)
             sent += Self.chunk.count
         }
@@ -258,6 +263,9 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     }
 
     override func stopLoading() {
+        // Only the large fixture's loads, which the stop checks stop: the slow fixture's end on the pool threads, and
+        // a stop there would starve them too (another property).
+        if defect == .blocksInStop, request.url.host == "large" { usleep(2_000_000) }
         if defect == .failsOnLateStop { client.handler(self, didFailWith: LoadError(.cancelled, url: request.url)) }
         super.stopLoading()
     }

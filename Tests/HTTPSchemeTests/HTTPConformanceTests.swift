@@ -16,7 +16,8 @@ struct HTTPConformanceTests {
                 .init(url: try Nginx.http("/300k.bin"), body: try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))),
             ],
             large: try Nginx.http("/512m.bin"),
-            slow: ScriptedServer.shared.url("/slow")
+            slow: ScriptedServer.shared.url("/slow"),
+            redirect: try Nginx.http("/redirect")
         )
         // nginx numbers its connections in X-Connection (for the keep-alive tests): it differs per load.
         fixtures.volatileFields.insert("x-connection")
@@ -25,6 +26,9 @@ struct HTTPConformanceTests {
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .slowReaderBoundsMemory) == .passed)
         #expect(report.outcome(of: .doesNotBlockThreadPool) == .passed)
+        #expect(report.outcome(of: .redirectIsReported) == .passed)
+        // HTTP has no missing resource (a 404 is a response): every other property is checked.
+        #expect(report.skippedProperties == [.missingResourceFails], "\(report)")
     }
 }
 

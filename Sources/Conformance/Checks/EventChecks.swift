@@ -70,8 +70,16 @@ enum EventChecks {
         if let redirect = fixtures.redirect {
             let (events, _, ended) = await DirectLoad.run(handlerClass, url: redirect, timeout: fixtures.timeout)
             _ = checkTerminal(events, ended: ended, url: redirect.absoluteString, fixtures, into: &report)
-            let redirected = events.contains { if case .redirect = $0 { return true } else { return false } }
-            let responded = events.contains { if case .response = $0 { return true } else { return false } }
+            // Proposed with wasRedirectedTo, or a response that redirects by its status and Location (as HTTP's do): the
+            // loader's redirect layer follows either.
+            let redirected = events.contains {
+                switch $0 {
+                case .redirect: return true
+                case .response(let response): return RedirectMiddleware.isRedirect(response)
+                default: return false
+                }
+            }
+            let responded = events.contains { if case .response(let response) = $0 { return !RedirectMiddleware.isRedirect(response) } else { return false } }
             if responded {
                 report.record(.redirectIsReported, .failed("loading \(redirect.absoluteString) answered with a response instead of reporting the redirect (did the handler follow it?)"))
             } else if !redirected {

@@ -8,6 +8,9 @@ enum StopChecks {
     /// Chunks a handler may still have on their way as `stopLoading()` returns (sent from another thread
     /// before it saw the stop); a handler held back by its reader has none, but one that ignores backpressure may.
     static let inFlight = 4
+    /// The longest `stopLoading()` may take: `LoadTask.cancel()` calls it on the caller's thread, so a stop that
+    /// waits (for a worker to push out the rest of the body, for a connection to close) holds up whoever cancels.
+    static let longestStop: UInt64 = 1_000_000_000
 
     static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
         guard let first = fixtures.success.first else { return }
@@ -26,10 +29,15 @@ enum StopChecks {
             default: break
             }
             if !load.client.events.contains(where: { $0.event.isTerminal }) { exercised += 1 }
+            // From the call, not its return: what a stop that blocks lets out meanwhile counts too.
+            let stopping = DispatchTime.now().uptimeNanoseconds
             load.stop()
             let stoppedAt = DispatchTime.now().uptimeNanoseconds
+            if stoppedAt - stopping > longestStop {
+                report.record(.stopsPromptly, .failed("stopLoading() \(moment) while loading \(target.absoluteString) took \((stoppedAt - stopping) / 1_000_000) ms to return: LoadTask.cancel() calls it on the caller's thread, which it holds up"))
+            }
             try? await Task.sleep(for: .milliseconds(500))
-            let after = load.client.events.filter { $0.at > stoppedAt }
+            let after = load.client.events.filter { $0.at > stopping }
             let late = after.filter { $0.at > stoppedAt + grace }
             let chunks = after.filter { if case .data = $0.event { return true } else { return false } }
             // Late events, or more chunks than a handler could have had in flight, however fast they came.

@@ -73,9 +73,13 @@ public struct RedirectMiddleware: LoadMiddleware {
 
     /// Whether `result` may be a redirect: proposed by the handler, or a redirect status with `Location`.
     static func mayRedirect(_ result: LoadResult) -> Bool {
-        if result.redirectRequest != nil { return true }
-        guard let status = result.response.status, redirectStatuses.contains(status.code) else { return false }
-        return result.response.headerFields.contains(.location)
+        result.redirectRequest != nil || isRedirect(result.response)
+    }
+
+    /// Whether `response` redirects by its status and `Location` (HTTP's way; a handler may propose one instead).
+    package static func isRedirect(_ response: LoadResponse) -> Bool {
+        guard let status = response.status, redirectStatuses.contains(status.code) else { return false }
+        return response.headerFields.contains(.location)
     }
 
     /// The request a result redirects to, or `nil` if it is not a redirect. Throws, having discarded the
