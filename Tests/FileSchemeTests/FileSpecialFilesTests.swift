@@ -7,7 +7,7 @@ import Testing
 
 @Suite("file: pseudo files, FIFOs, odd paths, and PUT that keeps what the target was")
 struct FileSpecialFilesTests {
-    @Test("A /proc file (size 0) and a /sys file (size a page) load whole, with no Content-Length")
+    @Test("A /proc file (size 0), a /sys file (size a page) and a cgroup file (size 0) load whole, with no Content-Length")
     func pseudoFiles() async throws {
         let (status, statusResponse) = try await fileSession().data(from: URL(fileURLWithPath: "/proc/self/status"))
         #expect(String(decoding: status, as: UTF8.self).contains("Pid:"), "a /proc file came back empty")
@@ -16,6 +16,14 @@ struct FileSpecialFilesTests {
         let mtu = try String(contentsOfFile: "/sys/class/net/lo/mtu", encoding: .utf8)
         let (data, _) = try await fileSession().data(from: URL(fileURLWithPath: "/sys/class/net/lo/mtu"))
         #expect(String(decoding: data, as: UTF8.self) == mtu)
+        // A cgroup file (v1's or v2's file system, each its own) says 0 bytes and holds some.
+        let cgroupFiles = ["/sys/fs/cgroup/cpu/cpu.shares", "/sys/fs/cgroup/unified/cgroup.procs", "/sys/fs/cgroup/cgroup.procs"]
+            .filter { FileManager.default.isReadableFile(atPath: $0) }
+        try #require(!cgroupFiles.isEmpty, "no cgroup file here to read")
+        for path in cgroupFiles {
+            let (held, response) = try await fileSession().data(from: URL(fileURLWithPath: path))
+            #expect(!held.isEmpty && response.headerFields[.contentLength] == nil, "\(path): \(held.count) bytes, \(response.headerFields)")
+        }
     }
 
     @Test("A FIFO is read to its end once a writer comes; with none, the load ends at its timeout, not never")

@@ -13,8 +13,9 @@ import Darwin
 /// What a file's `stat` says about how many bytes reading it gives.
 package enum FileSize {
     /// The bytes reading the file at `path` (described by `info`) gives, when its size says so: a regular
-    /// file's size, except for files of proc and sysfs file systems, whose sizes (0, or a page) say nothing of their
-    /// contents; `nil` for those and for pipes, FIFOs and devices, which are read to their end.
+    /// file's size, except for files of the kernel's pseudo file systems (proc, sysfs, cgroup, debugfs and their kin),
+    /// whose sizes (0, or a page) say nothing of their contents; `nil` for those and for pipes, FIFOs and devices,
+    /// which are read to their end.
     package static func readable(_ info: stat, path: String) -> Int64? {
         guard info.st_mode & S_IFMT == S_IFREG else { return nil }
         let size = Int64(info.st_size)
@@ -23,14 +24,20 @@ package enum FileSize {
         return nil
     }
 
-    /// Whether `path` lies (through any links) on a proc or sysfs file system, wherever it is mounted (a
-    /// container's `/host/proc` too): asked of the file system, not read from the path.
+    /// Whether `path` lies (through any links) on a pseudo file system, wherever it is mounted (a container's
+    /// `/host/proc` too): asked of the file system, not read from the path.
+    /// From linux/magic.h: PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,
+    /// TRACEFS_MAGIC, SECURITYFS_MAGIC and CONFIGFS_MAGIC: each file's size is 0 or a page, whatever it holds
+    /// (a cgroup's `cpu.shares` says 0 and holds `1024`).
+    private static let pseudoFileSystems: Set<Int64> = [
+        0x9FA0, 0x6265_6572, 0x0027_E0EB, 0x6367_7270, 0x6462_6720, 0x7472_6163, 0x7363_6673, 0x6265_6570,
+    ]
+
     private static func isPseudoFile(_ path: String) -> Bool {
         #if os(Linux)
         var system = statfs()
         guard statfs(path, &system) == 0 else { return false }
-        // PROC_SUPER_MAGIC and SYSFS_MAGIC, from linux/magic.h.
-        return system.f_type == 0x9FA0 || system.f_type == 0x6265_6572
+        return pseudoFileSystems.contains(Int64(system.f_type))
         #else
         guard let resolved = realpath(path, nil) else { return false }
         defer { free(resolved) }
