@@ -59,7 +59,7 @@ struct FTPDownloadTests {
         #expect(recorder.collected.withLock { $0.count } == 2)
     }
 
-    @Test("A URL ending in / lists the folder as text/plain; FTPListing parses it")
+    @Test("A URL ending in / (or with no path) lists the folder as text/plain; FTPListing parses it")
     func listing() async throws {
         let (data, response) = try await FTPServers.session().data(from: try FTPServers.url("/folder/"))
         #expect(response.mimeType == "text/plain")
@@ -68,6 +68,11 @@ struct FTPDownloadTests {
         #expect(entries.first { $0.name == "b.txt" }?.size == 2)
         #expect(entries.first { $0.name == "b.txt" }?.kind == .file)
         #expect(entries.first { $0.name == "sub" }?.kind == .directory)
+        // A URL with no path at all names the root folder, listed alike.
+        let (root, rootResponse) = try await FTPServers.session().data(from: try FTPServers.url(""))
+        #expect(rootResponse.mimeType == "text/plain", "\(rootResponse.headerFields)")
+        let names = FTPListing.parse(String(decoding: root, as: UTF8.self)).map(\.name)
+        #expect(names.contains("hello.txt") && names.contains("folder"), "\(names)")
     }
 
     @Test("A body arrives byte for byte whether its chunks are kept to the end or dropped as they come")

@@ -129,7 +129,9 @@ final class CurlTransfer: @unchecked Sendable {
         if client.collectsMetrics { dialogue = FTPDialogue() }
         self.isHead = request.method == .head
         let isUpload = request.body != nil || request.method == .put
-        self.isListing = !isUpload && request.url.path(percentEncoded: true).hasSuffix("/")
+        // A folder's path ends with a slash; a URL with no path at all (ftp://host) names the root folder, as libcurl lists it.
+        let path = request.url.path(percentEncoded: true)
+        self.isListing = !isUpload && (path.isEmpty || path.hasSuffix("/"))
         self.upload = isUpload ? UploadBuffer(body: request.body ?? .bytes(Data())) : nil
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let options = request.options[FTPOptions.self]
