@@ -1,4 +1,6 @@
 import Foundation
+import FTPScheme
+@testable import LoadURLCommand
 import TestSupport
 import Testing
 
@@ -115,6 +117,33 @@ struct CLIFTPTests {
         #expect(run.status == 0, "\(run.stderr)")
         let stored = try Data(contentsOf: URL(fileURLWithPath: server.root + "/upload/" + name))
         #expect(stored == Data("uploaded by loadurl\n".utf8))
+    }
+
+    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, --ftp-pasv undoes it; -P with an address is a usage error")
+    func createDirectoriesAndActiveMode() async throws {
+        let server = try ftp()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-dirs-\(UUID().uuidString).txt")
+        try Data("in a new folder\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let folder = "new-\(UUID().uuidString)"
+        let url = "ftp://127.0.0.1:\(server.port)/upload/\(folder)/deeper/file.txt"
+        let refused = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "-T", file.path, url])
+        #expect(refused.status == 25, "\(refused.stderr)")
+        let created = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "--ftp-create-dirs", "-T", file.path, url])
+        #expect(created.status == 0, "\(created.stderr)")
+        let stored = try Data(contentsOf: URL(fileURLWithPath: server.root + "/upload/\(folder)/deeper/file.txt"))
+        #expect(stored == Data("in a new folder\n".utf8))
+
+        // -P - is the handler's active mode (downloading so is FTPSchemeTests' to prove: an active download here, beside
+        // the other suites' sessions on the same pyftpdlib, made one of them hang about once in seventy, curl's alike).
+        let hello = "ftp://127.0.0.1:\(server.port)/hello.txt"
+        func activeMode(_ arguments: [String]) throws -> Bool {
+            try LoadURL.parseQuickly(arguments + [hello]).makeConfiguration().handlerOptions[FTPOptions.self].usesActiveMode
+        }
+        #expect(try activeMode(["-P", "-"]) && activeMode(["--ftp-port", "-"]))
+        #expect(try !activeMode([]) && !activeMode(["-P", "-", "--ftp-pasv"]))
+        let address = try await LoadURLProcess.run(["-P", "127.0.0.1", hello])
+        #expect(address.status == 2 && address.stderr.contains("-P takes -"), "\(address.stderr)")
     }
 
     @Test("-T of a missing file exits 26 and leaves the server's file as it was; -T - uploads standard input; to a folder URL, under the file's name")

@@ -26,6 +26,7 @@ extension LoadURL {
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
         "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",
         "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "--url": "--url", "--netrc-file": "--netrc-file", "--data-ascii": "--data-ascii", "--oauth2-bearer": "--oauth2-bearer", "-K": "--config", "--config": "--config",
+        "-P": "--ftp-port", "--ftp-port": "--ftp-port",
     ]
 
     /// The spellings of the options that take a value (the keys of ``longNamesOfOptionsWithValues``, and `--data-raw`,

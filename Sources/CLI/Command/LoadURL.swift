@@ -282,6 +282,19 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: .customLong("ssl-reqd"), help: "Require TLS for ftp:// URLs (AUTH TLS, explicit FTPS), or fail.")
     public var requireTLS = false
 
+    /// `--ftp-create-dirs`: an FTP upload creates the folders its path names that are missing.
+    @Flag(name: .customLong("ftp-create-dirs"), help: "With -T to an ftp:// URL, create the folders of its path that are missing.")
+    public var ftpCreateDirectories = false
+
+    /// `-P`/`--ftp-port`: active FTP, the server connecting back; only `-`, the control connection's own address.
+    @Option(name: [.customShort("P"), .customLong("ftp-port")],
+            help: ArgumentHelp("Active FTP: the server connects back to this host's address on the control connection (only - is taken).", valueName: "-"))
+    public var ftpPort: String?
+
+    /// `--ftp-pasv`: passive FTP, the default; it overrides `-P`.
+    @Flag(name: .customLong("ftp-pasv"), help: "Passive FTP (the default); overrides -P.")
+    public var ftpPassive = false
+
     /// `--ssl`: FTP over TLS when the server offers it.
     @Flag(name: .customLong("ssl"), help: "Use TLS for ftp:// URLs (AUTH TLS) when the server offers it.")
     public var tryTLS = false
