@@ -13,7 +13,8 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case bodyMatchesFixture
     /// An announced `Content-Length` equals the bytes that arrive (the large fixture's too).
     case announcedLengthMatches
-    /// Every load ends with exactly one terminal event (finish or fail), within the fixture's time.
+    /// Every load ends with exactly one terminal event (finish or fail), within the fixture's time: of the success,
+    /// slow, missing and redirect fixtures.
     case exactlyOneTerminalEvent
     /// Nothing is reported after the terminal event.
     case noEventsAfterTerminal

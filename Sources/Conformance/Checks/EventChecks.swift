@@ -62,7 +62,12 @@ enum EventChecks {
                 : .passed)
         }
 
-        // A load that fails, and one that is redirected, end as any other: one terminal event, nothing after.
+        // A load that fails, one that is redirected, and one that takes its time end as any other: one terminal
+        // event, nothing after.
+        if let slow = fixtures.slow {
+            let (events, _, ended) = await DirectLoad.run(handlerClass, url: slow, timeout: fixtures.timeout)
+            _ = checkTerminal(events, ended: ended, url: slow.absoluteString, fixtures, into: &report)
+        }
         if let missing = fixtures.missing {
             let (events, _, ended) = await DirectLoad.run(handlerClass, url: missing, timeout: fixtures.timeout)
             _ = checkTerminal(events, ended: ended, url: missing.absoluteString, fixtures, into: &report)

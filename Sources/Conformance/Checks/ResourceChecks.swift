@@ -6,6 +6,8 @@ import Synchronization
 enum ResourceChecks {
     /// Peak memory a slow read of the large fixture may add.
     static let memoryBound = 64 * 1024 * 1024
+    /// Body bytes a handler held back by its reader may still send in the second after (what it had read already).
+    static let bytesPastHold = 8 * 1024 * 1024
 
     static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
         if let large = fixtures.large {
@@ -13,6 +15,9 @@ enum ResourceChecks {
             let session = SessionChecks.session(handlerClass, fixtures, budget: fixtures.timeout * 15)
             await checkMemory(session, large, into: &report)
             session.invalidateAndCancel()
+            if let problem = await backpressureProblem(handlerClass, large, fixtures) {
+                report.record(.slowReaderBoundsMemory, .failed(problem))
+            }
             // A new session for each run: in the one above, a handler that keeps connections (HTTP) would load over
             // the one the memory check left open, a descriptor opened before the load, which the check cannot watch.
             let leak = await Self.failsEveryTime {
@@ -76,6 +81,30 @@ enum ResourceChecks {
         } else {
             report.record(.slowReaderBoundsMemory, .passed)
         }
+    }
+
+    /// Why a handler whose reader stopped taking its body after the first bytes went on sending, or `nil` if it
+    /// waited. The memory check sees only a producer fast enough to fill its bound within its reader's pause; held
+    /// back for a second, a handler that waits sends no more than it had in hand, whatever its pace.
+    private static func backpressureProblem(_ handlerClass: SchemeHandler.Type, _ large: URL, _ fixtures: ConformanceFixtures) async -> String? {
+        let load = DirectLoad(handlerClass, url: large, keepsBody: false, holdsAfter: 1)
+        defer { load.stop() }
+        load.handler.startLoading()
+        func received() -> Int {
+            load.client.events.reduce(0) { if case .data(let count) = $1.event { return $0 + count } else { return $0 } }
+        }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(fixtures.timeout * 1e9)
+        while received() == 0, DispatchTime.now().uptimeNanoseconds < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        // A moment for what was in flight as the hold began, then a second in which a waiting handler sends nothing.
+        try? await Task.sleep(for: .milliseconds(100))
+        let held = received()
+        guard held > 0 else { return nil }
+        try? await Task.sleep(for: .seconds(1))
+        let more = received() - held
+        guard more > bytesPastHold else { return nil }
+        return "held back after its first bytes of \(large.absoluteString), the handler sent \(more >> 20) MiB more in a second (bound: \(bytesPastHold >> 20) MiB) instead of waiting for the reader"
     }
 
     /// How many times a check that reads the whole process (its descriptors, its cooperative threads) runs before
