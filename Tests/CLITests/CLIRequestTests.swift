@@ -66,6 +66,15 @@ struct CLIRequestTests {
         #expect(throws: ValidationError.self) { _ = try command(["--data-raw", "x", "-F", "a=1", "http://h/"]).makeConfiguration() }
     }
 
+    @Test("-i prints the status line in the response's own version: HTTP/1.0, HTTP/1.1, or HTTP/2 with no reason phrase")
+    func statusLineVersion() {
+        func line(_ version: String?) -> String {
+            let response = LoadResponse(url: URL(string: "http://h/")!, status: .ok, headerFields: [:], networkProtocolName: version)
+            return response.printableHead.components(separatedBy: "\r\n")[0]
+        }
+        #expect(line("http/1.0") == "HTTP/1.0 200 OK" && line("http/1.1") == "HTTP/1.1 200 OK" && line("h2") == "HTTP/2 200 ")
+    }
+
     @Test("Every HTTP(S) request says Accept: */*, as curl's do, unless -H gives an Accept or takes it away, or --json asks for JSON")
     func acceptAny() throws {
         #expect(try request(["http://h/"]).headerFields[.accept] == "*/*")

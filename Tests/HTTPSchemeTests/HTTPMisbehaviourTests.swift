@@ -23,6 +23,14 @@ struct HTTPMisbehaviourTests {
         #expect(error?.underlying as? ResponseCutShort == ResponseCutShort(.inBody(received: 10, expected: 100)), "\(String(describing: error))")
     }
 
+    @Test("An HTTP/1.0 server's response says http/1.0, in the response and in the task's metrics")
+    func http10() async throws {
+        let metrics = MetricsKept()
+        let (data, response) = try await plainHTTPSession().data(for: LoadRequest(url: server.url("/http10")), delegate: metrics)
+        #expect(data == Data("ok".utf8) && response.networkProtocolName == "http/1.0", "\(response)")
+        #expect(await eventually { metrics.protocols == ["http/1.0"] }, "\(metrics.protocols)")
+    }
+
     @Test("A connection closed before any byte of a response is networkConnectionLost, cut short before the response")
     func emptyReply() async {
         let url = server.url("/empty-reply")
@@ -634,5 +642,16 @@ private final class SentTotals: LoadTaskDelegate {
 
     func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
         told.withLock { $0.append(totalBytesSent) }
+    }
+}
+
+/// The protocol names of a task's collected metrics, in order.
+private final class MetricsKept: LoadTaskDelegate {
+    private let names = Mutex<[String?]>([])
+
+    var protocols: [String?] { names.withLock { $0 } }
+
+    func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics) {
+        names.withLock { $0 = metrics.transactions.map(\.networkProtocolName) }
     }
 }

@@ -7,8 +7,12 @@ extension LoadResponse {
     var printableHead: String {
         var text = ""
         if let status {
+            switch networkProtocolName {
             // HTTP/2 has no reason phrase: curl prints the code and a space.
-            text += networkProtocolName == "h2" ? "HTTP/2 \(status.code) \r\n" : "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+            case "h2": text += "HTTP/2 \(status.code) \r\n"
+            case "http/1.0": text += "HTTP/1.0 \(status.code) \(status.reasonPhrase)\r\n"
+            default: text += "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+            }
         }
         for field in headerFields {
             text += "\(field.name.rawName): \(field.value)\r\n"

@@ -146,6 +146,7 @@ struct TransferSummary {
             switch response?.networkProtocolName {
             case "h2": return "2"
             case "http/1.1": return "1.1"
+            case "http/1.0": return "1.0"
             default: return "0"
             }
         case "remote_ip": return transactions.last?.remoteAddress ?? ""

@@ -255,6 +255,10 @@ private final class ScriptHandler: ChannelInboundHandler {
             // A response a cache may keep for an hour, cut short: nothing of it may be kept.
             Self.send(context, "HTTP/1.1 200 OK\r\nCache-Control: max-age=3600\r\nContent-Length: 100\r\n\r\nonly ten b")
             context.close(promise: nil)
+        case "/http10":
+            // An HTTP/1.0 server: its version in the status line, the connection closed after the body.
+            Self.send(context, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            context.close(promise: nil)
         case "/empty-reply":
             context.close(promise: nil)
         case "/half-head":

@@ -45,6 +45,8 @@ final class ExchangeMetrics: Sendable {
     func completed(with response: LoadResponse) -> LoadTransactionMetrics {
         var transaction = started
         transaction.response = response
+        // The server's version (an HTTP/1.0 server's answer to our HTTP/1.1 request).
+        if let version = response.networkProtocolName { transaction.networkProtocolName = version }
         transaction.responseStartDate = Date()
         return transaction
     }

@@ -114,8 +114,10 @@ final class ResponseForwarder: ChannelInboundHandler {
                 return
             }
             let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
+            // An HTTP/1.0 server's answer says so (URLSession's name for it, and how -i prints its status line).
+            let version = onStream ? "h2" : head.version == .http1_0 ? "http/1.0" : "http/1.1"
             let response = LoadResponse(url: exchange.url, status: status, headerFields: HTTPFields(head.headers),
-                                        networkProtocolName: onStream ? "h2" : "http/1.1")
+                                        networkProtocolName: version)
             // Before the head itself, which waits for the read's end to go with the body's first bytes.
             if let metrics = exchange.metrics { exchange.client.handler(exchange.handler, didCollect: metrics.completed(with: response)) }
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
