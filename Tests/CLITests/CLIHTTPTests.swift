@@ -16,6 +16,18 @@ struct CLIHTTPTests {
         #expect(run.stdout.hasSuffix("\r\n\r\n"))
     }
 
+    @Test("-u USER without a password asks for it on the terminal, unechoed, as curl does; with no terminal the password is empty")
+    func passwordPrompt() async throws {
+        let server = try TestServers.requireNginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/private"
+        let typed = try await LoadURLProcess.run(["-sS", "-f", "-u", "user", url], input: Data("secret\n".utf8), terminal: .own)
+        #expect(typed.status == 0 && typed.stdout.contains("Enter host password for user 'user':"), "\(typed.stdout) \(typed.stderr)")
+        #expect(typed.stdout.hasSuffix("Hello from nginx\r\n"), "\(typed.stdout)")
+        // No terminal (a service, a job): no prompt, an empty password, which nginx refuses.
+        let none = try await LoadURLProcess.run(["-sS", "-f", "-u", "user", url], input: Data("secret\n".utf8), terminal: .none)
+        #expect(none.status == 22 && !none.stdout.contains("Enter") && !none.stderr.contains("Enter"), "\(none.stdout) \(none.stderr)")
+    }
+
     @Test("A server that closes the connection without a response exits 52, curl's empty reply, naming the URL")
     func emptyReply() async throws {
         let server = try TestServers.requireNginx()

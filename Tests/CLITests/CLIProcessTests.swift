@@ -184,23 +184,38 @@ enum LoadURLProcess {
     /// Runs `loadurl` with `arguments`; `environment` adds to (or overrides) the test process's own; `input`, if
     /// given, is its standard input (else it reads an empty one), from a regular file or, with `inputThroughPipe`,
     /// down a pipe as in `cmd | loadurl`; `output`, if given, takes its standard output (a large one), which the
-    /// result then leaves empty.
+    /// result then leaves empty. `terminal` says whether it has the test process's controlling terminal (if any), one
+    /// of its own (`script`'s pseudo terminal, which `input` is typed into and whose output, echo and prompts with the
+    /// standard output, is `stdout`), or none (`setsid`).
     ///
     /// The waits are on threads of their own (``offCooperativePool(_:)``): held on Swift's cooperative pool or
     /// dispatch's global queues (one pool, two threads here) for a child's whole run, they starved the other
     /// suites' loads until their request timeouts fired.
     static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, inputThroughPipe: Bool = false,
-                    output: URL? = nil, timeout: TimeInterval = 60) async throws -> Result {
+                    output: URL? = nil, terminal: TerminalUse = .inherited, timeout: TimeInterval = 60) async throws -> Result {
         try await offCooperativePool {
-            try runWaiting(arguments, environment: environment, input: input, inputThroughPipe: inputThroughPipe, output: output, timeout: timeout)
+            try runWaiting(arguments, environment: environment, input: input, inputThroughPipe: inputThroughPipe, output: output,
+                           terminal: terminal, timeout: timeout)
         }
     }
 
     private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, inputThroughPipe: Bool,
-                                   output: URL?, timeout: TimeInterval) throws -> Result {
+                                   output: URL?, terminal: TerminalUse, timeout: TimeInterval) throws -> Result {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        switch terminal {
+        case .inherited:
+            process.executableURL = executable
+            process.arguments = arguments
+        case .own:
+            // util-linux's script: -e gives the child's exit status, -c a shell command line (each word quoted).
+            let words = ([executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-q", "-e", "-c", words.joined(separator: " "), "/dev/null"]
+        case .none:
+            // util-linux's setsid: a new session has no controlling terminal; -w waits and gives the child's status.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+            process.arguments = ["-w", executable.path] + arguments
+        }
         // The machine's proxy variables are not the test's: loadurl reads them as curl does.
         let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "HTTP_PROXY"]
         process.environment = ProcessInfo.processInfo.environment.filter { !proxyVariables.contains($0.key) }.merging(environment) { $1 }
@@ -250,6 +265,16 @@ enum LoadURLProcess {
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
+}
+
+/// Which terminal a `loadurl` run has (``LoadURLProcess/run(_:environment:input:inputThroughPipe:output:terminal:timeout:)``).
+enum TerminalUse {
+    /// The test process's, if it has one.
+    case inherited
+    /// A pseudo terminal of its own.
+    case own
+    /// None at all.
+    case none
 }
 
 enum CLITestError: Error {

@@ -253,7 +253,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("max-redirs"), help: "Follow at most NUM redirects with -L (default 50, -1 for no limit).")
     public var maxRedirects: Int = 50
 
-    /// Credentials for Basic authentication (or an FTP login); without a `:`, the password is empty.
+    /// Credentials for Basic authentication (or an FTP login); without a `:`, the password is asked for on the
+    /// terminal (empty when there is none).
     @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication (with --digest or --anyauth, in answer to the server's challenge), answer a ws or wss handshake's Basic or Digest challenge with them, or log in to FTP with them.")
     public var user: String?
 
@@ -457,13 +458,16 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             report("no URL given (try --help)", status: LoadURLExit.usage)
             return .failure(PreparationFailure(status: LoadURLExit.usage))
         }
-        let command: LoadURL
+        var command: LoadURL
         do {
             command = try expandingGlobs()
         } catch {
             report(error.description, status: LoadURLExit.malformedURL)
             return .failure(PreparationFailure(status: LoadURLExit.malformedURL))
         }
+        // -u USER and -U USER without a password: asked for on the terminal, as curl asks, once per operation.
+        command.user = TerminalPrompt.completing(command.user, whose: "host")
+        command.proxyUser = TerminalPrompt.completing(command.proxyUser, whose: "proxy")
         var configuration: LoaderSession.Configuration
         do {
             configuration = try command.makeConfiguration()
