@@ -16,16 +16,23 @@ struct CLIHTTPTests {
         #expect(run.stdout.hasSuffix("\r\n\r\n"))
     }
 
-    @Test("-u USER without a password asks for it on the terminal, unechoed, as curl does; with no terminal the password is empty")
+    @Test("-u USER without a password asks for it on standard error and reads it from the terminal, unechoed, or from standard input without one, as curl does")
     func passwordPrompt() async throws {
         let server = try TestServers.requireNginx()
         let url = "http://127.0.0.1:\(server.httpPort)/private"
+        // On script's terminal, standard error and output both come out of it.
         let typed = try await LoadURLProcess.run(["-sS", "-f", "-u", "user", url], input: Data("secret\n".utf8), terminal: .own)
         #expect(typed.status == 0 && typed.stdout.contains("Enter host password for user 'user':"), "\(typed.stdout) \(typed.stderr)")
         #expect(typed.stdout.hasSuffix("Hello from nginx\r\n"), "\(typed.stdout)")
-        // No terminal (a service, a job): no prompt, an empty password, which nginx refuses.
-        let none = try await LoadURLProcess.run(["-sS", "-f", "-u", "user", url], input: Data("secret\n".utf8), terminal: .none)
-        #expect(none.status == 22 && !none.stdout.contains("Enter") && !none.stderr.contains("Enter"), "\(none.stdout) \(none.stderr)")
+        // No terminal (a job, a pipe into it): the answer is standard input's first line; an empty one is refused.
+        let piped = try await LoadURLProcess.run(["-sS", "-f", "-u", "user", url], input: Data("secret\n".utf8), terminal: .none)
+        #expect(piped.status == 0 && piped.stdout == "Hello from nginx\n", "\(piped.stdout) \(piped.stderr)")
+        #expect(piped.stderr.contains("Enter host password for user 'user':"), "\(piped.stderr)")
+        let empty = try await LoadURLProcess.run(["-sS", "-f", "-u", "user", url], terminal: .none)
+        #expect(empty.status == 22, "\(empty.stdout) \(empty.stderr)")
+        // With --oauth2-bearer the token is the credential: nothing is asked.
+        let bearer = try await LoadURLProcess.run(["-sS", "-u", "user", "--oauth2-bearer", "t", url], terminal: .none)
+        #expect(!bearer.stderr.contains("Enter"), "\(bearer.stderr)")
     }
 
     @Test("A server that closes the connection without a response exits 52, curl's empty reply, naming the URL")
@@ -258,7 +265,8 @@ struct CLIHTTPTests {
             #expect(followed.stderr.contains("unknown --write-out variable: 'nope'"), "\(followed.stderr)")
             let posted = try await LoadURLProcess.run(["-s", "-d", "abc=1", "-o", "/dev/null", "-w", "%{size_upload}|%{time_redirect}|%{speed_upload}", base + "/echo"])
             let sizes = posted.stdout.split(separator: "|").map(String.init)
-            #expect(posted.status == 0 && sizes.count == 3 && sizes[0] == "5" && sizes[1] == "0.000000" && (Int(sizes[2]) ?? 0) > 0,
+            // The speed, bytes per second over the whole transfer, only as a number: 5 bytes make 0 after 5 s.
+            #expect(posted.status == 0 && sizes.count == 3 && sizes[0] == "5" && sizes[1] == "0.000000" && Int(sizes[2]) != nil,
                     "\(posted.stdout) \(posted.stderr)")
             #expect(posted.stderr.isEmpty, "\(posted.stderr)")
         }

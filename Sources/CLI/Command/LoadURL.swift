@@ -254,7 +254,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var maxRedirects: Int = 50
 
     /// Credentials for Basic authentication (or an FTP login); without a `:`, the password is asked for on the
-    /// terminal (empty when there is none).
+    /// terminal (read from standard input when there is none).
     @Option(name: [.customShort("u"), .customLong("user")], help: "Send USER:PASSWORD with Basic authentication (with --digest or --anyauth, in answer to the server's challenge), answer a ws or wss handshake's Basic or Digest challenge with them, or log in to FTP with them.")
     public var user: String?
 
@@ -465,8 +465,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             report(error.description, status: LoadURLExit.malformedURL)
             return .failure(PreparationFailure(status: LoadURLExit.malformedURL))
         }
-        // -u USER and -U USER without a password: asked for on the terminal, as curl asks, once per operation.
-        command.user = TerminalPrompt.completing(command.user, whose: "host")
+        // -u USER and -U USER without a password: asked for, as curl asks, once per operation (after every operation's
+        // options were checked); not -u's with --oauth2-bearer, whose token is the credential.
+        if command.bearerToken == nil { command.user = TerminalPrompt.completing(command.user, whose: "host") }
         command.proxyUser = TerminalPrompt.completing(command.proxyUser, whose: "proxy")
         var configuration: LoaderSession.Configuration
         do {

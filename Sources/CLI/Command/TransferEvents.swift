@@ -16,7 +16,7 @@ final class TransferEvents: LoadTaskDelegate {
     private let dumpFailure = Mutex<(any Error)?>(nil)
     /// Redirects followed in the current try.
     private let redirects = Mutex(0)
-    /// Request body bytes sent in the current try, over every hop.
+    /// Request body bytes sent in the current try's last hop.
     private let sent = Mutex<Int64>(0)
     /// Whether each redirect sends the URL it comes from as its `Referer`.
     private let autoReferer: Bool
@@ -53,7 +53,7 @@ final class TransferEvents: LoadTaskDelegate {
     /// Redirects followed in the current try, for `%{num_redirects}`.
     var redirectCount: Int { redirects.withLock { $0 } }
 
-    /// Request body bytes sent in the current try, for `%{size_upload}`.
+    /// Request body bytes sent in the current try's last hop, for `%{size_upload}`.
     var bytesSent: Int64 { sent.withLock { $0 } }
 
     /// Notes the `Authorization` of the request about to be sent, for `--location-trusted`'s redirects.
@@ -72,6 +72,8 @@ final class TransferEvents: LoadTaskDelegate {
     /// URL it comes from as the `Referer` under `-e ';auto'`.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
         redirects.withLock { $0 += 1 }
+        // %{size_upload} is the last request's, as curl's: a body sent again after a 307 counts once.
+        sent.withLock { $0 = 0 }
         var request = request
         if autoReferer { request.headerFields[.referer] = Self.referer(response.url) }
         // The session dropped the last host's Authorization when the origin changed; the new host's own, if any.

@@ -20,7 +20,7 @@ struct TransferSummary {
     var filename: String?
     /// The method of the request as made, for `%{method}` when no exchange was kept.
     var method: String?
-    /// Request body bytes sent, over every hop (`%{size_upload}`).
+    /// Request body bytes the last hop sent (`%{size_upload}`).
     var bytesSent: Int64 = 0
 
     /// The variables read from ``transactions``: a format without them collects none.

@@ -94,7 +94,7 @@ enum ResourceChecks {
             load.client.events.reduce(0) { if case .data(let count) = $1.event { return $0 + count } else { return $0 } }
         }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(fixtures.timeout * 1e9)
-        while received() == 0, DispatchTime.now().uptimeNanoseconds < deadline {
+        while received() == 0, !load.client.events.contains(where: \.event.isTerminal), DispatchTime.now().uptimeNanoseconds < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
         // A moment for what was in flight as the hold began, then a second in which a waiting handler sends nothing.

@@ -89,6 +89,9 @@ final class HTTPConnection: Sendable {
         try await done.get()
     }
 
+    /// The most body bytes written at once, and the size of the chunks a file or a buffer is read in.
+    static let largestWrite = 256 * 1024
+
     /// Writes the head and the body, and returns once the body stream has ended (or was stopped) with all of it
     /// written, or the response has ended. Throws when
     /// the body fails or gives other than its announced length, or when it was stopped (a cancel, the exchange's
@@ -97,9 +100,6 @@ final class HTTPConnection: Sendable {
     /// The request's end is written with its last bytes, in one trip, and the request counts as sent (its
     /// connection reusable) once that write completes. Written apart, a response that ended in between gave the
     /// connection back to the pool first, and the end could go out in the middle of the next request on it.
-    /// The most body bytes written at once, and the size of the chunks a file or a buffer is read in.
-    static let largestWrite = 256 * 1024
-
     private func sendBody(_ body: RequestBody, of exchange: HTTPExchange, head: HTTPRequestHead, done: EventLoopFuture<Void>) async throws {
         let loop = channel.eventLoop
         let channel = self.channel
