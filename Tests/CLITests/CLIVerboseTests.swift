@@ -34,6 +34,12 @@ struct CLIVerboseTests {
             "< Content-Length: 17",
         ]
         Self.expectInOrder(expected, in: lines, of: run.stderr)
+        // Host first after the request line, in its usual case, as curl sends it (RFC 9112 §3.2).
+        if let requestLine = lines.firstIndex(of: "> GET /hello.txt HTTP/1.1"), requestLine + 1 < lines.count {
+            #expect(lines[requestLine + 1] == "> Host: 127.0.0.1:\(port)", "\(lines)")
+        } else {
+            Issue.record("no request line for /hello.txt: \(lines)")
+        }
         let sent = lines.filter { $0.hasPrefix("> ") }.map { $0.lowercased() }
         #expect(sent.filter { $0 == "> host: 127.0.0.1:\(port)" }.count == 2, "\(sent)")
         #expect(sent.filter { $0 == "> x-test: 1" }.count == 2, "\(sent)")

@@ -489,22 +489,24 @@ struct HTTPRequestPlan: Sendable {
             }
             lines.append((field.name.rawName, field.value))
         }
-        if !has.host { lines.append(("host", key.hostField)) }
+        // Host first, as RFC 9112 (§3.2) asks of a user agent, and as curl and URLSession send it; names in their usual
+        // case (HTTP/2 lowercases them on its way out).
+        if !has.host { lines.insert(("Host", key.hostField), at: 0) }
         if !has.userAgent, let agent {
             // Cleaned as a field's value is (header checks are off): a line break in it would start another field.
-            lines.append(("user-agent", HTTPField.isValidValue(agent) ? agent : HTTPField(name: .userAgent, value: agent).value))
+            lines.append(("User-Agent", HTTPField.isValidValue(agent) ? agent : HTTPField(name: .userAgent, value: agent).value))
         }
-        if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("proxy-authorization", authorization)) }
+        if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("Proxy-Authorization", authorization)) }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {
-                    lines.append(("content-length", String(length)))
+                    lines.append(("Content-Length", String(length)))
                 } else {
-                    lines.append(("transfer-encoding", "chunked"))
+                    lines.append(("Transfer-Encoding", "chunked"))
                 }
             }
         } else if sendsZeroLength {
-            lines.append(("content-length", "0"))
+            lines.append(("Content-Length", "0"))
         }
         let nioMethod = method == .get ? HTTPMethod.GET : HTTPMethod(rawValue: method.rawValue)
         head = HTTPRequestHead(version: .http1_1, method: nioMethod, uri: target, headers: HTTPHeaders(lines))
