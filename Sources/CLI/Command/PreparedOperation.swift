@@ -2,12 +2,19 @@ import Loader
 
 /// One operation of a command line (its options and URLs up to a `--next`) made ready to run: its URLs expanded,
 /// its session open with its cookie engine. ``finish(status:)`` ends it once its transfers have.
-struct PreparedOperation: Sendable {
+///
+/// A class: each of the operation's transfers (20,000 with `-Z`) holds it, and a copy of the struct (the whole command
+/// line's options, each string and array retained) showed in profiles of `loadurl -Z`.
+final class PreparedOperation: Sendable {
     /// The operation, its globs expanded.
     let command: LoadURL
     let session: LoaderSession
     let options: LoadURL.RequestOptions
     let cookieEngine: CookieEngine
+
+    init(command: LoadURL, session: LoaderSession, options: LoadURL.RequestOptions, cookieEngine: CookieEngine) {
+        (self.command, self.session, self.options, self.cookieEngine) = (command, session, options, cookieEngine)
+    }
 
     /// Ends the session and writes the cookie jar (`-c`), whatever the transfers did, as curl writes it; returns
     /// the operation's exit status: `status` (its transfers' last failure), or 23 for a jar that cannot be written
