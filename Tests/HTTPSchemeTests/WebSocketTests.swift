@@ -2,6 +2,7 @@ import Foundation
 import HTTPScheme
 import HTTPTypes
 import Loader
+import Synchronization
 import TestSupport
 import Testing
 
@@ -230,7 +231,21 @@ struct WebSocketTests {
         let cancelled = await loadError { _ = try await waiting.value }
         #expect(cancelled?.code == .cancelled, "\(String(describing: cancelled))")
         try await echo.send(.string("still open"))
-        #expect(try await echo.receive() == .string("still open"))
+        #expect(try await receive(echo) == .string("still open"))
+        // A receive whose task was cancelled before it began (before the socket opened, here) ends as cancelled too:
+        // its wait was once registered after the cancellation had run, and never ended.
+        let ended = Atomic<Bool>(false)
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            defer { ended.store(true, ordering: .releasing) }
+            return try await Nginx.session().webSocketTask(with: try ws("/echo")).receive()
+        }
+        if await eventually(within: 20, { ended.load(ordering: .acquiring) }) {
+            let earlyError = await loadError { _ = try await early.value }
+            #expect(earlyError?.code == .cancelled, "\(String(describing: earlyError))")
+        } else {
+            Issue.record("a receive cancelled before it began never ended")
+        }
         echo.cancel()
     }
 

@@ -44,7 +44,12 @@ final class WebSocketConnection: Sendable {
                 switch now {
                 case .success(let message)?: continuation.resume(returning: message)
                 case .failure(let error)?: continuation.resume(throwing: error)
-                case nil: break
+                case nil:
+                    // Cancelled before the wait was registered (while the socket opened, say): the handler below ran
+                    // first and found nothing to withdraw, and nothing else would end this wait.
+                    if Task.isCancelled, let waiter = state.withLock({ $0.inbox.withdraw(id) }) {
+                        waiter.resume(throwing: LoadError(.cancelled, url: url, reason: "receive was cancelled"))
+                    }
                 }
             }
         } onCancel: { [self] in
