@@ -7,6 +7,13 @@ import Testing
 /// `loadurl` against the real FTP server: downloads, listings, uploads, curl's exit statuses.
 @Suite("loadurl: ftp against pyftpdlib")
 struct CLIFTPTests {
+    /// A temporary file holding `text`, to upload; the caller removes it.
+    private func uploadFile(_ text: String) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-up-\(UUID().uuidString).txt")
+        try Data(text.utf8).write(to: file)
+        return file
+    }
+
     private func ftp() throws -> TestServers.FTP {
         try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
     }
@@ -109,8 +116,7 @@ struct CLIFTPTests {
     @Test("-T uploads a file with -u credentials; the server has it byte for byte")
     func upload() async throws {
         let server = try ftp()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-up-\(UUID().uuidString).txt")
-        try Data("uploaded by loadurl\n".utf8).write(to: file)
+        let file = try uploadFile("uploaded by loadurl\n")
         defer { try? FileManager.default.removeItem(at: file) }
         let name = "cli-\(UUID().uuidString).txt"
         let run = try await LoadURLProcess.run(["-u", "user:secret", "-T", file.path, "ftp://127.0.0.1:\(server.port)/upload/\(name)"])
@@ -122,8 +128,7 @@ struct CLIFTPTests {
     @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, --ftp-pasv undoes it; -P with an address is a usage error")
     func createDirectoriesAndActiveMode() async throws {
         let server = try ftp()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cli-dirs-\(UUID().uuidString).txt")
-        try Data("in a new folder\n".utf8).write(to: file)
+        let file = try uploadFile("in a new folder\n")
         defer { try? FileManager.default.removeItem(at: file) }
         let folder = "new-\(UUID().uuidString)"
         let url = "ftp://127.0.0.1:\(server.port)/upload/\(folder)/deeper/file.txt"

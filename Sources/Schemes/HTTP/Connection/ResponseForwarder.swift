@@ -228,9 +228,7 @@ final class ResponseForwarder: ChannelInboundHandler {
                 ?? LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response",
                             underlying: ResponseCutShort(.beforeResponse)))
         case .body(let exchange, let received, let expected, _):
-            let of = expected.map { " of \($0)" } ?? ""
-            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",
-                                     underlying: ResponseCutShort(.inBody(received: received, expected: expected))))
+            fail(exchange, Self.cutInBody(exchange, received: received, expected: expected))
         case .ended(let exchange, _, _):
             // Closed in the burst that completed the response (the server's choice, or an error after the end).
             finish(exchange, reusable: false)
@@ -249,9 +247,7 @@ final class ResponseForwarder: ChannelInboundHandler {
         switch state {
         case .body(let exchange, let received, let expected, _) where (error as? HTTPParserError) == .invalidEOFState:
             // The parser saw the connection end inside a body: a truncation, not a malformed response.
-            let of = expected.map { " of \($0)" } ?? ""
-            fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",
-                                     underlying: ResponseCutShort(.inBody(received: received, expected: expected))))
+            fail(exchange, Self.cutInBody(exchange, received: received, expected: expected))
         case .awaitingHead(let exchange) where (error as? HTTPParserError) == .invalidEOFState:
             // The connection ended inside the head: cut off, not malformed.
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head",
@@ -266,6 +262,13 @@ final class ResponseForwarder: ChannelInboundHandler {
             handshake?.fail(error)
         }
         context.close(promise: nil)
+    }
+
+    /// The error of a body whose connection ended after `received` of `expected` bytes (when the head said).
+    private static func cutInBody(_ exchange: HTTPExchange, received: Int64, expected: Int64?) -> LoadError {
+        let of = expected.map { " of \($0)" } ?? ""
+        return LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",
+                         underlying: ResponseCutShort(.inBody(received: received, expected: expected)))
     }
 
     private func fail(_ exchange: HTTPExchange, _ error: LoadError) {
