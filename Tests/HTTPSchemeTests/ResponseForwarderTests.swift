@@ -164,6 +164,19 @@ struct ResponseForwarderTests {
         failed.succeed()
         #expect(outcomes.withLock { $0 } == ["ended true", "failed false"])
     }
+
+    @Test("A request given a connection the server closed while idle fails as not sent, which lets it go again whatever its method")
+    func closedBeforeStart() throws {
+        let (channel, forwarder) = try forwarderOnChannel()
+        channel.pipeline.syncOperations.fireChannelInactive()
+        let outcomes = Locked<[String]>([])
+        #expect {
+            try forwarder.start(exchange("late", log: EventLog(), outcomes: outcomes))
+        } throws: { error in
+            let error = error as? LoadError
+            return error?.code == .networkConnectionLost && error?.underlying is RequestNotSent
+        }
+    }
 }
 
 private extension Result {

@@ -274,6 +274,10 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
                 refusals += 1
                 continue
+            } catch let error as LoadError where !retried && error.underlying is RequestNotSent && !Task.isCancelled {
+                // The new connection closed before it could carry the request: nothing was sent; once more.
+                retried = true
+                continue
             }
             let connection = lease.connection
             let done = connection.channel.eventLoop.makePromise(of: Void.self)
@@ -377,11 +381,14 @@ struct HTTPRequestPlan: Sendable {
     var isHead: Bool { head.method == .HEAD }
 
     /// Whether a failure may be retried once on a new connection: an idempotent request on a reused
-    /// connection that was lost before any response byte (the server closed it while idle). Not a stream the
-    /// server refused, which ``mayResend(after:exchange:)`` counts, nor one it reset (it may have processed it).
+    /// connection that was lost before any response byte (the server closed it while idle), or any request
+    /// whose connection, new or reused, had closed before a byte of it went out (``RequestNotSent``). Not a
+    /// stream the server refused, which ``mayResend(after:exchange:)`` counts, nor one it reset (it may have
+    /// processed it).
     func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
-        isIdempotent && lease.reused && !exchange.responseStarted && error.code == .networkConnectionLost
-            && !(error.underlying is HTTP2StreamRefused) && !(error.underlying is HTTP2StreamReset) && canSendBodyAgain
+        guard !exchange.responseStarted, error.code == .networkConnectionLost, canSendBodyAgain else { return false }
+        if error.underlying is RequestNotSent { return true }
+        return isIdempotent && lease.reused && !(error.underlying is HTTP2StreamRefused) && !(error.underlying is HTTP2StreamReset)
     }
 
     /// Whether a request that failed may be sent again whatever its method: the server said it did not

@@ -1,38 +1,17 @@
 import NIOCore
-import NIOPosix
-import Synchronization
 
 /// A server on 127.0.0.1 that answers whatever a connection first sends with fixed bytes, then closes it: for a
 /// client speaking a protocol the scripted servers do not parse (HTTP/2 with prior knowledge). Counts connections.
 final class RawReplyServer: Sendable {
-    let port: Int
-    private let channel: any Channel
-    private let accepted = Counter()
+    private let listener: CountingListener
 
     init(reply: [UInt8]) throws {
-        let accepted = self.accepted
-        channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                accepted.value.add(1, ordering: .relaxed)
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Replier(reply: reply))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).wait()
-        port = channel.localAddress!.port!
+        listener = try CountingListener { pipeline, _ in try pipeline.addHandler(Replier(reply: reply)) }
     }
 
-    deinit {
-        channel.close(promise: nil)
-    }
-
+    var port: Int { listener.port }
     /// The connections accepted so far.
-    var acceptedCount: Int { accepted.value.load(ordering: .relaxed) }
-
-    private final class Counter: Sendable {
-        let value = Atomic<Int>(0)
-    }
+    var acceptedCount: Int { listener.acceptedCount }
 
     private final class Replier: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer

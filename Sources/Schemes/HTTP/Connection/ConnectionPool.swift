@@ -591,16 +591,19 @@ final class ConnectionPool: Sendable {
             self.state.withLock { $0.accepted += 1 }
             opened.withLock { $0 = .http1(connection) }
         }
+        // The pipeline torn down: the connection closed, refusing the client certificate perhaps, or the server hung
+        // up before the request was given it (while the delegate decided on its certificate, say).
+        let closedAsItOpened = {
+            TLSFaultKeeper.refusal(in: fault, url: url)
+                ?? LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened, before the request was sent",
+                             underlying: RequestNotSent())
+        }
         do {
             try await registered.get()
         } catch {
-            // The pipeline was torn down: the connection closed, refusing the client certificate perhaps.
-            throw TLSFaultKeeper.refusal(in: fault, url: url) ?? error
+            throw channel.isActive ? error : closedAsItOpened()
         }
-        guard let connection = opened.withLock({ $0 }) else {
-            throw TLSFaultKeeper.refusal(in: fault, url: url)
-                ?? LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened")
-        }
+        guard let connection = opened.withLock({ $0 }) else { throw closedAsItOpened() }
         return connection
     }
 

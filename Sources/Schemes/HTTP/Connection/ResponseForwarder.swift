@@ -91,7 +91,8 @@ final class ResponseForwarder: ChannelInboundHandler {
             // A server's refusal of the client certificate closed it: that is the request's error.
             if let refusal = TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) { throw refusal }
             guard onStream else {
-                throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent")
+                throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent",
+                                underlying: RequestNotSent())
             }
             // An HTTP/2 stream closed before its request went out (its connection went away): nothing was sent,
             // so the request may go again whatever its method.
