@@ -38,6 +38,18 @@ public struct ContentDecoding: Sendable, Hashable {
     /// The field, made once: making one checks its value, on every load.
     static let acceptEncodingField = HTTPField(name: .acceptEncoding, value: acceptEncoding)
 
+    /// Why a body that expanded from `received` compressed bytes to `decoded` bytes passed a limit, or `nil`
+    /// if it is within them.
+    func limitPassed(decoded: Int, received: Int) -> String? {
+        if let maximumDecodedSize, decoded > maximumDecodedSize {
+            return "the decoded body passed the limit of \(maximumDecodedSize) bytes"
+        }
+        if let maximumRatio, decoded > ratioFloor, decoded / max(received, 1) > maximumRatio {
+            return "\(received) compressed bytes expanded to over \(decoded): more than \(maximumRatio)× (a decompression bomb?)"
+        }
+        return nil
+    }
+
     func coding(of name: Substring) -> BodyCoding? {
         switch name.trimmingSpaces().lowercased() {
         case "gzip", "x-gzip": return .gzip

@@ -77,10 +77,7 @@ extension ContentDecodingMiddleware {
             } catch {
                 return nil
             }
-            if let maximum = settings.maximumDecodedSize, output.count > maximum { return nil }
-            if let ratio = settings.maximumRatio, output.count > settings.ratioFloor, output.count / max(encoded.count, 1) > ratio {
-                return nil
-            }
+            if settings.limitPassed(decoded: output.count, received: encoded.count) != nil { return nil }
             bytes = output
         }
         return bytes

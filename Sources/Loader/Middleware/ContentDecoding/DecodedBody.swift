@@ -53,18 +53,8 @@ struct DecodedBody: AsyncSequence, Sendable {
         }
 
         private func checkLimits() throws {
-            let decoded = decoder.totalOut
-            if let maximum = settings.maximumDecodedSize, decoded > maximum {
-                throw LoadError(.dataLengthExceedsMaximum, url: url, reason: "the decoded body passed the limit of \(maximum) bytes")
-            }
-            if let ratio = settings.maximumRatio, decoded > settings.ratioFloor {
-                let compressed = received.count
-                if decoded / Swift.max(compressed, 1) > ratio {
-                    throw LoadError(
-                        .dataLengthExceedsMaximum, url: url,
-                        reason: "\(compressed) compressed bytes expanded to over \(decoded): more than \(ratio)× (a decompression bomb?)"
-                    )
-                }
+            if let reason = settings.limitPassed(decoded: decoder.totalOut, received: received.count) {
+                throw LoadError(.dataLengthExceedsMaximum, url: url, reason: reason)
             }
         }
 
