@@ -286,7 +286,7 @@ struct HTTPMisbehaviourTests {
         #expect(error?.underlying is Broken)
     }
 
-    @Test("A stream's large chunk goes out in pieces, each told as sent: upload progress moves in steps of 256 KiB, not once per chunk")
+    @Test("A stream's large chunk goes out in pieces, each told as sent: upload progress moves in steps of 64 KiB, not once per chunk")
     func largeChunkProgress() async throws {
         // Four pieces and a short one; letters, since the scripted server echoes the body as text.
         let size = 4 * 256 * 1024 + 1000
@@ -301,10 +301,11 @@ struct HTTPMisbehaviourTests {
         let progress = SentTotals()
         let (echo, response) = try await plainHTTPSession().data(for: request, delegate: progress)
         #expect(response.status == .ok && echo == payload)
-        // A file's chunk size, the most the handler writes at once. Each piece is told before the next goes, so before
-        // the server has the whole body and answers; the last one's report may come after the response has ended the
-        // task, and go untold.
-        let piece = 256 * 1024
+        // A quarter of a file's chunk size, the most the handler writes at once: over a slow link, a minute without
+        // a report would end the upload (the request timeout is an idle one). Each step is told before the last goes,
+        // so before the server has the whole body and answers; the last one's report may come after the response has
+        // ended the task, and go untold.
+        let piece = 64 * 1024
         let steps = (1...(size / piece)).map { Int64($0 * piece) }
         let totals = progress.totals
         #expect(Array(totals.prefix(steps.count)) == steps && (totals.count == steps.count || totals.last == Int64(size)), "\(totals)")

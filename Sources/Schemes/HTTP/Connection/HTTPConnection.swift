@@ -91,6 +91,9 @@ final class HTTPConnection: Sendable {
 
     /// The most body bytes written at once, and the size of the chunks a file or a buffer is read in.
     static let largestWrite = 256 * 1024
+    /// The request body bytes between two reports of upload progress (curl's upload buffer, 64 KiB): a request
+    /// timeout of a minute then ends an upload only below about 1 KB/s.
+    static let progressStep = 64 * 1024
 
     /// Writes the head and the body, and returns once the body stream has ended (or was stopped) with all of it
     /// written, or the response has ended. Throws when
@@ -139,9 +142,24 @@ final class HTTPConnection: Sendable {
             while !rest.isEmpty {
                 let piece = rest.prefix(Self.largestWrite)
                 rest = rest.dropFirst(piece.count)
-                sent += Int64(piece.count)
+                // The piece's steps but the last are told from the loop as each is written: over a link slower than a
+                // piece per request timeout (256 KiB a minute) the upload would otherwise look idle while it went out.
+                let lastStep = piece.dropFirst((piece.count - 1) / Self.progressStep * Self.progressStep)
+                var stepStart = piece.startIndex
+                while stepStart < lastStep.startIndex {
+                    let step = piece[stepStart..<stepStart + Self.progressStep]
+                    stepStart = step.endIndex
+                    sent += Int64(step.count)
+                    let told = sent
+                    let stepWritten = loop.makePromise(of: Void.self)
+                    stepWritten.futureResult.whenSuccess {
+                        exchange.client.handler(exchange.handler, didSendBodyData: told, totalBytesExpectedToSend: expected)
+                    }
+                    channel.write(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: step))), promise: stepWritten)
+                }
+                sent += Int64(lastStep.count)
                 let written = loop.makePromise(of: Void.self)
-                let part = HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: piece)))
+                let part = HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: lastStep)))
                 if let contentLength, sent == contentLength {
                     written.futureResult.whenSuccess { exchange.markRequestSent() }
                     channel.write(part, promise: nil)
