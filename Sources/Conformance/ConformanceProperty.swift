@@ -18,6 +18,9 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     case exactlyOneTerminalEvent
     /// Nothing is reported after the terminal event.
     case noEventsAfterTerminal
+    /// The handler's calls to its client come one at a time: none begins while another is running (checked on the
+    /// success fixtures' loads, whose every report the client makes last a moment).
+    case clientCallsDoNotOverlap
     /// A redirect is reported to the client (proposed with `wasRedirectedTo`, or a response with a redirect status
     /// and `Location`), never followed by the handler.
     case redirectIsReported
@@ -60,6 +63,7 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
         case .announcedLengthMatches: return "a Content-Length, when announced, equals the bytes delivered"
         case .exactlyOneTerminalEvent: return "each load ends with exactly one finish or fail event"
         case .noEventsAfterTerminal: return "no event follows the finish or fail event"
+        case .clientCallsDoNotOverlap: return "calls to the client come one at a time, from one task or queue: each returns before the next begins"
         case .redirectIsReported:
             return "a redirect is reported (wasRedirectedTo, or a redirect status with Location) and not followed by the handler"
         case .transactionsBeforeResponse:

@@ -64,10 +64,29 @@ final class RecordingClient: SchemeHandlerClient {
     /// Whether the handler is told to report transaction metrics (as the loader tells it for a task with a delegate).
     let collectsMetrics: Bool
 
-    init(keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false) {
+    /// Whether each report lingers (the client sleeps in it for a moment) so that a handler whose calls overlap is
+    /// caught at it: a report that begins while another is still running is noted in ``overlaps``.
+    let lingers: Bool
+    /// How many reports are running now.
+    private let reporting = Atomic<Int>(0)
+    private let overlapping = Locked<[String]>([])
+
+    init(keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false, lingers: Bool = false) {
         self.keepsBody = keepsBody
         self.holdsAfter = holdsAfter
         self.collectsMetrics = collectsMetrics
+        self.lingers = lingers
+    }
+
+    /// The reports that began while another was running (by method), in order.
+    var overlaps: [String] { overlapping.withLock { $0 } }
+
+    /// Runs one report of the handler's, noting it if another is running.
+    private func report(_ method: String, _ body: () -> Void) {
+        if reporting.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue > 0 { overlapping.withLock { $0.append(method) } }
+        defer { reporting.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+        body()
+        if lingers { usleep(2000) }
     }
 
     /// The body bytes received, in order (empty unless `keepsBody`).
@@ -94,19 +113,20 @@ final class RecordingClient: SchemeHandlerClient {
         return terminated.load(ordering: .acquiring)
     }
 
-    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) { record(.response(response)) }
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) { report("didReceive(response)") { record(.response(response)) } }
     func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) {
-        record(.redirect(request, response))
+        report("wasRedirectedTo") { record(.redirect(request, response)) }
     }
-    func handler(_ handler: SchemeHandler, didLoad data: Data) { received(data) }
+    func handler(_ handler: SchemeHandler, didLoad data: Data) { report("didLoad") { received(data) } }
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
         // As the loader's own client: once the load has ended or been stopped, deliver throws, which is how a
         // handler written to the documented contract learns to stop.
         if terminated.load(ordering: .acquiring) || stopped.load(ordering: .acquiring) {
-            received(data)
+            report("deliver") { received(data) }
             throw LoadError(.cancelled, url: handler.request.url, reason: "the load was stopped")
         }
-        received(data)
+        // The report itself; a wait for room that may follow is not one (the handler waits in it, calling nothing).
+        report("deliver") { received(data) }
         guard isHolding else { return }
         await withCheckedContinuation { waiter in
             let now = hold.withLock { hold -> Bool in
@@ -152,10 +172,12 @@ final class RecordingClient: SchemeHandlerClient {
         }
         if now { callback() }
     }
-    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
-    func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) { record(.transaction) }
-    func handlerDidFinishLoading(_ handler: SchemeHandler) { record(.finish) }
-    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { record(.failure(error)) }
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
+        report("didSendBodyData") {}
+    }
+    func handler(_ handler: SchemeHandler, didCollect transaction: LoadTransactionMetrics) { report("didCollect") { record(.transaction) } }
+    func handlerDidFinishLoading(_ handler: SchemeHandler) { report("handlerDidFinishLoading") { record(.finish) } }
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { report("didFailWith") { record(.failure(error)) } }
 }
 
 /// One handler instance driven directly, as the loader would, with its events recorded.
@@ -163,18 +185,25 @@ struct DirectLoad {
     let handler: SchemeHandler
     let client: RecordingClient
 
-    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false) {
-        let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter, collectsMetrics: collectsMetrics)
+    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false,
+         lingers: Bool = false) {
+        let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter, collectsMetrics: collectsMetrics, lingers: lingers)
         let request = handlerClass.canonicalRequest(for: LoadRequest(url: url))
         self.client = client
         self.handler = handlerClass.init(request: request, cachedResponse: nil, client: client)
     }
 
-    /// Starts the load, waits for its end (or `timeout`), stops it as the loader does, and lets late
+    /// Starts a load, waits for its end (or `timeout`), stops it as the loader does, and lets late
     /// events arrive for a moment.
     static func run(_ handlerClass: SchemeHandler.Type, url: URL, timeout: TimeInterval,
                     collectsMetrics: Bool = false) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
-        let load = DirectLoad(handlerClass, url: url, collectsMetrics: collectsMetrics)
+        await DirectLoad(handlerClass, url: url, collectsMetrics: collectsMetrics).run(timeout: timeout)
+    }
+
+    /// Starts this load, waits for its end (or `timeout`), stops it as the loader does, and lets late
+    /// events arrive for a moment.
+    func run(timeout: TimeInterval) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
+        let load = self
         load.handler.startLoading()
         let ended = await load.client.waitForTerminal(seconds: timeout)
         // A moment for events that follow the terminal one, then stop as the loader does. Events that

@@ -46,6 +46,7 @@ final class TransactionAfterResponse: MemoryHandler, @unchecked Sendable { overr
 final class IgnoresBackpressureSlowly: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressureSlowly } }
 final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStop } }
 final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
+final class ReportsFromTwoThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .reportsFromTwoThreads } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
@@ -59,6 +60,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (TruncatesLarge.self, .announcedLengthMatches),
     (FinishesTwice.self, .exactlyOneTerminalEvent),
     (DataAfterFinish.self, .noEventsAfterTerminal),
+    (ReportsFromTwoThreads.self, .clientCallsDoNotOverlap),
     (FollowsRedirect.self, .redirectIsReported),
     (TransactionAfterResponse.self, .transactionsBeforeResponse),
     (TransactionUnasked.self, .transactionsBeforeResponse),

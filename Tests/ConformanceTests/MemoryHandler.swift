@@ -43,6 +43,9 @@ enum Defect: Sendable {
     case blocksInStop
     /// The large body ends 10 MiB short of its announced length, finished as if whole.
     case truncatesLarge
+    /// Tells upload progress from a timer thread of its own, every millisecond, while its task sends the response and
+    /// body: calls to the client from two threads at once.
+    case reportsFromTwoThreads
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
@@ -173,12 +176,14 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         if defect == .transactionUnasked {
             client.handler(self, didCollect: LoadTransactionMetrics(request: request, fetchStartDate: Date()))
         }
-        client.handler(self, didReceive: response)
+        if defect != .reportsFromTwoThreads { client.handler(self, didReceive: response) }
         if defect == .transactionAfterResponse, client.collectsMetrics {
             client.handler(self, didCollect: LoadTransactionMetrics(request: request, fetchStartDate: Date()))
         }
         let payload = defect == .dataBeforeResponse ? body.dropFirst() : body
-        if defect == .corruptsBody, payload.count > 1 {
+        if defect == .reportsFromTwoThreads {
+            try await sendWithProgressThread(response, payload)
+        } else if defect == .corruptsBody, payload.count > 1 {
             try await client.handler(self, deliver: payload.prefix(payload.count / 2))
             try await client.handler(self, deliver: payload.prefix(payload.count / 2))
         } else {
@@ -194,6 +199,26 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         default:
             break
         }
+    }
+
+    /// The defect of ``Defect/reportsFromTwoThreads``: the response and the body go from this task while a thread of its
+    /// own tells progress (nothing sent) every millisecond, from before the response until the load returns.
+    private func sendWithProgressThread(_ response: LoadResponse, _ payload: Data) async throws {
+        let client = self.client
+        let handler: SchemeHandler = self
+        let running = Atomic<Bool>(true)
+        let ticker = Thread {
+            while running.load(ordering: .acquiring) {
+                client.handler(handler, didSendBodyData: 0, totalBytesExpectedToSend: 0)
+                usleep(1000)
+            }
+        }
+        ticker.start()
+        defer { running.store(false, ordering: .releasing) }
+        try await Task.sleep(for: .milliseconds(10))
+        client.handler(self, didReceive: response)
+        try await client.handler(self, deliver: payload)
+        try await Task.sleep(for: .milliseconds(10))
     }
 
     private func sendLarge(url: URL) async throws {

@@ -5,8 +5,15 @@ import Loader
 enum EventChecks {
     static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
         for resource in fixtures.success {
-            let (events, body, ended) = await DirectLoad.run(handlerClass, url: resource.url, timeout: fixtures.timeout)
+            // Each report lingers a moment, so that one the handler makes from elsewhere meanwhile is caught.
+            let load = DirectLoad(handlerClass, url: resource.url, lingers: true)
+            let (events, body, ended) = await load.run(timeout: fixtures.timeout)
             let url = resource.url.absoluteString
+            if let overlap = load.client.overlaps.first {
+                report.record(.clientCallsDoNotOverlap, .failed("loading \(url), the handler called the client's \(overlap) while another of its calls was still running"))
+            } else {
+                report.record(.clientCallsDoNotOverlap, .passed)
+            }
             if events.contains(where: \.isTransaction) {
                 report.record(.transactionsBeforeResponse, .failed("loading \(url) reported transaction metrics though the client's collectsMetrics is false"))
             }
