@@ -98,6 +98,25 @@ struct FileSchemeHandlerTests {
         #expect(response.expectedContentLength == Int64(data.count))
     }
 
+    @Test("A listing gives each name's bytes as the folder holds them (one not in UTF-8 too), a link to a folder marked as one")
+    func listingOfRawNames() async throws {
+        let scratch = try Scratch()
+        try scratch.file("plain", Data())
+        // "café" in Latin-1: a name no String holds as it is.
+        let latin1: [UInt8] = Array("caf".utf8) + [0xE9]
+        let folder = scratch.directory.path
+        let fd = (folder.utf8 + [UInt8(ascii: "/")] + latin1 + [0]).withUnsafeBufferPointer { path in
+            path.baseAddress!.withMemoryRebound(to: CChar.self, capacity: path.count) { open($0, O_CREAT | O_WRONLY, 0o644) }
+        }
+        #expect(fd >= 0)
+        close(fd)
+        try FileManager.default.createDirectory(at: scratch.directory.appendingPathComponent("sub"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/to-sub", withDestinationPath: folder + "/sub")
+        let (data, _) = try await session.data(from: scratch.directory)
+        // In byte order: 'c' (0x63) before 'p', 's', 't'.
+        #expect(Array(data) == latin1 + Array("\nplain\nsub/\nto-sub/\n".utf8), "\(String(decoding: data, as: UTF8.self))")
+    }
+
     @Test("Range headers select slices: a-b, a-, -n; a range past the end fails")
     func ranges() async throws {
         let scratch = try Scratch()

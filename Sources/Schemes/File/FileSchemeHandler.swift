@@ -177,19 +177,12 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
     }
 
     private func listDirectory(path: String, url: URL) async throws {
-        let names: [String]
+        let body: Data
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
+            body = try DirectoryListing.body(ofFolderAt: path)
         } catch {
-            throw FileErrors.reading(EACCES, path: path, url: url)
+            throw FileErrors.reading(error.code, path: path, url: url)
         }
-        let base = URL(fileURLWithPath: path, isDirectory: true)
-        let lines = names.sorted().map { name -> String in
-            var isDirectory = false
-            _ = FileManager.default.fileExists(atPath: base.appendingPathComponent(name).path, isDirectory: &isDirectory)
-            return isDirectory ? name + "/" : name
-        }
-        let body = Data(lines.map { $0 + "\n" }.joined().utf8)
         var fields = HTTPFields()
         fields[.contentType] = "text/plain; charset=utf-8"
         fields[.contentLength] = String(body.count)
