@@ -125,7 +125,7 @@ struct CLIFTPTests {
         #expect(stored == Data("uploaded by loadurl\n".utf8))
     }
 
-    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, --ftp-pasv undoes it; -P with an address is a usage error")
+    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, a later --ftp-pasv undoes it (the last wins); -P with an address is a usage error")
     func createDirectoriesAndActiveMode() async throws {
         let server = try ftp()
         let file = try uploadFile("in a new folder\n")
@@ -147,6 +147,8 @@ struct CLIFTPTests {
         }
         #expect(try activeMode(["-P", "-"]) && activeMode(["--ftp-port", "-"]))
         #expect(try !activeMode([]) && !activeMode(["-P", "-", "--ftp-pasv"]))
+        // The last of the two wins, as in curl.
+        #expect(try activeMode(["--ftp-pasv", "-P", "-"]) && activeMode(["--ftp-pasv", "--ftp-port=-"]))
         let address = try await LoadURLProcess.run(["-P", "127.0.0.1", hello])
         #expect(address.status == 2 && address.stderr.contains("-P takes -"), "\(address.stderr)")
     }

@@ -169,6 +169,8 @@ extension LoadURL {
     /// (``expandingConfigFiles(_:)``), as ``operations(_:)`` has them.
     static func parseExpanded(_ arguments: [String]) throws -> LoadURL {
         var rest: [String] = [], urls: [String] = [], outputs: [String] = []
+        // Of -P and --ftp-pasv the last given wins, as in curl: ArgumentParser keeps no order between two options.
+        var passiveLast: Bool?
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -176,6 +178,11 @@ extension LoadURL {
             if argument == "--" {
                 urls += arguments[index...]
                 break
+            }
+            if argument == "--ftp-pasv" {
+                passiveLast = true
+            } else if argument == "-P" || argument == "--ftp-port" || argument.hasPrefix("--ftp-port=") {
+                passiveLast = false
             }
             // A lone `-` is no option and, as curl reads it, no URL either (after `--` it is a URL).
             if argument == "-" { throw ValidationError("option -: is unknown") }
@@ -235,6 +242,7 @@ extension LoadURL {
             }
         }
         var command = try unexpanded(parse(rest))
+        if let passiveLast { command.ftpPassive = passiveLast }
         command.urls = urls
         command.outputs = outputs
         return command

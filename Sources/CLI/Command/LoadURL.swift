@@ -292,8 +292,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             help: ArgumentHelp("Active FTP: the server connects back to this host's address on the control connection (only - is taken).", valueName: "-"))
     public var ftpPort: String?
 
-    /// `--ftp-pasv`: passive FTP, the default; it overrides `-P`.
-    @Flag(name: .customLong("ftp-pasv"), help: "Passive FTP (the default); overrides -P.")
+    /// `--ftp-pasv`: passive FTP, the default; of it and `-P`, the one given last wins.
+    @Flag(name: .customLong("ftp-pasv"), help: "Passive FTP (the default); of it and -P, the last given wins.")
     public var ftpPassive = false
 
     /// `--ssl`: FTP over TLS when the server offers it.
