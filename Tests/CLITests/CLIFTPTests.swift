@@ -153,6 +153,16 @@ struct CLIFTPTests {
         #expect(address.status == 2 && address.stderr.contains("-P takes -"), "\(address.stderr)")
     }
 
+    @Test("-r gets a slice of an FTP file; from past its end it exits 36, as curl, not 78 (no such file)")
+    func byteRange() async throws {
+        let server = try ftp()
+        let hello = "ftp://127.0.0.1:\(server.port)/hello.txt"
+        let slice = try await LoadURLProcess.run(["-s", "-r", "0-4", hello])
+        #expect(slice.status == 0 && slice.stdout.count == 5, "\(slice.stderr)")
+        let past = try await LoadURLProcess.run(["-s", "-r", "100-", hello])
+        #expect(past.status == 36 && past.stdout.isEmpty, "\(past.status) \(past.stderr)")
+    }
+
     @Test("-T of a missing file exits 26 and leaves the server's file as it was; -T - uploads standard input; to a folder URL, under the file's name")
     func uploadChecks() async throws {
         let server = try ftp()

@@ -22,7 +22,7 @@ import Loader
 /// | 28 | timed out |
 /// | 33 | `-C`: the answer is not the rest of the download (a server that ignores ranges) |
 /// | 35 | TLS failure |
-/// | 36 | `-C`: the offset is past the end of the resource |
+/// | 36 | `-C` or `-r`: the offset is past the end of the resource (`file:`, `ftp:`) |
 /// | 37 | a local file could not be read: missing, a directory, or no permission |
 /// | 47 | too many redirects |
 /// | 52 | the server closed the connection without a byte of response (curl: empty reply) |
@@ -43,7 +43,7 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
@@ -55,6 +55,7 @@ public enum LoadURLExit {
         if error.underlying is ClientIdentityError { return 58 }
         if error.underlying is any HTTP2ProtocolError { return 16 }
         if error.underlying is HTTP2StreamReset { return 92 }
+        if error.underlying is RangeNotSatisfiable { return 36 }
         switch (error.underlying as? ResponseCutShort)?.point {
         case .beforeResponse?: return 52
         case .inBody?: return 18

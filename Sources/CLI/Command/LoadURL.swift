@@ -35,7 +35,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         (with -Z, all their transfers at once) and share their cookies (in those that -b or -c turn the jar on for).
 
         Exit status (curl's numbers):
-          0  success                          36  -C: the offset is past the end
+          0  success                          36  -C, -r: the offset is past the end
           1  unsupported scheme               37  file missing or unreadable
           2  usage                            47  too many redirects
           3  malformed URL                    52  closed without a response

@@ -96,7 +96,8 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         if isRegular { fields[.acceptRanges] = "bytes" }
         if isRegular, let header = request.headerFields[.range], let range = ByteRange(header: header) {
             guard let selected = range.resolve(size: size) else {
-                throw LoadError(.resourceUnavailable, url: url, reason: "range not satisfiable: \(header) of a \(size)-byte file")
+                throw LoadError(.resourceUnavailable, url: url, reason: "range not satisfiable: \(header) of a \(size)-byte file",
+                                underlying: RangeNotSatisfiable(size: size))
             }
             span = selected
             fields[.contentRange] = "bytes \(selected.lowerBound)-\(selected.upperBound)/\(size)"

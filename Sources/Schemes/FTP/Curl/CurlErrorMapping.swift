@@ -7,14 +7,16 @@ enum CurlErrorMapping {
     static func map(_ code: CURLcode, message: String, url: URL) -> LoadError {
         let text = message.isEmpty ? String(cString: ccurl_easy_strerror(code)) : message
         let reason = "\(text) (libcurl \(code.rawValue))"
-        return LoadError(loadCode(code), url: url, reason: reason, underlying: cutShort(code))
+        return LoadError(loadCode(code), url: url, reason: reason, underlying: underlying(code))
     }
 
-    /// How far a response had come, for the codes that say its connection ended early.
-    private static func cutShort(_ code: CURLcode) -> ResponseCutShort? {
+    /// What the code says beyond the error's code: how far a response had come, for the codes that say its connection
+    /// ended early; a range that starts past the file's end (libcurl's resume offset beyond the size).
+    private static func underlying(_ code: CURLcode) -> (any Error)? {
         switch code {
         case CURLE_PARTIAL_FILE: return ResponseCutShort(.inBody(received: nil, expected: nil))
         case CURLE_GOT_NOTHING: return ResponseCutShort(.beforeResponse)
+        case CURLE_BAD_DOWNLOAD_RESUME: return RangeNotSatisfiable(size: nil)
         default: return nil
         }
     }
