@@ -4,17 +4,24 @@ import Loader
 import TestSupport
 import Testing
 
-/// Takes its time over the first server-trust question (trusting the server), answers the later ones at once.
+/// Answers the first server-trust question (trusting the server) only once the server has hung up on that
+/// connection, the later ones at once.
 private final class SlowFirstTrust: LoaderSessionDelegate {
+    let server: HangUpAfterHandshakeServer
     let asked = Locked(0)
+    init(_ server: HangUpAfterHandshakeServer) { self.server = server }
+
     func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         guard challenge.serverTrust != nil else { return .performDefaultHandling }
         let count = asked.withLock { count -> Int in
             count += 1
             return count
         }
-        // Long enough for the server's close to reach the client before the request is given the connection.
-        if count == 1 { try? await Task.sleep(for: .milliseconds(500)) }
+        if count == 1 {
+            await server.waitForHangUp()
+            // A moment more for the close to cross loopback and be read before the request is given the connection.
+            try? await Task.sleep(for: .milliseconds(300))
+        }
         return .performDefaultHandling
     }
 }
@@ -25,7 +32,7 @@ struct HTTPUnsentRequestTests {
     func sentAgainWhenNothingWent() async throws {
         let folder = URL(fileURLWithPath: try Nginx.require().caFile).deletingLastPathComponent()
         let server = try HangUpAfterHandshakeServer(certificateFolder: folder)
-        let delegate = SlowFirstTrust()
+        let delegate = SlowFirstTrust(server)
         var post = LoadRequest(url: URL(string: "https://localhost:\(server.port)/form")!, method: .post)
         post.body = .bytes(Data("once".utf8))
         let (body, response) = try await Nginx.session().data(for: post, delegate: delegate)

@@ -27,9 +27,12 @@ enum DirectoryListing {
                 if errno != 0 { throw Failure(code: errno) }
                 break
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            // From the entry itself, to its NUL: a copy of `d_name` would hold 256 bytes, and some file systems
+            // (CIFS, FUSE) give longer names, which the C library leaves in place past them.
+            let namePointer = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
+            let name = Array(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
             if name == Array(".".utf8) || name == Array("..".utf8) { continue }
-            entries.append((name, isFolder(entry, in: folder)))
+            entries.append((name, isFolder(entry, named: namePointer, in: folder)))
         }
         entries.sort { $0.name.lexicographicallyPrecedes($1.name) }
         var body = Data()
@@ -41,17 +44,15 @@ enum DirectoryListing {
         return body
     }
 
-    /// Whether `entry` is a folder, or a link that leads to one (followed, as `ls -F` would not, but a reader
-    /// can open it as a folder).
-    private static func isFolder(_ entry: UnsafeMutablePointer<dirent>, in folder: OpaquePointer) -> Bool {
+    /// Where `d_name` starts in a `dirent`.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
+    /// Whether `entry` (called `name`) is a folder, or a link that leads to one (followed: a reader can open it as
+    /// a folder).
+    private static func isFolder(_ entry: UnsafeMutablePointer<dirent>, named name: UnsafePointer<CChar>, in folder: OpaquePointer) -> Bool {
         if entry.pointee.d_type == UInt8(DT_DIR) { return true }
         guard entry.pointee.d_type == UInt8(DT_LNK) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { return false }
         var info = stat()
-        let found = withUnsafePointer(to: entry.pointee.d_name) { name in
-            name.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
-                fstatat(dirfd(folder), $0, &info, 0) == 0
-            }
-        }
-        return found && info.st_mode & S_IFMT == S_IFDIR
+        return fstatat(dirfd(folder), name, &info, 0) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 }

@@ -14,11 +14,13 @@ import Loader
 /// - **GET** streams the file in 256 KiB reads with backpressure, so a file larger than memory loads in
 ///   bounded memory. The response has `Content-Type` (from the extension), `Content-Length`,
 ///   `Last-Modified` and `Accept-Ranges: bytes`. A `Range: bytes=a-b` (or `a-`, `-n`) header selects a
-///   slice and adds `Content-Range`; a range past the end fails with ``LoadError/Code/resourceUnavailable``.
+///   slice and adds `Content-Range`; a range past the end fails with ``LoadError/Code/resourceUnavailable``
+///   (its underlying error a ``Loader/RangeNotSatisfiable``).
 /// - **HEAD** answers the same head with no body.
-/// - **A directory** answers a listing as `text/plain; charset=utf-8`: one entry per line, sorted by
-///   name, folders with a trailing `/` (as `ls -p` shows them). This lets a tool browse a tree through one
-///   API; a caller that wants files only can check `mimeType`.
+/// - **A directory** answers a listing as `text/plain`: one entry per line, the names' bytes as the folder
+///   holds them (no charset is claimed: a name need not be UTF-8), in byte order, folders and links to folders
+///   with a trailing `/`. This lets a tool browse a tree through one API; a caller that wants files only can
+///   check `mimeType`.
 /// - **PUT** writes the request body atomically: into a temporary file beside the target, flushed to disk,
 ///   then renamed over it. On any failure the temporary file is removed and the old target is untouched.
 ///
@@ -185,7 +187,7 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
             throw FileErrors.reading(error.code, path: path, url: url)
         }
         var fields = HTTPFields()
-        fields[.contentType] = "text/plain; charset=utf-8"
+        fields[.contentType] = "text/plain"
         fields[.contentLength] = String(body.count)
         client.handler(self, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
         if request.method != .head, !body.isEmpty { try await client.handler(self, deliver: body) }

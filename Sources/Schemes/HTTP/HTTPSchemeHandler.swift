@@ -14,7 +14,8 @@ import Synchronization
 /// ``HTTPClientOptions`` on the request or session.
 ///
 /// An idempotent request that fails on a reused connection before any response byte (the server closed
-/// it while idle) is retried once on a new connection.
+/// it while idle) is retried once on a new connection; so is any request whose connection, new or reused, had
+/// closed before a byte of it went out.
 public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: the fast path's state is behind a lock.
 
@@ -22,7 +23,8 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// started here or by the pool when a connection comes back, ended by the event loop. Kept so that
     /// `stopLoading()` can withdraw or abandon it.
     private let fastPath = Locked<FastPath>(.none)
-    /// Set when the fast path's reused connection turned out closed: the retry already happened.
+    /// Set when the fast path's connection turned out closed (see ``HTTPRequestPlan/mayRetry(after:on:exchange:)``):
+    /// the retry already happened.
     private let alreadyRetried = Atomic<Bool>(false)
     /// How many times the fast path's request went unprocessed (an HTTP/2 stream refused, or one that could not
     /// open): the task it starts counts them among its resends.
@@ -386,9 +388,11 @@ struct HTTPRequestPlan: Sendable {
     /// stream the server refused, which ``mayResend(after:exchange:)`` counts, nor one it reset (it may have
     /// processed it).
     func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
-        guard !exchange.responseStarted, error.code == .networkConnectionLost, canSendBodyAgain else { return false }
+        guard !exchange.responseStarted, error.code == .networkConnectionLost else { return false }
+        // Not a byte went out, nor was one of the body read: it may go again whatever its method and body.
         if error.underlying is RequestNotSent { return true }
-        return isIdempotent && lease.reused && !(error.underlying is HTTP2StreamRefused) && !(error.underlying is HTTP2StreamReset)
+        return isIdempotent && lease.reused && canSendBodyAgain && !(error.underlying is HTTP2StreamRefused)
+            && !(error.underlying is HTTP2StreamReset)
     }
 
     /// Whether a request that failed may be sent again whatever its method: the server said it did not

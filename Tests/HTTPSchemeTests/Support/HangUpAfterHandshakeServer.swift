@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOSSL
 import NIOTLS
+import Synchronization
 
 /// A TLS server on 127.0.0.1 (nginx's certificate for `localhost`) that hangs up its first connection as soon as
 /// the handshake ends, before any request could come, and answers each later connection's one request with its
@@ -9,6 +10,7 @@ import NIOTLS
 /// the server's trust): its connection is gone before a byte of the request is written.
 final class HangUpAfterHandshakeServer: Sendable {
     private let listener: CountingListener
+    private let hungUp = HungUp()
 
     /// - Parameter certificateFolder: Where `server.pem` and `server.key` are (beside the test CA).
     init(certificateFolder: URL) throws {
@@ -16,9 +18,10 @@ final class HangUpAfterHandshakeServer: Sendable {
         let key = try NIOSSLPrivateKey(file: certificateFolder.appendingPathComponent("server.key").path, format: .pem)
         let context = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: certificates.map { .certificate($0) },
                                                                                 privateKey: .privateKey(key)))
+        let hungUp = self.hungUp
         listener = try CountingListener { pipeline, number in
             try pipeline.addHandler(NIOSSLServerHandler(context: context))
-            try pipeline.addHandler(Answerer(hangsUp: number == 0))
+            try pipeline.addHandler(Answerer(hangsUp: number == 0 ? hungUp : nil))
         }
     }
 
@@ -26,21 +29,38 @@ final class HangUpAfterHandshakeServer: Sendable {
     /// The connections accepted so far.
     var acceptedCount: Int { listener.acceptedCount }
 
+    /// Waits (up to 10 s) until the first connection has been closed here.
+    func waitForHangUp() async {
+        for _ in 0..<1000 where !hungUp.done.load(ordering: .acquiring) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    private final class HungUp: Sendable {
+        let done = Atomic<Bool>(false)
+    }
+
     /// Closes at the handshake's end (`hangsUp`), or answers the request once its head and body have come.
     private final class Answerer: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
-        let hangsUp: Bool
+        /// Set on the connection to hang up on: told once it has closed.
+        let hangsUp: HungUp?
         var received = ""
 
-        init(hangsUp: Bool) { self.hangsUp = hangsUp }
+        init(hangsUp: HungUp?) { self.hangsUp = hangsUp }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if hangsUp, case TLSUserEvent.handshakeCompleted = event {
+            if hangsUp != nil, case TLSUserEvent.handshakeCompleted = event {
                 context.close(promise: nil)
                 return
             }
             context.fireUserInboundEventTriggered(event)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            hangsUp?.done.store(true, ordering: .releasing)
+            context.fireChannelInactive()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -312,9 +312,9 @@ final class ConnectionPool: Sendable {
     /// - Parameter ask: Puts a server-trust question to the delegates of the load that opens a new
     ///   connection. A connection, once trusted, serves later loads of the same session too.
     ///
-    /// - Parameter fresh: Skips idle connections, for the retry of a request whose idle connection the server
-    ///   had closed: the others left idle as long may be closed too. One handed over by a finished response
-    ///   is still taken.
+    /// - Parameter fresh: Skips idle connections, for the retry of a request whose connection the server had closed
+    ///   (an idle one, or a new one before the request went out): the others left idle as long may be closed too.
+    ///   One handed over by a finished response is still taken.
     func acquire(_ key: Key, url: URL, fresh: Bool = false, ask: TrustQuestion? = nil) async throws -> Lease {
         while true {
             enum Step { case lease(Lease), stream(HTTP2Connection), connect, wait }
@@ -600,11 +600,14 @@ final class ConnectionPool: Sendable {
         }
         do {
             try await registered.get()
+        } catch let error as LoadError {
+            // Said already: an HTTP/2 connection that closed or was going away as it opened (resent as refused).
+            throw error
         } catch {
             throw channel.isActive ? error : closedAsItOpened()
         }
-        guard let connection = opened.withLock({ $0 }) else { throw closedAsItOpened() }
-        return connection
+        // Set by the registration, which succeeded.
+        return opened.withLock { $0 }!
     }
 
     /// Connects (``dial(_:url:verification:keepingLeafIn:keepingFaultIn:recordingIn:unpooled:)``) and puts the server's

@@ -142,23 +142,21 @@ final class HTTPConnection: Sendable {
             while !rest.isEmpty {
                 let piece = rest.prefix(Self.largestWrite)
                 rest = rest.dropFirst(piece.count)
-                // The piece's steps but the last are told from the loop as each is written: over a link slower than a
-                // piece per request timeout (256 KiB a minute) the upload would otherwise look idle while it went out.
+                // Each step of the piece is told as written: over a link slower than a piece per request timeout (256 KiB
+                // a minute) the upload would otherwise look idle while it went out.
                 let lastStep = piece.dropFirst((piece.count - 1) / Self.progressStep * Self.progressStep)
                 var stepStart = piece.startIndex
                 while stepStart < lastStep.startIndex {
                     let step = piece[stepStart..<stepStart + Self.progressStep]
                     stepStart = step.endIndex
                     sent += Int64(step.count)
-                    let told = sent
                     let stepWritten = loop.makePromise(of: Void.self)
-                    stepWritten.futureResult.whenSuccess {
-                        exchange.client.handler(exchange.handler, didSendBodyData: told, totalBytesExpectedToSend: expected)
-                    }
+                    Self.tellProgress(when: stepWritten.futureResult, total: sent, of: exchange, expected: expected)
                     channel.write(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: step))), promise: stepWritten)
                 }
                 sent += Int64(lastStep.count)
                 let written = loop.makePromise(of: Void.self)
+                Self.tellProgress(when: written.futureResult, total: sent, of: exchange, expected: expected)
                 let part = HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: lastStep)))
                 if let contentLength, sent == contentLength {
                     written.futureResult.whenSuccess { exchange.markRequestSent() }
@@ -175,7 +173,6 @@ final class HTTPConnection: Sendable {
                     if exchange.responseEnded { return }
                     throw await cause(of: error, in: exchange, done: done)
                 }
-                exchange.client.handler(exchange.handler, didSendBodyData: sent, totalBytesExpectedToSend: expected)
                 if exchange.responseEnded { return }
             }
         }
@@ -193,6 +190,16 @@ final class HTTPConnection: Sendable {
             try await ended.futureResult.get()
         } catch {
             if !exchange.responseEnded { throw await cause(of: error, in: exchange, done: done) }
+        }
+    }
+
+    /// Tells `total` request body bytes as sent once `written` succeeds: from the event loop, where the response's
+    /// events come from too, so that the handler's calls to its client never overlap; and not after the response has
+    /// ended, which may already have ended the load.
+    private static func tellProgress(when written: EventLoopFuture<Void>, total: Int64, of exchange: HTTPExchange, expected: Int64?) {
+        written.whenSuccess {
+            guard !exchange.responseEnded else { return }
+            exchange.client.handler(exchange.handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
         }
     }
 
