@@ -61,7 +61,7 @@ struct FileSpecialFilesTests {
         }
     }
 
-    @Test("A path with %00 or escapes that are not UTF-8 is badURL, never another file or an empty path")
+    @Test("A path with %00 is badURL, never another file; escapes that are not UTF-8 name the file with those bytes, as curl reads them")
     func oddPaths() async throws {
         let scratch = try Scratch()
         try scratch.file("plain", Data("plain".utf8))
@@ -69,10 +69,26 @@ struct FileSpecialFilesTests {
         let nulError = await loadError { _ = try await fileSession().data(from: withNUL) }
         #expect(nulError?.code == .badURL)
         #expect(nulError?.reason?.contains("NUL") == true)
+        // "café" in Latin-1: the file is made with the byte 0xE9, as an old system names it.
+        let name: [UInt8] = Array("caf".utf8) + [0xE9]
+        let fd = (Array(scratch.directory.path.utf8) + [UInt8(ascii: "/")] + name + [0]).withUnsafeBufferPointer { path in
+            path.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
+        }
+        #expect(fd >= 0)
+        #expect(write(fd, "latin", 5) == 5)
+        close(fd)
         let latin1 = URL(string: scratch.directory.absoluteString + "caf%E9")!
-        let latin1Error = await loadError { _ = try await fileSession().data(from: latin1) }
-        #expect(latin1Error?.code == .badURL)
-        #expect(latin1Error?.url == latin1)
+        let (body, _) = try await fileSession().data(from: latin1)
+        #expect(String(decoding: body, as: UTF8.self) == "latin")
+        // Another byte is another file, which is not there: never the one whose name decodes alike.
+        let other = URL(string: scratch.directory.absoluteString + "caf%E8")!
+        let missing = await loadError { _ = try await fileSession().data(from: other) }
+        #expect(missing?.code == .fileDoesNotExist && missing?.url == other, "\(String(describing: missing))")
+        // An upload's path must be UTF-8.
+        var put = LoadRequest(url: latin1, method: .put)
+        put.body = .bytes(Data("new".utf8))
+        let refused = await loadError { _ = try await fileSession().data(for: put) }
+        #expect(refused?.code == .badURL && refused?.url == latin1, "\(String(describing: refused))")
     }
 
     @Test("PUT of a body shorter than it announced fails and leaves the old file as it was")

@@ -16,9 +16,9 @@ enum DirectoryListing {
         let code: Int32
     }
 
-    /// The listing of the folder at `path`.
-    static func body(ofFolderAt path: String) throws(Failure) -> Data {
-        guard let folder = opendir(path) else { throw Failure(code: errno) }
+    /// The listing of the folder at `path` (its bytes, without a NUL).
+    static func body(ofFolderAt path: [UInt8]) throws(Failure) -> Data {
+        guard let folder = CPath.with(path, { opendir($0) }) else { throw Failure(code: errno) }
         defer { closedir(folder) }
         var entries: [(name: [UInt8], isFolder: Bool)] = []
         while true {

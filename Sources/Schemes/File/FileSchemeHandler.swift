@@ -24,6 +24,9 @@ import Loader
 /// - **PUT** writes the request body atomically: into a temporary file beside the target, flushed to disk,
 ///   then renamed over it. On any failure the temporary file is removed and the old target is untouched.
 ///
+/// The URL's path is percent-decoded to the bytes the system takes: a name that is not UTF-8 (`caf%E9`, Latin-1 from
+/// an old system) is read as it is named, as curl reads it (an upload's path must be UTF-8; a `%00` is a bad URL).
+///
 /// - **A pipe, a device, or a file of /proc or /sys** (whose size says nothing of its contents) is read to
 ///   its end with no `Content-Length`. A FIFO with no writer yet is waited for, in steps that notice
 ///   cancellation and timeouts.
@@ -51,40 +54,44 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         if let host = url.host(percentEncoded: false), !host.isEmpty, host.lowercased() != "localhost" {
             throw LoadError(.unsupportedURL, url: url, reason: "file: URLs on another host (\(host)) are not supported")
         }
-        let path = try Self.localPath(of: url)
+        let bytes = try Self.localPath(of: url)
+        // For messages and the type by extension; the system calls of a read take the bytes themselves.
+        let path = String(decoding: bytes, as: UTF8.self)
         switch request.method {
         case .get, .head:
-            try await read(path: path, url: url)
+            try await read(path: path, bytes: bytes, url: url)
         case .put:
-            try await FileUpload(path: path, url: url, handler: self).run()
+            guard let exact = String(validating: bytes, as: UTF8.self) else {
+                throw LoadError(.badURL, url: url, reason: "the path's escapes do not decode to UTF-8, which an upload's path must (\(url.path(percentEncoded: true)))")
+            }
+            try await FileUpload(path: exact, url: url, handler: self).run()
         default:
             throw LoadError(.unsupportedURL, url: url, reason: "file: supports GET, HEAD and PUT, not \(request.method.rawValue)")
         }
     }
 
-    /// The URL's path, percent-decoded; a NUL (which would cut the path short at the system call) or bytes
-    /// that are not UTF-8 are a bad URL rather than another file or an empty path.
-    static func localPath(of url: URL) throws(LoadError) -> String {
+    /// The URL's path, percent-decoded to the bytes the system takes, which need not be UTF-8 (a Latin-1 name from
+    /// an old system, `caf%E9`, is read as curl reads it); a NUL, which would cut the path short at the system
+    /// call, is a bad URL rather than another file.
+    static func localPath(of url: URL) throws(LoadError) -> [UInt8] {
         let encoded = url.path(percentEncoded: true)
         guard !encoded.isEmpty else { throw LoadError(.badURL, url: url, reason: "the URL has no path") }
         var contiguous = encoded
         let bytes = contiguous.withUTF8 { PercentDecoding.decode($0) }
         guard !bytes.contains(0) else { throw LoadError(.badURL, url: url, reason: "the path holds a NUL byte (%00)") }
-        guard let path = String(validating: bytes, as: UTF8.self) else {
-            throw LoadError(.badURL, url: url, reason: "the path's escapes do not decode to UTF-8 (\(encoded))")
-        }
-        return path
+        return Array(bytes)
     }
 
-    private func read(path: String, url: URL) async throws {
+    /// `path` for messages; `bytes` (no NUL), the path as the system takes it.
+    private func read(path: String, bytes: [UInt8], url: URL) async throws {
         // Non-blocking, so that opening a FIFO with no writer does not wait where nothing can stop it.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = CPath.with(bytes) { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { throw FileErrors.reading(errno, path: path, url: url) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileErrors.reading(errno, path: path, url: url) }
         if info.st_mode & S_IFMT == S_IFDIR {
-            return try await listDirectory(path: path, url: url)
+            return try await listDirectory(path: path, bytes: bytes, url: url)
         }
 
         let size = Int64(info.st_size)
@@ -179,10 +186,10 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         return poll(&probe, 1, 0) == 0
     }
 
-    private func listDirectory(path: String, url: URL) async throws {
+    private func listDirectory(path: String, bytes: [UInt8], url: URL) async throws {
         let body: Data
         do {
-            body = try DirectoryListing.body(ofFolderAt: path)
+            body = try DirectoryListing.body(ofFolderAt: bytes)
         } catch {
             throw FileErrors.reading(error.code, path: path, url: url)
         }
