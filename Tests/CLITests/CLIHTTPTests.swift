@@ -491,7 +491,7 @@ struct CLIHTTPTests {
         #expect(fine.status == 0 && fine.stdout == "Hello from nginx\n")
     }
 
-    @Test("-r gets the bytes asked for, from nginx and from a file: URL; from past a file's end it exits 36")
+    @Test("-r gets the bytes asked for, from nginx and from a file: URL; from past a file's end it exits 36, from its end it gets nothing")
     func byteRange() async throws {
         let server = try TestServers.requireNginx()
         let http = try await LoadURLProcess.run(["-s", "-r", "0-4", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
@@ -501,9 +501,12 @@ struct CLIHTTPTests {
             try Data("0123456789".utf8).write(to: file)
             let local = try await LoadURLProcess.run(["-s", "-r", "-3", file.absoluteString])
             #expect(local.status == 0 && local.stdout == "789", "\(local.stderr)")
-            // Past the end: curl's 36 (its offset is beyond the size), not 78 (no such file).
+            // Past the end: curl's 36 (its offset is beyond the size), not 78 (no such file); from exactly the end,
+            // nothing, and success, as curl.
             let past = try await LoadURLProcess.run(["-sS", "-r", "100-", file.absoluteString])
             #expect(past.status == 36 && past.stdout.isEmpty, "\(past.status) \(past.stderr)")
+            let atEnd = try await LoadURLProcess.run(["-sS", "-r", "10-", file.absoluteString])
+            #expect(atEnd.status == 0 && atEnd.stdout.isEmpty && atEnd.stderr.isEmpty, "\(atEnd.status) \(atEnd.stderr)")
         }
     }
 

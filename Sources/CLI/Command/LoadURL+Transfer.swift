@@ -308,7 +308,14 @@ extension LoadURL {
     private func startLoad(_ request: LoadRequest, from offset: Int64, writtenAt: Int?, options: RequestOptions, session: LoaderSession,
                            events: TransferEvents?,
                            summary: inout TransferSummary, passesTransient: Bool) async throws -> (LoadBytes, LoadResponse)? {
-        guard offset > 0 else { return try await session.bytes(for: request, delegate: events) }
+        guard offset > 0 else {
+            do {
+                return try await session.bytes(for: request, delegate: events)
+            } catch let error as LoadError where Self.rangeStartsAtEnd(error, of: request) {
+                // As curl: -r from exactly the end of a file is nothing more to get, not an error (past it, 36).
+                return nil
+            }
+        }
         let isHTTP = request.scheme == "http" || request.scheme == "https"
         var ranged = request
         ranged.headerFields[.range] = "bytes=\(offset)-"
@@ -358,6 +365,14 @@ extension LoadURL {
             bytes.task.cancel()
             throw failure(reason, status)
         }
+    }
+
+    /// Whether `error` refused `request`'s range (`-r N-` or `-r N-M`) because it starts exactly at the resource's end.
+    static func rangeStartsAtEnd(_ error: LoadError, of request: LoadRequest) -> Bool {
+        guard let size = (error.underlying as? RangeNotSatisfiable)?.size,
+              let range = request.headerFields[.range], range.hasPrefix("bytes="),
+              let first = Int64(range.dropFirst("bytes=".count).prefix { $0 != "-" }) else { return false }
+        return first == size
     }
 
     /// The size of what `request` loads, from a `HEAD` of it; `nil` if that fails or does not tell.
