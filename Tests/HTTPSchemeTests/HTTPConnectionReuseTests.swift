@@ -59,7 +59,9 @@ struct HTTPConnectionReuseTests {
 
     @Test("A connection that switched protocols (101) is not reused: the next request opens another")
     func switchedConnectionNotReused() async throws {
-        // Reused, the second load would wait out its timeout: 20 s, so that a busy machine's pause does not.
+        // Reused, the second load would wait out its timeout: 20 s, so that a busy machine's pause does not; and
+        // begun once the pool is calm, after the run's first seconds (see poolIsResponsive).
+        await poolIsResponsive()
         let session = oneConnectionSession(timeout: 20)
         let (_, switched) = try await session.data(from: server.url("/switching"))
         #expect(switched.status?.code == 101)

@@ -317,6 +317,9 @@ struct HTTPMisbehaviourTests {
         // because, in a run of every suite, tests that compute for seconds can keep Swift's two pool threads busy
         // while it counts (5 s failed in a fresh-clone run, whose first seconds stalled the whole process; 12 s failed
         // three times in a slow spell of the machine on 2026-11-29). The parts come from a dispatch timer, not that pool.
+        // And it starts once the pool is calm: the run's first seconds, hundreds of tests starting at once, have held
+        // every step of it for longer than that.
+        await poolIsResponsive()
         let session = plainHTTPSession { $0.timeoutIntervalForRequest = 20 }
         var request = LoadRequest(url: server.url("/echo"), method: .post)
         request.body = .stream(length: nil) {
