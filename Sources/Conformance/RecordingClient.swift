@@ -203,15 +203,14 @@ struct DirectLoad {
     /// Starts this load, waits for its end (or `timeout`), stops it as the loader does, and lets late
     /// events arrive for a moment.
     func run(timeout: TimeInterval) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
-        let load = self
-        load.handler.startLoading()
-        let ended = await load.client.waitForTerminal(seconds: timeout)
+        handler.startLoading()
+        let ended = await client.waitForTerminal(seconds: timeout)
         // A moment for events that follow the terminal one, then stop as the loader does. Events that
         // stopLoading() itself causes are the stop checks' business, not the event checks'.
         try? await Task.sleep(for: .milliseconds(100))
-        let events = load.client.events.map(\.event)
-        let body = load.client.body
-        load.stop()
+        let events = client.events.map(\.event)
+        let body = client.body
+        stop()
         return (events, body, ended)
     }
 

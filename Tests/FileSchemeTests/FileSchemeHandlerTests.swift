@@ -20,6 +20,15 @@ final class Scratch {
         try contents.write(to: url)
         return url
     }
+    /// A file whose name is `name`'s bytes as they are (no `String` holds a name that is not UTF-8), holding `contents`.
+    func file(bytes name: [UInt8], _ contents: String) throws {
+        let fd = (Array(directory.path.utf8) + [UInt8(ascii: "/")] + name + [0]).withUnsafeBufferPointer { path in
+            path.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY | O_TRUNC, 0o644) }
+        }
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        guard write(fd, contents, contents.utf8.count) == contents.utf8.count else { throw POSIXError(.EIO) }
+    }
 }
 
 private let session: LoaderSession = {
@@ -105,11 +114,7 @@ struct FileSchemeHandlerTests {
         // "café" in Latin-1: a name no String holds as it is.
         let latin1: [UInt8] = Array("caf".utf8) + [0xE9]
         let folder = scratch.directory.path
-        let fd = (folder.utf8 + [UInt8(ascii: "/")] + latin1 + [0]).withUnsafeBufferPointer { path in
-            path.baseAddress!.withMemoryRebound(to: CChar.self, capacity: path.count) { open($0, O_CREAT | O_WRONLY, 0o644) }
-        }
-        #expect(fd >= 0)
-        close(fd)
+        try scratch.file(bytes: latin1, "")
         try FileManager.default.createDirectory(at: scratch.directory.appendingPathComponent("sub"), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: folder + "/to-sub", withDestinationPath: folder + "/sub")
         let (data, _) = try await session.data(from: scratch.directory)

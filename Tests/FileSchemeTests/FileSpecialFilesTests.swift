@@ -71,12 +71,7 @@ struct FileSpecialFilesTests {
         #expect(nulError?.reason?.contains("NUL") == true)
         // "café" in Latin-1: the file is made with the byte 0xE9, as an old system names it.
         let name: [UInt8] = Array("caf".utf8) + [0xE9]
-        let fd = (Array(scratch.directory.path.utf8) + [UInt8(ascii: "/")] + name + [0]).withUnsafeBufferPointer { path in
-            path.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
-        }
-        #expect(fd >= 0)
-        #expect(write(fd, "latin", 5) == 5)
-        close(fd)
+        try scratch.file(bytes: name, "latin")
         let latin1 = URL(string: scratch.directory.absoluteString + "caf%E9")!
         let (body, _) = try await fileSession().data(from: latin1)
         #expect(String(decoding: body, as: UTF8.self) == "latin")
