@@ -296,9 +296,12 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 }
                 return
             } catch {
-                connection.abandon(exchange)
-                // Ends the exchange (and so `done`) if nothing else did.
-                exchange.fail(error)
+                // The loop lets go of the exchange (ending it, and so `done`, if nothing else did) before this task
+                // reports the failure: the two never report at once.
+                if await connection.giveUp(exchange, failing: error), (try? await done.futureResult.get()) != nil {
+                    // The response ended, and was reported whole, before the request failed on this side: it stands.
+                    return
+                }
                 let mapped = HTTPErrorMapping.map(error, url: request.url)
                 if refusals < HTTPRequestPlan.maximumRefusals, plan.mayResend(after: mapped, exchange: exchange), !Task.isCancelled {
                     refusals += 1

@@ -99,6 +99,7 @@ private final class ScriptHandler: ChannelInboundHandler {
     /// `PUT /garbage-before-body` is answered as soon as its head is in, with a malformed status line, while
     /// the client is still sending its body: a server that will not wait for an upload. `PUT /refuse-upload`
     /// likewise, with a well-formed 413 (and `Connection: close`), as a server refuses an upload too large.
+    /// `POST /stream-at-once` gets an endless chunked response at once.
     private func answerEarly(_ context: ChannelHandlerContext) {
         guard !answeredEarly else { return }
         let bytes = buffer.readableBytesView
@@ -108,6 +109,12 @@ private final class ScriptHandler: ChannelInboundHandler {
         } else if bytes.starts(with: Array("PUT /refuse-upload ".utf8)) {
             answeredEarly = true
             Self.send(context, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big\n")
+        } else if bytes.starts(with: Array("POST /stream-at-once ".utf8)) {
+            // An endless body, small chunks often, begun as the head of an upload arrives: the response's events
+            // keep coming while the client still sends.
+            answeredEarly = true
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            Self.streamForever(NIOLoopBound(context, eventLoop: context.eventLoop), loop: context.eventLoop, chunk: 64)
         }
     }
 

@@ -195,10 +195,10 @@ final class HTTPConnection: Sendable {
 
     /// Tells `total` request body bytes as sent once `written` succeeds: from the event loop, where the response's
     /// events come from too, so that the handler's calls to its client never overlap; and not after the response has
-    /// ended, which may already have ended the load.
+    /// ended, which may already have ended the load, nor after the exchange failed.
     private static func tellProgress(when written: EventLoopFuture<Void>, total: Int64, of exchange: HTTPExchange, expected: Int64?) {
         written.whenSuccess {
-            guard !exchange.responseEnded else { return }
+            guard !exchange.responseEnded, !exchange.endReported else { return }
             exchange.client.handler(exchange.handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
         }
     }
@@ -283,17 +283,43 @@ final class HTTPConnection: Sendable {
         }
     }
 
-    /// Gives up on `exchange` (cancelled or failed): closes the connection unless the response had already
-    /// ended, in which case the connection went back to the pool and may now carry another request. The
-    /// check runs on the event loop, where the end of a response is recorded, so it cannot race with it.
-    /// An end already seen needs no trip there: it is never undone (and every load that ends normally
-    /// stops its handler, which abandons the exchange, after its end).
+    /// Gives up on `exchange` (cancelled, or ended already): on the event loop, unless the response had ended
+    /// (the connection then went back to the pool and may now carry another request), fails the exchange as
+    /// cancelled and closes the connection. The check runs on the loop, where the end of a response is
+    /// recorded, so it cannot race with it. An end already seen needs no trip there: it is never undone (and
+    /// every load that ends normally stops its handler, which abandons the exchange, after its end).
     func abandon(_ exchange: HTTPExchange) {
         guard !exchange.responseEnded else { return }
         channel.eventLoop.execute { [self] in
-            guard !exchange.responseEnded else { return }
-            close()
-            pool?.release(self, reusable: false)
+            _ = letGo(exchange, failing: LoadError(.cancelled, url: exchange.url))
         }
+    }
+
+    /// Gives up on `exchange`, whose request failed on the caller's side (its body, a cancel), as ``abandon(_:)``
+    /// does, and returns once the event loop has let go of it: whether its response had ended, in which case it
+    /// stands. After this the loop reports nothing more of the exchange, so a failure the handler's task reports
+    /// next cannot meet a report from the loop (a handler's calls to its client must not overlap).
+    func giveUp(_ exchange: HTTPExchange, failing error: any Error) async -> Bool {
+        guard !exchange.responseEnded else { return true }
+        do {
+            return try await channel.eventLoop.submit { [self] in letGo(exchange, failing: error) }.get()
+        } catch {
+            // The loop has shut down: it reports nothing any more.
+            return exchange.responseEnded
+        }
+    }
+
+    /// What ``abandon(_:)`` and ``giveUp(_:failing:)`` do on the event loop, once per exchange: whether the
+    /// response had ended.
+    private func letGo(_ exchange: HTTPExchange, failing error: any Error) -> Bool {
+        guard !exchange.responseEnded else { return true }
+        guard exchange.markAbandoned() else { return false }
+        // The forwarder first, so that the exchange's failure does not find it still current (and the close below
+        // does not report it as a closed connection).
+        forwarder.value.letGo(exchange)
+        exchange.fail(error)
+        close()
+        pool?.release(self, reusable: false)
+        return false
     }
 }

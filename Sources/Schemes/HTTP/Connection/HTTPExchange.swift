@@ -34,6 +34,7 @@ final class HTTPExchange: Sendable {
     private static let bodilessFlag: UInt8 = 8
     private static let endReportedFlag: UInt8 = 16
     private static let proxyChallengeFlag: UInt8 = 32
+    private static let abandonedFlag: UInt8 = 64
 
     /// An exchange whose end, success or failure, is passed to `onEnd` (a task's promise, a test).
     convenience init(url: URL, isHead: Bool, handler: SchemeHandler, metrics: ExchangeMetrics? = nil, onEnd: @escaping EndHandler) {
@@ -94,4 +95,8 @@ final class HTTPExchange: Sendable {
     func markResponseStarted() { flags.bitwiseOr(Self.responseStartedFlag, ordering: .acquiringAndReleasing) }
     func markRequestSent() { flags.bitwiseOr(Self.requestSentFlag, ordering: .acquiringAndReleasing) }
     func markResponseEnded() { flags.bitwiseOr(Self.responseEndedFlag, ordering: .acquiringAndReleasing) }
+    /// Marks the exchange given up by its connection; `false` if it was already (its connection closed then).
+    func markAbandoned() -> Bool {
+        flags.bitwiseOr(Self.abandonedFlag, ordering: .acquiringAndReleasing).oldValue & Self.abandonedFlag == 0
+    }
 }

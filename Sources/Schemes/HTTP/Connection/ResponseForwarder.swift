@@ -103,6 +103,19 @@ final class ResponseForwarder: ChannelInboundHandler {
         }
     }
 
+    /// Lets go of `exchange` if it is the current one and its response has not ended: the connection is closing
+    /// because the exchange was given up, and what is held of its response is dropped, so that nothing more of it
+    /// reaches the handler's client from here.
+    func letGo(_ exchange: HTTPExchange) {
+        switch state {
+        case .awaitingHead(let current) where current === exchange, .body(let current, _, _, _) where current === exchange:
+            _ = takePending()
+            state = .closed
+        default:
+            break
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (unwrapInboundIn(data), state) {
         case (.head(let head), .awaitingHead(let exchange)):

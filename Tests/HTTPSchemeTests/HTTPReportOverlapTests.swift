@@ -1,0 +1,83 @@
+import Foundation
+import HTTPScheme
+import Loader
+import Synchronization
+import Testing
+
+/// A client that notes a report beginning while another is still running, and any report after the load's end.
+/// Each report lingers a moment, so that a report from a second thread lands inside one.
+private final class OverlapClient: SchemeHandlerClient {
+    private let running = Atomic<Int>(0)
+    private let overlapping = Locked<[String]>([])
+    private let afterEnd = Locked<[String]>([])
+    private let ending = Locked<LoadError?>(nil)
+    private let ended = Atomic<Bool>(false)
+    /// Body reports so far.
+    let bodyReports = Atomic<Int>(0)
+
+    var overlaps: [String] { overlapping.withLock { $0 } }
+    var reportsAfterEnd: [String] { afterEnd.withLock { $0 } }
+    var failure: LoadError? { ending.withLock { $0 } }
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+    private func report(_ name: String, ends: Bool = false, _ body: () -> Void = {}) {
+        if running.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue > 0 { overlapping.withLock { $0.append(name) } }
+        if ended.load(ordering: .acquiring) { afterEnd.withLock { $0.append(name) } }
+        body()
+        usleep(3000)
+        if ends { ended.store(true, ordering: .releasing) }
+        running.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) { report("didReceive(response)") }
+    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) { report("redirect") }
+    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
+        report("didReceive(response, body)", ends: finished) { bodyReports.add(1, ordering: .relaxed) }
+    }
+    func handler(_ handler: SchemeHandler, didLoad data: Data) { report("didLoad") { bodyReports.add(1, ordering: .relaxed) } }
+    func handler(_ handler: SchemeHandler, deliver data: Data) async throws { report("deliver") { bodyReports.add(1, ordering: .relaxed) } }
+    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) { callback() }
+    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) { report("didSendBodyData") }
+    func handlerDidFinishLoading(_ handler: SchemeHandler) { report("handlerDidFinishLoading", ends: true) }
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) {
+        report("didFailWith", ends: true) { ending.withLock { $0 = error } }
+    }
+}
+
+@Suite("http: the handler's calls to its client never overlap")
+struct HTTPReportOverlapTests {
+    struct Broken: Error {}
+
+    @Test("An upload whose body fails while the response streams in: the failure is reported after the last body report, not beside one, and nothing follows it",
+          arguments: 1...3)
+    func failedUploadDuringResponse(round: Int) async throws {
+        let client = OverlapClient()
+        var request = LoadRequest(url: ScriptedServer.shared.url("/stream-at-once"), method: .post)
+        request.body = .stream(length: nil) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(Data("start".utf8))
+                Task {
+                    // Fails once the response's body is coming in (at most 20 s).
+                    for _ in 0..<2000 where client.bodyReports.load(ordering: .relaxed) < 20 {
+                        try? await Task.sleep(for: .milliseconds(10))
+                    }
+                    continuation.finish(throwing: Broken())
+                }
+            }
+        }
+        let handler = HTTPSchemeHandler(request: request, cachedResponse: nil, client: client)
+        handler.startLoading()
+        for _ in 0..<3000 where !client.hasEnded {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // Room for a late report from the event loop to show.
+        try await Task.sleep(for: .milliseconds(200))
+        handler.stopLoading()
+        #expect(client.hasEnded)
+        #expect(client.bodyReports.load(ordering: .relaxed) >= 20)
+        #expect(client.failure?.code == .requestBodyStreamExhausted, "\(String(describing: client.failure))")
+        #expect(client.failure?.underlying is Broken)
+        #expect(client.overlaps.isEmpty, "reports that began while another ran: \(client.overlaps)")
+        #expect(client.reportsAfterEnd.isEmpty, "reports after the load's end: \(client.reportsAfterEnd)")
+    }
+}
