@@ -1,10 +1,16 @@
 import FoundationEssentials
 import Loader
+import NIOPosix
 import NIOSSL
 import Synchronization
 
 /// One `NIOSSLContext` per distinct TLS setting: making one loads the trust store, which is too slow to
-/// repeat for every connection.
+/// repeat for every connection (about 36 ms here, in a debug build).
+///
+/// Made once even when many connections open at once for a setting not seen before (an app's first requests,
+/// all at once): the first asks for it to be made, the others wait for it. It is made on NIO's thread pool,
+/// neither on Swift's cooperative pool (two threads on two cores, which every other task would wait behind) nor
+/// on an event loop (a task that prefers one dials from there).
 final class TLSContextCache: Sendable {
     private struct Key: Hashable {
         var options: HTTPClientOptions.TLSOptions
@@ -12,19 +18,58 @@ final class TLSContextCache: Sendable {
         var offersHTTP2: Bool
     }
 
-    /// Each setting's context, with the client certificate's and key's files as they were when it was made: a
-    /// certificate renewed in place is read again for the next connection, its context replacing the old one.
-    private let contexts = Locked<[Key: (identityFiles: [FileStamp], context: NIOSSLContext)]>([:])
+    /// A setting's context, made or being made, with the client certificate's and key's files as they were when
+    /// it was asked for: a certificate renewed in place is read again for the next connection, its context
+    /// replacing the old one.
+    private struct Entry {
+        var identityFiles: [FileStamp]
+        var context: Task<NIOSSLContext, any Error>
+    }
+
+    private let contexts = Locked<[Key: Entry]>([:])
+    private let made = Atomic<Int>(0)
+
+    /// How many contexts this cache has made (or tried to), for tests.
+    var contextsMade: Int { made.load(ordering: .relaxed) }
 
     /// The context for `options`; `checksHostname: false` is for a connection whose trust the delegate
     /// decides (its verification callback replaces NIOSSL's, and the host-name check with it).
     ///
     /// `offersHTTP2`: the handshake offers `h2` and `http/1.1` by ALPN (without it, no ALPN at all, as before
     /// HTTP/2 was offered: a connection that carries WebSocket or a setting that turns HTTP/2 off).
-    func context(for options: HTTPClientOptions.TLSOptions, checksHostname: Bool = true, offersHTTP2: Bool = false, url: URL) throws -> NIOSSLContext {
+    ///
+    /// Throws a ``LoadError`` naming `url`; a context that could not be made is not kept (the files may be
+    /// mended before the next connection).
+    func context(for options: HTTPClientOptions.TLSOptions, checksHostname: Bool = true, offersHTTP2: Bool = false, url: URL) async throws -> NIOSSLContext {
         let identityFiles = FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile)
         let key = Key(options: options, checksHostname: checksHostname, offersHTTP2: offersHTTP2)
-        if let cached = contexts.withLock({ $0[key] }), cached.identityFiles == identityFiles { return cached.context }
+        let context = contexts.withLock { contexts -> Task<NIOSSLContext, any Error> in
+            if let entry = contexts[key], entry.identityFiles == identityFiles { return entry.context }
+            made.add(1, ordering: .relaxed)
+            // Unstructured: a cancelled first asker must not fail the others waiting for the same context.
+            let making = Task {
+                try await NIOThreadPool.singleton.runIfActive {
+                    try Self.makeContext(options, checksHostname: checksHostname, offersHTTP2: offersHTTP2, url: url)
+                }
+            }
+            contexts[key] = Entry(identityFiles: identityFiles, context: making)
+            return making
+        }
+        do {
+            return try await context.value
+        } catch {
+            contexts.withLock { if $0[key]?.context == context { $0[key] = nil } }
+            guard var failure = error as? LoadError else {
+                throw LoadError(.secureConnectionFailed, url: url, reason: "cannot set up TLS: \(error)", underlying: error)
+            }
+            // Made for the first connection that asked: each names its own URL.
+            failure.url = url
+            throw failure
+        }
+    }
+
+    /// A new context for the setting, read from its files now.
+    private static func makeContext(_ options: HTTPClientOptions.TLSOptions, checksHostname: Bool, offersHTTP2: Bool, url: URL) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
         if offersHTTP2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
@@ -59,7 +104,6 @@ final class TLSContextCache: Sendable {
             throw LoadError(.secureConnectionFailed, url: url, reason: "cannot use the client certificate in \(path): \(why)",
                             underlying: ClientIdentityError(path: options.clientPrivateKeyPEMFile ?? path, cause: error))
         }
-        contexts.withLock { $0[key] = (identityFiles, context) }
         return context
     }
 

@@ -686,7 +686,7 @@ final class ConnectionPool: Sendable {
         if key.scheme == "https" {
             var checksHostname = true
             if case .delegated = verification { checksHostname = false }
-            sslContext = try tls.context(for: key.options.tls, checksHostname: checksHostname, offersHTTP2: offersHTTP2, url: url)
+            sslContext = try await tls.context(for: key.options.tls, checksHostname: checksHostname, offersHTTP2: offersHTTP2, url: url)
         } else {
             sslContext = nil
         }
