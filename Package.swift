@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "DataScheme", dependencies: ["Loader"], path: "Sources/Schemes/Data", swiftSettings: strict),
         .target(
             name: "FileScheme",
-            dependencies: ["Loader", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["Loader"],
             path: "Sources/Schemes/File",
             swiftSettings: strict
         ),

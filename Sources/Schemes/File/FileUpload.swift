@@ -8,7 +8,6 @@ import Darwin
 #endif
 import HTTPTypes
 import Loader
-import SystemPackage
 
 /// A PUT to a `file:` URL: the body goes to a temporary file beside the target, which is flushed and
 /// renamed over the target only when every byte is written (and as many as the body announced).
@@ -16,7 +15,9 @@ import SystemPackage
 /// A target that is a symbolic link is written through: the file it leads to is replaced, the link stays.
 /// A target that exists keeps its permission bits (a private file stays private, a script executable), and
 /// one the caller may not write is refused, as opening it would be. A target that is not a regular file (a
-/// device such as `/dev/null`, a named pipe) is written into, as curl does, never replaced by a file.
+/// device such as `/dev/null`, a named pipe) is written into, as curl does, never replaced by a file; while a pipe is
+/// full the task sleeps, so a cancel or the request timeout ends the upload, and a pipe whose reader went fails the
+/// upload without a `SIGPIPE` (``PipeWriter``).
 struct FileUpload {
     let path: String
     let url: URL
@@ -82,8 +83,7 @@ struct FileUpload {
             throw FileErrors.writing(code, path: path, url: url)
         }
         defer { close(fd) }
-        // Opened without blocking only to learn that nobody reads; the writes wait for the reader as usual.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        // Left without blocking: while the reader has no room, the task waits asleep (``PipeWriter``).
         do {
             try await send(to: fd, leftAs: "what was written to \(path) stays written")
         } catch {
@@ -98,7 +98,7 @@ struct FileUpload {
         if let body = handler.request.body {
             for try await chunk in body.chunks() {
                 try Task.checkCancellation()
-                try write(chunk, to: FileDescriptor(rawValue: fd))
+                try await write(chunk, to: fd)
                 total += Int64(chunk.count)
                 handler.client.handler(handler, didSendBodyData: total, totalBytesExpectedToSend: expected)
             }
@@ -123,12 +123,12 @@ struct FileUpload {
         return named.hasPrefix("/") ? named : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(named).path
     }
 
-    /// Writes all of `data` (swift-system retries short and interrupted writes).
-    private func write(_ data: Data, to descriptor: FileDescriptor) throws {
+    /// Writes all of `data`, waiting asleep while a pipe's reader has no room (``PipeWriter``).
+    private func write(_ data: Data, to fd: Int32) async throws {
         do {
-            _ = try data.withUnsafeBytes { try descriptor.writeAll($0) }
-        } catch let error as Errno {
-            throw FileErrors.writing(error.rawValue, path: path, url: url)
+            try await PipeWriter.writeAll(data, to: fd)
+        } catch let failure as PipeWriter.Failure {
+            throw FileErrors.writing(failure.code, path: path, url: url)
         }
     }
 }
