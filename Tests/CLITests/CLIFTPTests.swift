@@ -125,7 +125,7 @@ struct CLIFTPTests {
         #expect(stored == Data("uploaded by loadurl\n".utf8))
     }
 
-    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, a later --ftp-pasv undoes it (the last wins); -P with an address is a usage error")
+    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, a later --ftp-pasv undoes it (the last wins); -P with an address names where the server connects back to")
     func createDirectoriesAndActiveMode() async throws {
         let server = try ftp()
         let file = try uploadFile("in a new folder\n")
@@ -149,8 +149,14 @@ struct CLIFTPTests {
         #expect(try !activeMode([]) && !activeMode(["-P", "-", "--ftp-pasv"]))
         // The last of the two wins, as in curl.
         #expect(try activeMode(["--ftp-pasv", "-P", "-"]) && activeMode(["--ftp-pasv", "--ftp-port=-"]))
-        let address = try await LoadURLProcess.run(["-P", "127.0.0.1", hello])
-        #expect(address.status == 2 && address.stderr.contains("-P takes -"), "\(address.stderr)")
+        // An address (with a range of ports to listen on) is where the server connects back to; - is the control
+        // connection's own.
+        func activeAddress(_ arguments: [String]) throws -> String? {
+            try LoadURL.parseQuickly(arguments + [hello]).makeConfiguration().handlerOptions[FTPOptions.self].activeModeAddress
+        }
+        #expect(try activeAddress(["-P", "127.0.0.1:40000-40099"]) == "127.0.0.1:40000-40099")
+        #expect(try activeAddress(["--ftp-port", "lo"]) == "lo" && activeAddress(["-P", "-"]) == nil)
+        #expect(try activeMode(["-P", "127.0.0.1"]))
     }
 
     @Test("-r gets a slice of an FTP file; from past its end it exits 36, as curl, not 78 (no such file)")

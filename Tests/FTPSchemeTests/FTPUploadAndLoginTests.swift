@@ -155,7 +155,7 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 12)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 13)
         var identified = FTPOptions()
         identified.clientCertificatePEMFile = "/client.pem"
         identified.clientPrivateKeyPEMFile = "/client.key"
@@ -166,11 +166,24 @@ struct FTPUploadAndLoginTests {
         #expect(FTPOptions.merged(own, over: identified).clientPrivateKeyPEMFile == nil, "a request's own certificate takes its own key")
     }
 
-    @Test("Active mode (the server connects back) downloads too")
+    @Test("Active mode (the server connects back) downloads too, to the address given; on a port that is taken it fails, naming the URL")
     func activeMode() async throws {
-        let session = FTPServers.session { $0.handlerOptions[FTPOptions.self].usesActiveMode = true }
+        let session = FTPServers.session { configuration in
+            configuration.handlerOptions[FTPOptions.self].usesActiveMode = true
+            configuration.handlerOptions[FTPOptions.self].activeModeAddress = "127.0.0.1"
+        }
         let (data, _) = try await session.data(from: try FTPServers.url("/hello.txt"))
         #expect(String(decoding: data, as: UTF8.self) == "Hello from FTP\n")
+
+        // The one port allowed is held by a listener here: the client cannot listen on it, and the server is never
+        // asked to connect back.
+        let held = LoopbackPorts.held()
+        defer { close(held.fd) }
+        var request = LoadRequest(url: try FTPServers.url("/hello.txt"))
+        request.options[FTPOptions.self].activeModeAddress = "127.0.0.1:\(held.port)-\(held.port)"
+        let error = await loadError { _ = try await session.data(for: request) }
+        #expect(error?.code == .cannotConnectToHost, "\(String(describing: error))")
+        #expect(error?.url == request.url)
     }
 }
 }

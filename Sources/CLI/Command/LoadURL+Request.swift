@@ -148,10 +148,8 @@ extension LoadURL {
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
         if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
-        if let ftpPort, ftpPort != "-" {
-            throw ValidationError("-P takes - only (the server connects back to this host's address on the control connection), not \(ftpPort)")
-        }
         configuration.handlerOptions[FTPOptions.self].usesActiveMode = ftpPort != nil && !ftpPassive
+        if let ftpPort, ftpPort != "-" { configuration.handlerOptions[FTPOptions.self].activeModeAddress = ftpPort }
         configuration.handlerOptions[FTPOptions.self].createsMissingDirectories = ftpCreateDirectories
         // -k, --cacert and -E hold for FTPS as for HTTPS.
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure

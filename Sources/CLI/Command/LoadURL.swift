@@ -287,9 +287,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: .customLong("ftp-create-dirs"), help: "With -T to an ftp:// URL, create the folders of its path that are missing.")
     public var ftpCreateDirectories = false
 
-    /// `-P`/`--ftp-port`: active FTP, the server connecting back; only `-`, the control connection's own address.
+    /// `-P`/`--ftp-port`: active FTP, the server connecting back to the address given (an address, a host name or an
+    /// interface, with `:port` or `:first-last` to listen on), or with `-` to the control connection's own address.
     @Option(name: [.customShort("P"), .customLong("ftp-port")],
-            help: ArgumentHelp("Active FTP: the server connects back to this host's address on the control connection (only - is taken).", valueName: "-"))
+            help: ArgumentHelp("Active FTP: the server connects back to <address> (an IP address, host name or interface, with :port or :first-last), or with - to this host's address on the control connection.", valueName: "address"))
     public var ftpPort: String?
 
     /// `--ftp-pasv`: passive FTP, the default; of it and `-P`, the one given last wins.

@@ -13,6 +13,10 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var tls: TLSUse = .never
     /// Active mode (the server connects back to us, `PORT`/`EPRT`) instead of passive (`EPSV`/`PASV`).
     @HandlerSetting public var usesActiveMode = false
+    /// In active mode, where the server connects back to: an IPv4 or IPv6 address, a host name or a network
+    /// interface's name, with a port or a range of them to listen on (`127.0.0.1:40000-40099`), as curl's `-P` takes
+    /// it; `nil`, the address of the control connection and any free port (curl's `-P -`).
+    @HandlerSetting public var activeModeAddress: String? = nil
     /// Whether an upload creates the folders its path names that do not exist yet.
     @HandlerSetting public var createsMissingDirectories = false
     /// Which IP version the control and data connections use, curl's `-4` and `-6`; `.any` (the default) either.
@@ -63,6 +67,7 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         var merged = requestValue
         merged.$tls = requestValue.$tls.over(sessionValue.$tls)
         merged.$usesActiveMode = requestValue.$usesActiveMode.over(sessionValue.$usesActiveMode)
+        merged.$activeModeAddress = requestValue.$activeModeAddress.over(sessionValue.$activeModeAddress)
         merged.$createsMissingDirectories = requestValue.$createsMissingDirectories.over(sessionValue.$createsMissingDirectories)
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
         merged.$addressFamily = requestValue.$addressFamily.over(sessionValue.$addressFamily)

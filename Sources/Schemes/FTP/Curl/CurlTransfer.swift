@@ -184,7 +184,7 @@ final class CurlTransfer: @unchecked Sendable {
         codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
         // CURL_IPRESOLVE_V4 is 1, CURL_IPRESOLVE_V6 is 2 (and WHATEVER, the default, 0).
         if options.addressFamily != .any { codes.append(ccurl_setopt_long(easy, CURLOPT_IPRESOLVE, options.addressFamily == .ipv4 ? 1 : 2)) }
-        if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, "-")) }
+        if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, options.activeModeAddress ?? "-")) }
         if request.scheme == "ftp", options.tls != .never {
             // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
