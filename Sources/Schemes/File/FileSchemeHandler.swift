@@ -127,22 +127,25 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
     private func stream(fd: Int32, from start: Int64, count: Int64?, path: String, url: URL) async throws {
         var offset = start
         var remaining = count ?? .max
-        var buffer = [UInt8](repeating: 0, count: Self.readSize)
         while remaining > 0 {
             try Task.checkCancellation()
             let want = Int(min(Int64(Self.readSize), remaining))
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset)) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw FileErrors.reading(errno, path: path, url: url)
-            }
-            if got == 0 {
+            // Read straight into the chunk handed on, not into a buffer copied from: the copy was as dear as the read.
+            guard let chunk = malloc(want) else { throw LoadError(.unknown, url: url, reason: "no memory for a read of \(want) bytes") }
+            let got = pread(fd, chunk, want, off_t(offset))
+            if got <= 0 {
+                let code = errno
+                free(chunk)
+                if got < 0 {
+                    if code == EINTR { continue }
+                    throw FileErrors.reading(code, path: path, url: url)
+                }
                 guard let count else { return }
                 throw LoadError(.badServerResponse, url: url, reason: "\(path) changed size while being read: got \(offset - start) of \(count) bytes")
             }
             offset += Int64(got)
             remaining -= Int64(got)
-            try await client.handler(self, deliver: Data(buffer[0..<got]))
+            try await client.handler(self, deliver: Data(bytesNoCopy: chunk, count: got, deallocator: .free))
         }
     }
 
