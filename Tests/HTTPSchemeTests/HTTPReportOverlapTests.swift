@@ -3,6 +3,7 @@ import HTTPScheme
 import Loader
 import Synchronization
 import Testing
+import TestSupport
 
 /// A client that notes a report beginning while another is still running, and any report after the load's end.
 /// Each report lingers a moment, so that a report from a second thread lands inside one.
@@ -51,8 +52,23 @@ struct HTTPReportOverlapTests {
     @Test("An upload whose body fails while the response streams in: the failure is reported after the last body report, not beside one, and nothing follows it",
           arguments: 1...3)
     func failedUploadDuringResponse(round: Int) async throws {
+        try await checkFailedUpload(LoadRequest(url: ScriptedServer.shared.url("/stream-at-once"), method: .post))
+    }
+
+    @Test("The same over HTTP/2 (a stream of a cleartext connection, prior knowledge)", arguments: 1...3)
+    func failedUploadDuringResponseOverHTTP2(round: Int) async throws {
+        let server = try ScriptedHTTP2Server()
+        var request = LoadRequest(url: URL(string: "http://127.0.0.1:\(server.port)/stream-at-once")!, method: .post)
+        request.options[HTTPClientOptions.self].http2PriorKnowledge = true
+        try await checkFailedUpload(request)
+        withExtendedLifetime(server) {}
+    }
+
+    /// Loads `request` (a POST answered at once with an endless body) with a body that fails once 20 body reports
+    /// came, and checks the reports.
+    private func checkFailedUpload(_ base: LoadRequest) async throws {
         let client = OverlapClient()
-        var request = LoadRequest(url: ScriptedServer.shared.url("/stream-at-once"), method: .post)
+        var request = base
         request.body = .stream(length: nil) {
             AsyncThrowingStream { continuation in
                 continuation.yield(Data("start".utf8))

@@ -13,6 +13,7 @@ import Synchronization
 /// | `/reset-mid-body` | a 200 head announcing 10,000 bytes, 1,000 of them, then `RST_STREAM` with `INTERNAL_ERROR` |
 /// | `/refused-once` | `RST_STREAM` with `REFUSED_STREAM` the first time, then 200 `served N` (N: the requests so far) |
 /// | `/refused-always` | `RST_STREAM` with `REFUSED_STREAM` |
+/// | `/stream-at-once` | a 200 head, then 64-byte `DATA` frames every millisecond until the stream closes |
 /// | anything else | 404 |
 public final class ScriptedHTTP2Server: Sendable {
     /// The port it listens on.
@@ -86,9 +87,25 @@ public final class ScriptedHTTP2Server: Sendable {
                 let body = ByteBuffer(string: "served \(count)")
                 context.write(wrapOutboundOut(head(200, ["content-length": "\(body.readableBytes)"])), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+            case "/stream-at-once":
+                // Begun as the request's HEADERS arrive, while its body may still be coming.
+                context.writeAndFlush(wrapOutboundOut(head(200, [:])), promise: nil)
+                Self.keepSending(NIOLoopBound(context, eventLoop: context.eventLoop))
             default:
                 context.writeAndFlush(wrapOutboundOut(head(404, ["content-length": "0"], endStream: true)), promise: nil)
             }
+        }
+
+        /// A small DATA frame now and the next in a millisecond, while the stream is open; only while it is writable
+        /// (the client's window has room), so that a client that stops reading makes this wait, not pile up frames.
+        private static func keepSending(_ bound: NIOLoopBound<ChannelHandlerContext>) {
+            let context = bound.value
+            guard context.channel.isActive else { return }
+            if context.channel.isWritable {
+                let frame = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(repeating: UInt8(ascii: "e"), count: 64))))
+                context.writeAndFlush(NIOAny(frame), promise: nil)
+            }
+            context.eventLoop.scheduleTask(in: .milliseconds(1)) { keepSending(bound) }
         }
 
         private func head(_ status: Int, _ fields: KeyValuePairs<String, String>, endStream: Bool = false) -> HTTP2Frame.FramePayload {
