@@ -183,6 +183,7 @@ struct FTPUploadAndLoginTests {
         request.options[FTPOptions.self].activeModeAddress = "127.0.0.1:\(held.port)-\(held.port)"
         let error = await loadError { _ = try await session.data(for: request) }
         #expect(error?.code == .cannotConnectToHost, "\(String(describing: error))")
+        #expect(error?.underlying is FTPActiveModeFailure, "\(String(describing: error))")
         #expect(error?.url == request.url)
     }
 }

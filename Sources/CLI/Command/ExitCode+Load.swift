@@ -1,4 +1,5 @@
 import ArgumentParser
+import FTPScheme
 import HTTPScheme
 import Loader
 
@@ -20,6 +21,7 @@ import Loader
 /// | 25 | the server refused the upload (FTP: `STOR` denied) |
 /// | 26 | the upload body could not be read |
 /// | 28 | timed out |
+/// | 30 | `-P`: active FTP could not set up its data connection (no port free, an address not this host's, `PORT` refused) |
 /// | 33 | `-C`: the answer is not the rest of the download (a server that ignores ranges) |
 /// | 35 | TLS failure |
 /// | 36 | `-C` or `-r`: the offset is past the end of the resource (`file:`, `ftp:`) |
@@ -43,7 +45,7 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
@@ -56,6 +58,7 @@ public enum LoadURLExit {
         if error.underlying is any HTTP2ProtocolError { return 16 }
         if error.underlying is HTTP2StreamReset { return 92 }
         if error.underlying is RangeNotSatisfiable { return 36 }
+        if error.underlying is FTPActiveModeFailure { return 30 }
         switch (error.underlying as? ResponseCutShort)?.point {
         case .beforeResponse?: return 52
         case .inBody?: return 18

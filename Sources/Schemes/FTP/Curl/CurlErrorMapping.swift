@@ -11,12 +11,14 @@ enum CurlErrorMapping {
     }
 
     /// What the code says beyond the error's code: how far a response had come, for the codes that say its connection
-    /// ended early; a range that starts past the file's end (libcurl's resume offset beyond the size).
+    /// ended early; a range that starts past the file's end (libcurl's resume offset beyond the size); an active-mode
+    /// data connection that could not be set up.
     private static func underlying(_ code: CURLcode) -> (any Error)? {
         switch code {
         case CURLE_PARTIAL_FILE: return ResponseCutShort(.inBody(received: nil, expected: nil))
         case CURLE_GOT_NOTHING: return ResponseCutShort(.beforeResponse)
         case CURLE_BAD_DOWNLOAD_RESUME: return RangeNotSatisfiable(size: nil)
+        case CURLE_FTP_PORT_FAILED: return FTPActiveModeFailure()
         default: return nil
         }
     }
