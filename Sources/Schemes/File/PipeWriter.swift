@@ -10,9 +10,9 @@ import Darwin
 /// Writes to a descriptor opened without blocking (a named pipe, a device; a regular file never makes it wait)
 /// in a way that suits a task on Swift's cooperative pool, and a library inside an app:
 ///
-/// - while the reader has no room (`EAGAIN`), the task sleeps, 1 ms doubling to ``longestWait``, rather than
-///   holding one of the pool's few threads in the kernel: so a cancel or a request timeout ends the load even
-///   when the reader has stopped reading;
+/// - while the reader has no room (`EAGAIN`), the thread waits a millisecond at most for it, then the task sleeps,
+///   1 ms doubling to ``longestWait``, rather than holding one of the pool's few threads in the kernel: so a cancel
+///   or a request timeout ends the load even when the reader has stopped reading;
 /// - a pipe whose reader has gone fails with `EPIPE`, without the `SIGPIPE` that would end the whole process
 ///   (which an app, unlike the `loadurl` CLI, has no reason to ignore).
 enum PipeWriter {
@@ -36,6 +36,10 @@ enum PipeWriter {
             if wrote < 0, code == EINTR { continue }
             guard wrote < 0, code == EAGAIN || code == EWOULDBLOCK else { throw Failure(code: wrote == 0 ? EIO : code) }
             try Task.checkCancellation()
+            // A reader that keeps up makes room within a millisecond: waited for in the kernel, that short (a sleep
+            // of the task per full pipe held a fast reader to about a pipe's buffer per millisecond).
+            var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            if poll(&ready, 1, 1) > 0 { continue }
             try await Task.sleep(for: wait)
             wait = min(wait * 2, longestWait)
         }
