@@ -45,7 +45,8 @@ private final class OverlapClient: SchemeHandlerClient {
     }
 }
 
-@Suite("http: the handler's calls to its client never overlap")
+/// One round at a time: the client lingers 3 ms in each report, on the event loops every other suite shares.
+@Suite("http: the handler's calls to its client never overlap", .serialized)
 struct HTTPReportOverlapTests {
     struct Broken: Error {}
 

@@ -204,12 +204,11 @@ final class HTTPConnection: Sendable {
     }
 
     /// Fails `exchange` with `error` and gives up the connection (the request went out other than announced), and
-    /// returns the error to throw. The exchange is failed first, so that the close does not report it as closed;
-    /// `abandon` closes only if the response has not ended, checked on the loop, where a connection whose
-    /// response ended may already carry the next request.
+    /// returns the error to throw. Both on the event loop, as ``abandon(_:)`` does, and only if the response has not
+    /// ended there: a response that ended first stands (the loop reports it whole), and a connection whose response
+    /// ended may already carry the next request.
     private func failing(_ exchange: HTTPExchange, _ error: LoadError) -> LoadError {
-        exchange.fail(error)
-        abandon(exchange)
+        channel.eventLoop.execute { [self] in _ = letGo(exchange, failing: error) }
         return error
     }
 
@@ -283,7 +282,7 @@ final class HTTPConnection: Sendable {
         }
     }
 
-    /// Gives up on `exchange` (cancelled, or ended already): on the event loop, unless the response had ended
+    /// Gives up on `exchange` (cancelled, or failed or ended already): on the event loop, unless the response had ended
     /// (the connection then went back to the pool and may now carry another request), fails the exchange as
     /// cancelled and closes the connection. The check runs on the loop, where the end of a response is
     /// recorded, so it cannot race with it. An end already seen needs no trip there: it is never undone (and
