@@ -107,6 +107,23 @@ struct CLIProcessTests {
         #expect(try String(contentsOf: written, encoding: .utf8) == "x/../../escape.txt")
     }
 
+    @Test("-O of a URL with no file name saves curl_response, as curl 8.10 on does, and says so unless -s")
+    func noRemoteName() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        let output = folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("listed"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A folder's URL, ending in a slash: its listing, and no name to take.
+        let listed = folder.appendingPathComponent("listed").absoluteString
+        #expect(listed.hasSuffix("/"))
+        let run = try await LoadURLProcess.run(["--create-dirs", "--output-dir", output.path, "-O", listed])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: output.appendingPathComponent("curl_response").path))
+        #expect(run.stderr.contains("no file name") && run.stderr.contains("curl_response"), "\(run.stderr)")
+        let quiet = try await LoadURLProcess.run(["-s", "--output-dir", output.path, "-O", listed])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
     @Test("A failed load creates no output file")
     func noFileOnFailure() async throws {
         let target = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID()).out")

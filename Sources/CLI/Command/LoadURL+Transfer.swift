@@ -390,7 +390,13 @@ extension LoadURL {
         let name: String
         switch outputArgument(index) {
         case "-": return nil
-        case Self.remoteNameSlot: name = Self.remoteName(of: url)
+        case Self.remoteNameSlot:
+            if let remote = Self.remoteName(of: url) {
+                name = remote
+            } else {
+                name = Self.noRemoteName
+                if !silent || showError { StandardStreams.error("loadurl: warning: no file name in \(url.absoluteString); saving as \(name)\n") }
+            }
         case let given: name = given
         }
         return inOutputDirectory(name)
@@ -405,11 +411,15 @@ extension LoadURL {
     }
 
     /// The name `-O` saves `url` under: the last segment of its path as written, not percent-decoded (as curl's),
-    /// so that an encoded slash or a dot-dot cannot lead the file out of the folder; `index` when there is none.
-    static func remoteName(of url: URL) -> String {
+    /// so that an encoded slash or a dot-dot cannot lead the file out of the folder; `nil` when there is none.
+    static func remoteName(of url: URL) -> String? {
         let last = url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        return last.isEmpty || last == "." || last == ".." ? "index" : String(last)
+        return last.isEmpty || last == "." || last == ".." ? nil : String(last)
     }
+
+    /// What `-O` saves a URL with no file name under: curl's name since 8.10 (which scripts written for it look
+    /// for), with no extension, since nothing in the URL says what the body is.
+    static let noRemoteName = "curl_response"
 
     /// Whether a progress bar is drawn: not when silenced, nor to a terminal that also shows the body.
     private func showsProgress(toStdout: Bool) -> Bool {
