@@ -24,6 +24,8 @@ final class TLSContextCache: Sendable {
     private struct Entry {
         var identityFiles: [FileStamp]
         var context: Task<NIOSSLContext, any Error>
+        /// Which making this is (the count of contexts made when it began).
+        var making: Int
     }
 
     private let contexts = Locked<[Key: Entry]>([:])
@@ -45,20 +47,26 @@ final class TLSContextCache: Sendable {
         let key = Key(options: options, checksHostname: checksHostname, offersHTTP2: offersHTTP2)
         let context = contexts.withLock { contexts -> Task<NIOSSLContext, any Error> in
             if let entry = contexts[key], entry.identityFiles == identityFiles { return entry.context }
-            made.add(1, ordering: .relaxed)
+            let number = made.add(1, ordering: .relaxed).newValue
             // Unstructured: a cancelled first asker must not fail the others waiting for the same context.
-            let making = Task {
-                try await NIOThreadPool.singleton.runIfActive {
-                    try Self.makeContext(options, checksHostname: checksHostname, offersHTTP2: offersHTTP2, url: url)
+            let making = Task { [self] in
+                do {
+                    return try await NIOThreadPool.singleton.runIfActive {
+                        try Self.makeContext(options, checksHostname: checksHostname, offersHTTP2: offersHTTP2, url: url)
+                    }
+                } catch {
+                    // Let go at once (after the entry is in: it is put there under the lock this waits for), so that
+                    // no asker after this one is given the failure.
+                    self.contexts.withLock { if $0[key]?.making == number { $0[key] = nil } }
+                    throw error
                 }
             }
-            contexts[key] = Entry(identityFiles: identityFiles, context: making)
+            contexts[key] = Entry(identityFiles: identityFiles, context: making, making: number)
             return making
         }
         do {
             return try await context.value
         } catch {
-            contexts.withLock { if $0[key]?.context == context { $0[key] = nil } }
             guard var failure = error as? LoadError else {
                 throw LoadError(.secureConnectionFailed, url: url, reason: "cannot set up TLS: \(error)", underlying: error)
             }
