@@ -54,6 +54,12 @@ enum PipeWriter {
     /// before the thread's mask is restored: the signal is directed at the writing thread, so it is this
     /// thread's to take. Returns the result and `errno`.
     private static func writeHoldingSIGPIPE(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> (Int, Int32) {
+        #if canImport(Darwin)
+        // No sigtimedwait there; the descriptor itself can be told to raise none.
+        _ = fcntl(fd, F_SETNOSIGPIPE, 1)
+        let wrote = write(fd, pointer, count)
+        return (wrote, errno)
+        #else
         var pipeSignal = sigset_t()
         sigemptyset(&pipeSignal)
         sigaddset(&pipeSignal, SIGPIPE)
@@ -71,5 +77,6 @@ enum PipeWriter {
             while sigtimedwait(&pipeSignal, nil, &now) < 0, errno == EINTR {}
         }
         return (wrote, code)
+        #endif
     }
 }
