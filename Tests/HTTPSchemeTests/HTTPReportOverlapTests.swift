@@ -46,6 +46,43 @@ private final class OverlapClient: SchemeHandlerClient {
 }
 
 /// One round at a time: the client lingers 3 ms in each report, on the event loops every other suite shares.
+/// A client that answers a server-trust question after `answerDelay`, trusting the server, and notes whether the
+/// load's end was reported while the question was still being asked.
+private final class SlowTrustClient: EndWatchingClient {
+    let answerDelay: Duration
+    private let asking = Atomic<Int>(0)
+    private let questions = Atomic<Int>(0)
+    private let endedDuringQuestion = Atomic<Bool>(false)
+    private let ending = Locked<LoadError?>(nil)
+    private let ended = Atomic<Bool>(false)
+
+    init(answerDelay: Duration) {
+        self.answerDelay = answerDelay
+    }
+
+    var questionsAsked: Int { questions.load(ordering: .acquiring) }
+    var endMetQuestion: Bool { endedDuringQuestion.load(ordering: .acquiring) }
+    var failure: LoadError? { ending.withLock { $0 } }
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+    func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        questions.add(1, ordering: .acquiringAndReleasing)
+        asking.add(1, ordering: .acquiringAndReleasing)
+        defer { asking.subtract(1, ordering: .acquiringAndReleasing) }
+        try? await Task.sleep(for: answerDelay)
+        return .trustServer
+    }
+
+    private func end(_ error: LoadError?) {
+        if asking.load(ordering: .acquiring) > 0 { endedDuringQuestion.store(true, ordering: .releasing) }
+        ending.withLock { $0 = error }
+        ended.store(true, ordering: .releasing)
+    }
+
+    func handlerDidFinishLoading(_ handler: SchemeHandler) { end(nil) }
+    func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { end(error) }
+}
+
 @Suite("http: the handler's calls to its client never overlap", .serialized)
 struct HTTPReportOverlapTests {
     struct Broken: Error {}
@@ -63,6 +100,26 @@ struct HTTPReportOverlapTests {
         request.options[HTTPClientOptions.self].http2PriorKnowledge = true
         try await checkFailedUpload(request)
         withExtendedLifetime(server) {}
+    }
+
+    @Test("A server-trust question still being asked when the connect timeout ends the handshake: the load fails after the answer, not beside the question")
+    func trustQuestionOutlastsHandshake() async throws {
+        let nginx = try TestServers.requireNginx()
+        // The test CA is not given: the standard rules refuse the server, and the delegate is asked on a second
+        // connection, whose handshake waits for it longer than the connect timeout allows.
+        var request = LoadRequest(url: URL(string: "https://localhost:\(nginx.httpsPort)/1k.bin")!)
+        request.options[HTTPClientOptions.self].connectTimeout = 0.5
+        let client = SlowTrustClient(answerDelay: .milliseconds(1500))
+        let handler = HTTPSchemeHandler(request: request, cachedResponse: nil, client: client)
+        handler.startLoading()
+        for _ in 0..<3000 where !client.hasEnded {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        handler.stopLoading()
+        #expect(client.hasEnded)
+        #expect(client.questionsAsked == 1)
+        #expect(client.failure?.code == .timedOut, "\(String(describing: client.failure))")
+        #expect(!client.endMetQuestion, "the failure was reported while the trust question was still being asked")
     }
 
     /// Loads `request` (a POST answered at once with an endless body) with a body that fails once 20 body reports

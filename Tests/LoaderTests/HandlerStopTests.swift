@@ -2,18 +2,13 @@ import Foundation
 import Loader
 import Synchronization
 import Testing
+import TestSupport
 
 /// Counts what a handler reports, and nothing else.
-private final class CountingClient: SchemeHandlerClient {
+private final class CountingClient: EndWatchingClient {
     let failures = Atomic<Int>(0)
     let finishes = Atomic<Int>(0)
 
-    func handler(_ handler: SchemeHandler, didReceive response: LoadResponse) {}
-    func handler(_ handler: SchemeHandler, wasRedirectedTo request: LoadRequest, redirectResponse response: LoadResponse) {}
-    func handler(_ handler: SchemeHandler, didLoad data: Data) {}
-    func handler(_ handler: SchemeHandler, deliver data: Data) async throws {}
-    func handler(_ handler: SchemeHandler, whenReadyForData callback: @escaping @Sendable () -> Void) { callback() }
-    func handler(_ handler: SchemeHandler, didSendBodyData totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
     func handlerDidFinishLoading(_ handler: SchemeHandler) { finishes.add(1, ordering: .relaxed) }
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { failures.add(1, ordering: .relaxed) }
 }

@@ -646,7 +646,10 @@ final class ConnectionPool: Sendable {
                                          recordingIn: record, unpooled: unpooled)
                 delegateDecided = true
             } catch {
-                throw check.refusal ?? error
+                // Why it failed as it failed; then the question, if still being asked, is let finish first.
+                let failure = check.refusal ?? error
+                await check.settled()
+                throw failure
             }
         }
         // One question per connection, as URLSession asks: the delegated attempt has had its answer.

@@ -20,6 +20,8 @@ final class ServerTrustCheck: Sendable {
     let defaultError: LoadError
     let ask: ConnectionPool.TrustQuestion?
     private let refused = Locked<LoadError?>(nil)
+    /// The question put to the delegates, while it is being asked (set on the event loop, in the handshake).
+    private let asking = Locked<Task<Void, Never>?>(nil)
 
     init(key: ConnectionPool.Key, url: URL, defaultError: LoadError, ask: ConnectionPool.TrustQuestion?) {
         self.key = key
@@ -35,7 +37,7 @@ final class ServerTrustCheck: Sendable {
     func verify(_ certificates: [NIOSSLCertificate], _ promise: EventLoopPromise<NIOSSLVerificationResult>) {
         let error = Self.refine(defaultError, leaf: certificates.first, url: url)
         let trust = ServerTrust(host: key.host, port: key.port, certificates: certificates.compactMap(Self.der), defaultEvaluationError: error)
-        Task {
+        let question = Task {
             let answer = await ask?(Self.challenge(key, trust)) ?? .performDefaultHandling
             switch answer {
             case .trustServer:
@@ -48,6 +50,15 @@ final class ServerTrustCheck: Sendable {
                 promise.succeed(.failed)
             }
         }
+        asking.withLock { $0 = question }
+    }
+
+    /// Returns once the question put to the delegates, if any, has its answer: a handshake that failed meanwhile
+    /// (the connect timeout passed while the delegate thought) fails the load only after it, so that the handler's
+    /// failure report never meets its question (its calls to its client must not overlap). A cancelled load's
+    /// question ends at once.
+    func settled() async {
+        await asking.withLock { $0 }?.value
     }
 
     /// Asks about a server the default rules accepted, given its leaf certificate as the handshake left
