@@ -258,6 +258,51 @@ struct HTTPCacheTests {
         let (again, _) = try await session.data(for: authorized)
         #expect(again != anyone, "the stored answer is not given to a request with credentials")
         #expect(await log.lines(atLeast: 3).count == 3)
+        // only-if-cached allows no answer but the store's, which such a request never gets: 504, nginx not asked.
+        authorized.headerFields[.cacheControl] = "only-if-cached"
+        let (_, gateway) = try await session.data(for: authorized)
+        #expect(gateway.status == .gatewayTimeout)
+        var conditional = LoadRequest(url: url)
+        (conditional.headerFields[.ifNoneMatch], conditional.headerFields[.cacheControl]) = ("\"x\"", "only-if-cached")
+        #expect(try await session.data(for: conditional).1.status == .gatewayTimeout)
+        _ = try await session.data(for: LoadRequest(url: try Nginx.http("/cache/stamp-stale?t=\(log.token)")))
+        #expect(await log.lines(atLeast: 4).count == 4, "only the last request, after the two 504s, reached nginx: \(log.lines)")
+    }
+
+    @Test("A POST that succeeds while a GET of its URL is still arriving keeps that GET's body out of the store")
+    func invalidatedWhileArriving() async throws {
+        let cache = MemoryResponseCache()
+        let session = try session(cache)
+        let url = try Nginx.http("/cache/stamp?t=\(UUID().uuidString)")
+        // The body is stored when read to its end: read it only after the POST.
+        let (bytes, _) = try await session.bytes(from: url)
+        var post = LoadRequest(url: url)
+        post.method = .post
+        _ = try await session.data(for: post)
+        var before = Data()
+        for try await byte in bytes { before.append(byte) }
+        #expect(before.count == 33)
+        #expect(cache.count == 0, "the body that arrived before the change is not stored")
+        let (after, _) = try await session.data(from: url)
+        #expect(after != before, "the next GET reaches nginx")
+        #expect(await cache.cachedResponse(for: CachedResponse.key(for: url))?.data == after)
+    }
+
+    @Test("A newer answer that is not stored after all (longer than the store takes) removes the older entry")
+    func newerUnstoredReplaces() async throws {
+        let cache = MemoryResponseCache(capacity: 1_000_000)
+        let url = try Nginx.http("/cache/chunked/lines.txt?t=\(UUID().uuidString)")
+        let key = CachedResponse.key(for: url)
+        await cache.store(CachedResponse(response: LoadResponse(url: url, status: .ok, headerFields: [.cacheControl: "max-age=600"]),
+                                         data: Data("old\n".utf8), varyingFields: [.acceptEncoding: ""]), for: key)
+        var reload = LoadRequest(url: url)
+        reload.cachePolicy = .reloadIgnoringLocalCacheData
+        let (body, response) = try await session(cache).data(for: reload)
+        #expect(response.expectedContentLength == nil, "decoded, the body has no length to refuse it by up front")
+        #expect(body.count > 1_000_000 / 20)
+        #expect(await cache.cachedResponse(for: key) == nil, "the old entry would be served next, older than what the app has")
+        let (again, _) = try await session(cache).data(from: url)
+        #expect(Bytes.difference(again, body) == nil, "nginx's answer again, not the old entry")
     }
 
     @Test("A request's own Accept-Encoding gets the body as sent, and a plain request never gets that body")

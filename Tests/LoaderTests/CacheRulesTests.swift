@@ -73,6 +73,49 @@ struct CacheRulesTests {
         #expect(CacheRules.currentAge(of: behind, now: t0) == 500)
     }
 
+    @Test("Age: delta-seconds only (a list's first member), past 2^31 read as 2^31; a served head's Age is whole seconds")
+    func hostileAge() {
+        let cap = TimeInterval(1 << 31)
+        for (value, expected) in [("inf", 0.0), ("1e3", 0), ("-5", 0), ("nan", 0), ("99999999999999999999", cap), ("7, 9", 7)] {
+            let stored = entry([.age: value], storedAt: t0)
+            #expect(CacheRules.currentAge(of: stored, now: t0) == expected, "Age: \(value)")
+            // Before, an Age of inf or of twenty digits trapped here, in the Double-to-Int conversion.
+            let served = CacheRules.servedHead(of: stored, now: t0.addingTimeInterval(10))
+            #expect(served.headerFields[.age] == String(Int(min(expected + 10, cap))), "Age: \(value)")
+        }
+    }
+
+    @Test("A directive given twice counts once, the first (RFC 9111 §4.2.1): an appended max-age does not extend freshness")
+    func repeatedDirective() {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=0"))
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=86400, s-maxage=5, s-maxage=50"))
+        let control = CacheControl(fields)
+        #expect(control.maxAge == 0)
+        #expect(control.sharedMaxAge == 5)
+        #expect(CacheRules.freshnessLifetime(of: entry(fields)) == 0)
+    }
+
+    @Test("A 304 updates the stored response only if its validators select it: strong ETags strongly, weak ones weakly, else Last-Modified")
+    func validatorsSelect() {
+        func matches(_ notModified: HTTPFields, _ stored: HTTPFields) -> Bool { CacheRules.validatorsMatch(notModified, stored) }
+        #expect(matches([.eTag: "\"a\""], [.eTag: "\"a\""]))
+        #expect(!matches([.eTag: "\"b\""], [.eTag: "\"a\""]))
+        #expect(matches([.eTag: "W/\"a\""], [.eTag: "W/\"a\""]))
+        #expect(matches([.eTag: "W/\"a\""], [.eTag: "\"a\""]), "weak comparison takes a strong stored tag")
+        #expect(!matches([.eTag: "\"a\""], [.eTag: "W/\"a\""]), "a strong tag selects only a strong one")
+        #expect(!matches([.eTag: "W/\"b\""], [.eTag: "W/\"a\""]))
+        #expect(!matches([.eTag: "\"a\""], [.lastModified: date(0)]), "a tag the stored response does not have")
+        #expect(matches([.lastModified: date(0)], [.lastModified: "Sunday, " + date(0).dropFirst(5)]) == (HTTPDate.parse("Sunday, " + date(0).dropFirst(5)) == t0))
+        #expect(matches([.lastModified: date(0)], [.lastModified: date(0), .eTag: "\"a\""]))
+        #expect(!matches([.lastModified: date(5)], [.lastModified: date(0)]))
+        #expect(matches([:], [.eTag: "\"a\""]), "a 304 without validators updates the one entry")
+        let stored = entry([.eTag: "W/\"v1\"", .cacheControl: "max-age=1"])
+        let later = t0.addingTimeInterval(500)
+        let other = LoadResponse(url: url, status: .notModified, headerFields: [.eTag: "W/\"v2\""])
+        #expect(CacheRules.refreshed(stored, by: other, requestedAt: later, receivedAt: later) == nil)
+    }
+
     /// The decision's case, as a word, for comparing.
     private func decision(_ request: LoadRequest, _ entry: CachedResponse?, at offset: TimeInterval) -> String {
         decision(request, CacheControl(), entry, at: offset)

@@ -39,18 +39,22 @@ struct CacheControl: Sendable, Equatable {
         case "must-revalidate", "proxy-revalidate": mustRevalidate = true
         case "public": isPublic = true
         case "only-if-cached": onlyIfCached = true
-        case "max-age": maxAge = Self.seconds(value) ?? 0
-        case "s-maxage": sharedMaxAge = Self.seconds(value) ?? 0
+        // RFC 9111 §4.2.1: of a directive given twice, the first counts (a proxy's appended one does not extend it).
+        case "max-age": maxAge = maxAge ?? Self.seconds(value) ?? 0
+        case "s-maxage": sharedMaxAge = sharedMaxAge ?? Self.seconds(value) ?? 0
         case "min-fresh": minFresh = Self.seconds(value) ?? 0
         case "max-stale": maxStale = value == nil ? Int.max : Self.seconds(value) ?? 0
         default: break
         }
     }
 
+    /// The largest delta-seconds value (RFC 9111 §1.2.2): 2^31.
+    static let maximumSeconds = 1 << 31
+
     /// RFC 9111 §1.2.2: delta-seconds, digits only; a value past 2^31 is read as 2^31.
-    private static func seconds(_ value: Substring?) -> Int? {
+    static func seconds(_ value: Substring?) -> Int? {
         guard let value, !value.isEmpty, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        return Int(value.prefix(10)).map { min($0, 1 << 31) } ?? 1 << 31
+        return Int(value.prefix(10)).map { min($0, maximumSeconds) } ?? maximumSeconds
     }
 
     /// The comma-separated `name[=value]` items of one field value; a quoted value may hold commas.

@@ -32,6 +32,8 @@ struct CacheMiddleware: LoadMiddleware {
         let control = CacheControl(request.headerFields)
         if control.noStore || request.headerFields[.authorization] != nil
             || Self.ownConditions.contains(where: { request.headerFields[$0] != nil }) {
+            // Such a request is never answered from the store, and `only-if-cached` allows no other answer.
+            if control.onlyIfCached { return LoadResult(response: LoadResponse(url: request.url, status: .gatewayTimeout), body: .empty) }
             return try await next(request)
         }
         var entry: CachedResponse?
@@ -45,19 +47,21 @@ struct CacheMiddleware: LoadMiddleware {
         case .gatewayTimeout:
             return LoadResult(response: LoadResponse(url: request.url, status: .gatewayTimeout), body: .empty)
         case .load:
-            return try await loaded(request, control: control, key: key, next: next)
+            return try await loaded(request, control: control, ticket: PendingStores.shared.ticket(for: key), next: next)
         case .validate(let conditional, let entry):
+            // Taken before the request goes: a change to the URL from now on voids what this request would store.
+            let ticket = PendingStores.shared.ticket(for: key)
             let requestedAt = now()
             let result = try await next(conditional)
             guard result.response.status == .notModified else {
-                return await stored(result, for: request, control: control, key: key, requestedAt: requestedAt)
+                return await stored(result, for: request, control: control, ticket: ticket, requestedAt: requestedAt)
             }
             await drain(result.body)
             guard let refreshed = CacheRules.refreshed(entry, by: result.response, requestedAt: requestedAt, receivedAt: now()) else {
                 // The server's 304 is for a representation other than the one stored: ask for the whole body.
-                return try await loaded(request, control: control, key: key, next: next)
+                return try await loaded(request, control: control, ticket: ticket, next: next)
             }
-            await cache.store(refreshed, for: key)
+            await ticket.store(refreshed, in: cache)
             var head = CacheRules.servedHead(of: refreshed, now: now())
             // Cookies the 304 sets (a session kept alive) go up to the cookie layer; they are not stored.
             for field in result.response.headerFields where field.name == .setCookie { head.headerFields.append(field) }
@@ -65,18 +69,20 @@ struct CacheMiddleware: LoadMiddleware {
         }
     }
 
-    private func loaded(_ request: LoadRequest, control: CacheControl, key: String, next: LoadNext) async throws -> LoadResult {
+    private func loaded(_ request: LoadRequest, control: CacheControl, ticket: PendingStores.Ticket, next: LoadNext) async throws -> LoadResult {
         let requestedAt = now()
-        return await stored(try await next(request), for: request, control: control, key: key, requestedAt: requestedAt)
+        return await stored(try await next(request), for: request, control: control, ticket: ticket, requestedAt: requestedAt)
     }
 
     /// The largest redirect body read at once to store the redirect: the redirect layer gives a body up unread.
     static let redirectBodyLimit = 16 * 1024
 
     /// `result` with a body that is stored once it has arrived whole, if RFC 9111 lets it be stored and the store
-    /// takes a body of its length. A successful answer that may not be stored removes what was: it is newer.
-    private func stored(_ result: LoadResult, for request: LoadRequest, control: CacheControl, key: String,
+    /// takes a body of its length. A successful answer that is not stored after all (it may not be, its body failed
+    /// or was longer than the store takes) removes what was: it is newer.
+    private func stored(_ result: LoadResult, for request: LoadRequest, control: CacheControl, ticket: PendingStores.Ticket,
                         requestedAt: Date) async -> LoadResult {
+        let key = ticket.key
         let limit = cache.maximumEntrySize
         let length = result.response.expectedContentLength
         guard let varying = CacheRules.storable(result.response, for: request, requestControl: control),
@@ -92,7 +98,7 @@ struct CacheMiddleware: LoadMiddleware {
             var result = result
             do {
                 entry.data = try await result.body.collect(upTo: Self.redirectBodyLimit)
-                await cache.store(entry, for: key)
+                await ticket.store(entry, in: cache)
                 result.body = ResponseBody(data: entry.data)
             } catch {
                 // A caller that does not follow redirects reads the body: it fails there, as it would have.
@@ -102,11 +108,14 @@ struct CacheMiddleware: LoadMiddleware {
         }
         let cache = self.cache
         let head = entry
-        let body = CachingBody(inner: result.body, limit: limit, expectedLength: length) { data in
+        let replacesStored = result.response.isSuccess
+        let body = CachingBody(inner: result.body, limit: limit, expectedLength: length, complete: { data in
             var entry = head
             entry.data = data
-            await cache.store(entry, for: key)
-        }
+            await ticket.store(entry, in: cache)
+        }, dropped: {
+            if replacesStored { await cache.removeCachedResponse(for: key) }
+        })
         var result = result
         result.body = ResponseBody(body, wrapping: result.body)
         return result
@@ -120,13 +129,23 @@ struct CacheMiddleware: LoadMiddleware {
 
     /// Removes what is stored for a URL a successful unsafe request changed, and for the same-origin URLs its
     /// response's `Location` and `Content-Location` name (RFC 9111 §4.4).
+    /// Responses still arriving for them are not stored (``PendingStores``).
     private func invalidate(key: String, after response: LoadResponse, to url: URL) async {
-        await cache.removeCachedResponse(for: key)
+        var keys = [key]
         for name in [HTTPField.Name.location, .contentLocation] {
             guard let value = response.headerFields[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                  target.scheme?.lowercased() == url.scheme?.lowercased(), target.host?.lowercased() == url.host?.lowercased(),
-                  target.port == url.port else { continue }
-            await cache.removeCachedResponse(for: CachedResponse.key(for: target))
+                  let origin = Self.origin(of: url), Self.origin(of: target) == origin else { continue }
+            keys.append(CachedResponse.key(for: target))
         }
+        for key in keys {
+            PendingStores.shared.void(key)
+            await cache.removeCachedResponse(for: key)
+        }
+    }
+
+    /// Scheme, host and port, in lowercase and with the scheme's default port spelt out, to compare origins.
+    private static func origin(of url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false)?.lowercased() else { return nil }
+        return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 }

@@ -93,7 +93,8 @@ enum CacheRules {
     static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
         let fields = entry.response.headerFields
         let date = fields[.date].flatMap(HTTPDate.parse) ?? entry.storedAt
-        let ageValue = fields[.age].flatMap { TimeInterval($0.trimmingSpaces()) } ?? 0
+        // RFC 9111 §5.1: delta-seconds (a list's first member); anything else is no Age at all.
+        let ageValue = fields[.age].flatMap { CacheControl.seconds($0.split(separator: ",").first?.trimmingSpaces()) }.map(TimeInterval.init) ?? 0
         let apparentAge = max(0, entry.storedAt.timeIntervalSince(date))
         let correctedAge = ageValue + max(0, entry.storedAt.timeIntervalSince(entry.requestedAt))
         return max(apparentAge, correctedAge) + max(0, now.timeIntervalSince(entry.storedAt))
@@ -136,13 +137,10 @@ enum CacheRules {
     }
 
     /// `entry` refreshed by a `304` (RFC 9111 §4.3.4): the 304's fields replace the stored ones of the same
-    /// name, and its times become the entry's. `nil` when the 304 names another representation (its strong
-    /// `ETag` differs from the stored one), which then cannot be answered from this entry.
+    /// name, and its times become the entry's. `nil` when the 304 names another representation (its validators
+    /// are not the stored ones: ``validatorsMatch(_:_:)``), which then cannot be answered from this entry.
     static func refreshed(_ entry: CachedResponse, by notModified: LoadResponse, requestedAt: Date, receivedAt: Date) -> CachedResponse? {
-        if let etag = notModified.headerFields[.eTag], let stored = entry.response.headerFields[.eTag],
-           !etag.hasPrefix("W/"), !stored.hasPrefix("W/"), etag != stored {
-            return nil
-        }
+        guard validatorsMatch(notModified.headerFields, entry.response.headerFields) else { return nil }
         var entry = entry
         var replaced = Set(notModified.headerFields.map(\.name)).subtracting(keptOnUpdate)
         // The stored Date and Age describe the first answer: a 304 without its own would leave the entry as old
@@ -158,6 +156,23 @@ enum CacheRules {
         entry.requestedAt = requestedAt
         entry.storedAt = receivedAt
         return entry
+    }
+
+    /// Whether a 304's validators select the stored response (RFC 9111 §4.3.4): a strong `ETag` only a stored
+    /// strong one that is the same, a weak one the same opaque tag (RFC 9110 §8.8.3.2), else a `Last-Modified` the
+    /// same date; a 304 without validators selects the one entry there is.
+    static func validatorsMatch(_ notModified: HTTPFields, _ stored: HTTPFields) -> Bool {
+        if let tag = notModified[.eTag] {
+            guard let storedTag = stored[.eTag] else { return false }
+            let weak = tag.hasPrefix("W/")
+            if !weak, storedTag.hasPrefix("W/") { return false }
+            return tag.dropFirst(weak ? 2 : 0) == storedTag.dropFirst(storedTag.hasPrefix("W/") ? 2 : 0)
+        }
+        if let modified = notModified[.lastModified] {
+            guard let date = HTTPDate.parse(modified), let storedModified = stored[.lastModified] else { return false }
+            return HTTPDate.parse(storedModified) == date
+        }
+        return true
     }
 
     /// Fields that describe one connection's transfer, not the response (RFC 9110 §7.6.1), and `Set-Cookie`, which
@@ -184,7 +199,8 @@ enum CacheRules {
     /// length.
     static func servedHead(of entry: CachedResponse, now: Date) -> LoadResponse {
         var response = entry.response
-        response.headerFields[.age] = String(Int(currentAge(of: entry, now: now).rounded(.down)))
+        let age = min(currentAge(of: entry, now: now).rounded(.down), TimeInterval(CacheControl.maximumSeconds))
+        response.headerFields[.age] = String(Int(age))
         if response.headerFields[.contentLength] == nil { response.headerFields[.contentLength] = String(entry.data.count) }
         return response
     }
