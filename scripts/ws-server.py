@@ -30,6 +30,10 @@ compressed); /bad-extension answers with "permessage-deflate; client_max_window_
 not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "permessage-deflate" whatever the client
 offered, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
 "compressed" (RSV1 set) or "plain".
+Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /raw/HEX writes the bytes HEX
+names on the socket as they are (frames the package would never send), then waits for the client to end it;
+/record-close/ID echoes until the client closes, then keeps the close frame it received, which the plain HTTP path
+/closes/ID answers as "CODE REASON-IN-HEX" ("none" for a connection ended without one, "pending" while it is open).
 WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
@@ -44,7 +48,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -150,6 +154,10 @@ async def flaky(path):
     return Response(503, "Service Unavailable", Headers(headers), b"busy")
 
 
+# Per /record-close ID: the close frame its client sent.
+CLOSES = {}
+
+
 async def refuse_unknown(connection, request):
     response = await plain_answer(request)
     if response is not None:
@@ -166,6 +174,11 @@ async def plain_answer(request):
         return await flaky(request.path)
     if request.path.startswith("/barrier/") and request.path.count("/") == 3:
         return await barrier(request.path)
+    if request.path.startswith("/closes/"):
+        text = CLOSES.get(request.path[len("/closes/"):], "pending").encode()
+        return Response(200, "OK", Headers([("Content-Length", str(len(text)))]), text)
+    if request.path.startswith("/raw/") or request.path.startswith("/record-close/"):
+        return None
     if request.path in AUTH_PATHS:
         return challenge(request)
     if request.path in REDIRECTS:
@@ -204,6 +217,23 @@ async def handle(ws):
     if path == "/echo":
         async for message in ws:
             await ws.send(message)
+    elif path == "/burst":
+        for index in range(40):
+            await ws.send(str(index))
+        async for message in ws:
+            await ws.send(message)
+    elif path.startswith("/raw/"):
+        ws.transport.write(bytes.fromhex(path[len("/raw/"):]))
+        await ws.wait_closed()
+    elif path.startswith("/record-close/"):
+        try:
+            async for message in ws:
+                await ws.send(message)
+        finally:
+            # The close frame received, as the package read it (code 1005 for one without a code); None for none, or
+            # for one it refused (a code no frame may carry, a reason that is not UTF-8).
+            received = ws.protocol.close_rcvd
+            CLOSES[path[len("/record-close/"):]] = "none" if received is None else "%d %s" % (received.code, received.reason.encode().hex())
     elif path in ("/extensions", "/fragmented"):
         if path == "/extensions":
             await ws.send(ws.response.headers.get("Sec-WebSocket-Extensions", ""))

@@ -44,6 +44,9 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         var frame = unwrapInboundIn(data)
+        // RFC 6455 §5.1 and §5.2: a server masks no frame, and uses no opcode that is not defined.
+        if frame.maskKey != nil { return fail(context, MessageFrameError.masked) }
+        guard Self.definedOpcodes.contains(frame.opcode) else { return fail(context, MessageFrameError.reservedOpcode(frame.opcode)) }
         if frame.rsv2 || frame.rsv3 { return fail(context, MessageFrameError.reservedBits("RSV2 or RSV3")) }
         if frame.opcode.isControlOpcode {
             if frame.rsv1 { return fail(context, MessageFrameError.reservedBits("RSV1 on a control frame")) }
@@ -93,19 +96,26 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
                       promise: promise)
     }
 
+    /// The opcodes RFC 6455 §5.2 defines; the others are reserved.
+    private static let definedOpcodes: [WebSocketOpcode] = [.continuation, .text, .binary, .connectionClose, .ping, .pong]
+
     private func fail(_ context: ChannelHandlerContext, _ error: any Error) {
         failed = true
         context.fireErrorCaught(error)
     }
 }
 
-/// A frame the server sent that breaks the rules of its reserved bits.
+/// A frame the server sent that breaks the rules of its first bytes: reserved bits or opcodes, or a mask.
 enum MessageFrameError: Error, CustomStringConvertible {
     case reservedBits(String)
+    case reservedOpcode(WebSocketOpcode)
+    case masked
 
     var description: String {
         switch self {
         case .reservedBits(let what): "the server set a reserved bit: \(what)"
+        case .reservedOpcode(let opcode): "the server sent a frame with the reserved opcode \(UInt8(webSocketOpcode: opcode))"
+        case .masked: "the server sent a masked frame"
         }
     }
 }

@@ -94,6 +94,8 @@ final class WebSocketConnection: Sendable {
             channel.writeAndFlush(frame).whenFailure { [self] error in
                 ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
             }
+            // Reads held for a full inbox go on while a pong is awaited (``holdsReads``): it comes after those messages.
+            channel.read()
         }
     }
 
@@ -104,14 +106,27 @@ final class WebSocketConnection: Sendable {
         ended(LoadError(.cancelled, url: url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
         let timer = channel.eventLoop.scheduleTask(in: Self.patience) { [channel] in channel.close(promise: nil) }
         if claimClose(), channel.isActive {
+            // A code no frame may carry (1005, 1006, 1015 …) goes as a close frame without one, and so without a reason.
             var payload = channel.allocator.buffer(capacity: 2 + (reason?.count ?? 0))
-            payload.writeInteger(UInt16(truncatingIfNeeded: code.rawValue))
-            if let reason { payload.writeBytes(reason.prefix(123)) }
+            if code.maySend {
+                payload.writeInteger(UInt16(code.rawValue))
+                if let reason = reason.flatMap(Self.sendable) { payload.writeBytes(reason) }
+            }
             // Not awaited: a server that reads nothing would hold the write, and the close with it.
             channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload), promise: nil)
         }
         try? await channel.closeFuture.get()
         timer.cancel()
+    }
+
+    /// `reason` as a close frame may carry it (RFC 6455 §5.5 and §7.4.1): UTF-8 (else none), at most 123 bytes, cut
+    /// where a character begins.
+    static func sendable(_ reason: Data) -> Data? {
+        guard String(decoding: reason, as: UTF8.self).utf8.elementsEqual(reason) else { return nil }
+        var end = min(reason.count, 123)
+        // A UTF-8 continuation byte (10xxxxxx) at the cut belongs to the character before it.
+        while end < reason.count, end > 0, reason[reason.startIndex + end] & 0xC0 == 0x80 { end -= 1 }
+        return reason.prefix(end)
     }
 
     /// The close frame's code and reason, once the connection has closed with one.
@@ -147,7 +162,8 @@ final class WebSocketConnection: Sendable {
     /// Whether reads should wait for the reader: the inbox is full and the socket still open (a closing one
     /// reads on, to hear the server's close).
     var holdsReads: Bool {
-        state.withLock { $0.inbox.isFull && !$0.sentClose && $0.inbox.ending == nil }
+        // Not while a ping waits: its pong, behind the messages already sent, would not be read before the ping timed out.
+        state.withLock { $0.inbox.isFull && $0.pings.isEmpty && !$0.sentClose && $0.inbox.ending == nil }
     }
 
     /// Whether this end may still send its close frame; if so, it counts as sent from now on (one check and

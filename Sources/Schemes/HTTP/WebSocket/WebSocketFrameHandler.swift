@@ -41,8 +41,23 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
             connection.pong()
         case .connectionClose:
             var payload = frame.unmaskedData
+            // RFC 6455 §5.5.1 and §7.4: no payload, or a code a close frame may carry and a UTF-8 reason.
+            guard payload.readableBytes != 1 else {
+                fail(context, .protocolError, LoadError(.badServerResponse, url: connection.url, reason: "the server sent a close frame of one byte"))
+                return
+            }
             let code = payload.readInteger(as: UInt16.self).map { WebSocketTask.CloseCode(rawValue: Int($0)) }
+            if let code, !code.maySend {
+                fail(context, .protocolError, LoadError(.badServerResponse, url: connection.url,
+                                                        reason: "the server closed the WebSocket with \(code), a code no close frame may carry"))
+                return
+            }
             let reason = payload.readableBytes > 0 ? Data(payload.readableBytesView) : nil
+            if let reason, !String(decoding: reason, as: UTF8.self).utf8.elementsEqual(reason) {
+                fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url,
+                                                                  reason: "the server's close frame has a reason that is not UTF-8"))
+                return
+            }
             let said = reason.map { " '\(String(decoding: $0.prefix(123), as: UTF8.self))'" } ?? ""
             connection.ended(LoadError(.networkConnectionLost, url: connection.url,
                                        reason: "the server closed the WebSocket with \(code.map(\.description) ?? "no code")\(said)"),
@@ -57,6 +72,7 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
             let channel = context.channel
             channel.eventLoop.scheduleTask(in: WebSocketConnection.patience) { channel.close(promise: nil) }
         default:
+            // Reserved opcodes are refused before the aggregator (``PerMessageDeflateHandler``).
             break
         }
     }

@@ -37,6 +37,12 @@ extension WebSocketTask {
         /// 1011: the server met an unexpected condition.
         public static let internalServerError = CloseCode(rawValue: 1011)
 
+        /// Whether a close frame may carry the code (RFC 6455 §7.4): those defined for use (1000–1003, 1007–1014) and
+        /// those left to applications (3000–4999); never 1005, 1006 or 1015, which only report.
+        var maySend: Bool {
+            (1000...1003).contains(rawValue) || (1007...1014).contains(rawValue) || (3000...4999).contains(rawValue)
+        }
+
         /// The number and, for the codes above, their name: `1000 (normal closure)`.
         public var description: String {
             let names = [1000: "normal closure", 1001: "going away", 1002: "protocol error", 1003: "unsupported data",

@@ -197,9 +197,10 @@ enum WebSocketOpening {
                             } catch {
                                 throw LoadError(.badServerResponse, url: url, reason: "\(error)")
                             }
-                            // Before the aggregator, which keeps no reserved bit of a message's first frame.
+                            // Before the aggregator, which keeps no reserved bit of a message's first frame. Empty
+                            // fragments are allowed (RFC 6455 §5.4); their number is bounded.
                             try sync.addHandler(PerMessageDeflateHandler(agreed: agreed, maximumMessageSize: maximumMessageSize))
-                            try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 1 << 16,
+                            try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
                                                                             maxAccumulatedFrameSize: maximumMessageSize))
                             try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
                             // Out before the frames the upgrade held back flow (it takes HTTP parts, not frames).

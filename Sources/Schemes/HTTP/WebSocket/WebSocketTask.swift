@@ -50,12 +50,13 @@ public final class WebSocketTask: Sendable {
     }
 
     deinit {
-        // A socket nobody holds any more is closed (abruptly: there is no one to hear the close handshake).
-        let (opening, connection, endDelegateWait) = state.withLock { ($0.opening, $0.connection, $0.endDelegateWait) }
+        // A socket nobody holds any more is closed (abruptly: there is no one to hear the close handshake), unless
+        // `cancel(with:reason:)` began its close handshake, which ends it in its own time (at most five seconds).
+        let (opening, connection, endDelegateWait, closing) = state.withLock { ($0.opening, $0.connection, $0.endDelegateWait, $0.cancelled != nil) }
         // Not left waiting for the delegate's word on the server's certificate, holding the connection open.
         opening?.cancel()
         endDelegateWait?()
-        connection?.channel.close(promise: nil)
+        if !closing { connection?.channel.close(promise: nil) }
     }
 
     /// The largest message `receive` takes, in bytes (1 MiB unless set, at most 1 GiB); set it before the socket opens.
@@ -117,8 +118,11 @@ public final class WebSocketTask: Sendable {
     }
 
     /// Closes the socket: calls waiting on it fail with `cancelled` at once, and ``closeCode`` is `code`; a close
-    /// frame with `code` and `reason` (at most 123 bytes of it) goes out, and the connection closes when the
-    /// server has answered, or after five seconds. Before the socket is open, the handshake is abandoned.
+    /// frame with `code` and `reason` goes out, and the connection closes when the server has answered, or after five
+    /// seconds, whether or not the task is still held. The reason is cut to 123 bytes where a character begins, and
+    /// left out if it is not UTF-8; a code no close frame may carry (``CloseCode/noStatusReceived``,
+    /// ``CloseCode/abnormalClosure``, 1015, or one outside 1000–4999 that RFC 6455 does not define) goes as a close
+    /// frame without a code. Before the socket is open, the handshake is abandoned.
     public func cancel(with code: CloseCode = .normalClosure, reason: Data? = nil) {
         let (opening, connection, endDelegateWait) = state.withLock { state in
             if state.cancelled == nil { state.cancelled = (code, reason) }

@@ -1,0 +1,128 @@
+import Foundation
+import HTTPScheme
+import Loader
+import TestSupport
+import Testing
+
+/// RFC 6455's rules for the frames each end sends, against the websockets server writing raw frames (`/raw/HEX`) and
+/// recording the close frame it received (`/record-close/ID`, read back at `/closes/ID`).
+@Suite("ws: frame rules, both ways")
+struct WebSocketFrameRulesTests {
+    private func port() throws -> Int {
+        try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers").port
+    }
+
+    /// A socket to the server that writes `hex` as it is once the socket opened.
+    private func raw(_ hex: String) throws -> WebSocketTask {
+        try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/raw/\(hex)")!)
+    }
+
+    /// What `body` returns, or throws, with `socket` cancelled (its waiting calls failing) if it takes over 10 s.
+    private func bounded<T: Sendable>(_ socket: WebSocketTask, _ body: () async throws -> T) async throws -> T {
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(10))
+            socket.cancel(with: .goingAway)
+        }
+        defer { watchdog.cancel() }
+        return try await body()
+    }
+
+    @Test("Empty fragments, first, middle or last but one, are part of a message (RFC 6455 §5.4)")
+    func emptyFragments() async throws {
+        // Text, not final and empty; "hel"; empty; "lo", final.
+        let socket = try raw("0100" + "000368656c" + "0000" + "80026c6f")
+        #expect(try await bounded(socket) { try await socket.receive() } == .string("hello"))
+        socket.cancel()
+    }
+
+    @Test("A reserved opcode, a masked frame, and a close frame of one byte or with a code no frame may carry end the socket with 1002")
+    func refusedFrames() async throws {
+        // "hello" masked with 01 02 03 04.
+        let masked = "8185" + "01020304" + "69676f686e"
+        for (hex, what) in [("8300", "reserved opcode"), ("8b00", "reserved opcode"), (masked, "masked"), ("880103", "one byte"),
+                            ("880203e7", "999"), ("880203ed", "1005"), ("880203ee", "1006"), ("880203f7", "1015"), ("88021388", "5000")] {
+            let socket = try raw(hex)
+            let error = await loadError { _ = try await bounded(socket) { try await socket.receive() } }
+            #expect(error?.code == .badServerResponse, "\(what): \(String(describing: error))")
+            #expect(error?.url == socket.originalRequest.url)
+            #expect(socket.closeCode == .protocolError, "\(what): \(String(describing: socket.closeCode))")
+        }
+    }
+
+    @Test("A close frame's reason that is not UTF-8 ends the socket with 1007; a valid close is read as it came")
+    func closeReasons() async throws {
+        let garbled = try raw("880403e8fffe")
+        let error = await loadError { _ = try await bounded(garbled) { try await garbled.receive() } }
+        #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
+        #expect(garbled.closeCode == .invalidFramePayloadData)
+
+        let fine = try raw("88040fa16f6b")
+        let end = await loadError { _ = try await bounded(fine) { try await fine.receive() } }
+        #expect(end?.code == .networkConnectionLost, "\(String(describing: end))")
+        #expect(fine.closeCode?.rawValue == 4001)
+        #expect(fine.closeReason == Data("ok".utf8))
+    }
+
+    /// The close frame the server recorded for `id`: "CODE REASON-IN-HEX", or "none"; `nil` if none came within 10 s.
+    private func recordedClose(_ id: String) async throws -> String? {
+        let url = URL(string: "http://127.0.0.1:\(try port())/closes/\(id)")!
+        let session = try Nginx.session()
+        for _ in 0..<100 {
+            let text = String(decoding: try await session.data(from: url).0, as: UTF8.self)
+            if text != "pending" { return text }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
+    /// An open socket to `/record-close/ID`, one message echoed.
+    private func recording(_ id: String) async throws -> WebSocketTask {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/record-close/\(id)")!)
+        try await socket.send(.string("hi"))
+        #expect(try await bounded(socket) { try await socket.receive() } == .string("hi"))
+        return socket
+    }
+
+    @Test("cancel sends a close frame the server takes: a reason cut where a character begins, no code it may not carry")
+    func closeFramesSent() async throws {
+        let reason = String(repeating: "é", count: 62)  // 124 bytes
+        let cut = UUID().uuidString
+        try await recording(cut).cancel(with: .normalClosure, reason: Data(reason.utf8))
+        #expect(try await recordedClose(cut) == "1000 " + Data(String(repeating: "é", count: 61).utf8).map { String(format: "%02x", $0) }.joined())
+
+        for code in [WebSocketTask.CloseCode.noStatusReceived, .abnormalClosure, .init(rawValue: 70_000), .init(rawValue: 999)] {
+            let id = UUID().uuidString
+            let socket = try await recording(id)
+            socket.cancel(with: code, reason: Data("why".utf8))
+            #expect(socket.closeCode == code, "the code reads back as given")
+            #expect(try await recordedClose(id) == "1005 ", "\(code): a close frame without a code")
+        }
+
+        let garbled = UUID().uuidString
+        try await recording(garbled).cancel(with: .init(rawValue: 4002), reason: Data([0xFF, 0xFE]))
+        #expect(try await recordedClose(garbled) == "4002 ", "a reason that is not UTF-8 is left out")
+    }
+
+    @Test("A socket let go right after cancel still sends its close frame")
+    func closeAfterRelease() async throws {
+        let id = UUID().uuidString
+        var socket: WebSocketTask? = try await recording(id)
+        socket?.cancel(with: .goingAway, reason: Data("bye".utf8))
+        socket = nil
+        #expect(try await recordedClose(id) == "1001 " + Data("bye".utf8).map { String(format: "%02x", $0) }.joined())
+    }
+
+    @Test("A ping while reads are held for unread messages gets its pong; the messages then come in order")
+    func pingWhileHeld() async throws {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst")!)
+        socket.resume()
+        // Forty messages at once: reading stops at sixteen unread.
+        try await Task.sleep(for: .milliseconds(300))
+        try await socket.sendPing()
+        #expect(socket.closeCode == nil)
+        for index in 0..<40 {
+            #expect(try await bounded(socket) { try await socket.receive() } == .string(String(index)))
+        }
+        socket.cancel()
+    }
+}
