@@ -29,6 +29,17 @@ struct CookieJarTests {
         #expect(jar.cookies.first { $0.name == "host" }?.isHostOnly == true)
     }
 
+    @Test("A Domain written in Unicode is matched in its ASCII form, as the host arrives")
+    func unicodeDomain() {
+        let jar = jar()
+        let host = url("https://www.bücher.example/")
+        #expect(host.host == "www.xn--bcher-kva.example", "the URL gives the host in its ASCII form")
+        jar.save(setCookie: ["sid=1; Domain=BÜCHER.example", "ascii=2; Domain=xn--bcher-kva.example"], from: host)
+        #expect(jar.cookieField(for: url("https://www.xn--bcher-kva.example/")) == "sid=1; ascii=2")
+        #expect(jar.cookieField(for: url("https://shop.bücher.example/")) == "sid=1; ascii=2")
+        #expect(jar.cookieField(for: url("https://www.other.example/")) == nil)
+    }
+
     @Test("A Domain that is a public suffix, or that does not cover the host, is refused")
     func refusedDomains() {
         let jar = jar()

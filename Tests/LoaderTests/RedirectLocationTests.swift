@@ -14,12 +14,21 @@ final class LocatedHandler: SchemeHandler, @unchecked Sendable {
         "bad": ["located://[::1"],
         "space": ["located://end/with space/é"],
         "empty": [""],
+        "plain": ["located://end/plain"],
+        "own-fragment": ["located://end/own#mine"],
+        "elsewhere": ["located://other/fields"],
+        "same-host": ["located://start:99/fields"],
     ]
 
     override func load() async throws {
-        guard request.url.host == "start" else {
+        guard request.url.host == "start", request.url.path != "/fields" else {
             client.handler(self, didReceive: LoadResponse(url: request.url, status: .ok, headerFields: [:]))
-            try await client.handler(self, deliver: Data(request.url.absoluteString.utf8))
+            // At /fields, the request's method and fields (not the decoding layer's Accept-Encoding), a line each; else its URL.
+            let fields = request.headerFields.filter { $0.name != .acceptEncoding }.map { "\($0.name.rawName): \($0.value)" }
+            let text = request.url.path == "/fields"
+                ? ([request.method.rawValue] + fields).joined(separator: "\n")
+                : request.url.absoluteString
+            try await client.handler(self, deliver: Data(text.utf8))
             return
         }
         var fields = HTTPFields()
@@ -59,6 +68,42 @@ struct RedirectLocationTests {
     func unencodedBytes() async throws {
         let (body, _) = try await session().data(from: URL(string: "located://start/space")!)
         #expect(String(decoding: body, as: UTF8.self) == "located://end/with%20space/%C3%A9")
+    }
+
+    @Test("A Location without a fragment takes the request's (RFC 9110 §10.2.2); one with its own keeps it")
+    func fragments() async throws {
+        let (_, inherited) = try await session().data(from: URL(string: "located://start/plain#sec2")!)
+        #expect(inherited.url.absoluteString == "located://end/plain#sec2")
+        let (_, own) = try await session().data(from: URL(string: "located://start/own-fragment#sec2")!)
+        #expect(own.url.absoluteString == "located://end/own#mine")
+    }
+
+    @Test("A POST redirected as a GET loses the fields of its body; a caller's Host goes on only to the same host")
+    func fieldsAfterRedirect() async throws {
+        var post = LoadRequest(url: URL(string: "located://start/elsewhere")!)
+        post.method = .post
+        post.body = .bytes(Data("x=1".utf8))
+        for (name, value) in [("Content-Type", "text/plain"), ("Content-Encoding", "gzip"), ("Content-Language", "fr"),
+                              ("Content-Location", "/drafts/1"), ("Host", "api.internal"), ("X-Keep", "yes")] {
+            post.headerFields[HTTPField.Name(name)!] = value
+        }
+        let (elsewhere, _) = try await session().data(for: post)
+        #expect(String(decoding: elsewhere, as: UTF8.self) == "GET\nX-Keep: yes")
+        post.url = URL(string: "located://start/same-host")!
+        let (sameHost, _) = try await session().data(for: post)
+        #expect(String(decoding: sameHost, as: UTF8.self) == "GET\nHost: api.internal\nX-Keep: yes")
+    }
+
+    @Test("Same origin: a scheme's default port written out or left out is the same port")
+    func defaultPorts() {
+        func same(_ a: String, _ b: String) -> Bool { RedirectMiddleware.sameOrigin(URL(string: a)!, URL(string: b)!) }
+        #expect(same("http://h/a", "http://h:80/b"))
+        #expect(same("https://H:443/a", "https://h/b"))
+        #expect(same("wss://h/", "wss://h:443/"))
+        #expect(!same("http://h/", "http://h:8080/"))
+        #expect(!same("http://h/", "https://h:80/"))
+        #expect(!same("http://h/", "http://g/"))
+        #expect(!same("located://h/", "located://h:1/"))
     }
 
     @Test("An empty Location is no redirect: the 302 and its body are the result")

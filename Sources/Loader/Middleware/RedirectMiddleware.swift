@@ -112,11 +112,14 @@ public struct RedirectMiddleware: LoadMiddleware {
         if !keepsMethod, status.code == 303 ? request.method != .head : request.method == .post {
             next.method = .get
             next.body = nil
-            next.headerFields[.contentType] = nil
-            next.headerFields[.contentLength] = nil
-            next.headerFields[.transferEncoding] = nil
+            // The fields that describe the body gone with it (Fetch's request-body-header names, and its framing).
+            for name in [HTTPField.Name.contentType, .contentLength, .transferEncoding, .contentEncoding, .contentLanguage, .contentLocation] {
+                next.headerFields[name] = nil
+            }
         }
         if !Self.sameOrigin(request.url, target) { Self.dropCredentials(from: &next) }
+        // A caller's own Host names the first server, not another one (curl leaves it out alike).
+        if target.host?.lowercased() != request.url.host?.lowercased() { next.headerFields[Self.host] = nil }
         if let body = next.body, !body.canBeSentAgain {
             result.body.discard()
             throw body.notSentAgain(to: request.url, for: "the \(status.code) redirect to \(target.absoluteStringHidingPassword)")
@@ -126,11 +129,16 @@ public struct RedirectMiddleware: LoadMiddleware {
 
     /// The URL `location` names, resolved against `base`; spaces, controls and bytes past ASCII, which servers
     /// send unencoded, percent-encoded first as curl and browsers do. `nil` if it still is not a URL.
+    /// A `Location` without a fragment takes the one of `base` (RFC 9110 §10.2.2).
     package static func target(of location: String, from base: URL) -> URL? {
-        if let target = URL(string: location, relativeTo: base)?.absoluteURL { return target }
-        let encoded = PercentEncoding.encode(location) { $0 > 0x20 && $0 < 0x7F }
-        return URL(string: encoded, relativeTo: base)?.absoluteURL
+        guard let target = URL(string: location, relativeTo: base)?.absoluteURL
+                ?? URL(string: PercentEncoding.encode(location) { $0 > 0x20 && $0 < 0x7F }, relativeTo: base)?.absoluteURL
+        else { return nil }
+        guard target.fragment == nil, let fragment = base.fragment(percentEncoded: true) else { return target }
+        return URL(string: target.absoluteString + "#" + fragment) ?? target
     }
+
+    private static let host = HTTPField.Name("Host")!
 
     /// Removes what must not reach another origin.
     package static func dropCredentials(from request: inout LoadRequest) {
@@ -139,10 +147,17 @@ public struct RedirectMiddleware: LoadMiddleware {
         request.headerFields[.proxyAuthorization] = nil
     }
 
-    /// Whether `a` and `b` have the same scheme, host and port.
+    /// Whether `a` and `b` have the same scheme, host and port (a scheme's default port written out or not).
     package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
+        guard let scheme = a.scheme?.lowercased(), scheme == b.scheme?.lowercased(), a.host?.lowercased() == b.host?.lowercased() else {
+            return false
+        }
+        let defaultPort = defaultPorts[scheme]
+        return (a.port ?? defaultPort) == (b.port ?? defaultPort)
     }
+
+    /// The ports a URL of these schemes means when it names none.
+    private static let defaultPorts = ["http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "ftps": 990]
 }
 
 // Most loads are not redirected: following is the further work, so that its larger async frame (the

@@ -134,7 +134,7 @@ struct CacheMiddleware: LoadMiddleware {
         var keys = [key]
         for name in [HTTPField.Name.location, .contentLocation] {
             guard let value = response.headerFields[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                  let origin = Self.origin(of: url), Self.origin(of: target) == origin else { continue }
+                  RedirectMiddleware.sameOrigin(url, target) else { continue }
             keys.append(CachedResponse.key(for: target))
         }
         for key in keys {
@@ -143,9 +143,4 @@ struct CacheMiddleware: LoadMiddleware {
         }
     }
 
-    /// Scheme, host and port, in lowercase and with the scheme's default port spelt out, to compare origins.
-    private static func origin(of url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false)?.lowercased() else { return nil }
-        return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
-    }
 }

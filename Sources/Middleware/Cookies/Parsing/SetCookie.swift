@@ -8,7 +8,7 @@ struct SetCookie: Equatable {
     /// From `Max-Age` if given (which wins over `Expires`), else from `Expires`, at most 400 days ahead; `nil`
     /// for a session cookie.
     var expires: Date?
-    /// `Domain` without its leading dot, lowercased; `nil` if absent or empty.
+    /// `Domain` without its leading dot, lowercased, in its ASCII form; `nil` if absent or empty.
     var domain: String?
     /// `Path` if it starts with `/`; `nil` otherwise (the default path is used).
     var path: String?
@@ -41,7 +41,15 @@ struct SetCookie: Equatable {
             case "domain":
                 guard !argument.isEmpty else { continue }
                 let domain = argument.hasPrefix(".") ? String(argument.dropFirst()) : argument
-                self.domain = domain.isEmpty ? nil : domain.lowercased()
+                guard !domain.isEmpty else {
+                    self.domain = nil
+                    continue
+                }
+                // Hosts arrive in their ASCII form (`xn--…`): a domain written in Unicode is compared in it too
+                // (RFC 6265 §5.1.2); one that has none is no cookie.
+                let labels = domain.lowercased().split(separator: ".", omittingEmptySubsequences: false).map(Punycode.asciiLabel)
+                guard !labels.contains(nil) else { return nil }
+                self.domain = labels.compactMap { $0 }.joined(separator: ".")
             case "path":
                 path = argument.hasPrefix("/") ? argument : nil
             case "secure":
