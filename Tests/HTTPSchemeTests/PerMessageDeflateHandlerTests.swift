@@ -35,8 +35,10 @@ struct PerMessageDeflateHandlerTests {
     /// A channel with the handler (the extension agreed) and NIO's aggregator, as an open socket has them.
     private static func channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(PerMessageDeflateHandler(agreed: PerMessageDeflate(), maximumMessageSize: 1 << 20))
-        try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64,
+        let connection = WebSocketConnection(channel: channel, url: URL(string: "ws://127.0.0.1/")!)
+        try channel.pipeline.syncOperations.addHandler(PerMessageDeflateHandler(agreed: PerMessageDeflate(), maximumMessageSize: 1 << 20,
+                                                                                connection: connection))
+        try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,
                                                                                  maxAccumulatedFrameSize: 1 << 20))
         return channel
     }

@@ -112,6 +112,26 @@ struct WebSocketFrameRulesTests {
         #expect(try await recordedClose(id) == "1001 " + Data("bye".utf8).map { String(format: "%02x", $0) }.joined())
     }
 
+    @Test("Compressed messages wait compressed while 16 are unread: 400 MiB of zeros sent as 400 KiB hold little memory")
+    func compressedFloodInBoundedMemory() async throws {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/zeros")!)
+        let (growth, _) = try await ResourceProbes.measuringPeakGrowth {
+            socket.resume()
+            // Everything the server sent has arrived by then; only what the reader may take is inflated.
+            try await Task.sleep(for: .seconds(1))
+        }
+        // Sixteen messages of 1 MiB and the rest compressed: some 23 MiB here; inflated as they came, 40 MiB or more.
+        #expect(growth < 32 << 20 || ResourceProbes.isThreadSanitized, "peak memory grew by \(growth >> 20) MiB")
+        var received = 0
+        for _ in 0..<400 {
+            guard case .data(let data) = try await bounded(socket, { try await socket.receive() }) else { break }
+            #expect(data.count == 1 << 20 && data.allSatisfy { $0 == 0 })
+            received += 1
+        }
+        #expect(received == 400, "nothing is lost")
+        socket.cancel()
+    }
+
     @Test("A ping while reads are held for unread messages gets its pong; the messages then come in order")
     func pingWhileHeld() async throws {
         let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst")!)

@@ -1,3 +1,4 @@
+import DequeModule
 import NIOCore
 import NIOWebSocket
 
@@ -7,6 +8,10 @@ import NIOWebSocket
 ///
 /// Without the extension, any reserved bit set is the server's fault (RFC 6455 §5.2), reported as
 /// ``MessageFrameError/reservedBits``; so is RSV1 on a control frame or on a message's later frame.
+///
+/// While the reader is behind (``WebSocketConnection/holdsReads``), frames wait here as they came, compressed: one
+/// read of small compressed frames inflated at once would be many large messages held in memory, past the inbox's
+/// bound. A reader's next read lets them on; the end of the connection lets the rest on.
 final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketFrame
@@ -27,9 +32,13 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
     /// anywhere): NIO's aggregator refuses an empty frame that is not the last, so the opcode goes with the first frame
     /// that has bytes, or with the last.
     private var heldOpcode: WebSocketOpcode?
+    /// Frames that came while the reader was behind, oldest first, not yet looked at.
+    private var waiting: Deque<WebSocketFrame> = []
+    private let connection: WebSocketConnection
 
-    /// `agreed` is what the handshake agreed to, or `nil` for no compression.
-    init(agreed: PerMessageDeflate?, maximumMessageSize: Int) throws {
+    /// `agreed` is what the handshake agreed to, or `nil` for no compression; `connection` says when the reader is behind.
+    init(agreed: PerMessageDeflate?, maximumMessageSize: Int, connection: WebSocketConnection) throws {
+        self.connection = connection
         self.agreed = agreed
         self.maximumMessageSize = maximumMessageSize
         if agreed != nil {
@@ -43,14 +52,36 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
-        var frame = unwrapInboundIn(data)
+        let frame = unwrapInboundIn(data)
+        if !waiting.isEmpty || connection.holdsReads {
+            waiting.append(frame)
+        } else {
+            handle(context, frame)
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Passed down only when the reader has room (``WebSocketFrameHandler`` holds it back otherwise): what waits
+        // here goes first, and the socket is read once nothing does.
+        while !failed, !connection.holdsReads, let frame = waiting.popFirst() { handle(context, frame) }
+        if waiting.isEmpty { context.read() }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The frames that came before the end are still the reader's (an ended connection holds nothing back).
+        while !failed, let frame = waiting.popFirst() { handle(context, frame) }
+        context.fireChannelInactive()
+    }
+
+    private func handle(_ context: ChannelHandlerContext, _ frame: WebSocketFrame) {
+        var frame = frame
         // RFC 6455 §5.1 and §5.2: a server masks no frame, and uses no opcode that is not defined.
         if frame.maskKey != nil { return fail(context, MessageFrameError.masked) }
         guard Self.definedOpcodes.contains(frame.opcode) else { return fail(context, MessageFrameError.reservedOpcode(frame.opcode)) }
         if frame.rsv2 || frame.rsv3 { return fail(context, MessageFrameError.reservedBits("RSV2 or RSV3")) }
         if frame.opcode.isControlOpcode {
             if frame.rsv1 { return fail(context, MessageFrameError.reservedBits("RSV1 on a control frame")) }
-            return context.fireChannelRead(data)
+            return context.fireChannelRead(wrapInboundOut(frame))
         }
         if frame.opcode != .continuation {
             // A message's first frame.
@@ -61,7 +92,7 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
         } else if frame.rsv1 {
             return fail(context, MessageFrameError.reservedBits("RSV1 on a message's later frame"))
         }
-        guard inflating, let inflater else { return context.fireChannelRead(data) }
+        guard inflating, let inflater else { return context.fireChannelRead(wrapInboundOut(frame)) }
         var output = context.channel.allocator.buffer(capacity: 0)
         do {
             try inflater.inflate(frame.unmaskedData, into: &output, limit: maximumMessageSize - inflated)

@@ -199,7 +199,7 @@ enum WebSocketOpening {
                             }
                             // Before the aggregator, which keeps no reserved bit of a message's first frame. Empty
                             // fragments are allowed (RFC 6455 §5.4); their number is bounded.
-                            try sync.addHandler(PerMessageDeflateHandler(agreed: agreed, maximumMessageSize: maximumMessageSize))
+                            try sync.addHandler(PerMessageDeflateHandler(agreed: agreed, maximumMessageSize: maximumMessageSize, connection: connection))
                             try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
                                                                             maxAccumulatedFrameSize: maximumMessageSize))
                             try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
