@@ -28,7 +28,7 @@ it): /extensions sends the Sec-WebSocket-Extensions of its 101 answer ("" for no
 compressible text message in three frames, then echoes; /bomb sends 8 MiB of zeros as one message (some 8 KiB
 compressed); /bad-extension answers with "permessage-deflate; client_max_window_bits=10" (not allowed: the client did
 not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "permessage-deflate" whatever the client
-offered, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
+offered, and /no-connection leaves Connection out, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
 "compressed" (RSV1 set) or "plain".
 Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /zeros writes 400 binary messages of 1 MiB of
 zeros at once, each compressed apart (some 1 KiB; the client must have offered permessage-deflate), then waits for
@@ -52,7 +52,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -200,7 +200,9 @@ FORGED_EXTENSIONS = {"/bad-extension": "permessage-deflate; client_max_window_bi
                      "/forced-deflate": "permessage-deflate"}
 
 
-def forge_extensions(connection, request, response):
+def forge_answer(connection, request, response):
+    if request.path == "/no-connection" and response.status_code == 101:
+        del response.headers["Connection"]
     if request.path in FORGED_EXTENSIONS and response.status_code == 101:
         if "Sec-WebSocket-Extensions" in response.headers:
             del response.headers["Sec-WebSocket-Extensions"]
@@ -269,7 +271,7 @@ async def handle(ws):
     elif path == "/bomb":
         await ws.send(bytes(8 * 1024 * 1024))
         await ws.wait_closed()
-    elif path in FORGED_EXTENSIONS:
+    elif path in FORGED_EXTENSIONS or path == "/no-connection":
         await ws.send("unreadable")
         await ws.wait_closed()
     elif path == "/close":
@@ -317,7 +319,7 @@ async def handle(ws):
 async def main():
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    options = dict(process_request=refuse_unknown, process_response=forge_extensions, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
+    options = dict(process_request=refuse_unknown, process_response=forge_answer, select_subprotocol=select_subprotocol, ping_interval=None, max_size=4 * 1024 * 1024)
     async with serve(handle, "127.0.0.1", 0, **options) as plain, serve(handle, "127.0.0.1", 0, ssl=tls, **options) as secure, \
             unix_serve(handle, unix_socket, **options):
         ports = [server.sockets[0].getsockname()[1] for server in (plain, secure)]

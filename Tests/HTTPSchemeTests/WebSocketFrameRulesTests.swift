@@ -49,6 +49,14 @@ struct WebSocketFrameRulesTests {
         }
     }
 
+    @Test("A 101 answer without Connection: Upgrade fails the opening (RFC 6455 §4.1): no upgrade to llhttp, what follows is no HTTP")
+    func connectionUpgradeRequired() async throws {
+        let url = URL(string: "ws://127.0.0.1:\(try port())/no-connection")!
+        let socket = try Nginx.session().webSocketTask(with: url)
+        let error = await loadError { _ = try await bounded(socket) { try await socket.receive() } }
+        #expect(error?.code == .badServerResponse && error?.url == url, "\(String(describing: error))")
+    }
+
     @Test("A close frame's reason that is not UTF-8 ends the socket with 1007; a valid close is read as it came")
     func closeReasons() async throws {
         let garbled = try raw("880403e8fffe")

@@ -145,9 +145,17 @@ final class WebSocketConnection: Sendable {
     private func write(_ frame: WebSocketFrame, what: String) async throws {
         try checkOpen()
         do {
-            try await channel.writeAndFlush(frame).get()
+            // Checked again on the event loop, where the close frame is queued too: no message goes out after it
+            // (RFC 6455 §5.5.1), whichever call came first.
+            try await channel.eventLoop.flatSubmit { [self] () -> EventLoopFuture<Void> in
+                guard !state.withLock({ $0.sentClose }) else {
+                    return channel.eventLoop.makeFailedFuture(LoadError(.networkConnectionLost, url: url, reason: "\(what) was not sent: the WebSocket is closing"))
+                }
+                return channel.writeAndFlush(frame)
+            }.get()
         } catch {
             if let ending = state.withLock({ $0.inbox.ending }) { throw ending }
+            if let error = error as? LoadError { throw error }
             throw LoadError(.networkConnectionLost, url: url, reason: "\(what) could not be sent: the connection closed", underlying: error)
         }
     }
