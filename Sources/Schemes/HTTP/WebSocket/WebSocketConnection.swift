@@ -15,7 +15,9 @@ final class WebSocketConnection: Sendable {
     private struct State {
         var inbox = WebSocketInbox()
         var nextWaiter = 0
-        var pings: Deque<CheckedContinuation<Void, any Error>> = []
+        /// The pings waiting for their pongs, oldest first, each with the payload it was sent with.
+        var pings: Deque<(payload: String, continuation: CheckedContinuation<Void, any Error>)> = []
+        var pingsSent = 0
         /// The code and reason of the close frame that ended the connection (the server's, or the one this end sent).
         var closeCode: WebSocketTask.CloseCode?
         var closeReason: Data?
@@ -81,16 +83,19 @@ final class WebSocketConnection: Sendable {
         }
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let finished = state.withLock { state -> LoadError? in
-                if let ending = state.inbox.ending { return ending }
-                state.pings.append(continuation)
-                return nil
+            let payload = state.withLock { state -> Result<String, LoadError> in
+                if let ending = state.inbox.ending { return .failure(ending) }
+                state.pingsSent += 1
+                // Its own payload: a pong answers the ping it echoes (and those before it), not any ping.
+                let payload = "ping \(state.pingsSent)"
+                state.pings.append((payload, continuation))
+                return .success(payload)
             }
-            if let finished {
-                continuation.resume(throwing: finished)
+            guard case .success(let payload) = payload else {
+                if case .failure(let ending) = payload { continuation.resume(throwing: ending) }
                 return
             }
-            let frame = WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(string: "ping"))
+            let frame = WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(string: payload))
             channel.writeAndFlush(frame).whenFailure { [self] error in
                 ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
             }
@@ -183,9 +188,16 @@ final class WebSocketConnection: Sendable {
         }
     }
 
-    /// The server's pong: the oldest ping waiting is answered.
-    func pong() {
-        state.withLock { $0.pings.popFirst() }?.resume()
+    /// The server's pong, with `payload`: the ping it echoes is answered, and those sent before it (RFC 6455 §5.5.3
+    /// lets a server answer only the latest of several). A pong that echoes no waiting ping (unasked) answers none.
+    func pong(_ payload: ByteBuffer) {
+        let text = String(buffer: payload)
+        let answered = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            guard let index = state.pings.firstIndex(where: { $0.payload == text }) else { return [] }
+            defer { state.pings.removeFirst(index + 1) }
+            return state.pings.prefix(index + 1).map(\.continuation)
+        }
+        for ping in answered { ping.resume() }
     }
 
     /// The connection ended (the first ending stands, with its close code): every waiting call fails with `error`.
@@ -200,7 +212,7 @@ final class WebSocketConnection: Sendable {
             // Not `Array(state.pings)` when empty: the Deque's copy into an array then writes the count of the
             // standard library's shared empty-array storage, a write the thread sanitizer reports as a race when
             // two connections end at once on two event loops (harmless, both write 0, but a failed run).
-            return (waiters, state.pings.isEmpty ? [] : Array(state.pings))
+            return (waiters, state.pings.isEmpty ? [] : state.pings.map(\.continuation))
         }
         for waiter in waiters { waiter.resume(throwing: error) }
         for ping in pings { ping.resume(throwing: error) }

@@ -38,7 +38,7 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
             let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case .pong:
-            connection.pong()
+            connection.pong(frame.unmaskedData)
         case .connectionClose:
             var payload = frame.unmaskedData
             // RFC 6455 §5.5.1 and §7.4: no payload, or a code a close frame may carry and a UTF-8 reason.
