@@ -47,6 +47,7 @@ final class IgnoresBackpressureSlowly: MemoryHandler, @unchecked Sendable { over
 final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStop } }
 final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
 final class ReportsFromTwoThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .reportsFromTwoThreads } }
+final class RedirectsThenResponds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectsThenResponds } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
@@ -55,6 +56,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (CanonicalAppendsSlash.self, .canonicalRequestIsIdempotent),
     (EverythingCacheEquivalent.self, .cacheEquivalenceIsSound),
     (DataBeforeResponse.self, .responseBeforeBody),
+    (RedirectsThenResponds.self, .responseBeforeBody),
     (CorruptsBody.self, .bodyMatchesFixture),
     (WrongContentLength.self, .announcedLengthMatches),
     (TruncatesLarge.self, .announcedLengthMatches),

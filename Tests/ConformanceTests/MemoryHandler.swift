@@ -46,6 +46,8 @@ enum Defect: Sendable {
     /// Tells upload progress from a timer thread of its own, every 0.1 ms, while its task sends the response and
     /// body: calls to the client from two threads at once.
     case reportsFromTwoThreads
+    /// Reports a redirect (to itself) and then its response on the success URLs: two responses, which the loader refuses.
+    case redirectsThenResponds
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
@@ -173,6 +175,9 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             body = Self.shared.withLock { $0 }
         }
         if defect == .dataBeforeResponse { client.handler(self, didLoad: body.prefix(1)) }
+        if defect == .redirectsThenResponds {
+            client.handler(self, wasRedirectedTo: LoadRequest(url: url), redirectResponse: LoadResponse(url: url, mimeType: nil, expectedContentLength: 0))
+        }
         if defect == .transactionUnasked {
             client.handler(self, didCollect: LoadTransactionMetrics(request: request, fetchStartDate: Date()))
         }
