@@ -52,6 +52,22 @@ struct HTTP2StreamResetTests {
         #expect(server.requests(for: "/reset") == 2)
     }
 
+    @Test("A :status that is not three digits (1000, 2000, -1, 20x, empty, 99) fails the load with badServerResponse naming it, and the process lives on")
+    func malformedStatus() async throws {
+        let session = try await sessionInUse()
+        // Before, 1000 and 2000 trapped in HTTPTypes, -1 and the empty value in NIO: the process ended.
+        for status in ["1000", "2000", "-1", "20x", "", "99"] {
+            let url = url("/status/\(status)")
+            let error = await loadError { _ = try await session.data(from: url) }
+            #expect(error?.code == .badServerResponse, "\(status): \(String(describing: error))")
+            #expect(error?.url == url)
+            #expect(error?.reason?.contains("'\(status)'") == true, "\(status): \(String(describing: error?.reason))")
+        }
+        // The connection serves on: only the stream was at fault.
+        let (_, after) = try await session.data(from: url("/after"))
+        #expect(after.status?.code == 404)
+    }
+
     @Test("A stream reset in the middle of its body fails the load: the 1,000 of 10,000 bytes never pass for the whole body")
     func resetMidBody() async throws {
         let url = url("/reset-mid-body")

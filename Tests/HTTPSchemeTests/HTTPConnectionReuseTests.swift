@@ -57,6 +57,17 @@ struct HTTPConnectionReuseTests {
         #expect(secondResponse.headerFields[HTTPField.Name("X-Connection")!] != nil)
     }
 
+    @Test("A Content-Length with a space after it (optional whitespace) still lets the connection carry the next request")
+    func spacedLengthReused() async throws {
+        let session = oneConnectionSession()
+        let (first, firstResponse) = try await session.data(from: server.url("/length-spaced"))
+        let (second, secondResponse) = try await session.data(from: server.url("/length-spaced"))
+        #expect(String(decoding: first, as: UTF8.self) == "hi" && String(decoding: second, as: UTF8.self) == "hi")
+        let connection = firstResponse.headerFields[HTTPField.Name("X-Connection")!]
+        #expect(connection != nil && secondResponse.headerFields[HTTPField.Name("X-Connection")!] == connection,
+                "the second request went on another connection")
+    }
+
     @Test("A connection that switched protocols (101) is not reused: the next request opens another")
     func switchedConnectionNotReused() async throws {
         // Reused, the second load would wait out its timeout: 20 s, so that a busy machine's pause does not; and

@@ -91,6 +91,10 @@ public final class ScriptedHTTP2Server: Sendable {
                 // Begun as the request's HEADERS arrive, while its body may still be coming.
                 context.writeAndFlush(wrapOutboundOut(head(200, [:])), promise: nil)
                 Self.keepSending(NIOLoopBound(context, eventLoop: context.eventLoop))
+            case let path where path.hasPrefix("/status/"):
+                // A :status as the path spells it, however malformed ("/status/1000", "/status/-1", "/status/").
+                let status = HPACKHeaders([(":status", String(path.dropFirst("/status/".count)))])
+                context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: status, endStream: true))), promise: nil)
             default:
                 context.writeAndFlush(wrapOutboundOut(head(404, ["content-length": "0"], endStream: true)), promise: nil)
             }

@@ -39,6 +39,8 @@ enum HTTPErrorMapping {
                              underlying: system ?? error)
         case let error as HTTP2ProtocolViolation:
             return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
+        case let error as HTTP2MalformedStatus:
+            return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
         case let error as ServerPrefaceCheck.AnsweredInHTTP1:
             return LoadError(.badServerResponse, url: url, reason: error.description, underlying: error)
         case let error as HTTP2StreamRefused:

@@ -244,6 +244,9 @@ private final class ScriptHandler: ChannelInboundHandler {
             }
         case "/ok":
             Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "ok")
+        case "/length-spaced":
+            // A Content-Length with a space after its digits (optional whitespace, RFC 9110 §5.5).
+            Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 2 \r\nX-Connection: \(connectionID)\r\n\r\nhi")
         case "/echo":
             let body = String(decoding: request.body, as: UTF8.self)
             Self.respond(context, headers: ["X-Method: \(request.method)", "X-Chunked: \(request.header("transfer-encoding") != nil)"], body: body)

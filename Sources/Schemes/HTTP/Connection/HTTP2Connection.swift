@@ -98,6 +98,7 @@ final class HTTP2Connection: Sendable {
                 try stream.syncOptions?.setOption(.autoRead, value: false)
                 let sync = stream.pipeline.syncOperations
                 let forwarder = ResponseForwarder(handshake: nil, onStream: true, tlsFault: tlsFault)
+                try sync.addHandler(HTTP2StatusCheck())
                 try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: httpProtocol))
                 try sync.addHandler(HTTP2StreamGuard { [self] in lastProcessedStream.load(ordering: .acquiring) })
                 try sync.addHandler(forwarder)

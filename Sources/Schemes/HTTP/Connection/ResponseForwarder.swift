@@ -135,7 +135,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             // Before the head itself, which waits for the read's end to go with the body's first bytes.
             if let metrics = exchange.metrics { exchange.client.handler(exchange.handler, didCollect: metrics.completed(with: response)) }
             let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
-            let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0) } : 0
+            let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0.trimmingSpaces()) } : 0
             // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.
             // An HTTP/2 stream carries one exchange (and its channel cannot be asked for buffered bytes).
             let keepAlive = head.isKeepAlive && head.status != .switchingProtocols && !onStream
