@@ -919,7 +919,8 @@ final class ConnectionPool: Sendable {
             // Windows large enough that flow control does not throttle a download on a fast link (the
             // protocol's default, 64 KiB, allows one window per round trip); a reader that stops still
             // holds the server back, with at most this much buffered per stream.
-            connection.initialSettings = nioDefaultSettings + [
+            connection.initialSettings = nioDefaultSettings.filter { $0.parameter != .maxHeaderListSize } + [
+                HTTP2Setting(parameter: .maxHeaderListSize, value: HTTP2Connection.maximumHeaderListSize),
                 HTTP2Setting(parameter: .enablePush, value: 0),
                 HTTP2Setting(parameter: .initialWindowSize, value: HTTP2Connection.streamWindow),
             ]

@@ -41,6 +41,9 @@ final class HTTP2Connection: Sendable {
     /// whole connection.
     static let streamWindow = 1 << 20
     static let connectionWindow = 8 << 20
+    /// The largest response head taken (SETTINGS_MAX_HEADER_LIST_SIZE): HTTP/1.1's, 80 KiB, where NIOHTTP2's default,
+    /// 16 KiB, refused heads that curl and HTTP/1.1 take (long cookies, policies) with an error of the whole connection.
+    static let maximumHeaderListSize = 80 * 1024
 
     init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, tlsFault: Locked<(any Error)?>? = nil,
          record: ConnectionRecord? = nil) {
