@@ -32,6 +32,16 @@ struct CLIProxyTests {
         #expect(refused.stderr.contains("the proxy 127.0.0.1:\(proxies.authPort) refused the tunnel"), "\(refused.stderr)")
     }
 
+    @Test("-p sends http through the proxy's tunnel too: a CONNECT, no Via from the proxy")
+    func proxyTunnel() async throws {
+        let (nginx, proxies) = try servers()
+        let http = "http://127.0.0.1:\(nginx.httpPort)/hello.txt"
+        let run = try await LoadURLProcess.run(["-v", "-sS", "-i", "-p", "-x", "127.0.0.1:\(proxies.port)", http])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!viaProxy(run.stdout) && run.stdout.hasSuffix("Hello from nginx\n"), "\(run.stdout)")
+        #expect(run.stderr.contains("> CONNECT 127.0.0.1:\(nginx.httpPort) HTTP/1.1"), "\(run.stderr)")
+    }
+
     @Test("-v through a proxy's tunnel tells the CONNECT and the proxy's answer before the request, once per connection (HTTP/1.1 and HTTP/2)")
     func verboseTunnel() async throws {
         let (nginx, proxies) = try servers()

@@ -185,7 +185,7 @@ struct HTTPNginxTests {
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
         // set it would take the default over its session's.
-        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 13)
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 14)
         // A session's Unix socket holds for a request that sets none; one that sets `nil` goes by TCP.
         var socketed = HTTPClientOptions()
         socketed.unixSocketPath = "/run/site.sock"

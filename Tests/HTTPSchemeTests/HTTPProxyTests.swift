@@ -32,6 +32,31 @@ struct HTTPProxyTests {
         #expect(notFound.status == .notFound && String(decoding: missing, as: UTF8.self) == "not here\n")
     }
 
+    @Test("tunnelsThroughProxy (curl's -p): an http request goes through a CONNECT tunnel too, the proxy's credentials to the proxy alone")
+    func tunnelsHTTPWhenAsked() async throws {
+        let proxies = try proxies()
+        var proxy = HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.authPort)
+        proxy.user = "user"
+        proxy.password = "secret"
+        let session = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+            $0.handlerOptions[HTTPClientOptions.self].tunnelsThroughProxy = true
+        }
+        let (data, response) = try await session.data(from: Nginx.http("/request-line"))
+        #expect(response.headerFields[HTTPField.Name("Via")!] == nil, "through the tunnel, not forwarded: \(response.headerFields)")
+        #expect(String(decoding: data, as: UTF8.self) == "uri=/request-line proxy-authorization=\n", "the credentials stay with the CONNECT")
+        // Without credentials, the tunnel is refused, naming the proxy.
+        proxy.user = nil
+        proxy.password = nil
+        let refusing = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+            $0.handlerOptions[HTTPClientOptions.self].tunnelsThroughProxy = true
+        }
+        let url = try Nginx.http("/hello.txt")
+        let error = await loadError { _ = try await refusing.data(from: url) }
+        #expect(error?.url == url && error?.reason?.contains("refused the tunnel") == true, "\(String(describing: error))")
+    }
+
     @Test("An https request goes through a CONNECT tunnel: TLS with the server itself, the proxy's credentials to the proxy alone")
     func tunnelsHTTPS() async throws {
         let proxies = try proxies()

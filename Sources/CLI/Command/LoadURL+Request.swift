@@ -203,6 +203,7 @@ extension LoadURL {
                 http[keyPath: keyPath]?.password = credential.password
             }
         }
+        http.tunnelsThroughProxy = proxyTunnel
         http.noProxy = noProxy.map { $0.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty } }
             ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
     }

@@ -358,6 +358,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
     public var proxy: String?
 
+    /// `http` requests through an HTTP proxy's tunnel too.
+    @Flag(name: [.customShort("p"), .customLong("proxytunnel")], help: "Send http requests too through an HTTP proxy in a CONNECT tunnel, rather than forwarded by it.")
+    public var proxyTunnel = false
+
     /// Hosts reached directly even with a proxy.
     @Option(name: .customLong("noproxy"), help: "Reach these hosts directly (comma-separated; each covers the hosts beneath it; '*' for all), in place of no_proxy.")
     public var noProxy: String?

@@ -44,6 +44,10 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     func proxy(for scheme: String) -> Proxy? {
         scheme == "https" ? httpsProxy : httpProxy
     }
+    /// Whether `http` requests too go through an HTTP proxy in a `CONNECT` tunnel (as `https` ones always do), rather
+    /// than forwarded by it with their whole URL: curl's `-p`/`--proxytunnel`. The server then sees the request as if
+    /// there were no proxy, and the proxy's credentials go only with the `CONNECT`. `false` unless set.
+    @HandlerSetting public var tunnelsThroughProxy = false
     /// Hosts reached directly even when a proxy is set, curl's `--noproxy`: each names itself and the hosts
     /// beneath it (`example.com` covers `www.example.com`); `*` names every host.
     @HandlerSetting public var noProxy: [String] = []
@@ -81,6 +85,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$httpProxy = requestValue.$httpProxy.over(sessionValue.$httpProxy)
         merged.$httpsProxy = requestValue.$httpsProxy.over(sessionValue.$httpsProxy)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
+        merged.$tunnelsThroughProxy = requestValue.$tunnelsThroughProxy.over(sessionValue.$tunnelsThroughProxy)
         merged.$allowsHTTP2 = requestValue.$allowsHTTP2.over(sessionValue.$allowsHTTP2)
         merged.$http2PriorKnowledge = requestValue.$http2PriorKnowledge.over(sessionValue.$http2PriorKnowledge)
         merged.$userAgent = requestValue.$userAgent.over(sessionValue.$userAgent)

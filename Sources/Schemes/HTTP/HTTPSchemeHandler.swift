@@ -470,7 +470,8 @@ struct HTTPRequestPlan: Sendable {
         // any through a SOCKS proxy, goes through a tunnel, where the server sees it as if there were no proxy:
         // its target is the path, and the proxy's credentials stay out of it. By the scheme, not by which proxy
         // settings are left: `options` keeps both when they name the same proxy (as `-x` sets them).
-        let forwardProxy = !tunnelled && scheme == "http" && options.httpProxy?.kind == .http ? options.httpProxy : nil
+        let forwardProxy = !tunnelled && !options.tunnelsThroughProxy && scheme == "http" && options.httpProxy?.kind == .http
+            ? options.httpProxy : nil
         if forwardProxy != nil { target = "http://" + key.hostField + target }
 
         let method = request.method

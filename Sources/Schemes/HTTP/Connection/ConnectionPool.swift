@@ -47,9 +47,10 @@ final class ConnectionPool: Sendable {
             // On the bytes: `String.contains(String)` goes through Foundation.
             let bareHost = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
             hostField = port == Self.defaultPort(for: scheme) ? bareHost : bareHost + ":" + String(port)
-            // Cleartext HTTP/2 goes straight to the server or through a SOCKS tunnel; an HTTP proxy forwarding
+            // Cleartext HTTP/2 goes straight to the server or through a tunnel; an HTTP proxy forwarding
             // `http` requests is spoken to in HTTP/1.1.
-            speaksHTTP2 = scheme == "http" && options.allowsHTTP2 && options.http2PriorKnowledge && options.httpProxy?.kind != .http
+            speaksHTTP2 = scheme == "http" && options.allowsHTTP2 && options.http2PriorKnowledge
+                && (options.httpProxy?.kind != .http || options.tunnelsThroughProxy)
             offersHTTP2 = scheme == "https" && options.allowsHTTP2 || speaksHTTP2
             var hasher = Hasher()
             hasher.combine(session)
@@ -708,8 +709,8 @@ final class ConnectionPool: Sendable {
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
-        // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy.
-        let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled } ?? false
+        // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy, and for `http` when asked.
+        let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled || key.options.tunnelsThroughProxy } ?? false
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
