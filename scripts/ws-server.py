@@ -32,7 +32,7 @@ offered, and /no-connection leaves Connection out, each then sending "unreadable
 "compressed" (RSV1 set) or "plain".
 Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /zeros writes 400 binary messages of 1 MiB of
 zeros at once, each compressed apart (some 1 KiB; the client must have offered permessage-deflate), then waits for
-the client to close; /raw/HEX writes the bytes HEX
+the client to close (/zeros-close: ends the connection right after them); /raw/HEX writes the bytes HEX
 names on the socket as they are (frames the package would never send), then waits for the client to end it;
 /record-close/ID echoes until the client closes, then keeps the close frame it received, which the plain HTTP path
 /closes/ID answers as "CODE REASON-IN-HEX" ("none" for a connection ended without one, "pending" while it is open).
@@ -52,7 +52,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -228,12 +228,15 @@ async def handle(ws):
             await ws.send(str(index))
         async for message in ws:
             await ws.send(message)
-    elif path == "/zeros":
+    elif path in ("/zeros", "/zeros-close"):
         # Written in one go, so that they arrive together: the package's own send compresses each as it goes.
         deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
         payload = (deflate.compress(bytes(1 << 20)) + deflate.flush(zlib.Z_SYNC_FLUSH))[:-4]
         frame = b"\xc2\x7e" + struct.pack("!H", len(payload)) + payload
         ws.transport.write(frame * 400)
+        if path == "/zeros-close":
+            # Then the end of the connection, with no close frame: every frame is the client's to read before it.
+            ws.transport.close()
         await ws.wait_closed()
     elif path.startswith("/raw/"):
         ws.transport.write(bytes.fromhex(path[len("/raw/"):]))

@@ -140,6 +140,27 @@ struct WebSocketFrameRulesTests {
         socket.cancel()
     }
 
+    @Test("A flood of compressed frames followed by the end of the connection holds little memory, and every message is read")
+    func compressedFloodThenCloseInBoundedMemory() async throws {
+        let url = URL(string: "ws://127.0.0.1:\(try port())/zeros-close")!
+        let socket = try Nginx.session().webSocketTask(with: url)
+        let (growth, _) = try await ResourceProbes.measuringPeakGrowth {
+            socket.resume()
+            try await Task.sleep(for: .seconds(1))
+        }
+        // Sixteen messages of 1 MiB held: some 23 MiB here; all 400 inflated as they came or at the end, 400 MiB.
+        #expect(growth < 48 << 20 || ResourceProbes.isThreadSanitized, "peak memory grew by \(growth >> 20) MiB")
+        var received = 0
+        for _ in 0..<400 {
+            guard case .data(let data) = try await bounded(socket, { try await socket.receive() }) else { break }
+            #expect(data.count == 1 << 20)
+            received += 1
+        }
+        #expect(received == 400, "nothing is lost")
+        let end = await loadError { _ = try await bounded(socket) { try await socket.receive() } }
+        #expect(end?.code == .networkConnectionLost && socket.closeCode == .abnormalClosure, "\(String(describing: end))")
+    }
+
     @Test("A ping while reads are held for unread messages gets its pong; the messages then come in order")
     func pingWhileHeld() async throws {
         let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst")!)

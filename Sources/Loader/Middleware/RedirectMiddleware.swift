@@ -87,7 +87,7 @@ public struct RedirectMiddleware: LoadMiddleware {
     @inline(never)
     func redirect(for result: LoadResult, from request: LoadRequest) throws(LoadError) -> LoadRequest? {
         if var proposed = result.redirectRequest {
-            if !Self.sameOrigin(request.url, proposed.url) { Self.dropCredentials(from: &proposed) }
+            Self.leaveBehind(in: &proposed, from: request.url)
             return proposed
         }
         // The first Location only: the fields' subscript would join several with ", " into one URL. An empty one
@@ -117,9 +117,7 @@ public struct RedirectMiddleware: LoadMiddleware {
                 next.headerFields[name] = nil
             }
         }
-        if !Self.sameOrigin(request.url, target) { Self.dropCredentials(from: &next) }
-        // A caller's own Host names the first server, not another one (curl leaves it out alike).
-        if target.host?.lowercased() != request.url.host?.lowercased() { next.headerFields[Self.host] = nil }
+        Self.leaveBehind(in: &next, from: request.url)
         if let body = next.body, !body.canBeSentAgain {
             result.body.discard()
             throw body.notSentAgain(to: request.url, for: "the \(status.code) redirect to \(target.absoluteStringHidingPassword)")
@@ -139,6 +137,13 @@ public struct RedirectMiddleware: LoadMiddleware {
     }
 
     private static let host = HTTPField.Name("Host")!
+
+    /// Removes from `next`, a redirect's request from `origin`, what must not go to its URL: credentials to another
+    /// origin, and a caller's own `Host`, which names the first server, to another host (curl leaves it out alike).
+    package static func leaveBehind(in next: inout LoadRequest, from origin: URL) {
+        if !sameOrigin(origin, next.url) { dropCredentials(from: &next) }
+        if next.url.host?.lowercased() != origin.host?.lowercased() { next.headerFields[host] = nil }
+    }
 
     /// Removes what must not reach another origin.
     package static func dropCredentials(from request: inout LoadRequest) {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The cache stores still waiting for their responses, by key, across every session of the process.
 ///
 /// A `GET` is stored only once its body has arrived whole, which may be long after its request went out. An unsafe
@@ -16,7 +14,7 @@ final class PendingStores: Sendable {
         var live: [String: Set<Int>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A ticket for a store under `key`, valid until an unsafe request voids the key.
     func ticket(for key: String) -> Ticket {

@@ -64,12 +64,18 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
         // Passed down only when the reader has room (``WebSocketFrameHandler`` holds it back otherwise): what waits
         // here goes first, and the socket is read once nothing does.
         while !failed, !connection.holdsReads, let frame = waiting.popFirst() { handle(context, frame) }
-        if waiting.isEmpty { context.read() }
+        if waiting.isEmpty, !connection.holdsReads { context.read() }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // The frames that came before the end are still the reader's (an ended connection holds nothing back).
-        while !failed, let frame = waiting.popFirst() { handle(context, frame) }
+        // The frames that came before the end are still the reader's, as far as the inbox's bound allows (16 messages
+        // of the largest size): a server that sent a flood of small compressed frames and closed does not get them
+        // all inflated at once. Past it, the reader gets what fits, then this error.
+        let bound = WebSocketInbox.heldMessages * maximumMessageSize
+        while !failed, connection.heldBytes < bound, let frame = waiting.popFirst() { handle(context, frame) }
+        if !failed, !waiting.isEmpty {
+            fail(context, MessageInflateError.backlog(frames: waiting.count, bytes: bound))
+        }
         context.fireChannelInactive()
     }
 

@@ -119,6 +119,8 @@ final class WebSocketConnection: Sendable {
             }
             // Not awaited: a server that reads nothing would hold the write, and the close with it.
             channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload), promise: nil)
+            // Reads held for a full inbox go on (a closing socket holds none): the server's answering close is read.
+            channel.read()
         }
         try? await channel.closeFuture.get()
         timer.cancel()
@@ -177,6 +179,11 @@ final class WebSocketConnection: Sendable {
     var holdsReads: Bool {
         // Not while a ping waits: its pong, behind the messages already sent, would not be read before the ping timed out.
         state.withLock { $0.inbox.isFull && $0.pings.isEmpty && !$0.sentClose && $0.inbox.ending == nil }
+    }
+
+    /// The bytes of the messages received and not yet read.
+    var heldBytes: Int {
+        state.withLock { $0.inbox.heldBytes }
     }
 
     /// Whether this end may still send its close frame; if so, it counts as sent from now on (one check and

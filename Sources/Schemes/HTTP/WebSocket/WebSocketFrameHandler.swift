@@ -89,7 +89,7 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         } else if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
             fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url,
                                                     reason: "a frame passed the maximum of \(maximumMessageSize) bytes", underlying: error))
-        } else if case MessageInflateError.tooLarge = error {
+        } else if let inflation = error as? MessageInflateError, inflation.isOverLimit {
             fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url, reason: "\(error)", underlying: error))
         } else if error is MessageInflateError {
             fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url, reason: "\(error)", underlying: error))

@@ -143,7 +143,7 @@ enum WebSocketOpening {
         }
         var next = request
         next.url = target
-        if !RedirectMiddleware.sameOrigin(request.url, target) { RedirectMiddleware.dropCredentials(from: &next) }
+        RedirectMiddleware.leaveBehind(in: &next, from: request.url)
         return next
     }
 
