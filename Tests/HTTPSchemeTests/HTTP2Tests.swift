@@ -25,17 +25,6 @@ struct HTTP2Tests {
         #expect(response.headerFields[HTTPField.Name("Server")!]?.hasPrefix("nginx") == true)
     }
 
-    @Test("A response head of 36 KB (past NIOHTTP2's 16 KiB default) arrives whole over HTTP/2, as over HTTP/1.1")
-    func largeHead() async throws {
-        let session = try Nginx.session { $0.timeoutIntervalForRequest = 20 }
-        let (data, response) = try await session.data(from: h2("/big-head"))
-        #expect(response.networkProtocolName == "h2")
-        #expect(String(decoding: data, as: UTF8.self) == "big head\n")
-        for index in 1...12 {
-            #expect(response.headerFields[HTTPField.Name("X-Big-\(index)")!]?.count == 3000, "X-Big-\(index)")
-        }
-    }
-
     @Test("A server that offers HTTP/1.1 alone gets it, and allowsHTTP2 = false keeps an h2 server to HTTP/1.1")
     func fallback() async throws {
         let (_, plain) = try await Nginx.session().data(from: Nginx.https("/hello.txt"))
