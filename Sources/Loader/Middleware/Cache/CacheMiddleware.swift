@@ -142,5 +142,4 @@ struct CacheMiddleware: LoadMiddleware {
             await cache.removeCachedResponse(for: key)
         }
     }
-
 }

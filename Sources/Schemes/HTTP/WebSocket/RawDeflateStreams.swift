@@ -7,22 +7,12 @@ enum MessageInflateError: Error, CustomStringConvertible {
     case corrupt(String)
     /// It inflates to more than the largest message taken.
     case tooLarge(limit: Int)
-    /// The connection ended with more compressed frames waiting than the reader has room for (`bytes` of messages).
-    case backlog(frames: Int, bytes: Int)
 
     var description: String {
         switch self {
         case .corrupt(let why): "the compressed message is corrupt (\(why))"
         case .tooLarge(let limit): "a compressed message inflates past the maximum of \(limit) bytes"
-        case .backlog(let frames, let bytes):
-            "the server closed the connection with \(frames) compressed frames left that the reader had no room for (\(bytes) bytes of messages waited unread)"
         }
-    }
-
-    /// Whether the error is one of size (the socket closes with 1009), not of corrupt data.
-    var isOverLimit: Bool {
-        if case .corrupt = self { return false }
-        return true
     }
 }
 

@@ -83,16 +83,16 @@ final class WebSocketConnection: Sendable {
         }
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let payload = state.withLock { state -> Result<String, LoadError> in
-                if let ending = state.inbox.ending { return .failure(ending) }
+            let (payload, ending) = state.withLock { state -> (String, LoadError?) in
+                if let ending = state.inbox.ending { return ("", ending) }
                 state.pingsSent += 1
                 // Its own payload: a pong answers the ping it echoes (and those before it), not any ping.
                 let payload = "ping \(state.pingsSent)"
                 state.pings.append((payload, continuation))
-                return .success(payload)
+                return (payload, nil)
             }
-            guard case .success(let payload) = payload else {
-                if case .failure(let ending) = payload { continuation.resume(throwing: ending) }
+            if let ending {
+                continuation.resume(throwing: ending)
                 return
             }
             let frame = WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(string: payload))
@@ -129,7 +129,7 @@ final class WebSocketConnection: Sendable {
     /// `reason` as a close frame may carry it (RFC 6455 §5.5 and §7.4.1): UTF-8 (else none), at most 123 bytes, cut
     /// where a character begins.
     static func sendable(_ reason: Data) -> Data? {
-        guard String(decoding: reason, as: UTF8.self).utf8.elementsEqual(reason) else { return nil }
+        guard String(validating: reason, as: UTF8.self) != nil else { return nil }
         var end = min(reason.count, 123)
         // A UTF-8 continuation byte (10xxxxxx) at the cut belongs to the character before it.
         while end < reason.count, end > 0, reason[reason.startIndex + end] & 0xC0 == 0x80 { end -= 1 }
@@ -179,11 +179,6 @@ final class WebSocketConnection: Sendable {
     var holdsReads: Bool {
         // Not while a ping waits: its pong, behind the messages already sent, would not be read before the ping timed out.
         state.withLock { $0.inbox.isFull && $0.pings.isEmpty && !$0.sentClose && $0.inbox.ending == nil }
-    }
-
-    /// The bytes of the messages received and not yet read.
-    var heldBytes: Int {
-        state.withLock { $0.inbox.heldBytes }
     }
 
     /// Whether this end may still send its close frame; if so, it counts as sent from now on (one check and

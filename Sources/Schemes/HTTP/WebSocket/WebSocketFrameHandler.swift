@@ -53,7 +53,7 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
                 return
             }
             let reason = payload.readableBytes > 0 ? Data(payload.readableBytesView) : nil
-            if let reason, !String(decoding: reason, as: UTF8.self).utf8.elementsEqual(reason) {
+            if let reason, String(validating: reason, as: UTF8.self) == nil {
                 fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url,
                                                                   reason: "the server's close frame has a reason that is not UTF-8"))
                 return
@@ -89,7 +89,7 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         } else if let frameError = error as? NIOWebSocketError, frameError == .invalidFrameLength {
             fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url,
                                                     reason: "a frame passed the maximum of \(maximumMessageSize) bytes", underlying: error))
-        } else if let inflation = error as? MessageInflateError, inflation.isOverLimit {
+        } else if case MessageInflateError.tooLarge = error {
             fail(context, .messageTooBig, LoadError(.dataLengthExceedsMaximum, url: connection.url, reason: "\(error)", underlying: error))
         } else if error is MessageInflateError {
             fail(context, .invalidFramePayloadData, LoadError(.cannotDecodeContentData, url: connection.url, reason: "\(error)", underlying: error))

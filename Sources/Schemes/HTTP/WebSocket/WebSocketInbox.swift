@@ -19,24 +19,18 @@ struct WebSocketInbox {
 
     /// Whether reads should wait for the reader.
     var isFull: Bool { messages.count >= Self.heldMessages }
-    /// The bytes of the messages waiting unread.
-    private(set) var heldBytes = 0
 
     /// A message arrived: the waiter it goes to, if one waits.
     mutating func deliver(_ message: WebSocketTask.Message) -> Waiter? {
         guard ending == nil else { return nil }
         if let waiter = waiters.popFirst() { return waiter.continuation }
         messages.append(message)
-        heldBytes += message.byteCount
         return nil
     }
 
     /// What a `receive` gets now: a message, the ending's error, or `nil` to wait (its continuation kept under `id`).
     mutating func take(orWait waiter: Waiter, id: Int) -> Result<WebSocketTask.Message, LoadError>? {
-        if let message = messages.popFirst() {
-            heldBytes -= message.byteCount
-            return .success(message)
-        }
+        if let message = messages.popFirst() { return .success(message) }
         if let ending { return .failure(ending) }
         waiters.append((id, waiter))
         return nil
@@ -55,15 +49,5 @@ struct WebSocketInbox {
         ending = error
         defer { waiters.removeAll() }
         return waiters.map(\.continuation)
-    }
-}
-
-extension WebSocketTask.Message {
-    /// The message's size in bytes (a text's in UTF-8).
-    var byteCount: Int {
-        switch self {
-        case .string(let text): text.utf8.count
-        case .data(let data): data.count
-        }
     }
 }
