@@ -14,6 +14,7 @@ import Synchronization
 /// | `/refused-once` | `RST_STREAM` with `REFUSED_STREAM` the first time, then 200 `served N` (N: the requests so far) |
 /// | `/refused-always` | `RST_STREAM` with `REFUSED_STREAM` |
 /// | `/stream-at-once` | a 200 head, then 64-byte `DATA` frames every millisecond until the stream closes |
+/// | `/connection-error` | no response: a `PING` of 7 bytes on the connection, a connection error (RFC 9113 §6.7), and then nothing |
 /// | anything else | 404 |
 public final class ScriptedHTTP2Server: Sendable {
     /// The port it listens on.
@@ -91,6 +92,11 @@ public final class ScriptedHTTP2Server: Sendable {
                 // Begun as the request's HEADERS arrive, while its body may still be coming.
                 context.writeAndFlush(wrapOutboundOut(head(200, [:])), promise: nil)
                 Self.keepSending(NIOLoopBound(context, eventLoop: context.eventLoop))
+            case "/connection-error":
+                // Written below NIOHTTP2's handler, which would not send a malformed frame.
+                let ping: [UInt8] = [0, 0, 7, 0x6, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 7)
+                guard let connection = try? context.channel.parent?.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self) else { return }
+                connection.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(bytes: ping))), promise: nil)
             case let path where path.hasPrefix("/status/"):
                 // A :status as the path spells it, however malformed ("/status/1000", "/status/-1", "/status/").
                 let status = HPACKHeaders([(":status", String(path.dropFirst("/status/".count)))])

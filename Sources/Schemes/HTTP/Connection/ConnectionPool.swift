@@ -928,6 +928,8 @@ final class ConnectionPool: Sendable {
             connection.targetWindowSize = HTTP2Connection.connectionWindow
             // The server's first bytes looked at before NIOHTTP2's, whose own error may come after the streams closed.
             if let tlsFault { try sync.addHandler(ServerPrefaceCheck(into: tlsFault)) }
+            let goAways = ErrorGoAwayCloser()
+            try sync.addHandler(goAways)
             var stream = NIOHTTP2Handler.StreamConfiguration()
             stream.targetWindowSize = HTTP2Connection.streamWindow
             let multiplexer = try sync.configureHTTP2Pipeline(mode: .client, connectionConfiguration: connection,
@@ -936,7 +938,8 @@ final class ConnectionPool: Sendable {
                 pushed.close()
             }
             try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer,
-                                                                                   tlsFault: tlsFault, record: record)))
+                                                                                   tlsFault: tlsFault, record: record),
+                                                      goAways: goAways))
         }
     }
 

@@ -56,10 +56,11 @@ final class HTTP2Connection: Sendable {
 
     var isActive: Bool { channel.isActive }
 
-    /// Keeps the error of the server's first frames, which ends the connection (NIOHTTP2 has answered it with GOAWAY), so
-    /// that the loads on its streams fail saying why, and are not sent again to the same server.
-    func noteProtocolViolation(_ error: any Error) {
-        tlsFault?.withLock { if $0 == nil { $0 = HTTP2ProtocolViolation(underlying: error) } }
+    /// Keeps a connection error of the server's, which ends the connection (NIOHTTP2 has answered it with GOAWAY), so
+    /// that the loads on its streams fail saying why, and are not sent again to the same server; `atOpening` when it
+    /// came before the server's SETTINGS.
+    func noteProtocolViolation(_ error: any Error, atOpening: Bool) {
+        tlsFault?.withLock { if $0 == nil { $0 = HTTP2ProtocolViolation(underlying: error, atOpening: atOpening) } }
     }
 
     /// A new stream, ready for one request; the pool has counted it already, and is told if it cannot open.
@@ -128,6 +129,8 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
 
     /// The connection, made with the pipeline's HTTP/2 handlers.
     let connection: HTTP2Connection
+    /// The handler that closes the connection once it has sent a GOAWAY with an error.
+    private let goAways: ErrorGoAwayCloser
     /// Set once the connection is in the pool (and dropped when it closes, which ends the reference cycle).
     var pool: ConnectionPool?
     /// The server's limit, as its latest SETTINGS said (the pool's copy is kept once the connection is in it).
@@ -137,8 +140,9 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     /// Whether the server's SETTINGS came (its connection preface).
     private var sawSettings = false
 
-    init(connection: HTTP2Connection) {
+    init(connection: HTTP2Connection, goAways: ErrorGoAwayCloser) {
         self.connection = connection
+        self.goAways = goAways
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -166,30 +170,31 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // The socket's or TLS's errors end the connection. NIOHTTP2 reports a stream's errors here too, after
-        // resetting that stream, alike with its connection errors (which it answers with GOAWAY): the
-        // connection takes no new stream then, and closes once its streams have ended.
+        // resetting that stream, alike with its connection errors, which it answers with GOAWAY: then the closer has
+        // seen that frame go out, and closes the connection once it is flushed. After one stream's error the
+        // connection takes no new stream, and closes once its streams have ended.
         if error is IOError || error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError || error is ChannelError {
             context.close(promise: nil)
             return
         }
-        // Before the server's SETTINGS, which must be its first frame, an error can only be the connection's (one
-        // stream's error comes here alike later, so later ones are not taken for the server's breach: a connection
-        // error after SETTINGS fails its loads as a close or reset does, and they may be sent again).
-        if !sawSettings { connection.noteProtocolViolation(error) }
+        // Before the server's SETTINGS, which must be its first frame, an error can only be the connection's.
+        if !sawSettings || goAways.sentError != nil { connection.noteProtocolViolation(error, atOpening: !sawSettings) }
         goingAway = true
         pool?.goingAway(connection)
     }
 }
 
-/// A server's breach of HTTP/2 before its SETTINGS, which ends the connection (a frame where its SETTINGS must
-/// come, a malformed one): NIOHTTP2's connection error.
+/// A server's breach of HTTP/2 that ends the connection (a frame where its SETTINGS must come, a malformed frame, a
+/// frame no stream or state allows): NIOHTTP2's connection error.
 struct HTTP2ProtocolViolation: HTTP2ProtocolError, CustomStringConvertible {
     let underlying: any Error
+    /// Whether it came before the server's SETTINGS.
+    var atOpening = true
     var description: String {
         // NIOHTTP2's errors name the source line that raised them: not the reader's concern.
         let text = "\(underlying)"
         let trimmed = text.firstRange(of: "(file: ").map { String(text[..<$0.lowerBound]) } ?? text
-        return "the server broke the HTTP/2 protocol as the connection opened: \(trimmed)"
+        return "the server broke the HTTP/2 protocol\(atOpening ? " as the connection opened" : ""): \(trimmed)"
     }
 }
 

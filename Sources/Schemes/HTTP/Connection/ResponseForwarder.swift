@@ -242,7 +242,8 @@ final class ResponseForwarder: ChannelInboundHandler {
                 ?? LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response",
                             underlying: ResponseCutShort(.beforeResponse)))
         case .body(let exchange, let received, let expected, _):
-            fail(exchange, Self.cutInBody(exchange, received: received, expected: expected))
+            // An HTTP/2 connection the server's breach of the protocol closed says so.
+            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? Self.cutInBody(exchange, received: received, expected: expected))
         case .ended(let exchange, _, _):
             // Closed in the burst that completed the response (the server's choice, or an error after the end).
             finish(exchange, reusable: false)

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPScheme
+import Loader
+import TestSupport
+import Testing
+
+/// A server that breaks HTTP/2 on the connection once it is under way (a malformed frame): NIOHTTP2 answers with a
+/// GOAWAY and reports the error as it reports one stream's; the connection must close then (RFC 9113 §5.4.1), failing
+/// every load on it at once with the server's fault, not leaving them to their timeouts.
+@Suite("http: an HTTP/2 connection error after SETTINGS (a scripted server)")
+struct HTTP2ConnectionErrorTests {
+    private let server: ScriptedHTTP2Server
+
+    init() throws {
+        server = try ScriptedHTTP2Server()
+    }
+
+    private func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(server.port)\(path)")!
+    }
+
+    @Test("A malformed PING fails the load that was waiting and a body under way with badServerResponse naming the breach; the next load opens a new connection")
+    func malformedFrameEndsConnection() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+        let session = LoaderSession(configuration: configuration)
+        // Twenty seconds of silence end a load left waiting: a timeout then, not the server's fault, fails the test.
+        var streaming = LoadRequest(url: url("/stream-at-once"))
+        streaming.timeoutInterval = 20
+        let (bytes, head) = try await session.bytes(for: streaming)
+        #expect(head.status?.code == 200)
+
+        var broken = LoadRequest(url: url("/connection-error"))
+        broken.timeoutInterval = 20
+        let error = await loadError { _ = try await session.data(for: broken) }
+        #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+        #expect(error?.url == broken.url)
+        #expect(error?.reason?.contains("broke the HTTP/2 protocol") == true, "\(String(describing: error?.reason))")
+
+        // The body under way on the same connection ends too. It never ends by itself (64 bytes a millisecond): a
+        // bound of 4 MiB (a minute of it) stands for "never".
+        var received = 0
+        let bodyError = await loadError {
+            for try await chunk in bytes.chunks {
+                received += chunk.count
+                if received > 4 << 20 { return }
+            }
+        }
+        #expect(bodyError?.code == .badServerResponse, "\(String(describing: bodyError)) after \(received) bytes")
+
+        let (_, after) = try await session.data(from: url("/after"))
+        #expect(after.status?.code == 404)
+        #expect(server.requests(for: "/connection-error") == 1)
+    }
+}
