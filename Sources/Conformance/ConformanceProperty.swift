@@ -27,6 +27,9 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     /// Transaction metrics (`SchemeHandlerClient.handler(_:didCollect:)`) come only when the client collects them, each
     /// before the response or redirect it belongs to. A handler that reports none keeps it.
     case transactionsBeforeResponse
+    /// `startLoading()` returns within a second: the load goes on after it. One that never returns ends the run, every
+    /// other property unchecked.
+    case startsPromptly
     /// `stopLoading()` returns at once, and after it the handler goes quiet (before start, after the response,
     /// mid-body).
     case stopsPromptly
@@ -68,6 +71,7 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
             return "a redirect is reported (wasRedirectedTo, or a redirect status with Location) and not followed by the handler"
         case .transactionsBeforeResponse:
             return "transaction metrics come only when the client's collectsMetrics is true, each before the response (or redirect) it belongs to"
+        case .startsPromptly: return "startLoading() returns within a second, the load going on after it, since the loader calls it on the caller's thread"
         case .stopsPromptly:
             return "stopLoading() returns within a second, and after it the handler sends nothing more (beyond events already in flight)"
         case .cancellationReleasesResources: return "a cancelled load closes every file descriptor it opened"

@@ -34,11 +34,29 @@ public enum ConformanceSuite {
             return report
         }
         RequestChecks.run(handlerClass, fixtures, into: &report)
-        await EventChecks.run(handlerClass, fixtures, into: &report)
-        await StopChecks.run(handlerClass, fixtures, into: &report)
+        // Calls into the handler are given the fixtures' time (five seconds at least) before the suite gives up on it.
+        let calls = HandlerCalls(patience: max(fixtures.timeout, 5))
+        await EventChecks.run(handlerClass, fixtures, calls, into: &report)
+        if let stuck = calls.stuck { return .abandoned(handlerClass, stuck) }
+        await StopChecks.run(handlerClass, fixtures, calls, into: &report)
+        if let stuck = calls.stuck { return .abandoned(handlerClass, stuck) }
         await SessionChecks.run(handlerClass, fixtures, into: &report)
-        await ResourceChecks.run(handlerClass, fixtures, into: &report)
+        await ResourceChecks.run(handlerClass, fixtures, calls, into: &report)
+        if let stuck = calls.stuck { return .abandoned(handlerClass, stuck) }
+        report.record(.startsPromptly, calls.startOutcome)
         return report.ordered()
+    }
+}
+
+extension ConformanceReport {
+    /// The report of a run given up because a call into the handler never returned: that call's property fails, and
+    /// no other is said to pass or fail, since the handler's blocked thread may have caused what the checks saw.
+    static func abandoned(_ handlerClass: SchemeHandler.Type, _ stuck: HandlerCalls.Stuck) -> ConformanceReport {
+        var report = ConformanceReport(handlerName: String(describing: handlerClass))
+        for property in ConformanceProperty.allCases {
+            report.record(property, property == stuck.property ? .failed(stuck.message) : .skipped("not checked: the run stopped when \(stuck.message)"))
+        }
+        return report
     }
 }
 

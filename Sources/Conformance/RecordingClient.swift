@@ -180,43 +180,53 @@ final class RecordingClient: SchemeHandlerClient {
     func handler(_ handler: SchemeHandler, didFailWith error: LoadError) { report("didFailWith") { record(.failure(error)) } }
 }
 
-/// One handler instance driven directly, as the loader would, with its events recorded.
+/// One handler instance driven directly, as the loader would, with its events recorded; its `startLoading()` and
+/// `stopLoading()` are called through `calls`, which bounds them.
 struct DirectLoad {
     let handler: SchemeHandler
     let client: RecordingClient
+    let calls: HandlerCalls
 
-    init(_ handlerClass: SchemeHandler.Type, url: URL, keepsBody: Bool = true, holdsAfter: Int? = nil, collectsMetrics: Bool = false,
-         lingers: Bool = false) {
+    init(_ handlerClass: SchemeHandler.Type, url: URL, calls: HandlerCalls, keepsBody: Bool = true, holdsAfter: Int? = nil,
+         collectsMetrics: Bool = false, lingers: Bool = false) {
         let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter, collectsMetrics: collectsMetrics, lingers: lingers)
         let request = handlerClass.canonicalRequest(for: LoadRequest(url: url))
         self.client = client
+        self.calls = calls
         self.handler = handlerClass.init(request: request, cachedResponse: nil, client: client)
     }
 
     /// Starts a load, waits for its end (or `timeout`), stops it as the loader does, and lets late
     /// events arrive for a moment.
-    static func run(_ handlerClass: SchemeHandler.Type, url: URL, timeout: TimeInterval,
+    static func run(_ handlerClass: SchemeHandler.Type, url: URL, calls: HandlerCalls, timeout: TimeInterval,
                     collectsMetrics: Bool = false) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
-        await DirectLoad(handlerClass, url: url, collectsMetrics: collectsMetrics).run(timeout: timeout)
+        await DirectLoad(handlerClass, url: url, calls: calls, collectsMetrics: collectsMetrics).run(timeout: timeout)
     }
 
     /// Starts this load, waits for its end (or `timeout`), stops it as the loader does, and lets late
-    /// events arrive for a moment.
+    /// events arrive for a moment. A start that never returns is a load with no events.
     func run(timeout: TimeInterval) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
-        handler.startLoading()
+        guard await start() else { return ([], Data(), false) }
         let ended = await client.waitForTerminal(seconds: timeout)
         // A moment for events that follow the terminal one, then stop as the loader does. Events that
         // stopLoading() itself causes are the stop checks' business, not the event checks'.
         try? await Task.sleep(for: .milliseconds(100))
         let events = client.events.map(\.event)
         let body = client.body
-        stop()
+        await stop()
         return (events, body, ended)
     }
 
-    /// Stops the load as the loader does: from then on the client's `deliver` throws.
-    func stop() {
+    /// Starts the load; whether `startLoading()` returned (see ``HandlerCalls``).
+    func start() async -> Bool {
+        await calls.start(handler)
+    }
+
+    /// Stops the load as the loader does: from then on the client's `deliver` throws. Returns how long
+    /// `stopLoading()` took, or `nil` if it did not return (see ``HandlerCalls``).
+    @discardableResult
+    func stop() async -> UInt64? {
         client.markStopped()
-        handler.stopLoading()
+        return await calls.stop(handler)
     }
 }

@@ -48,6 +48,9 @@ final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class va
 final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
 final class ReportsFromTwoThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .reportsFromTwoThreads } }
 final class RedirectsThenResponds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectsThenResponds } }
+final class BlocksInStart: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStart } }
+final class HangsInStart: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .hangsInStart } }
+final class HangsInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .hangsInStop } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
@@ -66,6 +69,9 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (FollowsRedirect.self, .redirectIsReported),
     (TransactionAfterResponse.self, .transactionsBeforeResponse),
     (TransactionUnasked.self, .transactionsBeforeResponse),
+    (BlocksInStart.self, .startsPromptly),
+    (HangsInStart.self, .startsPromptly),
+    (HangsInStop.self, .stopsPromptly),
     (KeepsSendingAfterStop.self, .stopsPromptly),
     (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
     (BlocksInStop.self, .stopsPromptly),
@@ -121,6 +127,21 @@ struct ConformanceSuiteTests {
     func stopsWhenDeliverThrows() async throws {
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(StopsWhenDeliverThrows.self, fixtures: memFixtures) }
         #expect(report.allPassed, "\(report)")
+    }
+
+    @Test("A startLoading() or stopLoading() that never returns fails its property naming the URL, and the suite returns with every other property not checked", arguments: [
+        (HangsInStart.self as SchemeHandler.Type, ConformanceProperty.startsPromptly, "startLoading()"),
+        (HangsInStop.self as SchemeHandler.Type, ConformanceProperty.stopsPromptly, "stopLoading()"),
+    ])
+    func neverReturningCall(handler: SchemeHandler.Type, property: ConformanceProperty, call: String) async throws {
+        var fixtures = memFixtures
+        fixtures.timeout = 2
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(handler, fixtures: fixtures) }
+        #expect(report.failedProperties == [property], "\(report)")
+        #expect(Set(report.skippedProperties) == Set(ConformanceProperty.allCases).subtracting([property]), "\(report)")
+        if case .failed(let message)? = report.outcome(of: property) {
+            #expect(message.contains(call) && message.contains("mem://small") && message.contains("had not returned"), "\(message)")
+        }
     }
 
     @Test("Fixtures with no success resource are a failed run, not a pass")

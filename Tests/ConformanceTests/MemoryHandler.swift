@@ -41,6 +41,12 @@ enum Defect: Sendable {
     case transactionUnasked
     /// stopLoading() of the large fixture's load waits two seconds before it stops it (as one waiting for a worker would).
     case blocksInStop
+    /// The first startLoading() in the process waits 1.5 s before it starts the load (as one that connects first would).
+    case blocksInStart
+    /// startLoading() blocks for a minute: the suite must give up on it and return.
+    case hangsInStart
+    /// stopLoading() blocks for a minute.
+    case hangsInStop
     /// The large body ends 10 MiB short of its announced length, finished as if whole.
     case truncatesLarge
     /// Tells upload progress from a timer thread of its own, every 0.1 ms, while its task sends the response and
@@ -296,7 +302,17 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
+    /// Whether a load of the blocksInStart defect has blocked already.
+    static let blockedStart = Atomic<Bool>(false)
+
+    override func startLoading() {
+        if defect == .blocksInStart, !Self.blockedStart.exchange(true, ordering: .relaxed) { usleep(1_500_000) }
+        if defect == .hangsInStart { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 60) }
+        super.startLoading()
+    }
+
     override func stopLoading() {
+        if defect == .hangsInStop { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 60) }
         // Only the large fixture's loads, which the stop checks stop: the slow fixture's end on the pool threads, and
         // a stop there would starve them too (another property).
         if defect == .blocksInStop, request.url.host == "large" { usleep(2_000_000) }

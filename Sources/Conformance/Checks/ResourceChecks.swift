@@ -9,13 +9,14 @@ enum ResourceChecks {
     /// Body bytes a handler held back by its reader may still send in the second after (what it had read already).
     static let bytesPastHold = 8 * 1024 * 1024
 
-    static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
+    static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, _ calls: HandlerCalls,
+                    into report: inout ConformanceReport) async {
         if let large = fixtures.large {
             // The large fixture may take a while to read slowly: fifteen times the timeout in all.
             let session = SessionChecks.session(handlerClass, fixtures, budget: fixtures.timeout * 15)
             await checkMemory(session, large, into: &report)
             session.invalidateAndCancel()
-            if let problem = await backpressureProblem(handlerClass, large, fixtures) {
+            if let problem = await backpressureProblem(handlerClass, large, fixtures, calls) {
                 report.record(.slowReaderBoundsMemory, .failed(problem))
             }
             // A new session for each run: in the one above, a handler that keeps connections (HTTP) would load over
@@ -86,10 +87,17 @@ enum ResourceChecks {
     /// Why a handler whose reader stopped taking its body after the first bytes went on sending, or `nil` if it
     /// waited. The memory check sees only a producer fast enough to fill its bound within its reader's pause; held
     /// back for a second, a handler that waits sends no more than it had in hand, whatever its pace.
-    private static func backpressureProblem(_ handlerClass: SchemeHandler.Type, _ large: URL, _ fixtures: ConformanceFixtures) async -> String? {
-        let load = DirectLoad(handlerClass, url: large, keepsBody: false, holdsAfter: 1)
-        defer { load.stop() }
-        load.handler.startLoading()
+    private static func backpressureProblem(_ handlerClass: SchemeHandler.Type, _ large: URL, _ fixtures: ConformanceFixtures,
+                                            _ calls: HandlerCalls) async -> String? {
+        let load = DirectLoad(handlerClass, url: large, calls: calls, keepsBody: false, holdsAfter: 1)
+        guard await load.start() else { return nil }
+        let problem = await backpressureProblem(of: load, large, fixtures)
+        await load.stop()
+        return problem
+    }
+
+    /// What ``backpressureProblem(_:_:_:_:)`` finds in a started load.
+    private static func backpressureProblem(of load: DirectLoad, _ large: URL, _ fixtures: ConformanceFixtures) async -> String? {
         func received() -> Int {
             load.client.events.reduce(0) { if case .data(let count) = $1.event { return $0 + count } else { return $0 } }
         }

@@ -12,7 +12,9 @@ enum StopChecks {
     /// waits (for a worker to push out the rest of the body, for a connection to close) holds up whoever cancels.
     static let longestStop: UInt64 = 1_000_000_000
 
-    static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, into report: inout ConformanceReport) async {
+    /// Returns early when a call into the handler never returned (``HandlerCalls/stuck``): the suite reports that.
+    static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, _ calls: HandlerCalls,
+                    into report: inout ConformanceReport) async {
         guard let first = fixtures.success.first else { return }
         let target = fixtures.large ?? fixtures.slow ?? first.url
 
@@ -21,8 +23,8 @@ enum StopChecks {
         // loads faster than the checks can look (a file read whole within startLoading()).
         var exercised = 0
         for moment in ["right after startLoading()", "after the response", "mid-body"] {
-            let load = DirectLoad(handlerClass, url: target, keepsBody: false, holdsAfter: 1)
-            load.handler.startLoading()
+            let load = DirectLoad(handlerClass, url: target, calls: calls, keepsBody: false, holdsAfter: 1)
+            guard await load.start() else { return }
             switch moment {
             case "after the response": _ = await waitFor(load.client, seconds: fixtures.timeout) { if case .response = $0 { return true } else { return false } }
             case "mid-body": _ = await waitFor(load.client, seconds: fixtures.timeout) { if case .data = $0 { return true } else { return false } }
@@ -31,10 +33,10 @@ enum StopChecks {
             if !load.client.events.contains(where: { $0.event.isTerminal }) { exercised += 1 }
             // From the call, not its return: what a stop that blocks lets out meanwhile counts too.
             let stopping = DispatchTime.now().uptimeNanoseconds
-            load.stop()
+            guard let took = await load.stop() else { return }
             let stoppedAt = DispatchTime.now().uptimeNanoseconds
-            if stoppedAt - stopping > longestStop {
-                report.record(.stopsPromptly, .failed("stopLoading() \(moment) while loading \(target.absoluteString) took \((stoppedAt - stopping) / 1_000_000) ms to return: LoadTask.cancel() calls it on the caller's thread, which it holds up"))
+            if took > longestStop {
+                report.record(.stopsPromptly, .failed("stopLoading() \(moment) while loading \(target.absoluteString) took \(took / 1_000_000) ms to return: LoadTask.cancel() calls it on the caller's thread, which it holds up"))
             }
             try? await Task.sleep(for: .milliseconds(500))
             let after = load.client.events.filter { $0.at > stopping }
@@ -53,13 +55,12 @@ enum StopChecks {
         }
 
         // stopLoading() after completion, and twice.
-        let load = DirectLoad(handlerClass, url: first.url)
-        load.handler.startLoading()
+        let load = DirectLoad(handlerClass, url: first.url, calls: calls)
+        guard await load.start() else { return }
         _ = await load.client.waitForTerminal(seconds: fixtures.timeout)
         try? await Task.sleep(for: .milliseconds(50))
         let settled = load.client.events.count
-        load.stop()
-        load.stop()
+        guard await load.stop() != nil, await load.stop() != nil else { return }
         try? await Task.sleep(for: .milliseconds(200))
         let extra = load.client.events.dropFirst(settled).map(\.event.name)
         if !extra.isEmpty {
