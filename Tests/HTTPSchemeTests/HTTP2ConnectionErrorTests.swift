@@ -53,4 +53,20 @@ struct HTTP2ConnectionErrorTests {
         #expect(after.status?.code == 404)
         #expect(server.requests(for: "/connection-error") == 1)
     }
+
+    @Test("A response that breaks HTTP/2 on its stream (DATA short of its Content-Length, a field name in capitals) fails its load: no silent truncation, no wait for the timeout; the session serves on", arguments: ["/length-mismatch", "/bad-field"])
+    func malformedStream(path: String) async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+        let session = LoaderSession(configuration: configuration)
+        var request = LoadRequest(url: url(path))
+        request.timeoutInterval = 20
+        let error = await loadError { _ = try await session.data(for: request) }
+        // NIOHTTP2 resets the stream (PROTOCOL_ERROR) and closes it: the load says so, as curl does ("not closed cleanly").
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        #expect(error?.reason?.contains("PROTOCOL_ERROR") == true, "\(String(describing: error?.reason))")
+        let (_, after) = try await session.data(from: url("/after"))
+        #expect(after.status?.code == 404)
+    }
 }

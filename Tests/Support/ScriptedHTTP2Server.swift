@@ -14,6 +14,8 @@ import Synchronization
 /// | `/refused-once` | `RST_STREAM` with `REFUSED_STREAM` the first time, then 200 `served N` (N: the requests so far) |
 /// | `/refused-always` | `RST_STREAM` with `REFUSED_STREAM` |
 /// | `/stream-at-once` | a 200 head, then 64-byte `DATA` frames every millisecond until the stream closes |
+/// | `/length-mismatch` | a 200 head announcing 10 bytes, then 5 of them ending the stream (a stream error, RFC 9113 §8.1.1) |
+/// | `/bad-field` | a 200 head with a field named in capitals (a malformed response, RFC 9113 §8.2.1) |
 /// | `/connection-error` | no response: a `PING` of 7 bytes on the connection, a connection error (RFC 9113 §6.7), and then nothing |
 /// | anything else | 404 |
 public final class ScriptedHTTP2Server: Sendable {
@@ -26,12 +28,19 @@ public final class ScriptedHTTP2Server: Sendable {
     /// their clients close them).
     public init() throws {
         let log = self.log
+        // What the scripts send is checked by no one here: malformed answers are the point.
+        let connection = {
+            var connection = NIOHTTP2Handler.ConnectionConfiguration()
+            connection.headerBlockValidation = .disabled
+            connection.contentLengthValidation = .disabled
+            return connection
+        }()
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                        mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+                        mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
                     ) { stream in
                         stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(StreamScript(log: log)) }
                     }
@@ -92,6 +101,11 @@ public final class ScriptedHTTP2Server: Sendable {
                 // Begun as the request's HEADERS arrive, while its body may still be coming.
                 context.writeAndFlush(wrapOutboundOut(head(200, [:])), promise: nil)
                 Self.keepSending(NIOLoopBound(context, eventLoop: context.eventLoop))
+            case "/length-mismatch":
+                context.write(wrapOutboundOut(head(200, ["content-length": "10"])), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(string: "12345")), endStream: true))), promise: nil)
+            case "/bad-field":
+                context.writeAndFlush(wrapOutboundOut(head(200, ["X-Capital": "1", "content-length": "0"], endStream: true)), promise: nil)
             case "/connection-error":
                 // Written below NIOHTTP2's handler, which would not send a malformed frame.
                 let ping: [UInt8] = [0, 0, 7, 0x6, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 7)
