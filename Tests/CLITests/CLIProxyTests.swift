@@ -28,8 +28,13 @@ struct CLIProxyTests {
         #expect(tunnelled.status == 0, "\(tunnelled.stderr)")
         #expect(tunnelled.stdout == "Hello from nginx\nHello from nginx\n")
         let refused = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-x", "127.0.0.1:\(proxies.authPort)", https])
-        #expect(refused.status != 0 && refused.stdout.isEmpty)
+        // curl's status for a refused CONNECT, a 407 as any other.
+        #expect(refused.status == 56 && refused.stdout.isEmpty, "\(refused.status)")
         #expect(refused.stderr.contains("the proxy 127.0.0.1:\(proxies.authPort) refused the tunnel"), "\(refused.stderr)")
+        // A target the proxy cannot reach (tinyproxy: 500): 56 as well, not the 7 of a connection of our own refused.
+        let unreachable = try await LoadURLProcess.run(["-sS", "-p", "-x", "127.0.0.1:\(proxies.port)", "http://127.0.0.1:1/"])
+        #expect(unreachable.status == 56, "\(unreachable.status): \(unreachable.stderr)")
+        #expect(unreachable.stderr.contains("the proxy 127.0.0.1:\(proxies.port) refused the tunnel to 127.0.0.1:1: 500"), "\(unreachable.stderr)")
     }
 
     @Test("-p sends http through the proxy's tunnel too: a CONNECT, no Via from the proxy")

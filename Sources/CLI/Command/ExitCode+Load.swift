@@ -29,7 +29,7 @@ import Loader
 /// | 47 | too many redirects |
 /// | 52 | the server closed the connection without a byte of response (curl: empty reply) |
 /// | 55 | the request could not be sent |
-/// | 56 | the connection broke or the response was malformed, or the server refused the client certificate |
+/// | 56 | the connection broke or the response was malformed, the server refused the client certificate, or a proxy the tunnel |
 /// | 58 | the client certificate (`-E`) or its key could not be read or do not go together |
 /// | 60 | the server's certificate is not trusted, expired, or names another host |
 /// | 61 | the body could not be decoded |
@@ -45,7 +45,7 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
@@ -59,6 +59,7 @@ public enum LoadURLExit {
         if error.underlying is HTTP2StreamReset { return 92 }
         if error.underlying is RangeNotSatisfiable { return 36 }
         if error.underlying is FTPActiveModeFailure { return 30 }
+        if error.underlying is ProxyTunnelRefused { return 56 }
         switch (error.underlying as? ResponseCutShort)?.point {
         case .beforeResponse?: return 52
         case .inBody?: return 18

@@ -148,7 +148,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             client.handler(self, didFailWith: mapped)
             return
         }
-        if mapped.underlying is ProxyChallenge {
+        if ProxyChallenge.carried(by: mapped) != nil {
             // The proxy wants credentials: a task asks the delegates, and sends it again.
             fastPathProxyChallenge.withLock { $0 = mapped }
             startTask()
@@ -213,7 +213,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             } catch let caught as LoadError {
                 error = caught
             }
-            guard let challenge = error.underlying as? ProxyChallenge, let proxy = plan.proxy else { throw error }
+            guard let challenge = ProxyChallenge.carried(by: error), let proxy = plan.proxy else { throw error }
             let proposed = proxy.credential
             if let proposed {
                 // Sent and refused: not to be sent unasked again.

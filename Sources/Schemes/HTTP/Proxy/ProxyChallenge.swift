@@ -4,8 +4,8 @@ import Synchronization
 
 /// An HTTP proxy's demand for credentials that the handler may answer: a `407` whose `Proxy-Authenticate`
 /// offers `Basic`, to a `CONNECT` or to a request sent through the proxy. It travels as the underlying error of
-/// a ``LoadError`` (``LoadError/Code/userAuthenticationRequired``) from where the 407 is read to the handler's
-/// `load()`, which asks the task's and session's delegates.
+/// a ``LoadError`` (``LoadError/Code/userAuthenticationRequired``; within a ``ProxyTunnelRefused`` for a `CONNECT`)
+/// from where the 407 is read to the handler's `load()`, which asks the task's and session's delegates.
 struct ProxyChallenge: Error, Sendable {
     /// The realm the proxy named.
     let realm: String?
@@ -17,16 +17,16 @@ struct ProxyChallenge: Error, Sendable {
         realm = basic.parameters["realm"]
     }
 
+    /// The challenge `error` carries: its underlying error, or a refused tunnel's.
+    static func carried(by error: LoadError) -> ProxyChallenge? {
+        error.underlying as? ProxyChallenge ?? (error.underlying as? ProxyTunnelRefused)?.challenge
+    }
+
     /// The challenge's protection space at `proxy`.
     func space(at proxy: HTTPClientOptions.Proxy) -> ProtectionSpace {
         ProtectionSpace(proxyHost: proxy.host, port: proxy.port, realm: realm, authenticationMethod: "Basic")
     }
 
-    /// The error a challenge is carried in, or reported as when nobody answers it.
-    static func error(_ challenge: ProxyChallenge?, proxy: HTTPClientOptions.Proxy, url: URL, reason: String) -> LoadError {
-        LoadError(.userAuthenticationRequired, url: url, reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)) \(reason)",
-                  underlying: challenge)
-    }
 }
 
 /// The proxy credentials each session's delegates gave, by proxy: later requests of that session through the

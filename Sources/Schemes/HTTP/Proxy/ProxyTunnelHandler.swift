@@ -80,9 +80,11 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
                 // can only be the proxy's own: tinyproxy answers a wrong credential so, with WWW-Authenticate.
                 let field = status == 407 ? "proxy-authenticate" : "www-authenticate"
                 let challenge = ProxyChallenge(fieldValues: response.fieldValues(named: field))
-                fail(context, ProxyChallenge.error(challenge, proxy: proxy, url: url, reason: "refused the tunnel to \(target): \(said)"))
+                fail(context, LoadError(.userAuthenticationRequired, url: url, reason: "the proxy \(proxyName) refused the tunnel to \(target): \(said)",
+                                        underlying: ProxyTunnelRefused(status: status, challenge: challenge)))
             } else {
-                fail(context, LoadError(.cannotConnectToHost, url: url, reason: "the proxy \(proxyName) refused the tunnel to \(target): \(said)"))
+                fail(context, LoadError(.cannotConnectToHost, url: url, reason: "the proxy \(proxyName) refused the tunnel to \(target): \(said)",
+                                        underlying: ProxyTunnelRefused(status: status)))
             }
         case .malformed(let reason):
             fail(context, LoadError(.badServerResponse, url: url, reason: reason + " (proxy \(proxyName))"))
