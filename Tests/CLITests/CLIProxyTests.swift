@@ -32,8 +32,15 @@ struct CLIProxyTests {
         #expect(refused.status == 56 && refused.stdout.isEmpty, "\(refused.status)")
         #expect(refused.stderr.contains("the proxy 127.0.0.1:\(proxies.authPort) refused the tunnel"), "\(refused.stderr)")
         // A target the proxy cannot reach (tinyproxy: 500): 56 as well, not the 7 of a connection of our own refused.
-        let unreachable = try await LoadURLProcess.run(["-sS", "-p", "-x", "127.0.0.1:\(proxies.port)", "http://127.0.0.1:1/"])
+        let unreachable = try await LoadURLProcess.run(["-v", "-sS", "-p", "-x", "127.0.0.1:\(proxies.port)", "http://127.0.0.1:1/"])
         #expect(unreachable.status == 56, "\(unreachable.status): \(unreachable.stderr)")
+        // -v tells the CONNECT and the proxy's answer before the failure, as for a tunnel that opened.
+        let lines = unreachable.stderr.split(separator: "\n").map(String.init)
+        let connect = lines.firstIndex(of: "> CONNECT 127.0.0.1:1 HTTP/1.1")
+        let answer = lines.firstIndex { $0.hasPrefix("< HTTP/1.") && $0.contains(" 500 ") }
+        let failure = lines.firstIndex { $0.hasPrefix("* ") && $0.contains("refused the tunnel") }
+        #expect(connect != nil && answer != nil && failure != nil, "\(unreachable.stderr)")
+        if let connect, let answer, let failure { #expect(connect < answer && answer < failure, "\(unreachable.stderr)") }
         #expect(unreachable.stderr.contains("the proxy 127.0.0.1:\(proxies.port) refused the tunnel to 127.0.0.1:1: 500"), "\(unreachable.stderr)")
     }
 

@@ -262,8 +262,11 @@ extension LoadURL {
                 }
                 summary.exitCode = status
                 summary.error = failure
-                // -v tells of the failure whatever -s says, as curl's does.
-                if verbose { StandardStreams.error("* \(failure.description)\n") }
+                // -v tells of the failure whatever -s says, as curl's does; a refused tunnel, with what was said (as curl).
+                if verbose {
+                    let tunnel = (failure.underlying as? ProxyTunnelRefused)?.dialogue.map { $0 + "\n" }.joined() ?? ""
+                    StandardStreams.error(tunnel + "* \(failure.description)\n")
+                }
                 // The meter's line is cleared first, so that the message does not land at the end of it.
                 meter.finish()
                 report(failure.description, status: status)

@@ -75,16 +75,17 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
             established.succeed()
         case .answered(let status, let reason, _):
             let said = "\(status)\(reason.isEmpty ? "" : " " + reason)"
+            let dialogue = record?.facts.tunnel ?? []
             if status == 407 || status == 401 {
                 // A Basic challenge goes with the error, for the handler to ask the delegates about. A 401 to CONNECT
                 // can only be the proxy's own: tinyproxy answers a wrong credential so, with WWW-Authenticate.
                 let field = status == 407 ? "proxy-authenticate" : "www-authenticate"
                 let challenge = ProxyChallenge(fieldValues: response.fieldValues(named: field))
                 fail(context, LoadError(.userAuthenticationRequired, url: url, reason: "the proxy \(proxyName) refused the tunnel to \(target): \(said)",
-                                        underlying: ProxyTunnelRefused(status: status, challenge: challenge)))
+                                        underlying: ProxyTunnelRefused(status: status, dialogue: dialogue, challenge: challenge)))
             } else {
                 fail(context, LoadError(.cannotConnectToHost, url: url, reason: "the proxy \(proxyName) refused the tunnel to \(target): \(said)",
-                                        underlying: ProxyTunnelRefused(status: status)))
+                                        underlying: ProxyTunnelRefused(status: status, dialogue: dialogue)))
             }
         case .malformed(let reason):
             fail(context, LoadError(.badServerResponse, url: url, reason: reason + " (proxy \(proxyName))"))

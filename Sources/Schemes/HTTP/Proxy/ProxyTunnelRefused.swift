@@ -4,11 +4,15 @@
 public struct ProxyTunnelRefused: Error, Sendable, CustomStringConvertible {
     /// The proxy's status code.
     public let status: Int
+    /// The `CONNECT` request and the proxy's answer, a line each, marked as `-v` prints them (`> ` sent, `< `
+    /// received); a `Proxy-Authorization` sent is among them, as in a successful tunnel's transaction metrics.
+    public let dialogue: [String]
     /// The `Basic` challenge of a `407`, for the handler to ask the delegates about.
     let challenge: ProxyChallenge?
 
-    init(status: Int, challenge: ProxyChallenge? = nil) {
+    init(status: Int, dialogue: [String], challenge: ProxyChallenge? = nil) {
         self.status = status
+        self.dialogue = dialogue
         self.challenge = challenge
     }
 
