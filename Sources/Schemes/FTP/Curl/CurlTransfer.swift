@@ -243,10 +243,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// The `Content-Range` of `length` bytes sent for a range from `first` (to `last`, or to the end): with the
     /// file's size when the range ran to its end, which it did if it was open or stopped short of its last byte;
     /// `nil` when nothing was sent (a range from the file's size, which libcurl ends as "already completely
-    /// downloaded", or one past the end of a server without `SIZE`: the two look alike from here).
+    /// downloaded", or one past the end of a server without `SIZE`: the two look alike from here); `nil` too for a
+    /// length no file has (a server's reply may claim any, and the sum would overflow).
     static func contentRange(from first: Int64, to last: Int64?, length: Int64) -> String? {
         guard length > 0 else { return nil }
-        let end = first + length - 1
+        let (past, overflow) = first.addingReportingOverflow(length)
+        guard !overflow else { return nil }
+        let end = past - 1
         let ranToEnd = last.map { end < $0 } ?? true
         return "bytes \(first)-\(end)/" + (ranToEnd ? String(end + 1) : "*")
     }

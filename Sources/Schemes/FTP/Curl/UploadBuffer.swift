@@ -83,6 +83,8 @@ final class UploadBuffer: Sendable {
     private func append(_ chunk: Data) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let (resume, proceed) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
+                // Stopped while the chunk was read: nobody takes it, and nobody would wake a wait for room.
+                guard !state.stopped else { return (nil, true) }
                 state.chunks.append(chunk)
                 state.buffered += chunk.count
                 let resume = state.readerWaiting ? state.resume : nil
