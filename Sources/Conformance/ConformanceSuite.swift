@@ -34,29 +34,32 @@ public enum ConformanceSuite {
             return report
         }
         RequestChecks.run(handlerClass, fixtures, into: &report)
+        let classLevel = report
         // Calls into the handler are given the fixtures' time (five seconds at least) before the suite gives up on it.
         let calls = HandlerCalls(patience: max(fixtures.timeout, 5))
         await EventChecks.run(handlerClass, fixtures, calls, into: &report)
-        if let stuck = calls.stuck { return .abandoned(handlerClass, stuck) }
+        if let stuck = calls.stuck { return classLevel.abandoned(stuck) }
         await StopChecks.run(handlerClass, fixtures, calls, into: &report)
-        if let stuck = calls.stuck { return .abandoned(handlerClass, stuck) }
+        if let stuck = calls.stuck { return classLevel.abandoned(stuck) }
         await SessionChecks.run(handlerClass, fixtures, into: &report)
         await ResourceChecks.run(handlerClass, fixtures, calls, into: &report)
-        if let stuck = calls.stuck { return .abandoned(handlerClass, stuck) }
+        if let stuck = calls.stuck { return classLevel.abandoned(stuck) }
         report.record(.startsPromptly, calls.startOutcome)
         return report.ordered()
     }
 }
 
 extension ConformanceReport {
-    /// The report of a run given up because a call into the handler never returned: that call's property fails, and
-    /// no other is said to pass or fail, since the handler's blocked thread may have caused what the checks saw.
-    static func abandoned(_ handlerClass: SchemeHandler.Type, _ stuck: HandlerCalls.Stuck) -> ConformanceReport {
-        var report = ConformanceReport(handlerName: String(describing: handlerClass))
-        for property in ConformanceProperty.allCases {
-            report.record(property, property == stuck.property ? .failed(stuck.message) : .skipped("not checked: the run stopped when \(stuck.message)"))
+    /// This report of the class-level checks, completed for a run given up because a call into the handler never
+    /// returned: that call's property fails, and no other load-level property is said to pass or fail, since the
+    /// handler's blocked thread may have caused what the checks saw.
+    func abandoned(_ stuck: HandlerCalls.Stuck) -> ConformanceReport {
+        var report = self
+        report.record(stuck.property, .failed(stuck.message))
+        for property in ConformanceProperty.allCases where report.outcome(of: property) == nil {
+            report.record(property, .skipped("not checked: the run stopped when \(stuck.message)"))
         }
-        return report
+        return report.ordered()
     }
 }
 

@@ -68,7 +68,6 @@ final class HandlerCalls: Sendable {
                 let start = DispatchTime.now().uptimeNanoseconds
                 body()
                 let took = DispatchTime.now().uptimeNanoseconds - start
-                // Taken before the timer is cancelled: a cancelled timer goes for the waiter at once.
                 waiter.withLock { $0.take() }?.resume(returning: took)
                 timer.withLock { $0 }?.cancel()
             }.start()

@@ -29,7 +29,7 @@ import Loader
 /// | 47 | too many redirects |
 /// | 52 | the server closed the connection without a byte of response (curl: empty reply) |
 /// | 55 | the request could not be sent |
-/// | 56 | the connection broke or the response was malformed, the server refused the client certificate, or a proxy the tunnel |
+/// | 56 | the connection broke or the response was malformed, the server refused the client certificate, or a proxy refused the tunnel |
 /// | 58 | the client certificate (`-E`) or its key could not be read or do not go together |
 /// | 60 | the server's certificate is not trusted, expired, or names another host |
 /// | 61 | the body could not be decoded |

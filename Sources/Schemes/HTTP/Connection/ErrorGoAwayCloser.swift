@@ -2,8 +2,9 @@ import NIOCore
 import NIOHTTP2
 
 /// Sits between NIOHTTP2's handler and the socket (or TLS) of an HTTP/2 connection and closes the connection once a
-/// `GOAWAY` with an error code has gone out (RFC 9113 §5.4.1): NIOHTTP2 sends one for a connection error of the
-/// server's and goes on reading, so without this the loads on its streams would wait out their timeouts.
+/// `GOAWAY` with an error code has been written and flushed (RFC 9113 §5.4.1): NIOHTTP2 sends one for a connection
+/// error of the server's (or for a server that stopped reading, its frames piling up) and goes on reading, so without
+/// this the loads on its streams would wait out their timeouts.
 ///
 /// Tells the connection's watcher that it was sent (``sentError``): the error NIOHTTP2 reports next is the connection's,
 /// not one stream's, which it reports alike.
@@ -17,14 +18,17 @@ final class ErrorGoAwayCloser: ChannelOutboundHandler {
     private var closesOnFlush = false
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
-        case .byteBuffer(let buffer):
-            if let code = scanner.scan(buffer), sentError == nil {
+        // Once one has gone, the connection is closing: what follows needs no looking at.
+        switch sentError == nil ? unwrapOutboundIn(data) : nil {
+        case .byteBuffer(let buffer)?:
+            if let code = scanner.scan(buffer) {
                 sentError = code
                 closesOnFlush = true
             }
-        case .fileRegion(let region):
+        case .fileRegion(let region)?:
             scanner.skip(region.readableBytes)
+        case nil:
+            break
         }
         context.write(data, promise: promise)
     }

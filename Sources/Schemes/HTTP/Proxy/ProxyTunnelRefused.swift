@@ -1,6 +1,6 @@
 /// An HTTP proxy's answer other than 2xx to the `CONNECT` that asked it for a tunnel: the underlying error of the
 /// ``Loader/LoadError`` a load through it fails with (``Loader/LoadError/Code/cannotConnectToHost``, or
-/// ``Loader/LoadError/Code/userAuthenticationRequired`` for a `407` nobody answered). curl's exit status for it is 56.
+/// ``Loader/LoadError/Code/userAuthenticationRequired`` for a `407`, or a `401` as tinyproxy sends, nobody answered). curl's exit status for it is 56.
 public struct ProxyTunnelRefused: Error, Sendable, CustomStringConvertible {
     /// The proxy's status code.
     public let status: Int
