@@ -84,17 +84,26 @@ struct HTTPResumeTests {
     @Test("A download from nginx cancelled part way resumes from nginx to the whole file")
     func cancelledThenResumed() async throws {
         final class CancelPartWay: LoadTaskDelegate {
+            /// What the delegate heard the task end with.
+            let completed = Locked<LoadError?>(nil)
             func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
                 if totalBytesWritten >= 256 * 1024 { task.cancel() }
+            }
+            func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {
+                completed.withLock { $0 = error }
             }
         }
         let folder = folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let session = try session(folder)
         // Served at 256 KiB/s: the cancel comes well before the end.
-        let error = await loadError { _ = try await session.download(from: Nginx.http("/slow/1m.bin"), delegate: CancelPartWay()) }
+        let delegate = CancelPartWay()
+        let error = await loadError { _ = try await session.download(from: Nginx.http("/slow/1m.bin"), delegate: delegate) }
         #expect(error?.code == .cancelled, "\(String(describing: error))")
         let resume = try #require(error?.resumeData)
+        // The delegate hears the same resume data (a download manager keeps it from there).
+        let heard = delegate.completed.withLock { $0 }
+        #expect(heard?.code == .cancelled && heard?.resumeData?.bytesReceived == resume.bytesReceived, "\(String(describing: heard))")
         #expect(resume.bytesReceived >= 256 * 1024 && resume.bytesReceived < 1_048_576)
         #expect(resume.expectedLength == 1_048_576)
         let (file, response) = try await session.download(resumeFrom: resume)

@@ -379,8 +379,11 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         let outcome = mutable.withLock { m -> (first: Bool, error: LoadError?) in
             guard m.state != .completed else { return (false, m.error) }
             var error = error
-            if m.isCancelled, error != nil || m.state == .canceling {
-                error = LoadError(.cancelled, url: m.currentRequest.url)
+            if m.isCancelled, error != nil || m.state == .canceling, error?.code != .cancelled {
+                // A download's resume data goes with it, for the delegates too.
+                var cancelled = LoadError(.cancelled, url: m.currentRequest.url)
+                cancelled.resumeData = error?.resumeData
+                error = cancelled
             }
             m.state = .completed
             m.error = error

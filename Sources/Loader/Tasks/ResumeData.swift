@@ -94,7 +94,11 @@ public struct ResumeData: Sendable, Hashable, Codable {
             modified = nil
         }
         guard etag != nil || modified != nil else { return nil }
-        var total: Int64? = response.expectedContentLength.map { $0 + (status == 206 ? offset : 0) }
+        // The Content-Range's total first; else the length and the offset, unless a server's length overflows the sum.
+        var total: Int64? = response.expectedContentLength.flatMap { length in
+            let (sum, overflow) = length.addingReportingOverflow(status == 206 ? offset : 0)
+            return overflow ? nil : sum
+        }
         if status == 206, let range = fields[.contentRange].flatMap(ContentRange.init) {
             total = range.complete
         }
