@@ -203,23 +203,27 @@ enum LoadURLProcess {
     /// down a pipe as in `cmd | loadurl`; `output`, if given, takes its standard output (a large one), which the
     /// result then leaves empty. `terminal` says whether it has the test process's controlling terminal (if any), one
     /// of its own (`script`'s pseudo terminal, which `input` is typed into and whose output, echo and prompts with the
-    /// standard output, is `stdout`), or none (`setsid`).
+    /// standard output, is `stdout`), or none (`setsid`). `user`, if given, is the user and group ID it runs as
+    /// (`setpriv`, with no supplementary groups; for a test run as root, with the test process's terminal).
     ///
     /// The waits are on threads of their own (``offCooperativePool(_:)``): held on Swift's cooperative pool or
     /// dispatch's global queues (one pool, two threads here) for a child's whole run, they starved the other
     /// suites' loads until their request timeouts fired.
     static func run(_ arguments: [String], environment: [String: String] = [:], input: Data? = nil, inputThroughPipe: Bool = false,
-                    output: URL? = nil, terminal: TerminalUse = .inherited, timeout: TimeInterval = 60) async throws -> Result {
+                    output: URL? = nil, terminal: TerminalUse = .inherited, user: UInt32? = nil, timeout: TimeInterval = 60) async throws -> Result {
         try await offCooperativePool {
             try runWaiting(arguments, environment: environment, input: input, inputThroughPipe: inputThroughPipe, output: output,
-                           terminal: terminal, timeout: timeout)
+                           terminal: terminal, user: user, timeout: timeout)
         }
     }
 
     private static func runWaiting(_ arguments: [String], environment: [String: String], input: Data?, inputThroughPipe: Bool,
-                                   output: URL?, terminal: TerminalUse, timeout: TimeInterval) throws -> Result {
+                                   output: URL?, terminal: TerminalUse, user: UInt32?, timeout: TimeInterval) throws -> Result {
         let process = Process()
         switch terminal {
+        case .inherited where user != nil:
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user!)", "--regid=\(user!)", "--clear-groups", executable.path] + arguments
         case .inherited:
             process.executableURL = executable
             process.arguments = arguments

@@ -13,11 +13,14 @@ import Loader
 /// renamed over the target only when every byte is written (and as many as the body announced).
 ///
 /// A target that is a symbolic link is written through: the file it leads to is replaced, the link stays.
-/// A target that exists keeps its permission bits (a private file stays private, a script executable), and
-/// one the caller may not write is refused, as opening it would be. A target that is not a regular file (a
-/// device such as `/dev/null`, a named pipe) is written into, as curl does, never replaced by a file; while a pipe is
-/// full the task sleeps, so a cancel or the request timeout ends the upload, and a pipe whose reader went fails the
-/// upload without a `SIGPIPE` (``PipeWriter``).
+/// A target that exists keeps its permission bits (a private file stays private, a script executable) and, as far as
+/// the caller may give them, its owner and group; one the caller may not write is refused, as opening it would be.
+/// A target that is not a regular file (a device such as `/dev/null`, a named pipe) is written into, as curl does,
+/// never replaced by a file; while a pipe is full the task sleeps, so a cancel or the request timeout ends the
+/// upload, and a pipe whose reader went fails the upload without a `SIGPIPE` (``PipeWriter``). So is a file of a
+/// pseudo file system (`/proc`, `/sys`, a cgroup's), where no file can be made beside it, and a file the caller may
+/// write in a folder where it may make none: those are written in place, truncated first, as curl writes every file
+/// (what was written before a failure stays written).
 struct FileUpload {
     let path: String
     let url: URL
@@ -31,8 +34,8 @@ struct FileUpload {
         if exists, kind == S_IFDIR {
             throw FileErrors.error(.fileIsDirectory, EISDIR, path: path, url: url)
         }
-        if exists, kind != S_IFREG {
-            try await writeInPlace(destination)
+        if exists, kind != S_IFREG || FileSize.readable(info, path: destination) == nil {
+            try await writeInPlace(destination, truncating: kind == S_IFREG)
         } else {
             // rename() asks only for the folder's permission: the file's own is checked here, as open() would.
             if exists, access(destination, W_OK) != 0 { throw FileErrors.writing(errno, path: path, url: url) }
@@ -43,17 +46,25 @@ struct FileUpload {
         handler.client.handler(handler, didReceive: LoadResponse(url: url, status: nil, headerFields: fields))
     }
 
-    /// Writes the body to a temporary file beside `destination` and renames it over `destination`.
+    /// Writes the body to a temporary file beside `destination` and renames it over `destination`; into
+    /// `destination` itself when it exists and no file may be made beside it.
     private func replace(_ destination: String, keepingModeOf existing: stat?) async throws {
-        let target = URL(fileURLWithPath: destination)
-        let temporary = target.deletingLastPathComponent()
-            .appendingPathComponent(".\(target.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).partial").path
+        let temporary = Self.temporaryPath(beside: destination)
         // A new file gets the usual 0666 less the umask; one replaced, the bits it had.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-        guard fd >= 0 else { throw FileErrors.writing(errno, path: path, url: url) }
-        // The permission bits (and the sticky bit), not set-user-ID or set-group-ID: new contents must not
-        // inherit the privileges the old ones were given.
-        if let existing { _ = fchmod(fd, existing.st_mode & 0o1777) }
+        guard fd >= 0 else {
+            let code = errno
+            // The folder refuses a new file, the file itself takes writing (access() said so above).
+            if existing != nil, code == EACCES || code == EPERM { return try await writeInPlace(destination, truncating: true) }
+            throw FileErrors.writing(code, path: path, url: url)
+        }
+        if let existing {
+            // Its owner and group as far as the caller may give them (root may; others, a group of theirs), then the
+            // permission bits (and the sticky bit), not set-user-ID or set-group-ID: new contents must not inherit
+            // the privileges the old ones were given.
+            if fchown(fd, existing.st_uid, existing.st_gid) != 0 { _ = fchown(fd, uid_t.max, existing.st_gid) }
+            _ = fchmod(fd, existing.st_mode & 0o1777)
+        }
         var closed = false
         do {
             defer { if !closed { close(fd) } }
@@ -70,10 +81,23 @@ struct FileUpload {
         }
     }
 
-    /// Writes the body into the device or pipe at `destination`. A pipe that no process reads fails at once
-    /// (`ENXIO`) instead of waiting for a reader that may never come.
-    private func writeInPlace(_ destination: String) async throws {
-        let fd = open(destination, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+    /// A name for the temporary file beside `destination`: hidden, and within the 255 bytes a name may have however
+    /// long the target's is.
+    static func temporaryPath(beside destination: String) -> String {
+        let target = URL(fileURLWithPath: destination)
+        let suffix = ".\(UInt32.random(in: 0...UInt32.max)).partial"
+        var name = ""
+        for scalar in target.lastPathComponent.unicodeScalars {
+            guard name.utf8.count + String(scalar).utf8.count + suffix.utf8.count + 1 <= 255 else { break }
+            name.unicodeScalars.append(scalar)
+        }
+        return target.deletingLastPathComponent().appendingPathComponent("." + name + suffix).path
+    }
+
+    /// Writes the body into the device, pipe or (`truncating` it first) file at `destination`. A pipe that no process
+    /// reads fails at once (`ENXIO`) instead of waiting for a reader that may never come.
+    private func writeInPlace(_ destination: String, truncating: Bool) async throws {
+        let fd = open(destination, O_WRONLY | O_NONBLOCK | O_CLOEXEC | (truncating ? O_TRUNC : 0))
         guard fd >= 0 else {
             let code = errno
             guard code != ENXIO else {
