@@ -27,8 +27,12 @@ import Synchronization
 /// ## Threading contract
 /// - ``startLoading()`` is called once, on any thread; ``stopLoading()`` afterwards, on any thread, possibly
 ///   while the handler's own work is still running, and possibly more than once (an override must be safe to
-///   repeat, as the base class's is; the conformance suite checks it). Neither is called on a thread the
-///   handler is blocking, so either may take a lock the handler's work also takes.
+///   repeat, as the base class's is; the conformance suite checks it). When the load ends by the handler's own
+///   report (``SchemeHandlerClient/handlerDidFinishLoading(_:)``, a failure, or the last body chunk), the loader
+///   calls ``stopLoading()`` within that call, on the handler's thread, before it returns: so a handler must not
+///   hold, across those calls, a lock its ``stopLoading()`` takes, nor make ``stopLoading()`` wait for the thread
+///   that reports. (A `load()` override need not care: the base class's stop takes no lock.) Otherwise neither
+///   is called on a thread the handler is blocking, so either may take a lock the handler's work also takes.
 /// - The client may be called from any thread. A handler reports its events in order (from one task or
 ///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
 /// - The class is `Sendable` because the loader hands instances between threads. Its own stored
