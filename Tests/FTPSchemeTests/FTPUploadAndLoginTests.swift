@@ -60,6 +60,21 @@ struct FTPUploadAndLoginTests {
         }
     }
 
+    @Test("An upload whose body gives fewer bytes than it announced fails saying so (requestBodyStreamExhausted), not as a lost connection")
+    func shortBody() async throws {
+        var request = LoadRequest(url: try FTPServers.url(uploadPath("short"), userInfo: "user:secret"), method: .put)
+        request.body = .stream(length: 1000) {
+            AsyncThrowingStream { continuation in
+                continuation.yield(Data(repeating: 7, count: 500))
+                continuation.finish()
+            }
+        }
+        let error = await loadError { _ = try await FTPServers.session().data(for: request) }
+        #expect(error?.code == .requestBodyStreamExhausted, "\(String(describing: error))")
+        #expect(error?.url == request.url)
+        #expect(error?.reason?.contains("1000") == true, "\(String(describing: error?.reason))")
+    }
+
     @Test("An upload creates missing folders only when asked")
     func missingDirectories() async throws {
         let path = "/upload/\(UUID().uuidString)/deep/f.txt"

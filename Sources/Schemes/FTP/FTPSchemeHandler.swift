@@ -64,6 +64,10 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                 guard case .useCredential(let next) = await client.handler(self, didReceive: challenge), !Task.isCancelled else {
                     throw error
                 }
+                // An upload's body is read again from its start: a pipe's would give only what the first try left.
+                if let body = request.body, !body.canBeSentAgain {
+                    throw body.notSentAgain(to: request.url, for: "logging in to \(host) again")
+                }
                 failures += 1
                 credential = next
             }

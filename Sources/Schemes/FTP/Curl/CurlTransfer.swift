@@ -316,6 +316,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     func error(for code: CURLcode) -> LoadError {
         if let bodyError = upload?.failure { return LoadError.wrapping(bodyError, url: url) }
+        if let upload, code == CURLE_PARTIAL_FILE {
+            // libcurl's "uploaded unaligned file size": the body, not the connection, was short (or long).
+            let announced = upload.knownLength.map { " the \($0) bytes it announced" } ?? " its announced length"
+            let said = String(cString: errorBuffer)
+            return LoadError(.requestBodyStreamExhausted, url: url, reason: "the request body did not give\(announced)" + (said.isEmpty ? "" : " (\(said))"))
+        }
         // The refusal libcurl failed on, read from the reply itself: libcurl's own record of the last reply code
         // (CURLINFO_RESPONSE_CODE) is taken after the QUIT it sends as the connection closes, and did not name
         // the 550 of a missing file in a test.
