@@ -22,7 +22,8 @@ final class Watchdog: Sendable {
         func checkTimeouts(now: UInt64) -> Bool
     }
 
-    private struct State {
+    // @unchecked: the dispatch timer, not marked Sendable on Linux, is thread-safe, and touched only under the lock.
+    private struct State: @unchecked Sendable {
         var entries: [ObjectIdentifier: any Subject] = [:]
         var timer: (any DispatchSourceTimer)?
         /// Whether `timer` is set: testing the flag, unlike the optional existential, copies nothing

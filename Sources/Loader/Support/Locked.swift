@@ -13,8 +13,7 @@ import Darwin
 /// understands pthread locks; on Linux `Mutex` waits on a futex the sanitizer cannot see, so each
 /// correctly locked access would be reported as a race. Handler authors can use it for a subclass's
 /// mutable state.
-public struct Locked<Value>: @unchecked Sendable {
-    // @unchecked: the value is only touched inside `withLock`, which holds the mutex.
+public struct Locked<Value> {
 
     /// The value and its mutex in one allocation (a load makes several of these).
     @usableFromInline
@@ -55,3 +54,7 @@ public struct Locked<Value>: @unchecked Sendable {
         }
     }
 }
+
+// @unchecked: the value is only touched inside `withLock`, which holds the mutex; only a Sendable value may be shared so,
+// since `withLock` can hand it (a reference) out.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -21,7 +21,8 @@ final class BatchBuffers: Sendable {
     private let idleLimit: Int
     private let state = Locked(State())
 
-    private struct State {
+    // @unchecked: the idle buffers are owned by this list alone (none is handed out while idle), under the lock.
+    private struct State: @unchecked Sendable {
         var idle: [UnsafeMutableRawPointer] = []
         var isClosed = false
     }
