@@ -260,7 +260,7 @@ extension LoaderSession {
             } else {
                 file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
                 do {
-                    handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate],
+                    handle = try FileDescriptor.open(FilePath(file.path), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
                                                      permissions: [.ownerReadWrite])
                 } catch {
                     throw LoadError(.cannotCreateFile, url: url, reason: "cannot create \(file.path): \(error)", underlying: error)

@@ -376,8 +376,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled).
     @discardableResult
     func complete(with error: LoadError?) -> LoadError? {
-        let outcome = mutable.withLock { m -> (first: Bool, error: LoadError?) in
-            guard m.state != .completed else { return (false, m.error) }
+        let outcome = mutable.withLock { m -> (first: Bool, error: LoadError?, waiters: [CheckedContinuation<Void, Never>]) in
+            guard m.state != .completed else { return (false, m.error, []) }
             var error = error
             if m.isCancelled, error != nil || m.state == .canceling, error?.code != .cancelled {
                 // A download's resume data goes with it, for the delegates too.
@@ -390,9 +390,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             m.driver = nil
             m.swiftTask = nil
             m.starter = nil
-            return (true, error)
+            // Readers waiting for a resume (another one ended the task): nothing is left to wait for.
+            defer { m.resumeWaiters = [] }
+            return (true, error, m.resumeWaiters)
         }
         guard outcome.first else { return outcome.error }
+        outcome.waiters.forEach { $0.resume() }
         tellCollected()
         if let metrics = finishedMetrics() { eachDelegate { $0.loadTask(self, didFinishCollecting: metrics) } }
         eachDelegate { $0.loadTask(self, didCompleteWithError: outcome.error) }
