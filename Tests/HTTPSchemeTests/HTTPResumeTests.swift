@@ -106,11 +106,27 @@ struct HTTPResumeTests {
         #expect(heard?.code == .cancelled && heard?.resumeData?.bytesReceived == resume.bytesReceived, "\(String(describing: heard))")
         #expect(resume.bytesReceived >= 256 * 1024 && resume.bytesReceived < 1_048_576)
         #expect(resume.expectedLength == 1_048_576)
-        let (file, response) = try await session.download(resumeFrom: resume)
+        final class Progress: LoadTaskDelegate {
+            let resumedAt = Locked<(Int64, Int64?)?>(nil)
+            let last = Locked<(Int64, Int64?)?>(nil)
+            func loadTask(_ task: LoadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64?) {
+                resumedAt.withLock { $0 = (fileOffset, expectedTotalBytes) }
+            }
+            func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
+                last.withLock { $0 = (totalBytesWritten, totalBytesExpectedToWrite) }
+            }
+        }
+        let progress = Progress()
+        let (file, response) = try await session.download(resumeFrom: resume, delegate: progress)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(response.status == .partialContent)
         let whole = try Data(contentsOf: URL(fileURLWithPath: try Nginx.require().root + "/1m.bin"))
         #expect(Bytes.difference(try Data(contentsOf: file), whole) == nil)
+        // As URLSession tells it: the offset it went on from, then totals of the whole file.
+        let resumedAt = progress.resumedAt.withLock { $0 }
+        #expect(resumedAt?.0 == resume.bytesReceived && resumedAt?.1 == 1_048_576, "\(String(describing: resumedAt))")
+        let last = progress.last.withLock { $0 }
+        #expect(last?.0 == 1_048_576 && last?.1 == 1_048_576, "\(String(describing: last))")
     }
 
     @Test("Completion-handler download tasks hand over resume data and resume from it")

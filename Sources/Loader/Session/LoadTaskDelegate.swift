@@ -13,8 +13,12 @@ public protocol LoadTaskDelegate: AnyObject, Sendable {
     func loadTask(_ task: LoadTask, didReceive data: Data)
     /// Request body bytes were sent.
     func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
-    /// A download wrote bytes to its file.
+    /// A download wrote bytes to its file. After a resume, `totalBytesWritten` counts the bytes the file had, and
+    /// `totalBytesExpectedToWrite` is the whole file's size.
     func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?)
+    /// A download made from resume data goes on from `fileOffset` bytes of its file (0 when the server sent the whole
+    /// body again), towards `expectedTotalBytes` in all when known: told before its first write.
+    func loadTask(_ task: LoadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64?)
     /// A response redirects to `request`: return it (or a changed request) to follow, or `nil` to stop
     /// and hand the redirect response to the caller.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest?
@@ -41,6 +45,8 @@ extension LoadTaskDelegate {
     public func loadTask(_ task: LoadTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {}
     /// Does nothing.
     public func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {}
+    /// Does nothing.
+    public func loadTask(_ task: LoadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64?) {}
     /// Follows the redirect unchanged.
     public func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
         request

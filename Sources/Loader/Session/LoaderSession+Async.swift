@@ -257,6 +257,10 @@ extension LoaderSession {
                     return resume.partialFile
                 }
                 (file, handle, offset) = (resume.partialFile, opened.handle, opened.start)
+                // The whole file's size: a 206's Content-Range total (checked), else the 200's length.
+                let total = offset > 0 ? result.response.headerFields[.contentRange].flatMap(ContentRange.init)?.complete
+                                       : result.response.expectedContentLength
+                task.didResume(at: offset, expectedTotal: total)
             } else {
                 file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
                 do {

@@ -38,6 +38,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var response: LoadResponse?
         var error: LoadError?
         var progress = TransferProgress()
+        /// For a resumed download: the bytes its file had, and the whole file's size when known.
+        var resumedAt: (offset: Int64, total: Int64?)?
         var priority: Float = LoadTask.defaultPriority
         var taskDescription: String?
         var isCancelled = false
@@ -300,14 +302,20 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     }
 
     func didWrite(_ count: Int64) {
-        let progress = mutable.withLock { m -> TransferProgress in
+        let (written, expected) = mutable.withLock { m -> (Int64, Int64?) in
             m.progress.countOfBytesReceived += count
-            return m.progress
+            guard let resumedAt = m.resumedAt else { return (m.progress.countOfBytesReceived, m.progress.countOfBytesExpectedToReceive) }
+            return (resumedAt.offset + m.progress.countOfBytesReceived, resumedAt.total)
         }
         eachDelegate {
-            $0.loadTask(self, didWriteData: count, totalBytesWritten: progress.countOfBytesReceived,
-                        totalBytesExpectedToWrite: progress.countOfBytesExpectedToReceive)
+            $0.loadTask(self, didWriteData: count, totalBytesWritten: written, totalBytesExpectedToWrite: expected)
         }
+    }
+
+    /// A resumed download goes on from `offset` bytes of its file, towards `total` when known.
+    func didResume(at offset: Int64, expectedTotal total: Int64?) {
+        mutable.withLock { $0.resumedAt = (offset, total) }
+        eachDelegate { $0.loadTask(self, didResumeAtOffset: offset, expectedTotalBytes: total) }
     }
 
     func didSend(total: Int64, expected: Int64?) {
