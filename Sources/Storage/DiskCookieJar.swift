@@ -121,12 +121,25 @@ public final class DiskCookieJar: CookieStore {
     }
 
     /// Writes what differs from the disk (a change whose write failed is tried again) and waits until every
-    /// change made so far is written, or failed to be; a cancelled caller waits too.
-    public func synchronize() async {
+    /// change made so far is written, or failed to be; a cancelled caller waits too. Returns whether the disk then
+    /// holds every persistent cookie as the jar does: `false` when a write failed (a full disk), which the next
+    /// change or call tries again.
+    @discardableResult
+    public func synchronize() async -> Bool {
         persist()
+        // Queued after the writes, whose completions (which note a failure) run on the writer's queue before it.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             database.asyncWriteWithoutTransaction { _ in done.resume() }
         }
+        return written.withLock { written in Self.persistent(in: jar) == written }
+    }
+
+    /// The jar's cookies that belong on disk (those with an expiry, not yet expired), by key.
+    private static func persistent(in jar: CookieJar) -> [Key: Cookie] {
+        let now = Date()
+        var current: [Key: Cookie] = [:]
+        for cookie in jar.cookies where cookie.expires != nil && !cookie.isExpired(at: now) { current[Key(cookie)] = cookie }
+        return current
     }
 
     /// Hands the database what differs between the jar's persistent cookies and what was last handed to it.
@@ -134,9 +147,7 @@ public final class DiskCookieJar: CookieStore {
     /// states they were taken from.
     private func persist() {
         written.withLock { written in
-            let now = Date()
-            var current: [Key: Cookie] = [:]
-            for cookie in jar.cookies where cookie.expires != nil && !cookie.isExpired(at: now) { current[Key(cookie)] = cookie }
+            let current = Self.persistent(in: jar)
             let changed = current.values.filter { written[Key($0)] != $0 }
             let removed = written.keys.filter { current[$0] == nil }
             guard !changed.isEmpty || !removed.isEmpty else { return }

@@ -75,11 +75,12 @@ struct DiskCookieJarTests {
             }
             try? handle.close()
             jar.save(setCookie: ["a=1; Max-Age=3600; Path=/" + String(repeating: "p", count: 2000)], from: site)
-            await jar.synchronize()
+            // The caller hears that the disk does not hold it.
+            #expect(await jar.synchronize() == false)
             #expect((try? DiskCookieJar(directory: directory))?.cookies.isEmpty != false, "the fixture: the write failed")
             try FileManager.default.removeItem(at: filler)
             jar.save(setCookie: ["b=1; Max-Age=3600"], from: site)
-            await jar.synchronize()
+            #expect(await jar.synchronize())
             let names = try DiskCookieJar(directory: directory).cookies.map(\.name).sorted()
             #expect(names == ["a", "b"])
         }
