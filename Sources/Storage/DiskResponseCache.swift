@@ -74,9 +74,8 @@ public final class DiskResponseCache: ResponseCache {
             return nil
         }
         // Its use is noted in the background; if that write fails, the entry only looks older than it is.
-        let now = Date().timeIntervalSince1970
         database.asyncWriteWithoutTransaction { db in
-            try? db.execute(sql: "UPDATE response SET lastUse = ? WHERE key = ?", arguments: [now, key])
+            try? db.execute(sql: "UPDATE response SET lastUse = \(Self.nextUse) WHERE key = ?", arguments: [key])
         }
         return entry
     }
@@ -89,10 +88,9 @@ public final class DiskResponseCache: ResponseCache {
             return
         }
         let capacity = self.capacity
-        let now = Date().timeIntervalSince1970
         _ = try? await database.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [key, head, response.data, size, now])
+            try db.execute(sql: "INSERT OR REPLACE INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, ?, \(Self.nextUse))",
+                           arguments: [key, head, response.data, size])
             // Least recently used first, a few at a time, until the rest fit.
             var total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM response") ?? 0
             while total > capacity {
@@ -106,6 +104,10 @@ public final class DiskResponseCache: ResponseCache {
             }
         }
     }
+
+    /// The `lastUse` of an entry stored or read now: one past the latest, a count rather than the clock's time, so
+    /// that a clock set back (NTP, a restored VM) does not make each new entry the oldest, evicted as it is stored.
+    private static let nextUse = "(SELECT COALESCE(MAX(lastUse), 0) + 1 FROM response)"
 
     public func removeCachedResponse(for key: String) async {
         _ = try? await database.write { db in

@@ -65,6 +65,21 @@ struct DiskResponseCacheTests {
         #expect(await cache.count() == 0)
     }
 
+    @Test("Entries used before the clock was set back are still the older: a new entry in a full cache stays, the oldest goes")
+    func clockSetBack() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskResponseCache(directory: directory, capacity: 40_000)
+        for index in 0..<20 { await cache.store(entry(1_900), for: "k\(index)") }
+        // Their uses as a clock a year ahead would have stamped them (the clock was then set back).
+        let database = try DatabaseQueue(path: cache.fileURL.path)
+        try await database.write { db in try db.execute(sql: "UPDATE response SET lastUse = lastUse + 31536000") }
+        await cache.store(entry(1_900), for: "new")
+        #expect(await cache.currentSize() <= 40_000)
+        #expect(await cache.cachedResponse(for: "new") != nil, "the entry just stored was evicted as the oldest")
+        #expect(await cache.cachedResponse(for: "k0") == nil, "the least recently used went")
+    }
+
     @Test("A folder that cannot hold the database fails to open, naming it")
     func openFails() throws {
         let file = folder()
