@@ -155,7 +155,12 @@ final class CurlEngine: @unchecked Sendable {
             }
             transfers[transfer.easy] = transfer
             shareConnections(with: transfer)
-            ccurl_multi_add_handle(multi, transfer.easy)
+            let added = ccurl_multi_add_handle(multi, transfer.easy)
+            if added != CURLM_OK {
+                // Out of memory, or libcurl's own fault: the load ends now, not at its timeout.
+                transfers.removeValue(forKey: transfer.easy)
+                end(transfer, .failure(LoadError(.unknown, url: transfer.url, reason: "libcurl would not take the transfer (CURLMcode \(added.rawValue))")))
+            }
         case .cancel(let transfer, let error):
             // Compared by identity: a freed handle's address may already belong to a newer transfer.
             guard transfers[transfer.easy] === transfer, transfers.removeValue(forKey: transfer.easy) != nil else {
