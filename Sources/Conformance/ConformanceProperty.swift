@@ -37,6 +37,10 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     /// descriptor left open fails it only if each of three runs finds one (other work in the process seldom
     /// repeats); a load that fails or does not end as cancelled fails it at once.
     case cancellationReleasesResources
+    /// Loads that finished (the success fixtures, and the missing one's failure) leave no file descriptor open once
+    /// their session has ended: a handler that keeps connections between loads closes them in
+    /// ``Loader/SchemeHandler/sessionDidEnd(_:)``. Checked like ``cancellationReleasesResources``.
+    case finishedLoadsReleaseResources
     /// `stopLoading()` may be called twice, and after completion, without any event resulting.
     case stopLoadingIsSafe
     /// 100 concurrent loads on one session each give their own fixture's exact body.
@@ -75,6 +79,8 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
         case .stopsPromptly:
             return "stopLoading() returns within a second, and after it the handler sends nothing more (beyond events already in flight)"
         case .cancellationReleasesResources: return "a cancelled load closes every file descriptor it opened"
+        case .finishedLoadsReleaseResources:
+            return "a finished or failed load closes every file descriptor it opened, those kept for later loads when its session ends"
         case .stopLoadingIsSafe: return "stopLoading() twice, or after completion, causes no event and no crash"
         case .concurrentLoadsAreCorrect: return "concurrent loads are independent: each gets its own resource's bytes"
         case .slowReaderBoundsMemory: return "a slow reader holds the handler back (deliver or whenReadyForData) instead of memory growing"

@@ -48,6 +48,7 @@ final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class va
 final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
 final class ReportsFromTwoThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .reportsFromTwoThreads } }
 final class RedirectsThenResponds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectsThenResponds } }
+final class LeaksDescriptorOnFinish: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .leaksDescriptorOnFinish } }
 final class BlocksInStart: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStart } }
 final class HangsInStart: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .hangsInStart } }
 final class HangsInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .hangsInStop } }
@@ -76,6 +77,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
     (BlocksInStop.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),
+    (LeaksDescriptorOnFinish.self, .finishedLoadsReleaseResources),
     (FailsOnLateStop.self, .stopLoadingIsSafe),
     (SharesStateAcrossLoads.self, .concurrentLoadsAreCorrect),
     (BuffersWholeBody.self, .slowReaderBoundsMemory),

@@ -18,6 +18,8 @@ enum Defect: Sendable {
     /// As ``keepsSendingAfterStop``, with no pause between chunks: all of it well inside the stop's grace.
     case keepsSendingAfterStopQuickly
     case leaksDescriptor
+    /// Each load of a small fixture opens /dev/null and never closes it (a file left open on the success path).
+    case leaksDescriptorOnFinish
     case failsOnLateStop
     case sharesStateAcrossLoads
     case buffersWholeBody
@@ -155,6 +157,7 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     }
 
     private func sendSmall(_ body: Data, url: URL) async throws {
+        if defect == .leaksDescriptorOnFinish { _ = open("/dev/null", O_RDONLY) }
         var response = LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: Int64(body.count + (defect == .wrongContentLength ? 1 : 0)))
         if defect == .varyingHeader {
             response.headerFields[HTTPField.Name("X-Load")!] = String(Self.loadCount.wrappingAdd(1, ordering: .relaxed).newValue)

@@ -33,6 +33,9 @@ enum ResourceChecks {
             report.record(.slowReaderBoundsMemory, .skipped("no large fixture"))
             report.record(.cancellationReleasesResources, .skipped("no large fixture"))
         }
+        // A new session for each run, ended before the descriptors are counted: connections kept for later loads go then.
+        let finishedLeak = await Self.failsEveryTime { await finishedLoadsProblem(handlerClass, fixtures) }
+        report.record(.finishedLoadsReleaseResources, finishedLeak.map { .failed($0) } ?? .passed)
         if let slow = fixtures.slow {
             let session = SessionChecks.session(handlerClass, fixtures)
             let block = await Self.failsEveryTime { await threadPoolProblem(session, slow) }
@@ -173,6 +176,27 @@ enum ResourceChecks {
         }
         if leaked.isEmpty { return nil }
         return .process("2 s after cancelling \(large.absoluteString), descriptors opened by the load were still open: \(leaked.sorted().joined(separator: ", "))")
+    }
+
+    /// Why loads of the success fixtures (and of the missing one, which fail) left descriptors open once their session
+    /// ended, or `nil` if they did not.
+    private static func finishedLoadsProblem(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures) async -> Finding? {
+        let before = ResourceProbes.openDescriptors()
+        let session = SessionChecks.session(handlerClass, fixtures)
+        // Whatever their outcome: a load that fails (the missing fixture's, or one the other properties fault) must
+        // let go of what it opened too.
+        for url in fixtures.success.map(\.url) + (fixtures.missing.map { [$0] } ?? []) {
+            _ = try? await session.data(from: url)
+        }
+        session.invalidateAndCancel()
+        var leaked = ResourceProbes.openDescriptors().subtracting(before)
+        for _ in 0..<300 where !leaked.isEmpty {
+            try? await Task.sleep(for: .milliseconds(10))
+            leaked = leaked.intersection(ResourceProbes.openDescriptors())
+        }
+        if leaked.isEmpty { return nil }
+        let loads = fixtures.success.map(\.url.absoluteString).joined(separator: ", ")
+        return .process("3 s after loads of \(loads) finished and their session ended, descriptors they opened were still open: \(leaked.sorted().joined(separator: ", "))")
     }
 
     /// Why loads of `slow` side by side starved a 10 ms timer on the cooperative threads, or `nil` if it ticked.

@@ -140,6 +140,9 @@ open class SchemeHandler: @unchecked Sendable {
     open func startLoading() {
         let executor = loadExecutor
         let operation: @concurrent @Sendable () async -> Void = { [self] in
+            // Stopped before this task began (one handed to the global executor may begin late): load() would only
+            // work, and report, for nobody.
+            guard !isStopped else { return }
             do {
                 try await load()
                 if !clientHasTerminated, !isStopped { client.handlerDidFinishLoading(self) }
