@@ -275,6 +275,17 @@ struct HTTPProxyTests {
         #expect(!HTTPClientOptions.Proxy.bypasses("nota.test", exceptions: exceptions))
         #expect(HTTPClientOptions.Proxy.bypasses("::1", exceptions: ["[::1]"]))
         #expect(HTTPClientOptions.Proxy.bypasses("anything", exceptions: ["*"]))
+        // Addresses by blocks (curl 7.86), and never by a suffix; a final dot left out on either side.
+        #expect(HTTPClientOptions.Proxy.bypasses("10.1.2.3", exceptions: ["10.0.0.0/8"]))
+        #expect(!HTTPClientOptions.Proxy.bypasses("10.1.2.3", exceptions: ["10.0.0.0/16"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("192.168.7.9", exceptions: ["192.168.0.0/17"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("fd00::5", exceptions: ["fd00::/8"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("fd00::5", exceptions: ["[fd00::]/8"]))
+        #expect(!HTTPClientOptions.Proxy.bypasses("fe80::1", exceptions: ["fd00::/8", "10.0.0.0/8"]))
+        #expect(!HTTPClientOptions.Proxy.bypasses("127.0.0.1", exceptions: ["0.0.1", "0.1"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("127.0.0.1", exceptions: ["127.0.0.1"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("intranet.corp.", exceptions: ["corp"]))
+        #expect(HTTPClientOptions.Proxy.bypasses("www.example.com", exceptions: ["example.com."]))
     }
 
     @Test("The answer to CONNECT is read across reads; one not HTTP, or too long, is refused")

@@ -1,4 +1,11 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Loader
 
 extension HTTPClientOptions {
@@ -80,17 +87,43 @@ extension HTTPClientOptions {
         }
 
         /// Whether `host` (lowercase, IPv6 without brackets) is reached directly under `exceptions`: `*` names
-        /// every host; any other entry names itself and, as a domain, the hosts beneath it (`example.com` and
-        /// `.example.com` both cover `www.example.com`), as curl reads `--noproxy`.
+        /// every host; an address is named by itself or by a block that holds it (`10.0.0.0/8`, `fd00::/8`), never
+        /// by a suffix; any other entry names itself and, as a domain, the hosts beneath it (`example.com` and
+        /// `.example.com` both cover `www.example.com`), a final dot left out on either side: as curl reads
+        /// `--noproxy` (blocks since curl 7.86).
         static func bypasses(_ host: String, exceptions: [String]) -> Bool {
-            exceptions.contains { entry in
+            let name = host.hasSuffix(".") ? String(host.dropLast()) : host
+            let address = addressBytes(name)
+            return exceptions.contains { entry in
                 var entry = entry.lowercased()
                 if entry == "*" { return true }
+                if let address { return Self.address(address, isIn: entry.filter { $0 != "[" && $0 != "]" }) }
                 if entry.hasPrefix(".") { entry.removeFirst() }
-                if entry.hasPrefix("["), entry.hasSuffix("]") { entry = String(entry.dropFirst().dropLast()) }
+                if entry.hasSuffix(".") { entry.removeLast() }
                 guard !entry.isEmpty else { return false }
-                return host == entry || host.hasSuffix("." + entry)
+                return name == entry || name.hasSuffix("." + entry)
             }
+        }
+
+        /// The bytes of an IPv4 or IPv6 address written in `text`, or `nil` for a name.
+        private static func addressBytes(_ text: String) -> [UInt8]? {
+            var v4 = in_addr()
+            if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+            var v6 = in6_addr()
+            if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+            return nil
+        }
+
+        /// Whether `address` is the one `block` writes, or within it when it has a prefix length (`/n`).
+        private static func address(_ address: [UInt8], isIn block: String) -> Bool {
+            let parts = block.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let network = addressBytes(String(parts[0])), network.count == address.count else { return false }
+            guard let bits = parts.count == 2 ? Int(parts[1]) : network.count * 8, (0...network.count * 8).contains(bits) else { return false }
+            for index in 0..<network.count where bits > index * 8 {
+                let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - min(8, bits - index * 8)))
+                if address[index] & mask != network[index] & mask { return false }
+            }
+            return true
         }
 
         /// ``user`` and ``password`` (empty when not given) as a credential; `nil` without a user.
