@@ -30,6 +30,18 @@ struct CLIRequestTests {
         return file
     }
 
+    @Test("Seconds past what a timer holds (-m, --connect-timeout, --retry-delay, --retry-max-time: 1e21, inf, nan) are a usage error naming the option, as curl's 'too large number', not a crash", arguments: [
+        ["-m", "1e21", "ws://127.0.0.1:1/"], ["--connect-timeout", "nan", "http://127.0.0.1:1/"],
+        ["--retry", "1", "--retry-delay", "1e21", "--retry-connrefused", "http://127.0.0.1:1/"],
+        ["--retry", "1", "--retry-delay", "inf", "http://127.0.0.1:1/"], ["--retry-max-time", "1e300", "http://127.0.0.1:1/"],
+    ])
+    func secondsTooLarge(arguments: [String]) async throws {
+        let run = try await LoadURLProcess.run(["-S"] + arguments)
+        let option = arguments.first { $0.hasPrefix("-") && $0 != "--retry" && $0 != "--retry-connrefused" } ?? ""
+        #expect(run.status == 2, "\(run.status): \(run.stderr)")
+        #expect(run.stderr.contains(option + " wants a number of seconds"), "\(run.stderr)")
+    }
+
     @Test("-d pieces are joined with &, a -d file without its line breaks; --data-binary keeps them; a lone --data-binary @file streams; all go as a form")
     func dataPieces() throws {
         let form = try temporaryFile("b=2\r\nc=3\n")

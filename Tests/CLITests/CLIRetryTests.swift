@@ -78,6 +78,28 @@ struct CLIRetryTests {
         #expect(refused.status == 7 && refused.stderr.contains("retrying in 1 s, 0 retries left"), "\(refused.stderr)")
     }
 
+    @Test("A file that no try opened keeps what it held: tries refused, or 503s under -f, leave it as curl does; -C on a missing file retries rather than failing to cut it back")
+    func untouchedOutputKept() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retry-keep-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out.txt")
+        let closed = "http://127.0.0.1:\(LoopbackPorts.closed())/"
+
+        try Data("keep\n".utf8).write(to: file)
+        let refused = try await LoadURLProcess.run(["-S", "--retry", "1", "--retry-delay", "1", "--retry-connrefused", "-o", file.path, closed])
+        #expect(refused.status == 7 && refused.stderr.contains("retrying"), "\(refused.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "keep\n", "emptied by a retry that wrote nothing")
+
+        let failing = try await LoadURLProcess.run(["-sSf", "--retry", "1", "--retry-delay", "1", "-o", file.path, try url("flaky-plain", 5)])
+        #expect(failing.status == 22, "\(failing.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "keep\n", "emptied by a 503 tried again")
+
+        let missing = folder.appendingPathComponent("new.bin")
+        let resumed = try await LoadURLProcess.run(["-S", "-C", "5", "--retry", "1", "--retry-delay", "1", "--retry-connrefused", "-o", missing.path, closed])
+        #expect(resumed.status == 7 && resumed.stderr.contains("retrying"), "\(resumed.status): \(resumed.stderr)")
+    }
+
     @Test("An FTP server's 450 (busy) is tried again; its 550 (no such file) is not")
     func ftpReplies() async throws {
         let ftp = try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")

@@ -23,11 +23,20 @@ extension LoadURL {
 
     /// The session settings the options ask for. `checkingOnly`: for the options' checks alone, before anything runs
     /// (`--next`), which then warns of nothing and reads no `-H @FILE`: the run that follows does both.
+    /// The most seconds `-m`, `--connect-timeout` and the retry options take: about 31 million years, far inside what
+    /// Swift's `Duration` holds (it traps past about 1.7e20 s).
+    static let longestSeconds = 1e15
+
     func makeConfiguration(checkingOnly: Bool = false) throws -> LoaderSession.Configuration {
         let warns = !checkingOnly && (!silent || showError)
         var configuration = LoaderSession.Configuration.default
         for (option, value) in [("--retry", Double(retries)), ("--retry-delay", retryDelay), ("--retry-max-time", retryMaxTime)] where value < 0 {
             throw ValidationError("\(option) wants a number of 0 or more, not \(value.printed("%g"))")
+        }
+        // As curl ("too large number"): seconds past what a timer holds are a usage error, not a trap where one is set.
+        let seconds = [("-m", maxTime), ("--connect-timeout", connectTimeout), ("--retry-delay", retryDelay), ("--retry-max-time", retryMaxTime)]
+        for case let (option, value?) in seconds where !(value <= Self.longestSeconds) {
+            throw ValidationError("\(option) wants a number of seconds up to \(Self.longestSeconds.printed("%g")), not \(value.printed("%g"))")
         }
         // As curl: more than its limit is its limit; fewer than one is no number of transfers.
         if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }

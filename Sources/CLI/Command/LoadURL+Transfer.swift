@@ -117,6 +117,8 @@ extension LoadURL {
         var wroteToStandardOutput = false
         // Where the first try began writing a file output (-C N's offset, else 0): each retry writes from there again.
         var firstOffset: Int64?
+        // Whether this try opened the output file (only once a response came, and not for a 503 tried again).
+        var outputOpened = false
         // Why the output could not be cut back to `firstOffset` for a retry, if it could not: the transfer fails with it.
         var rewindFailure: OutputFile.Failure?
         // The wait before the next try, if another is allowed; `nil` once tries or time run out, or for a -T body
@@ -138,11 +140,14 @@ extension LoadURL {
             // The next try writes the same file, the name a server gave under -J included.
             summary = TransferSummary(url: url, urlIndex: index, filename: destination)
             events?.startTry()
-            // A file is written again from where the first try began (-C - goes on from its end instead), whether or
-            // not the next try writes a byte. From byte 0 the next try's open empties it anyway; from -C N's offset a
-            // file that cannot be cut back would take the next try's bytes after this one's: the transfer fails instead.
-            if let destination, options.continueAt?.origin != .outputFile, let firstOffset, truncate(destination, off_t(firstOffset)) != 0,
-               firstOffset > 0 {
+            // A file this try opened is written again from where the first try began (-C - goes on from its end
+            // instead), whether or not the next try writes a byte: from -C N's offset a file that cannot be cut back
+            // would take the next try's bytes after this one's, and the transfer fails instead. One this try never
+            // opened (it failed before a response, or its 503 is tried again) is left as it was, as curl leaves it.
+            let opened = outputOpened
+            outputOpened = false
+            if opened, let destination, options.continueAt?.origin != .outputFile, let firstOffset,
+               truncate(destination, off_t(firstOffset)) != 0, firstOffset > 0 {
                 let cause = Errno(rawValue: errno)
                 rewindFailure = OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url,
                                                                     reason: "cannot cut \(destination) back to byte \(firstOffset) for the retry: \(cause)",
@@ -209,6 +214,7 @@ extension LoadURL {
                 }
                 let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
                 defer { output.close() }
+                outputOpened = destination != nil
                 if destination == nil, let ordered, !ordered.isNow {
                     spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)
                 }
