@@ -42,6 +42,14 @@ struct CLIRequestTests {
         #expect(run.stderr.contains(option + " wants a number of seconds"), "\(run.stderr)")
     }
 
+    @Test("-s does not hide a usage error (curl prints them whatever -s says): exit 2 with the option named")
+    func usageErrorUnderSilent() async throws {
+        for arguments in [["-s", "-C", "abc", "data:,x"], ["-s", "--retry-delay", "inf", "data:,x"]] {
+            let run = try await LoadURLProcess.run(arguments)
+            #expect(run.status == 2 && run.stderr.contains(arguments[1]), "\(arguments): \(run.status) \(run.stderr)")
+        }
+    }
+
     @Test("-d pieces are joined with &, a -d file without its line breaks; --data-binary keeps them; a lone --data-binary @file streams; all go as a form")
     func dataPieces() throws {
         let form = try temporaryFile("b=2\r\nc=3\n")

@@ -478,7 +478,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         do {
             configuration = try command.makeConfiguration()
         } catch {
-            report(String(describing: error), status: LoadURLExit.usage)
+            // A usage error is told whatever -s says, as curl's are (and as the checks of several operations tell it).
+            StandardStreams.error("loadurl: (\(LoadURLExit.usage)) \(error)\n")
             return .failure(PreparationFailure(status: LoadURLExit.usage))
         }
         let cookieEngine = CookieEngine(cookieArguments: cookies, jarPath: self.cookieJar, junkSessionCookies: junkSessionCookies,
