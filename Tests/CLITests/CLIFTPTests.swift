@@ -47,6 +47,32 @@ struct CLIFTPTests {
         #expect(six.stdout.isEmpty)
     }
 
+    @Test("-x takes FTP through a SOCKS5 or HTTP proxy (its log shows the control and data connections); a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
+    func proxies() async throws {
+        let server = try ftp()
+        let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
+        let url = "ftp://127.0.0.1:\(server.port)/hello.txt"
+        let logged = { (try? String(contentsOfFile: proxies.socksLog, encoding: .utf8))?.components(separatedBy: "\n").count ?? 0 }
+        let before = logged()
+        let socks = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(proxies.socksPort)", url])
+        #expect(socks.status == 0 && socks.stdout == "Hello from FTP\n", "\(socks.stderr)")
+        let lines = ((try? String(contentsOfFile: proxies.socksLog, encoding: .utf8)) ?? "").components(separatedBy: "\n").dropFirst(max(0, before - 1))
+        #expect(lines.contains { $0.contains("pass(") && $0.contains("127.0.0.1.\(server.port)") }, "the SOCKS proxy did not carry the control connection")
+        #expect(lines.filter { $0.contains("pass(") }.count >= 2, "the data connection went around the proxy")
+
+        let http = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.port)", url])
+        #expect(http.status == 0 && http.stdout == "Hello from FTP\n", "\(http.stderr)")
+        let closed = "http://127.0.0.1:\(LoopbackPorts.closed())"
+        let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(LoopbackPorts.closed())", url])
+        #expect(refused.status == 7 && refused.stdout.isEmpty, "\(refused.status): \(refused.stderr)")
+        let none = try await LoadURLProcess.run(["-sS", "-x", "", url], environment: ["all_proxy": closed])
+        #expect(none.status == 0 && none.stdout == "Hello from FTP\n", "\(none.stderr)")
+        let environmental = try await LoadURLProcess.run(["-sS", url], environment: ["all_proxy": closed])
+        #expect(environmental.status == 7, "\(environmental.status): \(environmental.stderr)")
+        let excepted = try await LoadURLProcess.run(["-sS", "--noproxy", "127.0.0.1", url], environment: ["all_proxy": closed])
+        #expect(excepted.status == 0, "\(excepted.stderr)")
+    }
+
     @Test("Downloads and a listing in one call, with -i heads")
     func downloadAndList() async throws {
         let server = try ftp()

@@ -170,7 +170,7 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 13)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 15)
         var identified = FTPOptions()
         identified.clientCertificatePEMFile = "/client.pem"
         identified.clientPrivateKeyPEMFile = "/client.key"

@@ -154,6 +154,7 @@ extension LoadURL {
         }
         try setProxies(&http, environment: ProcessInfo.processInfo.environment, warns: warns)
         configuration.handlerOptions[HTTPClientOptions.self] = http
+        setFTPProxy(&configuration.handlerOptions[FTPOptions.self], environment: ProcessInfo.processInfo.environment)
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
         if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
@@ -215,6 +216,15 @@ extension LoadURL {
         http.tunnelsThroughProxy = proxyTunnel
         http.noProxy = noProxy.map { $0.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty } }
             ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+    }
+
+    /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or
+    /// `ALL_PROXY`; with `--noproxy`'s or `no_proxy`'s exceptions. `-U` is not given to it (put the login in the proxy's
+    /// URL), nor is `--resolve`.
+    func setFTPProxy(_ ftp: inout FTPOptions, environment: [String: String]) {
+        let chosen = proxy ?? ["ftp_proxy", "FTP_PROXY", "all_proxy", "ALL_PROXY"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        ftp.proxy = chosen.flatMap { $0.isEmpty ? nil : $0 }
+        ftp.noProxy = noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
     }
 
     /// The options that shape each request, read once: ArgumentParser's property wrappers look up generic

@@ -43,6 +43,14 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// server with the same login and TLS settings, which then skips connecting and logging in (as curl does
     /// for several URLs). 0 closes it at the end of each load.
     @HandlerSetting public var idleConnectionTimeout: TimeInterval = 60
+    /// The proxy FTP loads go through, as libcurl takes it: `socks5h://[USER:PASSWORD@]HOST[:PORT]` (SOCKS5, the proxy
+    /// resolving the name), `socks5://…`, or an HTTP proxy (`[http://][USER:PASSWORD@]HOST[:PORT]`), asked for a tunnel
+    /// (`CONNECT`) for the control connection and each data connection. `nil`: none, whatever the environment's
+    /// variables say, as for HTTP (a tool reads them itself, as `loadurl` does).
+    @HandlerSetting public var proxy: String? = nil
+    /// The hosts reached directly though ``proxy`` is set, as libcurl's `NOPROXY` list reads them: comma-separated
+    /// names (each covering the domain beneath it), addresses and blocks (`10.0.0.0/8`), or `*` for every host.
+    @HandlerSetting public var noProxy: String? = nil
 
     /// ``idleConnectionTimeout`` in nanoseconds, or `nil` for none kept (0, negative or undefined).
     var idleConnectionNanoseconds: UInt64? {
@@ -81,6 +89,8 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         }
         merged.$readsModificationDate = requestValue.$readsModificationDate.over(sessionValue.$readsModificationDate)
         merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
+        merged.$proxy = requestValue.$proxy.over(sessionValue.$proxy)
+        merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
         return merged
     }
 

@@ -66,6 +66,8 @@ final class CurlTransfer: @unchecked Sendable {
     struct ShareKey: Hashable {
         let session: Int
         let tls: FTPOptions.TLSUse
+        /// The proxy and its exceptions: a connection made through one is not the one a load without it wants.
+        let proxy: [String?]
         let trustRootsPEMFile: String?
         let verifiesCertificates: Bool
         /// The client certificate, its key and passphrase: a connection shows the server one identity only.
@@ -139,7 +141,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         // The key (and the identity files' stat calls) only for a session that keeps connections.
         self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
-            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, trustRootsPEMFile: options.trustRootsPEMFile,
+            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy],
+                               trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
                                clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
                                clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
@@ -185,6 +188,13 @@ final class CurlTransfer: @unchecked Sendable {
         // CURL_IPRESOLVE_V4 is 1, CURL_IPRESOLVE_V6 is 2 (and WHATEVER, the default, 0).
         if options.addressFamily != .any { codes.append(ccurl_setopt_long(easy, CURLOPT_IPRESOLVE, options.addressFamily == .ipv4 ? 1 : 2)) }
         if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, options.activeModeAddress ?? "-")) }
+        // Always set: libcurl would otherwise read the environment's ftp_proxy and all_proxy on its own.
+        codes.append(ccurl_setopt_string(easy, CURLOPT_PROXY, options.proxy ?? ""))
+        if let proxy = options.proxy, !proxy.isEmpty, !proxy.lowercased().hasPrefix("socks") {
+            // Through an HTTP proxy, FTP itself in a tunnel, not FTP turned into an HTTP GET the proxy makes.
+            codes.append(ccurl_setopt_long(easy, CURLOPT_HTTPPROXYTUNNEL, 1))
+        }
+        if let noProxy = options.noProxy { codes.append(ccurl_setopt_string(easy, CURLOPT_NOPROXY, noProxy)) }
         if request.scheme == "ftp", options.tls != .never {
             // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
