@@ -349,6 +349,10 @@ struct CLIHTTPTests {
             #expect(figures[pair] == 1_048_576)
             #expect(figures[pair + 1] <= 1024 * 1024, "\(figures[pair + 1]) bytes per second")
         }
+        // -m holds however slowly the limit reads: 1 MiB at 20 KiB/s would take 50 s (the whole body sits in the loader's
+        // buffer long before, where its own timeout no longer looks), as curl's -m does.
+        let bounded = try await LoadURLProcess.run(["-sS", "-m", "1", "--limit-rate", "20K", "-o", "/dev/null", url])
+        #expect(bounded.status == 28 && bounded.stderr.contains("timed out"), "\(bounded.status): \(bounded.stderr)")
         for bad in ["fast", "-1", "1T"] {
             let refused = try await LoadURLProcess.run(["--limit-rate", bad, url])
             #expect(refused.status == 2 && refused.stderr.contains("--limit-rate"), "\(bad): \(refused.stderr)")

@@ -226,8 +226,9 @@ extension LoadURL {
                     }
                 }
                 if include || headOnly { try put(Data(Self.includedHeads(response, transactions: events?.transactions ?? []).utf8)) }
+                let deadline = maxTime.flatMap { $0 > 0 ? started.advanced(by: .seconds($0)) : nil }
                 func copyBody() async throws {
-                    let pacer = options.rateLimit.map(RatePacer.init)
+                    let pacer = options.rateLimit.map { RatePacer(bytesPerSecond: $0, deadline: deadline) }
                     for try await chunk in bytes.chunks {
                         if let maxFileSize, summary.bytes + Int64(chunk.count) > maxFileSize {
                             bytes.task.cancel()
@@ -236,7 +237,13 @@ extension LoadURL {
                         try put(chunk)
                         summary.bytes += Int64(chunk.count)
                         meter.update(received: summary.bytes, expected: response.expectedContentLength)
-                        try await pacer?.pause(after: summary.bytes)
+                        do {
+                            try await pacer?.pause(after: summary.bytes)
+                        } catch is RatePacer.DeadlinePassed {
+                            // As curl: -m holds however slowly --limit-rate reads what has arrived.
+                            bytes.task.cancel()
+                            throw LoadError(.timedOut, url: url, reason: "the transfer took longer than -m's \(maxTime?.printed("%g") ?? "") s (\(summary.bytes) bytes read at --limit-rate)")
+                        }
                     }
                 }
                 if let length = response.expectedContentLength, length <= Self.smallBody {
