@@ -359,6 +359,16 @@ struct CLIHTTPTests {
         }
     }
 
+    @Test("-X sends its method as given (methods are case-sensitive, and curl does not change them); one that is no token is a usage error")
+    func methodAsGiven() async throws {
+        let server = try TestServers.requireNginx()
+        let url = "http://127.0.0.1:\(server.httpPort)/hello.txt"
+        let run = try await LoadURLProcess.run(["-sS", "-v", "-X", "patch", "-o", "/dev/null", url])
+        #expect(run.stderr.contains("> patch /hello.txt HTTP/1.1"), "\(run.stderr)")
+        let bad = try await LoadURLProcess.run(["-sS", "-X", "BAD METHOD", url])
+        #expect(bad.status == 2 && bad.stderr.contains("-X wants a request method"), "\(bad.status): \(bad.stderr)")
+    }
+
     @Test("-u sends Basic credentials; -d posts a form")
     func credentialsAndData() async throws {
         let server = try TestServers.requireNginx()

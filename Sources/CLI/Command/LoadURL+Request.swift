@@ -38,6 +38,9 @@ extension LoadURL {
         for case let (option, value?) in seconds where !(value <= Self.longestSeconds) {
             throw ValidationError("\(option) wants a number of seconds up to \(Self.longestSeconds.printed("%g")), not \(value.printed("%g"))")
         }
+        if let method, HTTPRequest.Method(method) == nil {
+            throw ValidationError("-X wants a request method (a token: letters, digits and !#$%&'*+-.^_`|~), not '\(method)'")
+        }
         // As curl: more than its limit is its limit; fewer than one is no number of transfers.
         if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
         // As curl: the file -C goes on with must be known before the server names one.
@@ -495,7 +498,8 @@ extension LoadURL {
             }
         }
         if options.headOnly { request.method = .head }
-        if let method = options.method { request.method = HTTPRequest.Method(method.uppercased()) ?? request.method }
+        // As given, as curl sends it: methods are case-sensitive (checked to be a token by makeConfiguration).
+        if let method = options.method, let given = HTTPRequest.Method(method) { request.method = given }
         // Any type will do, as curl says on every HTTP request (-H 'Accept:' takes it away below): some servers and
         // proxies answer a request without Accept with a 406, or with another representation.
         if request.scheme == "http" || request.scheme == "https", request.headerFields[.accept] == nil {
