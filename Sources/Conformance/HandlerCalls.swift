@@ -8,6 +8,12 @@ final class HandlerCalls: Sendable {
     /// The longest `startLoading()` may take: the loader calls it on the caller's thread, which it holds up.
     static let longestStart: UInt64 = 1_000_000_000
 
+    /// When a call began on its thread and how long it took (uptime nanoseconds).
+    struct Timing: Sendable {
+        let began: UInt64
+        let took: UInt64
+    }
+
     /// A call that had not returned within the patience.
     struct Stuck: Sendable {
         /// The property it breaks (``ConformanceProperty/startsPromptly`` or ``ConformanceProperty/stopsPromptly``).
@@ -39,24 +45,26 @@ final class HandlerCalls: Sendable {
             "startLoading() of \(url.absoluteString) had not returned after \(Int(patience)) s: the caller's thread would wait for it for ever"))
         else { return false }
         state.withLock { state in
-            if took > state.slowestStart?.nanoseconds ?? 0 { state.slowestStart = (took, url) }
+            if took.took > state.slowestStart?.nanoseconds ?? 0 { state.slowestStart = (took.took, url) }
         }
         return true
     }
 
-    /// Calls `handler.stopLoading()`; how long it took, or `nil` if it had not returned within the patience.
-    func stop(_ handler: SchemeHandler) async -> UInt64? {
+    /// Calls `handler.stopLoading()`; when it began and how long it took, or `nil` if it had not returned within the
+    /// patience.
+    func stop(_ handler: SchemeHandler) async -> Timing? {
         await call({ handler.stopLoading() }, stuck: Stuck(property: .stopsPromptly, message:
             "stopLoading() of \(handler.request.url.absoluteString) had not returned after \(Int(patience)) s: a cancel would wait for it for ever"))
     }
 
-    /// How long `body` took on a thread of its own, or `nil` if it had not returned within the patience (then `stuck`
+    /// When `body` began on a thread of its own and how long it took (from the thread, not the caller: the hop to it
+    /// is not the handler's time), or `nil` if it had not returned within the patience (then `stuck`
     /// is kept) or an earlier call never returned (then it is not made).
-    private func call(_ body: @escaping @Sendable () -> Void, stuck: Stuck) async -> UInt64? {
+    private func call(_ body: @escaping @Sendable () -> Void, stuck: Stuck) async -> Timing? {
         guard self.stuck == nil else { return nil }
-        let waiter = Locked<CheckedContinuation<UInt64?, Never>?>(nil)
+        let waiter = Locked<CheckedContinuation<Timing?, Never>?>(nil)
         let timer = Locked<Task<Void, Never>?>(nil)
-        let took = await withCheckedContinuation { (continuation: CheckedContinuation<UInt64?, Never>) in
+        let took = await withCheckedContinuation { (continuation: CheckedContinuation<Timing?, Never>) in
             waiter.withLock { $0 = continuation }
             timer.withLock { [patience] in
                 $0 = Task {
@@ -67,7 +75,7 @@ final class HandlerCalls: Sendable {
             Thread {
                 let start = DispatchTime.now().uptimeNanoseconds
                 body()
-                let took = DispatchTime.now().uptimeNanoseconds - start
+                let took = Timing(began: start, took: DispatchTime.now().uptimeNanoseconds - start)
                 waiter.withLock { $0.take() }?.resume(returning: took)
                 timer.withLock { $0 }?.cancel()
             }.start()

@@ -225,7 +225,7 @@ struct DirectLoad {
     /// Stops the load as the loader does: from then on the client's `deliver` throws. Returns how long
     /// `stopLoading()` took, or `nil` if it did not return (see ``HandlerCalls``).
     @discardableResult
-    func stop() async -> UInt64? {
+    func stop() async -> HandlerCalls.Timing? {
         client.markStopped()
         return await calls.stop(handler)
     }
