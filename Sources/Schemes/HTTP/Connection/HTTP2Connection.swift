@@ -139,6 +139,8 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     private(set) var goingAway = false
     /// Whether the server's SETTINGS came (its connection preface).
     private var sawSettings = false
+    /// Whether the server sent GOAWAY: the connection ends by its choice, and the streams it left out go again.
+    private var serverWentAway = false
 
     init(connection: HTTP2Connection, goAways: ErrorGoAwayCloser) {
         self.connection = connection
@@ -155,6 +157,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
         case .goAway(let lastStreamID, _, _):
             // Before NIOHTTP2 closes the streams after it, which it does once this frame has been passed on.
             connection.lastProcessedStream.store(Int(lastStreamID), ordering: .releasing)
+            serverWentAway = true
             goingAway = true
             pool?.goingAway(connection)
         default:
@@ -177,8 +180,11 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        // Before the server's SETTINGS, which must be its first frame, an error can only be the connection's.
-        if !sawSettings || goAways.sentError != nil { connection.noteProtocolViolation(error, atOpening: !sawSettings) }
+        // Before the server's SETTINGS, which must be its first frame, an error can only be the connection's. Later, one
+        // that NIOHTTP2 answered with a GOAWAY of ours is the server's breach, unless the connection was ending anyway
+        // (the server's own GOAWAY, whose left-out streams must go again; a close, a write after it): not failed for.
+        let ours = goAways.sentError != nil && !serverWentAway && context.channel.isActive && !(error is NIOHTTP2Errors.IOOnClosedConnection)
+        if !sawSettings || ours { connection.noteProtocolViolation(error, atOpening: !sawSettings) }
         goingAway = true
         pool?.goingAway(connection)
     }
