@@ -18,20 +18,21 @@ struct UploadBufferTests {
         let fifo = folder.appendingPathComponent("body").path
         #expect(mkfifo(fifo, 0o600) == 0)
 
-        let buffer = UploadBuffer(body: .file(URL(fileURLWithPath: fifo)), limit: 64 * 1024)
-        buffer.start(resume: {})
-        // The pump opens the pipe for reading; until then a writer that does not block is refused (ENXIO).
-        var writer: Int32 = -1
-        for _ in 0..<500 where writer < 0 {
-            writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-            if writer < 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        // Opened first, read and write, so that neither the pump's open nor the writer's waits for the other: a wait in
+        // the pump's open() held one of the two cooperative threads, and a full run of the tests stalled behind it.
+        let keeper = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        try #require(keeper >= 0)
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
         try #require(writer >= 0)
         defer { close(writer) }
-
-        // Just under the limit, taken in; then the stop, while the pump waits in read() for more.
+        // Just under the limit, in the pipe before the pump opens it.
         #expect(write(writer, [UInt8](repeating: 1, count: 60 * 1024), 60 * 1024) == 60 * 1024)
+
+        let buffer = UploadBuffer(body: .file(URL(fileURLWithPath: fifo)), limit: 64 * 1024)
+        buffer.start(resume: {})
         await buffer.waitForStart()
+        // The pump alone reads the pipe now; then the stop, while it waits in read() for more.
+        close(keeper)
         try await Task.sleep(for: .milliseconds(100))
         buffer.stop()
         // The chunk that wakes the pump would take it over the limit: it used to wait there for room nobody makes.
