@@ -86,12 +86,15 @@ struct FileUpload {
     static func temporaryPath(beside destination: String) -> String {
         let target = URL(fileURLWithPath: destination)
         let suffix = ".\(UInt32.random(in: 0...UInt32.max)).partial"
-        var name = ""
+        // Cut where a character begins, counting bytes as they are written.
+        var room = 255 - 1 - suffix.utf8.count
+        var name = String.UnicodeScalarView()
         for scalar in target.lastPathComponent.unicodeScalars {
-            guard name.utf8.count + String(scalar).utf8.count + suffix.utf8.count + 1 <= 255 else { break }
-            name.unicodeScalars.append(scalar)
+            room -= UTF8.width(scalar)
+            guard room >= 0 else { break }
+            name.append(scalar)
         }
-        return target.deletingLastPathComponent().appendingPathComponent("." + name + suffix).path
+        return target.deletingLastPathComponent().appendingPathComponent("." + String(name) + suffix).path
     }
 
     /// Writes the body into the device, pipe or (`truncating` it first) file at `destination`. A pipe that no process
