@@ -53,6 +53,8 @@ final class BlocksInStart: MemoryHandler, @unchecked Sendable { override class v
 final class HangsInStart: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .hangsInStart } }
 final class HangsInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .hangsInStop } }
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
+final class LearnsOfStopLate: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .learnsOfStopLate } }
+final class IgnoresDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresDeliverThrows } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -76,6 +78,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (KeepsSendingAfterStop.self, .stopsPromptly),
     (KeepsSendingAfterStopQuickly.self, .stopsPromptly),
     (BlocksInStop.self, .stopsPromptly),
+    (IgnoresDeliverThrows.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),
     (LeaksDescriptorOnFinish.self, .finishedLoadsReleaseResources),
     (FailsOnLateStop.self, .stopLoadingIsSafe),
@@ -125,9 +128,11 @@ struct ConformanceSuiteTests {
         #expect(message.contains("supportedSchemes"), "\(message)")
     }
 
-    @Test("A handler that stops when deliver throws (its waits deaf to cancellation), as the client allows, keeps every property")
-    func stopsWhenDeliverThrows() async throws {
-        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(StopsWhenDeliverThrows.self, fixtures: memFixtures) }
+    @Test("A handler that stops when deliver throws (its waits deaf to cancellation), as the client allows, keeps every property; so does one whose task runs late, its first delivery long after the stop", arguments: [
+        StopsWhenDeliverThrows.self as SchemeHandler.Type, LearnsOfStopLate.self,
+    ])
+    func stopsWhenDeliverThrows(handler: SchemeHandler.Type) async throws {
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(handler, fixtures: memFixtures) }
         #expect(report.allPassed, "\(report)")
     }
 

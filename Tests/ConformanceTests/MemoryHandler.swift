@@ -59,6 +59,11 @@ enum Defect: Sendable {
     /// Not a defect: a handler whose waits ignore cancellation and that stops when `deliver` throws, as the
     /// client's documentation allows.
     case stopsWhenDeliverThrows
+    /// Not a defect: as ``stopsWhenDeliverThrows``, its task pausing 400 ms between the response and the first chunk
+    /// (as one a loaded machine let run late), so that its first delivery after a stop comes long after it.
+    case learnsOfStopLate
+    /// Calls `deliver` with `try?`, ignoring the throw that tells it of the stop, and goes on delivering.
+    case ignoresDeliverThrows
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -263,12 +268,15 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
             }
             return
         }
-        if defect == .stopsWhenDeliverThrows {
+        if defect == .stopsWhenDeliverThrows || defect == .learnsOfStopLate {
             let client = self.client
             let handler: SchemeHandler = self
+            let late = defect == .learnsOfStopLate
             // Detached: stopLoading's cancellation does not reach it; deliver throwing does.
             let detached = Task.detached {
                 do {
+                    // The pause before the first chunk: after it, a held reader keeps `deliver` waiting until the stop.
+                    if late { try? await Task.sleep(for: .milliseconds(400)) }
                     for _ in 0..<(Self.largeSize / Self.chunk.count) {
                         try await client.handler(handler, deliver: Self.chunk)
                         try? await Task.sleep(for: .milliseconds(2))
@@ -294,6 +302,10 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
                 client.handlerDidFinishLoading(handler)
             }
             await detached.value
+            return
+        }
+        if defect == .ignoresDeliverThrows {
+            for _ in 0..<(Self.largeSize / Self.chunk.count) { try? await client.handler(self, deliver: Self.chunk) }
             return
         }
         var sent = 0
