@@ -3,7 +3,8 @@
 one (downloads throttled), one that drops the data connection mid-file, one that writes each login, QUIT,
 MDTM and closed control connection to ROOT/counted-events and hangs up on the command after a download of
 then-hang-up.txt (for the tests of kept connections), a sixth like it for the CLI's tests, and explicit FTPS that
-wants a client certificate from the CA beside CERT (ca.pem) on its connections. Usage:
+wants a client certificate from the CA beside CERT (ca.pem) on its connections; one that never answers QUIT, and one
+that sends each 226 (transfer complete) 15 s late. Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
 ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload. On the
 plain server, a download of busy-N-ID.txt (any N and ID) is refused with 450 the first N times for that name, then
@@ -74,6 +75,22 @@ class BusyHandler(FTPHandler):
                 return
             file = BusyHandler.stand_in
         return super().ftp_RETR(file)
+
+
+class SilentToQuitHandler(FTPHandler):
+    """Never answers QUIT, and keeps the connection open (until its idle timeout): as a server gone silent."""
+    def ftp_QUIT(self, line):
+        pass
+
+
+class LateAcknowledgingHandler(FTPHandler):
+    """Sends each 226 (transfer complete) 15 s late, as a server that syncs a file to disk before it says so."""
+    def respond(self, resp, *args, **kwargs):
+        if resp.startswith("226"):
+            parent = super()
+            self.ioloop.call_later(15, lambda: None if self._closed else parent.respond(resp, *args, **kwargs))
+        else:
+            super().respond(resp, *args, **kwargs)
 
 
 class CountingHandler(FTPHandler):
@@ -162,6 +179,8 @@ servers = {
     "FTPS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True), ioloop=ioloop, backlog=1024),
     "FTP_SLOW_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=SlowDTP), ioloop=ioloop, backlog=1024),
     "FTP_CUT_PORT": FTPServer(("127.0.0.1", 0), handler(FTPHandler, dtp=CuttingDTP), ioloop=ioloop, backlog=1024),
+    "FTP_SILENT_QUIT_PORT": FTPServer(("127.0.0.1", 0), handler(SilentToQuitHandler), ioloop=ioloop, backlog=1024),
+    "FTP_LATE_226_PORT": FTPServer(("127.0.0.1", 0), handler(LateAcknowledgingHandler), ioloop=ioloop, backlog=1024),
     "FTP_COUNTED_PORT": FTPServer(("127.0.0.1", 0), handler(CountingHandler), ioloop=ioloop, backlog=1024),
     "FTP_COUNTED_CLI_PORT": FTPServer(("127.0.0.1", 0), handler(CountingForCLI), ioloop=ioloop, backlog=1024),
     "FTPS_MTLS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True, client_certificates=True), ioloop=ioloop, backlog=1024),

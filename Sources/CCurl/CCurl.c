@@ -24,6 +24,7 @@ static struct {
     CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wait)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMcode (*multi_wakeup)(CURLM *);
+    CURLMcode (*multi_cleanup)(CURLM *);
     CURLMcode (*multi_fdset)(CURLM *, fd_set *, fd_set *, fd_set *, int *);
     // libcurl 8.8 or later only (NULL before): the watched sockets with no fd_set and no FD_SETSIZE limit.
     CURLMcode (*multi_waitfds)(CURLM *, struct curl_waitfd *, unsigned int, unsigned int *);
@@ -75,6 +76,7 @@ static void load(void) {
     *(void **)&curl.multi_poll = symbol(library, "curl_multi_poll");
     *(void **)&curl.multi_wait = symbol(library, "curl_multi_wait");
     *(void **)&curl.multi_wakeup = symbol(library, "curl_multi_wakeup");
+    *(void **)&curl.multi_cleanup = symbol(library, "curl_multi_cleanup");
     *(void **)&curl.multi_fdset = symbol(library, "curl_multi_fdset");
     *(void **)&curl.multi_waitfds = dlsym(library, "curl_multi_waitfds");
     curl_version_info_data *(*version_info)(CURLversion) = NULL;
@@ -120,6 +122,7 @@ CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int
     return curl.multi_wait(multi, extra, count, timeout_ms, numfds);
 }
 CURLMcode ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
+CURLMcode ccurl_multi_cleanup(CURLM *multi) { return curl.multi_cleanup(multi); }
 int ccurl_multi_watches_sockets(CURLM *multi) {
     // Unknown counts as watching: the caller then sleeps as usual.
     if (curl.multi_waitfds != NULL) {

@@ -50,6 +50,10 @@ public enum TestServers {
         public let slowPort: Int
         /// Drops the data connection after about 100 kB of any file.
         public let cutPort: Int
+        /// Plain FTP like ``port`` that never answers `QUIT` (the connection stays open).
+        public let silentToQuitPort: Int
+        /// Plain FTP like ``port`` that sends each `226` (transfer complete) 15 s late.
+        public let lateAcknowledgingPort: Int
         /// Plain FTP like ``port`` (the same files and logins), writing each login and each closed control
         /// connection, a line each, to ``countedEvents``.
         public let countedPort: Int
@@ -184,13 +188,14 @@ public enum TestServers {
         let values = environment
         guard let port = values["FTP_PORT"].flatMap(Int.init), let tls = values["FTPS_PORT"].flatMap(Int.init),
               let slow = values["FTP_SLOW_PORT"].flatMap(Int.init), let cut = values["FTP_CUT_PORT"].flatMap(Int.init),
+              let silent = values["FTP_SILENT_QUIT_PORT"].flatMap(Int.init), let late = values["FTP_LATE_226_PORT"].flatMap(Int.init),
               let counted = values["FTP_COUNTED_PORT"].flatMap(Int.init), let countedCLI = values["FTP_COUNTED_CLI_PORT"].flatMap(Int.init),
               let mutual = values["FTPS_MTLS_PORT"].flatMap(Int.init),
               let root = values["FTP_ROOT"], let ca = values["CA"]
         else { return nil }
         // The servers write beside the served folder, not in it.
         let parent = URL(fileURLWithPath: root).deletingLastPathComponent()
-        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut,
+        return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, silentToQuitPort: silent, lateAcknowledgingPort: late,
                    countedPort: counted, countedEvents: parent.appendingPathComponent("counted-events").path,
                    countedCLIPort: countedCLI, countedCLIEvents: parent.appendingPathComponent("counted-cli-events").path,
                    clientCertificatePort: mutual, root: root, caFile: ca)

@@ -29,6 +29,8 @@ CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
 CURLMcode ccurl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wait(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *numfds);
 CURLMcode ccurl_multi_wakeup(CURLM *multi);
+/// Frees a multi handle that holds no easy handle any more.
+CURLMcode ccurl_multi_cleanup(CURLM *multi);
 /// Whether libcurl watches any socket now (`curl_multi_waitfds` from libcurl 8.8, else `curl_multi_fdset` where that
 /// is safe; 1 when it cannot tell): with transfers running and none watched, libcurl waits on nothing a poll can see.
 int ccurl_multi_watches_sockets(CURLM *multi);

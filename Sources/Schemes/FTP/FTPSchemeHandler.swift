@@ -12,9 +12,9 @@ import Loader
 /// session's delegates are asked (an ``AuthenticationChallenge`` whose method is `"FTP"`), then the
 /// session's credential store; up to three credentials are tried.
 ///
-/// Settings are ``FTPOptions``, per session or per request. Every transfer runs on one libcurl multi
-/// handle driven by a thread of its own, never on Swift's cooperative pool; cancelling a load removes
-/// its transfer at once and frees its handle.
+/// Settings are ``FTPOptions``, per session or per request. The transfers to each server run on a libcurl multi
+/// handle driven by a thread of its own, never on Swift's cooperative pool, so that a server slow to answer holds up
+/// only its own transfers; cancelling a load removes its transfer at once and frees its handle.
 ///
 /// A session keeps a control connection, logged in, for ``FTPOptions/idleConnectionTimeout`` (60 s) after
 /// each load, and its next load of the same server with the same login and TLS settings runs on it without
@@ -31,7 +31,7 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
 
     /// Closes the session's kept control connections (each sent `QUIT`) once none of its transfers runs.
     override public class func sessionDidEnd(_ identifier: Int) {
-        CurlEngine.ifStarted?.submit(.sessionEnded(identifier))
+        CurlEngine.submitToAll(.sessionEnded(identifier))
     }
 
     /// Credentials tried after the server refused a login.
@@ -42,7 +42,8 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         guard let host = request.url.host(percentEncoded: false), !host.isEmpty else {
             throw LoadError(.badURL, url: request.url, reason: "the URL has no host")
         }
-        let engine = try CurlEngine.engine(for: request.url)
+        let engine = try CurlEngine.engine(for: request, options: request.options[FTPOptions.self])
+        defer { engine.release() }
         var credential: Credential?
         var failures = 0
         var newConnection = false

@@ -10,26 +10,69 @@ import Glibc
 import Musl
 #endif
 
-/// Drives every FTP transfer of the process: one libcurl multi handle on a thread of its own, so no
-/// libcurl call blocks Swift's cooperative pool and all of them happen on one thread (libcurl handles are
-/// not thread-safe). Other threads talk to it through an inbox and `curl_multi_wakeup`.
+/// Drives the FTP transfers to one server: a libcurl multi handle on a thread of its own, so no libcurl call blocks
+/// Swift's cooperative pool and all of a handle's calls happen on one thread (libcurl handles are not thread-safe).
+/// Other threads talk to it through an inbox and `curl_multi_wakeup`.
+///
+/// One engine per server (``Server``), not one for the process: libcurl 7.88 waits for some replies blocking, inside
+/// `curl_multi_perform` (the `226` that ends a transfer, up to a minute), and a slow server then holds up only its own
+/// transfers, not every FTP load of the process. An engine with nothing to do for ``retireAfter`` ends its thread.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked: `multi`, `transfers` and `batches` are used on the engine's thread only; `inbox` is locked.
-    /// The process's engine, started by the first FTP load; `nil` when libcurl could not be loaded.
-    private static let shared: CurlEngine? = ccurl_load() == nil ? CurlEngine() : nil
+    // @unchecked: `multi`, `transfers`, `batches`, `shares` and `idleSince` are used on the engine's thread only;
+    // `inbox` and `retired` are locked, and the engines' table with its users by `engines`.
 
-    /// The engine, or an ``LoadError/Code/unsupportedURL`` naming `url` and why libcurl is missing.
-    static func engine(for url: URL) throws -> CurlEngine {
-        guard let engine = shared else {
-            let reason = ccurl_load().map { String(cString: $0) } ?? "libcurl is not loaded"
-            throw LoadError(.unsupportedURL, url: url, reason: reason)
+    /// Where an engine's transfers go: the server, or the proxy in front of it and the server behind.
+    struct Server: Hashable {
+        let host: String
+        let port: Int
+        let proxy: String?
+
+        init(_ url: URL, options: FTPOptions) {
+            host = (url.host(percentEncoded: false) ?? "").lowercased()
+            port = url.port ?? (url.scheme?.lowercased() == "ftps" ? 990 : 21)
+            proxy = options.proxy.flatMap { $0.isEmpty ? nil : $0 }
         }
-        return engine
     }
 
-    /// The engine if an FTP load has started it, without starting it (nor loading libcurl) otherwise.
-    static var ifStarted: CurlEngine? { started.load(ordering: .acquiring) ? shared : nil }
-    private static let started = Atomic<Bool>(false)
+    /// Whether libcurl loaded (once, by the first FTP load).
+    private static let libcurlLoaded = ccurl_load() == nil
+    /// The running engines, and how many loads use each now (an engine in use never retires).
+    private static let engines = Locked<[Server: (engine: CurlEngine, users: Int)]>([:])
+
+    /// The engine of `request`'s server, counted as used until ``release()``, or an ``LoadError/Code/unsupportedURL``
+    /// naming the URL and why libcurl is missing.
+    static func engine(for request: LoadRequest, options: FTPOptions) throws -> CurlEngine {
+        guard libcurlLoaded else {
+            let reason = ccurl_load().map { String(cString: $0) } ?? "libcurl is not loaded"
+            throw LoadError(.unsupportedURL, url: request.url, reason: reason)
+        }
+        let server = Server(request.url, options: options)
+        return try engines.withLock { engines in
+            if let entry = engines[server] {
+                engines[server] = (entry.engine, entry.users + 1)
+                return entry.engine
+            }
+            let engine = try CurlEngine(server: server, url: request.url)
+            engines[server] = (engine, 1)
+            return engine
+        }
+    }
+
+    /// A load that took this engine from ``engine(for:options:)`` has ended.
+    func release() {
+        Self.engines.withLock { engines in
+            if let entry = engines[server], entry.engine === self { engines[server] = (self, max(0, entry.users - 1)) }
+        }
+    }
+
+    /// Hands `command` to every running engine (a session's end concerns each server's kept connections).
+    static func submitToAll(_ command: Command) {
+        // Under the table's lock: an engine still in the table has not retired, so its multi handle is not freed.
+        engines.withLock { engines in engines.values.forEach { $0.engine.submit(command) } }
+    }
+
+    /// How long an engine with no transfer, kept connection or user waits for work before its thread ends.
+    static let retireAfter: UInt64 = 10_000_000_000
 
     enum Command {
         case add(CurlTransfer)
@@ -39,8 +82,12 @@ final class CurlEngine: @unchecked Sendable {
         case sessionEnded(Int)
     }
 
+    private let server: Server
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Locked<[Command]>([])
+    /// Commands for the engine's thread, and whether that thread has ended (its multi handle freed or about to be).
+    private let inbox = Locked<(commands: [Command], retired: Bool)>(([], false))
+    /// When the engine last had nothing to do (monotonic nanoseconds; engine thread).
+    private var idleSince: UInt64?
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var cancelledEarly: Set<ObjectIdentifier> = []
     /// Transfers holding bytes for their readers.
@@ -57,13 +104,16 @@ final class CurlEngine: @unchecked Sendable {
     /// Below this many bytes (half a batch buffer) a batch waits a little for more before it is handed over.
     private static let smallBatch = 256 * 1024
 
-    private init() {
-        guard let multi = ccurl_multi_init() else { fatalError("libcurl could not make a multi handle") }
+    private init(server: Server, url: URL) throws {
+        guard let multi = ccurl_multi_init() else { throw LoadError(.unknown, url: url, reason: "libcurl could not make a multi handle") }
+        self.server = server
         self.multi = multi
-        // A plain thread: the engine lives as long as the process.
+        // A plain thread, not a dispatch or Swift concurrency one: libcurl blocks in it at times.
         let started = Self.detachThread(named: "loader-ftp-curl") { [self] in run() }
-        precondition(started == 0, "cannot start the FTP thread: \(Errno(rawValue: started))")
-        Self.started.store(true, ordering: .releasing)
+        guard started == 0 else {
+            ccurl_multi_cleanup(multi)
+            throw LoadError(.unknown, url: url, reason: "cannot start the FTP thread: \(Errno(rawValue: started))")
+        }
     }
 
     /// Runs `transfer` to its end: returns when it finished, throws its ``LoadError`` when it failed or
@@ -83,8 +133,13 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Hands a command to the engine's thread and wakes it.
     func submit(_ command: Command) {
-        inbox.withLock { $0.append(command) }
-        ccurl_multi_wakeup(multi)
+        inbox.withLock { inbox in
+            // A retired engine's transfers have all ended: what comes for them now has nothing left to act on.
+            // Woken under the lock, so that the retiring thread cannot free the handle meanwhile.
+            guard !inbox.retired else { return }
+            inbox.commands.append(command)
+            ccurl_multi_wakeup(multi)
+        }
     }
 
     // MARK: The engine's thread
@@ -94,9 +149,10 @@ final class CurlEngine: @unchecked Sendable {
         var numfds: Int32 = 0
         var readsInARow = 0
         while true {
-            for command in inbox.withLock({ inbox in defer { inbox.removeAll(keepingCapacity: true) }; return inbox }) {
+            for command in inbox.withLock({ inbox in defer { inbox.commands.removeAll(keepingCapacity: true) }; return inbox.commands }) {
                 apply(command)
             }
+            if retireIfIdle() { return }
             ccurl_multi_perform(multi, &running)
             collectFinished()
             if !batches.isEmpty {
@@ -133,12 +189,45 @@ final class CurlEngine: @unchecked Sendable {
             // it stands for a whole round trip per file. The check is for the handle as a whole: a transfer in that
             // state still waits while another watches a quiet socket.
             var wait = min(Self.idleWait.load(ordering: .relaxed), untilIdleClose ?? .max)
+            if let idleSince {
+                // Back in time to retire.
+                let now = Self.now()
+                wait = min(wait, Int32(clamping: (Self.retireAfter - min(Self.retireAfter, now - min(now, idleSince))) / 1_000_000 + 1))
+            }
             // (Not for transfers libcurl holds paused for their readers or upload bodies: it watches none of theirs.)
             if running > 0, transfers.values.contains(where: { !$0.isPaused }), ccurl_multi_watches_sockets(multi) == 0 {
                 wait = min(wait, Self.socketlessWait)
             }
             ccurl_multi_poll(multi, nil, 0, wait, &numfds)
         }
+    }
+
+    /// Ends the engine (its thread returns after this) when it has had nothing to do for ``retireAfter`` and no load
+    /// uses it: takes it out of the table, then frees its multi handle.
+    private func retireIfIdle() -> Bool {
+        guard transfers.isEmpty, batches.isEmpty, shares.isEmpty else {
+            idleSince = nil
+            return false
+        }
+        let now = Self.now()
+        guard let since = idleSince else {
+            idleSince = now
+            return false
+        }
+        guard now - min(now, since) >= Self.retireAfter else { return false }
+        // The table's lock, then the inbox's (as `submitToAll`): a load that took the engine keeps it until its
+        // release, and a command already in the inbox is run first.
+        let retired = Self.engines.withLock { engines -> Bool in
+            guard let entry = engines[server], entry.engine === self, entry.users == 0 else { return false }
+            return inbox.withLock { inbox in
+                guard inbox.commands.isEmpty else { return false }
+                inbox.retired = true
+                engines[server] = nil
+                return true
+            }
+        }
+        if retired { ccurl_multi_cleanup(multi) }
+        return retired
     }
 
     /// Notes that `transfer` holds bytes to hand over once the engine has read what is waiting.
@@ -195,6 +284,11 @@ final class CurlEngine: @unchecked Sendable {
     /// Ends a transfer that was in the multi handle (which frees its easy handle), then counts it out of its share.
     private func end(_ transfer: CurlTransfer, _ result: Result<Void, LoadError>) {
         transfer.end(result)
+        if let share = transfer.ownShare {
+            // The transfer's handle is freed: the share is no longer in use.
+            transfer.ownShare = nil
+            freeOffThread([share])
+        }
         if transfer.usesSharedConnections, let reuse = transfer.connectionReuse {
             shares.release(reuse.key, now: Self.now())
         }
@@ -205,7 +299,21 @@ final class CurlEngine: @unchecked Sendable {
     /// Gives `transfer` its session's share handle, before it joins the multi handle (which picks the
     /// connection cache then): a connection it leaves logged in serves the session's next load.
     private func shareConnections(with transfer: CurlTransfer) {
-        guard let reuse = transfer.connectionReuse else { return }
+        guard let reuse = transfer.connectionReuse else {
+            // A connection of its own, in a share of its own, freed off this thread once the transfer ends: its `QUIT`,
+            // whose reply libcurl awaits up to two minutes, then holds up no transfer here.
+            guard let share = ccurl_share_connections() else {
+                transfer.useConnectionOfItsOwn()
+                return
+            }
+            if ccurl_setopt_pointer(transfer.easy, CURLOPT_SHARE, share) == CURLE_OK {
+                transfer.ownShare = share
+            } else {
+                Self.free([share])
+                transfer.useConnectionOfItsOwn()
+            }
+            return
+        }
         guard let share = shares.acquire(reuse.key, idleTimeout: reuse.idleTimeout, make: { ccurl_share_connections() }) else {
             // Without a share the multi handle's own cache would mix sessions and TLS settings.
             transfer.useConnectionOfItsOwn()
@@ -228,10 +336,13 @@ final class CurlEngine: @unchecked Sendable {
         // server gone silent, which must hold up neither the engine's transfers nor a dispatch or Swift
         // concurrency thread. Nothing else refers to these shares any more; with no thread to be had they are
         // freed here rather than left with their connections open.
-        if !expired.isEmpty, Self.detachThread(named: "loader-ftp-close", { Self.free(expired) }) != 0 {
-            Self.free(expired)
-        }
+        if !expired.isEmpty { freeOffThread(expired) }
         return shares.nextExpiry.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) }
+    }
+
+    /// Frees `shares` (closing their connections) on a thread of its own, or here when no thread can be had.
+    private func freeOffThread(_ shares: [UnsafeMutableRawPointer]) {
+        if Self.detachThread(named: "loader-ftp-close", { Self.free(shares) }) != 0 { Self.free(shares) }
     }
 
     private static func free(_ shares: [UnsafeMutableRawPointer]) {

@@ -81,6 +81,9 @@ final class CurlTransfer: @unchecked Sendable {
     private let clientPrivateKeyPEMFile: String?
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
+    /// The share handle of its own that holds the connection of a transfer that keeps none, which the engine frees
+    /// off its thread when the transfer ends (engine thread only).
+    var ownShare: UnsafeMutableRawPointer?
     /// Whether the transfer failed on a kept connection that had gone away, before anything reached the reader:
     /// the handler then tries once more on a new connection. Set on the engine's thread before the transfer's
     /// completion is resumed, read by the handler after it.
@@ -172,7 +175,9 @@ final class CurlTransfer: @unchecked Sendable {
             // connection the server dropped: it is not retried, the server may have begun writing the file.
             if newConnection || upload != nil { codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)) }
         } else {
-            codes += useConnectionOfItsOwn()
+            // Closed when the load ends, by the engine freeing its share of its own (or, without one, by libcurl:
+            // ``useConnectionOfItsOwn()``).
+            codes.append(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1))
         }
         codes.append(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         codes.append(ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWrite))
@@ -242,9 +247,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// A control connection of its own, closed when the load ends: with an idle timeout of 0, or for a transfer
-    /// the engine could not give its session's share (then on the engine's thread, before it joins the multi
-    /// handle). Returns libcurl's answers.
+    /// A control connection of its own, closed by libcurl when the load ends (its `QUIT` awaited on the engine's
+    /// thread): for a transfer the engine could not give a share (then on the engine's thread, before it joins the
+    /// multi handle). Returns libcurl's answers.
     @discardableResult
     func useConnectionOfItsOwn() -> [CURLcode] {
         [ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)]

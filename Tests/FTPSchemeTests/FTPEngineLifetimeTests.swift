@@ -1,0 +1,41 @@
+import Foundation
+import FTPScheme
+import Loader
+import TestSupport
+import Testing
+
+/// Each FTP server gets an engine (a thread and a libcurl multi handle) of its own; an idle one ends.
+@Suite("FTP engines, one per server")
+struct FTPEngineLifetimeTests {
+    /// The process's threads named `name` (their names are read from /proc).
+    static func threads(named name: String) throws -> Int {
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        return tasks.filter { task in
+            let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+            return comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
+    }
+
+    // ProcessWide: it counts the whole process's threads, which other suites' FTP loads would add to.
+    @Test("Loads of three servers run on three engines, whose threads end once they have had nothing to do for 10 s")
+    func idleEnginesEndProcessWide() async throws {
+        let server = try FTPServers.require()
+        let session = FTPSlowServerTests.sessionKeepingNone()
+        for port in [server.port, server.cutPort, server.slowPort] {
+            let (body, _) = try await session.data(from: try FTPServers.url("/hello.txt", port: port))
+            #expect(body == FTPSlowServerTests.hello)
+        }
+        #expect(try Self.threads(named: "loader-ftp-curl") >= 3)
+        // Bounded: 10 s idle, then at most a second's sleep before the check.
+        var left = -1
+        for _ in 0..<60 {
+            left = try Self.threads(named: "loader-ftp-curl")
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(left == 0, "\(left) engine threads are still running")
+        // A load after that starts an engine again.
+        let (again, _) = try await session.data(from: try FTPServers.url("/hello.txt"))
+        #expect(again == FTPSlowServerTests.hello)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import FTPScheme
+import Loader
+import TestSupport
+import Testing
+
+/// Servers slow to answer where libcurl waits blocking for them (the `226` ending a transfer, the reply to `QUIT`):
+/// they hold up only their own transfers, never another server's.
+@Suite("FTP servers slow to answer")
+struct FTPSlowServerTests {
+    static let hello = Data("Hello from FTP\n".utf8)
+
+    /// A session with the FTP handler only, keeping no connection (each load ends with `QUIT`).
+    static func sessionKeepingNone() -> LoaderSession {
+        FTPServers.session { configuration in
+            var options = FTPOptions()
+            options.idleConnectionTimeout = 0
+            configuration.handlerOptions[FTPOptions.self] = options
+        }
+    }
+
+    @Test("A server that never answers QUIT holds up nothing: loads that keep no connection end with their bodies, one after the other")
+    func silentToQuit() async throws {
+        let server = try FTPServers.require()
+        let session = Self.sessionKeepingNone()
+        var request = LoadRequest(url: try FTPServers.url("/hello.txt", port: server.silentToQuitPort))
+        // Well under libcurl's two minutes for the reply to QUIT: a load that waited for it fails.
+        request.timeoutInterval = 30
+        for _ in 0..<2 {
+            let (body, response) = try await session.data(for: request)
+            #expect(body == Self.hello)
+            #expect(response.expectedContentLength == Int64(Self.hello.count))
+        }
+        // Another server's load, on another engine, is served too.
+        let (other, _) = try await Self.sessionKeepingNone().data(from: try FTPServers.url("/hello.txt"))
+        #expect(other == Self.hello)
+    }
+
+    @Test("A server that acknowledges a transfer 15 s late holds up only its own loads: another server's load is served meanwhile", arguments: [true, false])
+    func lateAcknowledgement(keepsConnections: Bool) async throws {
+        let server = try FTPServers.require()
+        let session = keepsConnections ? FTPServers.session() : Self.sessionKeepingNone()
+        let (bytes, _) = try await session.bytes(from: try FTPServers.url("/hello.txt", port: server.lateAcknowledgingPort))
+        // The whole file has come over the data connection: its transfer now waits for the 226.
+        var received = Data()
+        var iterator = bytes.makeAsyncIterator()
+        while received.count < Self.hello.count, let byte = try await iterator.next() { received.append(byte) }
+        #expect(received == Self.hello)
+        // With one engine for every server, this load waited the 15 s with it, and the slow one ended first.
+        var request = LoadRequest(url: try FTPServers.url("/hello.txt"))
+        request.timeoutInterval = 60
+        let (other, _) = try await session.data(for: request)
+        #expect(other == Self.hello)
+        #expect(bytes.task.state == .running, "the slow server's load ended before the other server's was served")
+        // The slow load ends whole once its 226 comes.
+        #expect(try await iterator.next() == nil)
+        #expect(bytes.task.error == nil)
+    }
+}
