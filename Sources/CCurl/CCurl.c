@@ -147,7 +147,8 @@ CURLMsg *ccurl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info
 CURLSH *ccurl_share_connections(void) {
     CURLSH *share = curl.share_init();
     if (share == NULL) return NULL;
-    // No lock callbacks: every transfer that uses the share runs on the FTP engine's one thread.
+    // No lock callbacks: the transfers that use a share run on one engine's thread, and their handles are freed
+    // before the share is (on another thread, once none uses it).
     // TLS sessions too: a load on a kept FTPS control connection opens its data connection with the session the
     // control connection's handshake made, which servers such as vsftpd (require_ssl_reuse) insist on.
     if (curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK ||

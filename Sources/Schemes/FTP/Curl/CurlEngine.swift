@@ -109,7 +109,8 @@ final class CurlEngine: @unchecked Sendable {
         self.server = server
         self.multi = multi
         // A plain thread, not a dispatch or Swift concurrency one: libcurl blocks in it at times.
-        let started = Self.detachThread(named: "loader-ftp-curl") { [self] in run() }
+        // Named for its server's port (a thread's name holds 15 bytes): `top -H` and the tests tell the engines apart.
+        let started = Self.detachThread(named: "ftp-curl-\(server.port)") { [self] in run() }
         guard started == 0 else {
             ccurl_multi_cleanup(multi)
             throw LoadError(.unknown, url: url, reason: "cannot start the FTP thread: \(Errno(rawValue: started))")
@@ -226,7 +227,13 @@ final class CurlEngine: @unchecked Sendable {
                 return true
             }
         }
-        if retired { ccurl_multi_cleanup(multi) }
+        if retired {
+            ccurl_multi_cleanup(multi)
+        } else {
+            // A load holds it with no transfer yet (an upload waiting for its body, a login for a delegate's answer):
+            // the clock starts again, rather than the engine coming back every millisecond to ask.
+            idleSince = now
+        }
         return retired
     }
 
@@ -332,27 +339,75 @@ final class CurlEngine: @unchecked Sendable {
     private func closeIdleConnections() -> Int32? {
         let now = Self.now()
         let expired = shares.takeExpired(now: now)
-        // On a thread of its own: libcurl waits for each connection's reply to QUIT, up to two minutes from a
-        // server gone silent, which must hold up neither the engine's transfers nor a dispatch or Swift
-        // concurrency thread. Nothing else refers to these shares any more; with no thread to be had they are
-        // freed here rather than left with their connections open.
+        // Nothing else refers to these shares any more.
         if !expired.isEmpty { freeOffThread(expired) }
         return shares.nextExpiry.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) }
     }
 
-    /// Frees `shares` (closing their connections) on a thread of its own, or here when no thread can be had.
+    /// Frees `shares` (closing their connections) off the engine's thread (``ShareCloser``).
     private func freeOffThread(_ shares: [UnsafeMutableRawPointer]) {
-        if Self.detachThread(named: "loader-ftp-close", { Self.free(shares) }) != 0 { Self.free(shares) }
+        Self.closer.close(shares)
+    }
+
+    /// The process's closing threads, shared by every engine.
+    private static let closer = ShareCloser()
+
+    /// Frees share handles, which closes their connections, on at most ``limit`` threads of their own: libcurl waits
+    /// for each connection's reply to `QUIT`, up to two minutes from a server gone silent, which must hold up neither
+    /// an engine's transfers nor a dispatch or Swift concurrency thread; and a silent server's connections, closed one
+    /// load after another, must not take a thread each. A thread ends when nothing is left to free.
+    private final class ShareCloser: @unchecked Sendable {
+        // @unchecked: the handles are only passed through the locked queue.
+        private struct Queue {
+            var waiting: [UnsafeMutableRawPointer] = []
+            var threads = 0
+        }
+        private let queue = Locked(Queue())
+        static let limit = 8
+
+        func close(_ shares: [UnsafeMutableRawPointer]) {
+            let startThread = queue.withLock { queue -> Bool in
+                queue.waiting += shares
+                guard queue.threads < Self.limit else { return false }
+                queue.threads += 1
+                return true
+            }
+            guard startThread else { return }
+            if CurlEngine.detachThread(named: "ftp-close", { [self] in drain() }) != 0 {
+                // No thread to be had: the ones running take the handles; with none running, they are freed here
+                // rather than left with their connections open.
+                let alone = queue.withLock { queue -> [UnsafeMutableRawPointer] in
+                    queue.threads -= 1
+                    guard queue.threads == 0 else { return [] }
+                    defer { queue.waiting = [] }
+                    return queue.waiting
+                }
+                CurlEngine.free(alone)
+            }
+        }
+
+        private func drain() {
+            while let share = queue.withLock({ queue -> UnsafeMutableRawPointer? in
+                if queue.waiting.isEmpty {
+                    queue.threads -= 1
+                    return nil
+                }
+                return queue.waiting.removeFirst()
+            }) {
+                CurlEngine.free([share])
+            }
+        }
     }
 
     private static func free(_ shares: [UnsafeMutableRawPointer]) {
+        // CURLSHE_IN_USE cannot come: a share is freed only once no handle uses it.
         for share in shares { ccurl_share_cleanup(share) }
     }
 
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// Runs `body` on a new detached thread named `name` (at most 15 bytes); returns `pthread_create`'s result.
-    private static func detachThread(named name: String, _ body: @escaping () -> Void) -> Int32 {
+    fileprivate static func detachThread(named name: String, _ body: @escaping () -> Void) -> Int32 {
         let context = Unmanaged.passRetained(ThreadBody(name: name, body)).toOpaque()
         var thread = pthread_t()
         let started = pthread_create(&thread, nil, { context in
