@@ -55,8 +55,47 @@ private struct ChildDeadline: LoadMiddleware {
     }
 }
 
+/// Waits an hour before it passes the request on (as a backoff before a retry), noting when it has begun to wait.
+private final class LongBackoff: LoadMiddleware {
+    let waiting = Atomic<Bool>(false)
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        waiting.store(true, ordering: .releasing)
+        try await Task.sleep(for: .seconds(3600))
+        return try await next(request)
+    }
+}
+
 @Suite("Middleware: rewriting, answering, calling again, transforming")
 struct MiddlewareTests {
+    @Test("LoadTask.cancel() ends a load of the async API while an app's middleware waits on its own: it fails cancelled, and the caller's task is not cancelled",
+          arguments: ["the task's cancel()", "the session's invalidateAndCancel()"])
+    func cancelDuringMiddlewareWait(how: String) async throws {
+        let backoff = LongBackoff()
+        let session = testSession(middleware: [backoff])
+        let url = URL(string: "echo:after-backoff")!
+        let outcome = Locked<(error: LoadError?, callerCancelled: Bool)?>(nil)
+        let load = Task {
+            let error = await loadError { _ = try await session.data(from: url) }
+            outcome.withLock { $0 = (error, Task.isCancelled) }
+        }
+        #expect(await eventually { backoff.waiting.load(ordering: .acquiring) })
+        if how == "the task's cancel()" {
+            let task = try #require(session.allTasks.first)
+            task.cancel()
+        } else {
+            session.invalidateAndCancel()
+        }
+        let ended = await eventually { outcome.withLock { $0 != nil } }
+        // Only if the load waits out the hour (the failure this test looks for): end it, so the run cannot hang.
+        if !ended { load.cancel() }
+        await load.value
+        #expect(ended, "the load still waited in the middleware after \(how)")
+        let result = try #require(outcome.withLock { $0 })
+        #expect(result.error?.code == .cancelled)
+        #expect(result.error?.url == url)
+        if ended { #expect(!result.callerCancelled, "the caller's own task was cancelled") }
+    }
+
     @Test("next called from a cancelled task cancels a load whose handler has answered, and stops the handler")
     func nextFromCancelledTask() async throws {
         // hang: sends its head and a first chunk in its first step, then waits until it is stopped; an hour

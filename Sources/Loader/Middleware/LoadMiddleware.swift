@@ -61,9 +61,29 @@ struct MiddlewareChain: Sendable {
     /// fewer on every load than going through ``run(_:from:context:)``.
     @inline(__always)
     func start(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
-        guard firstBuiltIn == 0, !builtIns.isEmpty else { return try await run(request, from: 0, context: context) }
+        guard firstBuiltIn == 0, !builtIns.isEmpty else {
+            if firstBuiltIn > 0, context.task.runsInCallersTask { return try await runCancellable(request, context: context) }
+            return try await run(request, from: 0, context: context)
+        }
         try context.task.checkCancelled(request.url)
         return try await runBuiltIns(request, context: context)
+    }
+
+    /// The whole chain in a Swift task of its own that ``LoadTask/cancel()`` cancels, for a load of the async API
+    /// through the app's middleware: a layer's own waits (a backoff's sleep) end at the cancel, not after it. The
+    /// caller's task, which only awaits this one, cannot be cancelled by the loader (nor should it be: its work goes
+    /// on after the load). Only with the app's layers: the built-in ones wait only on what a cancel ends anyway.
+    @inline(never)
+    private func runCancellable(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
+        let chain = self
+        let child = Task { try await chain.run(request, from: 0, context: context) }
+        context.task.setCancelMiddleware { child.cancel() }
+        defer { context.task.setCancelMiddleware(nil) }
+        return try await withTaskCancellationHandler {
+            try await child.value
+        } onCancel: {
+            child.cancel()
+        }
     }
 
     // Out of line: inlined, it and the layer call it makes grew the async frame of every layer that calls it.

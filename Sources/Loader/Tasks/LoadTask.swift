@@ -45,6 +45,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         var isCancelled = false
         var starter: (@Sendable (LoadTask) -> Void)?
         var swiftTask: Task<Void, Never>?
+        /// Cancels the Swift task the app's middleware runs in, for a load of the async API (see ``runsInCallersTask``).
+        var cancelMiddleware: (@Sendable () -> Void)?
         var driver: HandlerDriver?
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
         /// Ends the wait for a delegate's async answer (see `asking(_:)`), when one is awaited.
@@ -101,7 +103,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         self.createdAt = delegateGate == nil ? nil : Date()
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
+        self.runsInCallersTask = starter == nil
     }
+
+    /// Whether the load runs in the caller's Swift task (the async API), which ``cancel()`` cannot cancel, rather than
+    /// in one of the session's (a task made to be resumed).
+    let runsInCallersTask: Bool
 
     // MARK: Reading
 
@@ -164,18 +171,19 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// streamed one too, whether or not its reader reads again. A task that was never started completes
     /// without loading, soon after (its completion handler is still called).
     public func cancel() {
-        let (driver, swiftTask, waiters, starter, delegateWait) = mutable.withLock { m in
+        let (driver, swiftTask, waiters, starter, delegateWait, middleware) = mutable.withLock { m in
             guard m.state != .completed, !m.isCancelled else {
                 return (HandlerDriver?.none, Task<Void, Never>?.none, [CheckedContinuation<Void, Never>](),
-                        (@Sendable (LoadTask) -> Void)?.none, (@Sendable () -> Void)?.none)
+                        (@Sendable (LoadTask) -> Void)?.none, (@Sendable () -> Void)?.none, (@Sendable () -> Void)?.none)
             }
             m.isCancelled = true
             m.state = .canceling
-            defer { m.resumeWaiters = []; m.starter = nil; m.endDelegateWait = nil }
-            return (m.driver, m.swiftTask, m.resumeWaiters, m.starter, m.endDelegateWait)
+            defer { m.resumeWaiters = []; m.starter = nil; m.endDelegateWait = nil; m.cancelMiddleware = nil }
+            return (m.driver, m.swiftTask, m.resumeWaiters, m.starter, m.endDelegateWait, m.cancelMiddleware)
         }
         driver?.cancel(with: LoadError(.cancelled, url: currentRequest.url))
         swiftTask?.cancel()
+        middleware?()
         waiters.forEach { $0.resume() }
         delegateWait?()
         starter?(self)
@@ -206,6 +214,16 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             return m.isCancelled
         }
         if cancelNow { task.cancel() }
+    }
+
+    /// Notes what cancels the Swift task the app's middleware runs in (`nil` once it has returned); calls it at once if
+    /// the task is cancelled already.
+    func setCancelMiddleware(_ cancel: (@Sendable () -> Void)?) {
+        let cancelNow = mutable.withLock { m -> Bool in
+            m.cancelMiddleware = m.isCancelled ? nil : cancel
+            return m.isCancelled
+        }
+        if cancelNow { cancel?() }
     }
 
     /// Throws ``LoadError/Code/cancelled``, naming `url` (else the current request's), once ``cancel()`` was
