@@ -7,6 +7,9 @@ import FoundationEssentials
 /// rewrite the request before calling `next`, answer without calling it (a cache hit), call it more than
 /// once (following a redirect), and transform the result, including its streamed body.
 ///
+/// A layer's own waits (a backoff's `Task.sleep`) end when the load is cancelled, by ``LoadTask/cancel()`` as by the
+/// caller's task: the chain runs in a Swift task that both cancel, so such a wait throws `CancellationError`.
+///
 /// ```swift
 /// struct UserAgent: LoadMiddleware {
 ///     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
