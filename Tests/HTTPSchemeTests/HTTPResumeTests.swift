@@ -153,6 +153,69 @@ struct HTTPResumeTests {
         #expect(refused?.code == .cannotWriteToFile, "\(String(describing: refused))")
     }
 
+    /// Cancels its task as soon as it hears of the response.
+    private final class CancelAtResponse: LoaderSessionDelegate {
+        func loadTask(_ task: LoadTask, didReceive response: LoadResponse) { task.cancel() }
+    }
+
+    /// Cancels its task as the last bytes are written.
+    private final class CancelAtLastWrite: LoaderSessionDelegate {
+        func loadTask(_ task: LoadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
+            if totalBytesWritten == totalBytesExpectedToWrite { task.cancel() }
+        }
+    }
+
+    @Test("A resume that finds the file whole (416) and is cancelled then keeps the file its resume data names, async and with a completion handler")
+    func wholeResumeCancelled() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        // Completion-handler tasks have the session's delegate alone.
+        let cancelling = LoaderSession(configuration: session.configuration, delegate: CancelAtResponse())
+        let url = try Nginx.http("/1k.bin")
+        // The whole file as a download cancelled at its very end leaves it: its resume data asks for the bytes after
+        // the last, which nginx answers with a 416.
+        let (body, head) = try await session.data(from: url)
+        for callback in [false, true] {
+            let file = folder.appendingPathComponent("loader-whole-\(callback).tmp")
+            try body.write(to: file)
+            let resume = ResumeData(url: url, partialFile: file, bytesReceived: Int64(body.count), entityTag: head.headerFields[.eTag],
+                                    lastModified: head.headerFields[.lastModified], expectedLength: Int64(body.count))
+            let error: LoadError?
+            if callback {
+                error = await withCheckedContinuation { done in
+                    cancelling.downloadTask(withResumeData: resume) { _, _, error in done.resume(returning: error) }.resume()
+                }
+            } else {
+                error = await loadError { _ = try await session.download(resumeFrom: resume, delegate: CancelAtResponse()) }
+            }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            #expect(error?.resumeData?.partialFile == file)
+            #expect(try Data(contentsOf: file) == body, "the partial file, whole, was deleted (completion handler: \(callback))")
+        }
+    }
+
+    @Test("A download task cancelled as its last bytes are written keeps them to resume from, as the async call does")
+    func callbackCancelledAtLastWrite() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = try session(folder)
+        let cancelling = LoaderSession(configuration: session.configuration, delegate: CancelAtLastWrite())
+        let url = try Nginx.http("/1k.bin")
+        let expected = try Data(contentsOf: URL(fileURLWithPath: try Nginx.require().root + "/1k.bin"))
+        let error: LoadError? = await withCheckedContinuation { done in
+            cancelling.downloadTask(with: url) { _, _, error in done.resume(returning: error) }.resume()
+        }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        let resume = try #require(error?.resumeData, "the whole file was deleted without resume data")
+        #expect(resume.bytesReceived == Int64(expected.count))
+        #expect(try Data(contentsOf: resume.partialFile) == expected)
+        // Resuming finds nothing left to fetch: the file is handed over whole.
+        let (file, _) = try await session.download(resumeFrom: resume)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try Data(contentsOf: file) == expected)
+    }
+
     @Test("Cut again while resuming: new resume data after the bytes kept, and a third attempt completes the file")
     func cutTwice() async throws {
         let folder = folder()

@@ -179,20 +179,29 @@ extension LoaderSession {
             return try await perform(request, delegate: delegate) { task, result in
                 (try await Self.write(result, to: directory, task: task, resuming: resume, partial: partial), result.response)
             } undo: { written in
-                // Whole, but the task ended otherwise (cancelled at the last moment): kept to resume from when it
-                // can be (a resume then finds nothing left to fetch), rather than losing the bytes.
-                let (file, response) = written
-                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
-                let offset = response.status?.code == 206 ? resume?.bytesReceived ?? 0 : 0
-                if let whole = ResumeData.after(response, of: request, original: request, file: file, written: size - offset, offset: offset) {
-                    partial.withLock { $0 = whole }
-                } else {
-                    try? FileManager.default.removeItem(at: file)
-                }
+                Self.keepWhole(written.0, response: written.1, request: request, resuming: resume, in: partial)
             }
         } catch var error as LoadError {
             error.resumeData = partial.withLock { $0 }
             throw error
+        }
+    }
+
+    /// A download's file, written whole, whose task then ended otherwise (cancelled at the last moment): kept to resume
+    /// from when it can be (a resume then finds nothing left to fetch), its resume data put in `partial`, rather than
+    /// losing its bytes; removed otherwise. A resumed download's partial file that the server's `416` found whole
+    /// already stays, with the resume data it came with (which the error hands back).
+    static func keepWhole(_ file: URL, response: LoadResponse, request: LoadRequest, resuming resume: ResumeData?, in partial: Locked<ResumeData?>) {
+        if let resume, file == resume.partialFile, response.status?.code == 416 {
+            partial.withLock { $0 = resume }
+            return
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
+        let offset = response.status?.code == 206 ? resume?.bytesReceived ?? 0 : 0
+        if let whole = ResumeData.after(response, of: request, original: request, file: file, written: size - offset, offset: offset) {
+            partial.withLock { $0 = whole }
+        } else {
+            try? FileManager.default.removeItem(at: file)
         }
     }
 

@@ -84,14 +84,15 @@ extension LoaderSession {
         let directory = configuration.temporaryDirectory
         let partial = Locked<ResumeData?>(resume)
         return callbackTask(request, refusal: refusal) { task, result in
-            try await Self.write(result, to: directory, task: task, resuming: resume, partial: partial)
-        } undo: { file in
-            try? FileManager.default.removeItem(at: file)
-        } completion: { file, task, error in
+            (try await Self.write(result, to: directory, task: task, resuming: resume, partial: partial), result.response)
+        } undo: { written in
+            // As the async call's: whole but cancelled at the last moment, kept to resume from when it can be.
+            Self.keepWhole(written.0, response: written.1, request: request, resuming: resume, in: partial)
+        } completion: { written, task, error in
             var error = error
             if refusal == nil { error?.resumeData = partial.withLock { $0 } }
-            completionHandler(file, task.response, error)
-            if let file { try? FileManager.default.removeItem(at: file) }
+            completionHandler(written?.0, task.response, error)
+            if let file = written?.0 { try? FileManager.default.removeItem(at: file) }
         }
     }
 
