@@ -49,6 +49,15 @@ struct ArchiveFixtures {
             whole = buffer.getvalue()
             open(os.path.join(out, "cut.tar.gz"), "wb").write(whole[: len(whole) // 2])
             open(os.path.join(out, "noise.zip"), "wb").write(os.urandom(4096))
+            # A tar whose second header is damaged (its checksum no longer adds up): first.txt, [second.txt], third.txt.
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as t:
+                for name, data in (("first.txt", b"one\\n"), ("second.txt", b"two\\n"), ("third.txt", b"three\\n")):
+                    info = tarfile.TarInfo(name); info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+            damaged = bytearray(buffer.getvalue())
+            damaged[1024] ^= 0x20  # the first byte of second.txt's name, in the block after first.txt's header and data
+            open(os.path.join(out, "damaged.tar"), "wb").write(bytes(damaged))
             # Links, a name that repeats, and a name that climbs out.
             with tarfile.open(os.path.join(out, "links.tar"), "w") as t:
                 def add(name, data=b"", kind=tarfile.REGTYPE, link=""):

@@ -77,6 +77,23 @@ struct ArchiveSchemeHandlerTests {
         }
     }
 
+    @Test("A damaged header in a tar is skipped, as tar skips it: the entries after it are served; the damaged one, or a listing that would miss it, fails naming the damage")
+    func damagedHeader() async throws {
+        let fixtures = try await ArchiveFixtures.make()
+        defer { fixtures.remove() }
+        let session = session()
+        let (third, _) = try await session.data(from: fixtures.url("damaged.tar", "third.txt"))
+        #expect(third == Data("three\n".utf8))
+        let (first, _) = try await session.data(from: fixtures.url("damaged.tar", "first.txt"))
+        #expect(first == Data("one\n".utf8))
+        for url in [fixtures.url("damaged.tar", "second.txt"), URL(string: fixtures.url("damaged.tar", "").absoluteString)!] {
+            let error = await loadError { _ = try await session.data(from: url) }
+            #expect(error?.code == .cannotDecodeContentData, "\(url): \(String(describing: error))")
+            #expect(error?.reason?.contains("damaged header") == true, "\(String(describing: error))")
+            #expect(error?.url == url)
+        }
+    }
+
     @Test("Links are followed inside the archive (not out of it, not forever); a repeated name serves its first entry")
     func links() async throws {
         let fixtures = try await ArchiveFixtures.make()

@@ -102,9 +102,23 @@ final class ArchiveReader {
         try Self.inUTF8 { () throws(LoadError) -> Entry? in try nextHeader() }
     }
 
+    /// What libarchive said of the first damaged header it skipped (see ``next()``), if any: an entry not found may
+    /// have been that one, and a listing misses it.
+    private(set) var skippedDamage: String?
+    /// The most damaged headers skipped in one pass: a tar block each, so 2 GiB of them.
+    static let damagedHeaderLimit = 1 << 22
+
     private func nextHeader() throws(LoadError) -> Entry? {
         var header: OpaquePointer?
-        let status = carchive_read_next_header(archive, &header)
+        var status = carchive_read_next_header(archive, &header)
+        // A damaged header (a tar block whose checksum fails) is skipped, as GNU tar skips to the next header:
+        // libarchive says so with ARCHIVE_RETRY, having read past the block, and the entries after it are intact.
+        var skipped = 0
+        while status == ARCHIVE_RETRY, skipped < Self.damagedHeaderLimit {
+            if skippedDamage == nil { skippedDamage = carchive_error_string(archive).map { String(cString: $0) } ?? "a damaged header" }
+            skipped += 1
+            status = carchive_read_next_header(archive, &header)
+        }
         if status == ARCHIVE_EOF { return nil }
         // A warning (an unknown extended attribute) still gives a usable header.
         guard status == ARCHIVE_OK || status == ARCHIVE_WARN, let header else { throw failure("cannot read an entry of") }

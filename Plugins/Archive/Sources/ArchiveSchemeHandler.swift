@@ -24,7 +24,9 @@ import Loader
 /// link out of the archive), ``LoadError/Code/noPermissionsToReadFile`` (an encrypted entry too),
 /// ``LoadError/Code/fileIsDirectory`` for a folder asked for as a file, and ``LoadError/Code/cannotDecodeContentData``
 /// for a file that is not an archive, or one damaged or cut short inside an entry (never a body that ends early
-/// without a word; a tar cut exactly between entries reads as a shorter archive). Only `GET` and `HEAD`; the
+/// without a word; a tar cut exactly between entries reads as a shorter archive). A damaged header (a tar block whose
+/// checksum fails) is skipped, as tar skips it, and the entries after it are served; an entry not found after one, and
+/// a listing that would miss one, fail as damaged. Only `GET` and `HEAD`; the
 /// archive must be a regular local file (a FIFO in its place is refused, not waited on).
 public final class ArchiveSchemeHandler: SchemeHandler, @unchecked Sendable {
     // @unchecked: no stored state beyond the base class's.
@@ -99,6 +101,10 @@ public final class ArchiveSchemeHandler: SchemeHandler, @unchecked Sendable {
         if holdsEntries {
             throw LoadError(.fileIsDirectory, url: url, reason: "\(name) is a folder of the archive: ask for \(name)/ to list it")
         }
+        if let damage = reader.skippedDamage {
+            // It may have been the damaged one.
+            throw LoadError(.cannotDecodeContentData, url: url, reason: "the archive \(archive) has no entry \(name) that can be read: a damaged header was skipped (\(damage))")
+        }
         throw LoadError(.fileDoesNotExist, url: url, reason: "the archive \(archive) has no entry \(name)")
     }
 
@@ -160,6 +166,10 @@ public final class ArchiveSchemeHandler: SchemeHandler, @unchecked Sendable {
             } else {
                 names.insert(String(rest) + (entry.isFolder ? "/" : ""))
             }
+        }
+        if let damage = reader.skippedDamage {
+            // A listing without the damaged entry would look whole.
+            throw LoadError(.cannotDecodeContentData, url: url, reason: "the archive \(target.path) has a damaged header (\(damage)): its listing would miss an entry")
         }
         guard found else {
             throw LoadError(.fileDoesNotExist, url: url, reason: "the archive \(target.path) has no folder \(target.entry)")
