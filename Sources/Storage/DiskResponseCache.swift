@@ -88,7 +88,7 @@ public final class DiskResponseCache: ResponseCache {
             return
         }
         let capacity = self.capacity
-        _ = try? await database.write { db in
+        let written: Void? = try? await database.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, ?, \(Self.nextUse))",
                            arguments: [key, head, response.data, size])
             // Least recently used first, a few at a time, until the rest fit.
@@ -103,6 +103,8 @@ public final class DiskResponseCache: ResponseCache {
                 }
             }
         }
+        // Rolled back (a full disk): the older entry must not stand for the newer answer.
+        if written == nil { await removeCachedResponse(for: key) }
     }
 
     /// The `lastUse` of an entry stored or read now: one past the latest, a count rather than the clock's time, so

@@ -19,7 +19,9 @@ struct StoredHead: Codable {
         status = entry.response.status?.code
         reason = entry.response.status?.reasonPhrase
         fields = entry.response.headerFields.map { [$0.name.rawName, $0.value] }
-        varying = entry.varyingFields.map { [$0.name.rawName, $0.value] }
+        // Digests, not the values: a cookie or a token a response varies on stays off the disk (the entry is matched
+        // by digest).
+        varying = entry.varyingFields.map { [$0.name.rawName, CacheRules.varyingDigest($0.value)] }
         requestedAt = entry.requestedAt.timeIntervalSince1970
         storedAt = entry.storedAt.timeIntervalSince1970
     }

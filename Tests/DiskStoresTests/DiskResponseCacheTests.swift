@@ -40,7 +40,11 @@ struct DiskResponseCacheTests {
         #expect(read.response.status?.reasonPhrase == "Not Quite")
         #expect(read.response.headerFields == fields)
         #expect(read.response.url == url)
-        #expect(read.varyingFields == stored.varyingFields)
+        // Kept as digests (see varyingValuesOffDisk), which match the values they were made from.
+        #expect(read.varyingFields.map(\.name) == stored.varyingFields.map(\.name))
+        var french = LoadRequest(url: url)
+        french.headerFields[.acceptLanguage] = "fr"
+        #expect(CacheRules.matches(read, french))
         #expect(read.requestedAt == stored.requestedAt)
         #expect(read.storedAt == stored.storedAt)
         #expect(await reopened.cachedResponse(for: "other") == nil)
@@ -113,6 +117,48 @@ struct DiskResponseCacheTests {
         let log = try #require(TestServers.nginx).cacheLog
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").filter { $0.contains(token) }.count
+    }
+
+    @Test("The request values an entry varies on stay off the disk (a session cookie): kept as digests, which match the same value and no other")
+    func varyingValuesOffDisk() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = "sessionid=\(UUID().uuidString)"
+        let stored = CachedResponse(response: LoadResponse(url: url, status: .ok, headerFields: [.cacheControl: "private, max-age=300"]),
+                                    data: Data("one user's page".utf8), varyingFields: [.cookie: secret])
+        do {
+            let cache = try DiskResponseCache(directory: directory)
+            await cache.store(stored, for: "k")
+        }
+        // Every file SQLite wrote (the database, its journal or write-ahead log).
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let bytes = try Data(contentsOf: directory.appendingPathComponent(name))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "the cookie is in \(name)")
+        }
+        let read = try #require(await DiskResponseCache(directory: directory).cachedResponse(for: "k"))
+        var same = LoadRequest(url: url)
+        same.headerFields[.cookie] = secret
+        var other = LoadRequest(url: url)
+        other.headerFields[.cookie] = "sessionid=someone-else"
+        #expect(CacheRules.matches(read, same))
+        #expect(!CacheRules.matches(read, other))
+        #expect(!CacheRules.matches(read, LoadRequest(url: url)))
+    }
+
+    @Test("On a full disk a newer answer that cannot be stored removes the older entry, which no longer stands for it")
+    func fullDiskRemovesOlder() async throws {
+        try await TestServers.withFullDisk { directory in
+            let cache = try DiskResponseCache(directory: directory.appendingPathComponent("cache"), capacity: 20_000_000)
+            let url = try nginx("/cache/fresh/300k.bin?t=\(UUID().uuidString)")
+            let key = CachedResponse.key(for: url)
+            await cache.store(CachedResponse(response: LoadResponse(url: url, status: .ok, headerFields: [.cacheControl: "max-age=300"]),
+                                             data: Data("older".utf8)), for: key)
+            #expect(await cache.cachedResponse(for: key) != nil, "the small older entry could not be stored")
+            var request = LoadRequest(url: url)
+            request.cachePolicy = .reloadIgnoringLocalCacheData
+            _ = try await session(cache).data(for: request)
+            #expect(await cache.cachedResponse(for: key) == nil)
+        }
     }
 
     @Test("A response stored by one session answers another that opens the same folder later, without reaching nginx")

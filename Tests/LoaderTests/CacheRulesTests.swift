@@ -164,7 +164,7 @@ struct CacheRulesTests {
         #expect(decision(request, noCache, at: 1) == "validate")
     }
 
-    @Test("Storable: GET only, no no-store, credentials only when public, Vary: * never, explicit freshness or a heuristic status")
+    @Test("Storable: GET only, no no-store, no credentials, Vary: * never, explicit freshness or a heuristic status")
     func storable() {
         let get = LoadRequest(url: url)
         let none = CacheControl()
@@ -192,6 +192,25 @@ struct CacheRulesTests {
         let varying = CacheRules.storable(response([.vary: "Accept-Language, X-Absent"]), for: withLanguage, requestControl: none)
         #expect(varying?[.acceptLanguage] == "fr")
         #expect(varying?[HTTPField.Name("X-Absent")!] == "")
+    }
+
+    @Test("A private response to a request with cookies varies on them, named or not: another user's session sharing the store does not get it")
+    func privateVariesOnCookies() throws {
+        var alice = LoadRequest(url: url)
+        alice.headerFields[.cookie] = "sessionid=alice"
+        var bob = LoadRequest(url: url)
+        bob.headerFields[.cookie] = "sessionid=bob"
+        let none = CacheControl(HTTPFields())
+        let account = LoadResponse(url: url, status: .ok, headerFields: [.cacheControl: "private, max-age=300"])
+        let varying = try #require(CacheRules.storable(account, for: alice, requestControl: none))
+        #expect(varying[.cookie] == "sessionid=alice")
+        let stored = CachedResponse(response: account, data: Data("alice's account".utf8), varyingFields: varying)
+        #expect(CacheRules.matches(stored, alice))
+        #expect(!CacheRules.matches(stored, bob))
+        #expect(!CacheRules.matches(stored, LoadRequest(url: url)))
+        // A public answer is everyone's: the cookies do not count.
+        let shared = LoadResponse(url: url, status: .ok, headerFields: [.cacheControl: "max-age=300"])
+        #expect(CacheRules.storable(shared, for: alice, requestControl: none)?[.cookie] == nil)
     }
 
     @Test("A 304 replaces the stored fields it carries, keeps the body's own, and is refused for another ETag")

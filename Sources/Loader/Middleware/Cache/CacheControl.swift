@@ -8,6 +8,8 @@ struct CacheControl: Sendable, Equatable {
     var noCache = false
     var mustRevalidate = false
     var isPublic = false
+    /// `private`: one user's answer (its field list, if any, is not read: the whole response counts as private).
+    var isPrivate = false
     var onlyIfCached = false
     /// `max-age` in seconds; 0 for a value that is not a number, which RFC 9111 §4.2.1 asks to read as stale.
     var maxAge: Int?
@@ -38,6 +40,7 @@ struct CacheControl: Sendable, Equatable {
         case "no-cache": noCache = true
         case "must-revalidate", "proxy-revalidate": mustRevalidate = true
         case "public": isPublic = true
+        case "private": isPrivate = true
         case "only-if-cached": onlyIfCached = true
         // RFC 9111 §4.2.1: of a directive given twice, the first counts (a proxy's appended one does not extend it).
         case "max-age": maxAge = maxAge ?? Self.seconds(value) ?? 0

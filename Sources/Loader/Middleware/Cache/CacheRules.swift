@@ -1,10 +1,11 @@
+import Crypto
 import FoundationEssentials
 import HTTPTypes
 
 /// What a private HTTP cache may do, after RFC 9111: which responses it may store, how old a stored one is,
 /// whether it may answer a request as it is or must be validated first, and how a `304` refreshes it. Plain
 /// functions of the request, the entry and the time; the cache layer (``CacheMiddleware``) does the I/O.
-enum CacheRules {
+package enum CacheRules {
     /// How a request may be answered, given what is stored.
     enum Decision {
         /// From the stored response, as it is.
@@ -45,8 +46,11 @@ enum CacheRules {
     /// The request's values of the fields `Vary` names, or `nil` for `Vary: *` (no later request can match).
     /// `Accept-Encoding` always counts, named or not: a request that sets its own gets the body as sent (the
     /// decoding layer below leaves it alone), one that does not gets it decoded, and neither may have the other's.
+    /// A `private` response to a request with cookies varies on them too, named or not: it is one user's, and a store
+    /// may be shared by sessions of other users (each with a cookie jar of its own).
     static func varyingFields(of response: LoadResponse, for request: LoadRequest) -> HTTPFields? {
         var fields: HTTPFields = [.acceptEncoding: request.headerFields[.acceptEncoding] ?? ""]
+        if let cookie = request.headerFields[.cookie], CacheControl(response.headerFields).isPrivate { fields[.cookie] = cookie }
         for value in response.headerFields[values: .vary] {
             for item in value.split(separator: ",") {
                 let name = item.trimmingSpaces()
@@ -59,10 +63,20 @@ enum CacheRules {
     }
 
     /// Whether `request` has the values `entry` was stored for (RFC 9111 §4.1).
-    static func matches(_ entry: CachedResponse, _ request: LoadRequest) -> Bool {
+    package static func matches(_ entry: CachedResponse, _ request: LoadRequest) -> Bool {
         entry.varyingFields.allSatisfy { field in
-            normalized(request.headerFields[field.name] ?? "") == normalized(field.value)
+            let value = normalized(request.headerFields[field.name] ?? "")
+            // A store that keeps digests (``varyingDigest(_:)``) is matched by the request's value's digest.
+            return value == normalized(field.value) || (field.value.hasPrefix(digestPrefix) && field.value == varyingDigest(value))
         }
+    }
+
+    private static let digestPrefix = "sha256:"
+
+    /// What a store that keeps no request's values (a cookie, a token a response varies on) keeps in their place: the
+    /// SHA-256 of the value as compared (spaces around list items dropped), marked so that ``matches(_:_:)`` knows it.
+    package static func varyingDigest(_ value: String) -> String {
+        digestPrefix + DigestChallenge.hex(SHA256.hash(data: Data(normalized(value).utf8)))
     }
 
     /// Values compared as RFC 9111 §4.1 allows: spaces around list items dropped.
