@@ -30,7 +30,8 @@ compressed); /bad-extension answers with "permessage-deflate; client_max_window_
 not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "permessage-deflate" whatever the client
 offered, and /no-connection leaves Connection out, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
 "compressed" (RSV1 set) or "plain".
-Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /zeros writes 400 binary messages of 1 MiB of
+Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /burst-ping sends them and a ping
+in one segment, then "pong-ok" if the pong came within 2 s (else "pong-missing"), then echoes; /zeros writes 400 binary messages of 1 MiB of
 zeros at once, each compressed apart (some 1 KiB; the client must have offered permessage-deflate), then waits for
 the client to close (/zeros-close: ends the connection right after them); /raw/HEX writes the bytes HEX
 names on the socket as they are (frames the package would never send), then waits for the client to end it;
@@ -41,6 +42,7 @@ import asyncio
 import base64
 import hashlib
 import secrets
+import socket
 import ssl
 import struct
 import sys
@@ -52,7 +54,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/burst-ping", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -226,6 +228,22 @@ async def handle(ws):
     elif path == "/burst":
         for index in range(40):
             await ws.send(str(index))
+        async for message in ws:
+            await ws.send(message)
+    elif path == "/burst-ping":
+        # The forty texts and a ping in one segment (corked), read by the client together: it holds the texts its
+        # reader has not taken, and must answer the ping all the same. Then "pong-ok" if its pong came within 2 s,
+        # else "pong-missing"; then echoes.
+        sock = ws.transport.get_extra_info("socket")
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+        ws.transport.write(b"".join(b"\x81" + bytes([len(str(i))]) + str(i).encode() for i in range(40)))
+        waiter = await ws.ping()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
+        try:
+            await asyncio.wait_for(waiter, 2)
+            await ws.send("pong-ok")
+        except asyncio.TimeoutError:
+            await ws.send("pong-missing")
         async for message in ws:
             await ws.send(message)
     elif path in ("/zeros", "/zeros-close"):

@@ -161,6 +161,41 @@ struct WebSocketFrameRulesTests {
         #expect(end?.code == .networkConnectionLost && socket.closeCode == .abnormalClosure, "\(String(describing: end))")
     }
 
+    @Test("A ping of ours during a held flood of compressed messages reads on for its pong without inflating them: memory stays bounded, nothing is lost")
+    func pingDuringCompressedFloodInBoundedMemory() async throws {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/zeros")!)
+        let (growth, _) = try await ResourceProbes.measuringPeakGrowth {
+            socket.resume()
+            try await Task.sleep(for: .seconds(1))
+            // The pong comes after the 400 messages: they are read to find it, and wait compressed.
+            try await socket.sendPing()
+        }
+        // Sixteen messages of 1 MiB and the rest compressed: some 23 MiB; inflated to reach the pong, 400 MiB.
+        #expect(growth < 32 << 20 || ResourceProbes.isThreadSanitized, "peak memory grew by \(growth >> 20) MiB")
+        var received = 0
+        for _ in 0..<400 {
+            guard case .data(let data) = try await bounded(socket, { try await socket.receive() }) else { break }
+            #expect(data.count == 1 << 20 && data.allSatisfy { $0 == 0 })
+            received += 1
+        }
+        #expect(received == 400, "nothing is lost")
+        socket.cancel()
+    }
+
+    @Test("A server's ping read with messages held for the reader is answered at once, and the messages then come in order")
+    func serverPingWhileHeld() async throws {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst-ping")!)
+        socket.resume()
+        // The reader takes nothing for longer than the server waits for its pong: sixteen messages fill the inbox; the
+        // rest and the ping are held (a reader's takes would have let the ping on in time).
+        try await Task.sleep(for: .seconds(3))
+        for index in 0..<40 {
+            #expect(try await bounded(socket) { try await socket.receive() } == .string(String(index)))
+        }
+        #expect(try await bounded(socket) { try await socket.receive() } == .string("pong-ok"))
+        socket.cancel()
+    }
+
     @Test("A ping while reads are held for unread messages gets its pong; the messages then come in order")
     func pingWhileHeld() async throws {
         let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst")!)

@@ -9,9 +9,12 @@ import NIOWebSocket
 /// Without the extension, any reserved bit set is the server's fault (RFC 6455 §5.2), reported as
 /// ``MessageFrameError/reservedBits``; so is RSV1 on a control frame or on a message's later frame.
 ///
-/// While the reader is behind (``WebSocketConnection/holdsReads``), frames wait here as they came, compressed: one
-/// read of small compressed frames inflated at once would be many large messages held in memory, past the inbox's
-/// bound. A reader's next read lets them on; the end of the connection lets the rest on.
+/// While the reader is behind (``WebSocketConnection/holdsReads``), messages' frames wait here as they came,
+/// compressed: one read of small compressed frames inflated at once would be many large messages held in memory, past
+/// the inbox's bound. A reader's next read lets them on; the end of the connection lets the rest on. Pings and pongs go
+/// on at once (a server's keepalive is answered, the pong a ping of ours waits for is heard), and the server's close
+/// lets on what waits before it. While a ping of ours waits, the socket is read on for its pong, up to
+/// ``heldBytesForPong`` of waiting frames.
 final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketFrame
@@ -34,6 +37,11 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
     private var heldOpcode: WebSocketOpcode?
     /// Frames that came while the reader was behind, oldest first, not yet looked at.
     private var waiting: Deque<WebSocketFrame> = []
+    /// The bytes of `waiting`'s frames, as they came.
+    private var waitingBytes = 0
+    /// The most bytes of frames held while the socket is read on for a pong: past it reading stops, and the ping is
+    /// left to time out rather than memory to grow.
+    static let heldBytesForPong = 4 << 20
     private let connection: WebSocketConnection
 
     /// `agreed` is what the handshake agreed to, or `nil` for no compression; `connection` says when the reader is behind.
@@ -53,25 +61,44 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         let frame = unwrapInboundIn(data)
-        if !waiting.isEmpty || connection.holdsReads {
-            waiting.append(frame)
-        } else {
+        guard !waiting.isEmpty || connection.holdsReads else { return handle(context, frame) }
+        switch frame.opcode {
+        case .ping, .pong:
+            // They add nothing to the inbox, and cannot wait: a server drops a client that leaves its pings unanswered.
             handle(context, frame)
+        case .connectionClose:
+            // It ends the socket, and what came before it is the reader's, held or not.
+            while !failed, let held = popWaiting() { handle(context, held) }
+            if !failed { handle(context, frame) }
+        default:
+            waiting.append(frame)
+            waitingBytes += frame.data.readableBytes
         }
     }
 
+    private func popWaiting() -> WebSocketFrame? {
+        guard let frame = waiting.popFirst() else { return nil }
+        waitingBytes -= frame.data.readableBytes
+        return frame
+    }
+
     func read(context: ChannelHandlerContext) {
-        // Passed down only when the reader has room (``WebSocketFrameHandler`` holds it back otherwise): what waits
-        // here goes first, and the socket is read once nothing does.
-        while !failed, !connection.holdsReads, let frame = waiting.popFirst() { handle(context, frame) }
-        if waiting.isEmpty, !connection.holdsReads { context.read() }
+        // Passed down when the reader has room or a pong is awaited (``WebSocketFrameHandler`` holds it back
+        // otherwise): what waits here goes first, and the socket is read once nothing does; while a pong is awaited,
+        // it is read on for it, the frames before it waiting here.
+        while !failed, !connection.holdsReads, let frame = popWaiting() { handle(context, frame) }
+        if waiting.isEmpty, !connection.holdsReads {
+            context.read()
+        } else if connection.awaitsPong, waitingBytes < Self.heldBytesForPong {
+            context.read()
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         // The frames that came before the end are still the reader's (an ended connection holds nothing back). Few
         // wait here then: NIO leaves held reads unread after the server's FIN until the reader asks
         // (`compressedFloodThenCloseInBoundedMemory`).
-        while !failed, let frame = waiting.popFirst() { handle(context, frame) }
+        while !failed, let frame = popWaiting() { handle(context, frame) }
         context.fireChannelInactive()
     }
 

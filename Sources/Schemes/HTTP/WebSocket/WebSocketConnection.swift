@@ -99,7 +99,7 @@ final class WebSocketConnection: Sendable {
             channel.writeAndFlush(frame).whenFailure { [self] error in
                 ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
             }
-            // Reads held for a full inbox go on while a pong is awaited (``holdsReads``): it comes after those messages.
+            // Reads held for a full inbox go on while a pong is awaited (``awaitsPong``): it comes after those messages.
             channel.read()
         }
     }
@@ -177,8 +177,13 @@ final class WebSocketConnection: Sendable {
     /// Whether reads should wait for the reader: the inbox is full and the socket still open (a closing one
     /// reads on, to hear the server's close).
     var holdsReads: Bool {
-        // Not while a ping waits: its pong, behind the messages already sent, would not be read before the ping timed out.
-        state.withLock { $0.inbox.isFull && $0.pings.isEmpty && !$0.sentClose && $0.inbox.ending == nil }
+        state.withLock { $0.inbox.isFull && !$0.sentClose && $0.inbox.ending == nil }
+    }
+
+    /// Whether a ping waits for its pong: reads held for the reader go on for it, the messages before it held
+    /// compressed (``PerMessageDeflateHandler``), up to a bound.
+    var awaitsPong: Bool {
+        state.withLock { !$0.pings.isEmpty }
     }
 
     /// Whether this end may still send its close frame; if so, it counts as sent from now on (one check and

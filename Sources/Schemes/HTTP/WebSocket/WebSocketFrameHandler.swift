@@ -78,8 +78,9 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func read(context: ChannelHandlerContext) {
-        // Held while the reader is behind; its next `receive` asks again.
-        if !connection.holdsReads { context.read() }
+        // Held while the reader is behind (its next `receive` asks again), unless a pong is awaited: the handler
+        // below reads on for it, holding what comes before it.
+        if !connection.holdsReads || connection.awaitsPong { context.read() }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
