@@ -38,6 +38,10 @@ public final class WebSocketTask: Sendable {
         var cancelled: (code: CloseCode, reason: Data?)?
         /// Ends the wait for the session delegate's answer about the server's certificate, while one is awaited.
         var endDelegateWait: (@Sendable () -> Void)?
+        /// The calls waiting for the socket to open, by number: a cancel fails them at once, whatever the opening is
+        /// waiting for (a connect or a handshake no cancel reaches).
+        var openWaiters: [Int: CheckedContinuation<WebSocketConnection, any Error>] = [:]
+        var nextOpenWaiter = 0
     }
     private let state = Locked(State())
     /// Why the socket cannot open, known when the task was made (a subprotocol that is no token): its opening fails so.
@@ -124,15 +128,17 @@ public final class WebSocketTask: Sendable {
     /// ``CloseCode/abnormalClosure``, 1015, or one outside 1000–4999 that RFC 6455 does not define) goes as a close
     /// frame without a code. Before the socket is open, the handshake is abandoned.
     public func cancel(with code: CloseCode = .normalClosure, reason: Data? = nil) {
-        let (opening, connection, endDelegateWait) = state.withLock { state in
+        let (opening, connection, endDelegateWait, openWaiters) = state.withLock { state in
             if state.cancelled == nil { state.cancelled = (code, reason) }
-            defer { state.endDelegateWait = nil }
-            return (state.opening, state.connection, state.endDelegateWait)
+            defer { state.endDelegateWait = nil; state.openWaiters = [:] }
+            return (state.opening, state.connection, state.endDelegateWait, Array(state.openWaiters.values))
         }
         // The opening first: a delegate's wait ended by the cancel then reads as the socket's cancel (`cancelled`), not
         // as the delegate's refusal.
         opening?.cancel()
         endDelegateWait?()
+        let closed = LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code)")
+        for waiter in openWaiters { waiter.resume(throwing: closed) }
         // Waiting calls fail now, and the code reads back at once; the close handshake follows.
         connection?.ended(LoadError(.cancelled, url: originalRequest.url, reason: "the WebSocket was closed by this end with \(code)"), code: code, reason: reason)
         guard let opening else { return }
@@ -209,11 +215,35 @@ public final class WebSocketTask: Sendable {
         return answer ?? .cancelAuthenticationChallenge
     }
 
+    /// The open connection, opening it first if need be. A call that waits for the opening ends at once when the
+    /// socket is cancelled, or the calling task: the connect and the handshake heed no cancel before their timeouts.
     private func connection() async throws -> WebSocketConnection {
-        do {
-            return try await opening().value
-        } catch {
-            throw LoadError.wrapping(error, url: originalRequest.url)
+        let opening = opening()
+        if let connection = state.withLock({ $0.connection }) { return connection }
+        let url = originalRequest.url, shared = state
+        let id = state.withLock { state in
+            state.nextOpenWaiter += 1
+            return state.nextOpenWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<WebSocketConnection, any Error>) in
+                let refusal = shared.withLock { state -> LoadError? in
+                    if let cancelled = state.cancelled {
+                        return LoadError(.cancelled, url: url, reason: "the WebSocket was closed by this end with \(cancelled.code)")
+                    }
+                    if Task.isCancelled { return LoadError(.cancelled, url: url, reason: "the call was cancelled as the WebSocket opened") }
+                    state.openWaiters[id] = waiter
+                    return nil
+                }
+                if let refusal { return waiter.resume(throwing: refusal) }
+                Task {
+                    let result = await opening.result.mapError { LoadError.wrapping($0, url: url) as any Error }
+                    shared.withLock { $0.openWaiters.removeValue(forKey: id) }?.resume(with: result)
+                }
+            }
+        } onCancel: {
+            shared.withLock { $0.openWaiters.removeValue(forKey: id) }?
+                .resume(throwing: LoadError(.cancelled, url: url, reason: "the call was cancelled as the WebSocket opened"))
         }
     }
 }
