@@ -31,7 +31,8 @@ not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "p
 offered, and /no-connection leaves Connection out, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
 "compressed" (RSV1 set) or "plain".
 Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /burst-ping sends them and a ping
-in one segment, then "pong-ok" if the pong came within 2 s (else "pong-missing"), then echoes; /zeros writes 400 binary messages of 1 MiB of
+in one segment, then "pong-ok" if the pong came within 2 s (else "pong-missing"), then echoes; /slow-reader reads nothing for 7 s, then
+echoes; /zeros writes 400 binary messages of 1 MiB of
 zeros at once, each compressed apart (some 1 KiB; the client must have offered permessage-deflate), then waits for
 the client to close (/zeros-close: ends the connection right after them); /raw/HEX writes the bytes HEX
 names on the socket as they are (frames the package would never send), then waits for the client to end it;
@@ -54,7 +55,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/burst-ping", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/burst-ping", "/slow-reader", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -228,6 +229,13 @@ async def handle(ws):
     elif path == "/burst":
         for index in range(40):
             await ws.send(str(index))
+        async for message in ws:
+            await ws.send(message)
+    elif path == "/slow-reader":
+        # Reads nothing for 7 s (a client's large message and what follows it wait in the sockets' buffers), then echoes.
+        ws.transport.pause_reading()
+        await asyncio.sleep(7)
+        ws.transport.resume_reading()
         async for message in ws:
             await ws.send(message)
     elif path == "/burst-ping":

@@ -195,6 +195,39 @@ struct WebSocketFrameRulesTests {
         socket.cancel()
     }
 
+    @Test("A ping behind a large message of ours that a slow server takes seconds to read gets its pong: its clock starts once it is out")
+    func pingBehindLargeSend() async throws {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/slow-reader")!)
+        socket.maximumMessageSize = 4 << 20
+        // Sent as they are: compressed, the repeated bytes below would fit any buffer.
+        socket.offersCompression = false
+        socket.resume()
+        // Three messages of 3 MiB (each under the server's 4 MiB limit): more than the sockets' buffers hold while it reads
+        // nothing for 7 s (longer than a ping's 5 s patience), so that the ping waits behind them unsent.
+        let large = Data(repeating: 0x5A, count: 3 << 20)
+        // All queued at once (one after another, each send would wait for the last to be written), and before the ping:
+        // each is counted as its send begins, and the ping waits for the three, and a moment more.
+        let begun = Locked(0)
+        let sending = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        begun.withLock { $0 += 1 }
+                        try await socket.send(.data(large))
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(await eventually { begun.withLock { $0 } == 3 })
+        try await Task.sleep(for: .milliseconds(500))
+        try await bounded(socket) { try await socket.sendPing() }
+        try await sending.value
+        #expect(socket.closeCode == nil)
+        for _ in 0..<3 { #expect(try await bounded(socket) { try await socket.receive() } == .data(large)) }
+        socket.cancel()
+    }
+
     @Test("A ping while reads are held for unread messages gets its pong; the messages then come in order")
     func pingWhileHeld() async throws {
         let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst")!)

@@ -61,6 +61,7 @@ final class PerMessageDeflateHandler: ChannelDuplexHandler, RemovableChannelHand
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         let frame = unwrapInboundIn(data)
+        connection.heardFromServer()
         guard !waiting.isEmpty || connection.holdsReads else { return handle(context, frame) }
         switch frame.opcode {
         case .ping, .pong:

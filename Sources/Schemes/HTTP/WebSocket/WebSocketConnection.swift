@@ -3,6 +3,7 @@ import FoundationEssentials
 import Loader
 import NIOCore
 import NIOWebSocket
+import Synchronization
 
 /// One open WebSocket: what the task calls (send, receive, ping, close) and what the channel's
 /// ``WebSocketFrameHandler`` reports (messages, pongs, the close), meeting behind one lock.
@@ -74,34 +75,75 @@ final class WebSocketConnection: Sendable {
         try await write(frame, what: "the message")
     }
 
-    /// Sends a ping and waits for a pong, up to ``patience``: a connection whose pong does not come is closed.
+    /// Sends a ping and waits for a pong, up to ``patience`` from when the ping is written (it may wait behind a large
+    /// message of ours) or from the server's latest frame (its pong may come behind what it sends): a connection that
+    /// stays silent that long is closed. Cancelling the calling task ends the wait
+    /// (a pong that comes later answers nothing).
     func ping() async throws {
         try checkOpen()
-        let timer = channel.eventLoop.scheduleTask(in: Self.patience) { [self] in
-            ended(LoadError(.timedOut, url: url, reason: "no pong within 5 s of a ping"), code: .abnormalClosure, reason: nil)
+        let id = state.withLock { state -> Int in
+            state.pingsSent += 1
+            return state.pingsSent
+        }
+        // Its own payload: a pong answers the ping it echoes (and those before it), not any ping.
+        let payload = "ping \(id)"
+        let timer = Locked<Scheduled<Void>?>(nil)
+        defer { timer.withLock { $0 }?.cancel() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let refusal = state.withLock { state -> LoadError? in
+                    if let ending = state.inbox.ending { return ending }
+                    if Task.isCancelled { return LoadError(.cancelled, url: url, reason: "the ping was cancelled") }
+                    state.pings.append((payload, continuation))
+                    return nil
+                }
+                if let refusal { return continuation.resume(throwing: refusal) }
+                let frame = WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(string: payload))
+                channel.writeAndFlush(frame).whenComplete { [self] written in
+                    switch written {
+                    case .success:
+                        // The clock starts once the ping is out.
+                        armPingClock(payload, in: Self.patience, timer: timer)
+                    case .failure(let error):
+                        ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
+                    }
+                }
+                // Reads held for a full inbox go on while a pong is awaited (``awaitsPong``): it comes after those messages.
+                channel.read()
+            }
+        } onCancel: { [self] in
+            let withdrawn = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.pings.firstIndex(where: { $0.payload == payload }) else { return nil }
+                return state.pings.remove(at: index).continuation
+            }
+            withdrawn?.resume(throwing: LoadError(.cancelled, url: url, reason: "the ping was cancelled"))
+        }
+    }
+
+    /// Closes the connection when the ping of `payload` still has no pong `delay` from now, unless the server sent
+    /// anything meanwhile: then the clock runs again from then (its pong may come behind what it is sending).
+    private func armPingClock(_ payload: String, in delay: TimeAmount, timer: Locked<Scheduled<Void>?>) {
+        let scheduled = channel.eventLoop.scheduleTask(in: delay) { [self] in
+            guard state.withLock({ $0.pings.contains { $0.payload == payload } }) else { return }
+            let now = NIODeadline.now().uptimeNanoseconds
+            let quiet = now - min(now, lastHeard.load(ordering: .relaxed))
+            if quiet < UInt64(Self.patience.nanoseconds) {
+                return armPingClock(payload, in: Self.patience - .nanoseconds(Int64(quiet)), timer: timer)
+            }
+            ended(LoadError(.timedOut, url: url, reason: "no pong within 5 s of a ping, nor anything else from the server"), code: .abnormalClosure, reason: nil)
             channel.close(promise: nil)
         }
-        defer { timer.cancel() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let (payload, ending) = state.withLock { state -> (String, LoadError?) in
-                if let ending = state.inbox.ending { return ("", ending) }
-                state.pingsSent += 1
-                // Its own payload: a pong answers the ping it echoes (and those before it), not any ping.
-                let payload = "ping \(state.pingsSent)"
-                state.pings.append((payload, continuation))
-                return (payload, nil)
-            }
-            if let ending {
-                continuation.resume(throwing: ending)
-                return
-            }
-            let frame = WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: channel.allocator.buffer(string: payload))
-            channel.writeAndFlush(frame).whenFailure { [self] error in
-                ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
-            }
-            // Reads held for a full inbox go on while a pong is awaited (``awaitsPong``): it comes after those messages.
-            channel.read()
-        }
+        timer.withLock { $0 = scheduled }
+        // Ended meanwhile (a pong already in, a cancel): no clock.
+        if !state.withLock({ $0.pings.contains { $0.payload == payload } }) { scheduled.cancel() }
+    }
+
+    /// When a frame last came from the server (``NIODeadline`` nanoseconds).
+    private let lastHeard = Atomic<UInt64>(0)
+
+    /// A frame came from the server (on the event loop): a ping's clock runs from here.
+    func heardFromServer() {
+        lastHeard.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
     /// Ends the socket from this end: every waiting call fails with `cancelled` and ``closeCode`` is `code`; a
