@@ -80,13 +80,10 @@ struct MiddlewareChain: Sendable {
     private func runCancellable(_ request: LoadRequest, context: LoadContext) async throws -> LoadResult {
         let chain = self
         let child = Task { try await chain.run(request, from: 0, context: context) }
+        // The caller's cancellation comes here too: each async entry point cancels the LoadTask when its task is.
         context.task.setCancelMiddleware { child.cancel() }
         defer { context.task.setCancelMiddleware(nil) }
-        return try await withTaskCancellationHandler {
-            try await child.value
-        } onCancel: {
-            child.cancel()
-        }
+        return try await child.value
     }
 
     // Out of line: inlined, it and the layer call it makes grew the async frame of every layer that calls it.

@@ -294,7 +294,7 @@ final class CurlEngine: @unchecked Sendable {
         if let share = transfer.ownShare {
             // The transfer's handle is freed: the share is no longer in use.
             transfer.ownShare = nil
-            freeOffThread([share])
+            Self.closer.close([share])
         }
         if transfer.usesSharedConnections, let reuse = transfer.connectionReuse {
             shares.release(reuse.key, now: Self.now())
@@ -340,13 +340,8 @@ final class CurlEngine: @unchecked Sendable {
         let now = Self.now()
         let expired = shares.takeExpired(now: now)
         // Nothing else refers to these shares any more.
-        if !expired.isEmpty { freeOffThread(expired) }
+        if !expired.isEmpty { Self.closer.close(expired) }
         return shares.nextExpiry.map { Int32(clamping: ($0 - min($0, now)) / 1_000_000 + 1) }
-    }
-
-    /// Frees `shares` (closing their connections) off the engine's thread (``ShareCloser``).
-    private func freeOffThread(_ shares: [UnsafeMutableRawPointer]) {
-        Self.closer.close(shares)
     }
 
     /// The process's closing threads, shared by every engine.

@@ -87,13 +87,14 @@ final class WebSocketConnection: Sendable {
         }
         // Its own payload: a pong answers the ping it echoes (and those before it), not any ping.
         let payload = "ping \(id)"
+        let cancelled = LoadError(.cancelled, url: url, reason: "the ping was cancelled")
         let timer = Locked<Scheduled<Void>?>(nil)
         defer { timer.withLock { $0 }?.cancel() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let refusal = state.withLock { state -> LoadError? in
                     if let ending = state.inbox.ending { return ending }
-                    if Task.isCancelled { return LoadError(.cancelled, url: url, reason: "the ping was cancelled") }
+                    if Task.isCancelled { return cancelled }
                     state.pings.append((payload, continuation))
                     return nil
                 }
@@ -116,7 +117,7 @@ final class WebSocketConnection: Sendable {
                 guard let index = state.pings.firstIndex(where: { $0.payload == payload }) else { return nil }
                 return state.pings.remove(at: index).continuation
             }
-            withdrawn?.resume(throwing: LoadError(.cancelled, url: url, reason: "the ping was cancelled"))
+            withdrawn?.resume(throwing: cancelled)
         }
     }
 
