@@ -39,6 +39,18 @@ public final class DiskResponseCache: ResponseCache {
                 table.column("lastUse", .double).notNull().indexed()
             }
         }
+        // The entries' total size, kept by triggers in every process that writes: summing the column scanned the
+        // whole table, each row's body with it (`size` comes after `body`, so SQLite walks a large body's overflow
+        // pages to reach it), at every store.
+        migrator.registerMigration("total") { db in
+            try db.execute(sql: """
+                CREATE TABLE total (bytes INTEGER NOT NULL);
+                INSERT INTO total (bytes) SELECT COALESCE(SUM(size), 0) FROM response;
+                CREATE TRIGGER total_insert AFTER INSERT ON response BEGIN UPDATE total SET bytes = bytes + NEW.size; END;
+                CREATE TRIGGER total_delete AFTER DELETE ON response BEGIN UPDATE total SET bytes = bytes - OLD.size; END;
+                CREATE TRIGGER total_update AFTER UPDATE OF size ON response BEGIN UPDATE total SET bytes = bytes - OLD.size + NEW.size; END;
+                """)
+        }
         return migrator
     }
 
@@ -89,10 +101,14 @@ public final class DiskResponseCache: ResponseCache {
         }
         let capacity = self.capacity
         let written: Void? = try? await database.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, ?, \(Self.nextUse))",
-                           arguments: [key, head, response.data, size])
+            // An upsert, not `INSERT OR REPLACE`: the row it replaces would leave without firing the delete trigger
+            // (SQLite fires none for REPLACE's deletes unless triggers may recurse), and the total would drift.
+            try db.execute(sql: """
+                INSERT INTO response (key, head, body, size, lastUse) VALUES (?, ?, ?, ?, \(Self.nextUse))
+                ON CONFLICT (key) DO UPDATE SET head = excluded.head, body = excluded.body, size = excluded.size, lastUse = excluded.lastUse
+                """, arguments: [key, head, response.data, size])
             // Least recently used first, a few at a time, until the rest fit.
-            var total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM response") ?? 0
+            var total = try Self.total(db)
             while total > capacity {
                 let oldest = try Row.fetchAll(db, sql: "SELECT key, size FROM response ORDER BY lastUse LIMIT 16")
                 guard !oldest.isEmpty else { break }
@@ -125,7 +141,12 @@ public final class DiskResponseCache: ResponseCache {
 
     /// Bytes the entries take now (0 if the database cannot be read).
     public func currentSize() async -> Int {
-        (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM response") ?? 0 }) ?? 0
+        (try? await database.read { db in try Self.total(db) }) ?? 0
+    }
+
+    /// The entries' total size, as the triggers keep it.
+    private static func total(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0
     }
 
     /// The number of entries (0 if the database cannot be read).

@@ -69,6 +69,57 @@ struct DiskResponseCacheTests {
         #expect(await cache.count() == 0)
     }
 
+    /// The entries' sizes summed from the rows themselves.
+    private func summed(_ cache: DiskResponseCache) throws -> Int {
+        try DatabaseQueue(path: cache.fileURL.path).read { db in try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM response") ?? 0 }
+    }
+
+    @Test("The size the cache counts is its rows' own through replacements, evictions, removals and two instances on one folder")
+    func totalKept() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try DiskResponseCache(directory: directory, capacity: 40_000)
+        let second = try DiskResponseCache(directory: directory, capacity: 40_000)
+        await first.store(entry(1_000), for: "a")
+        await second.store(entry(1_500), for: "b")
+        // Replaced by a smaller and then a larger body, from either instance.
+        await first.store(entry(300), for: "a")
+        await second.store(entry(1_800), for: "a")
+        #expect(await first.currentSize() == entry(1_800).cost + entry(1_500).cost)
+        // Past the capacity: the oldest go, and the count follows.
+        for index in 0..<30 { await (index.isMultiple(of: 2) ? first : second).store(entry(1_700), for: "k\(index)") }
+        #expect(await first.currentSize() == (try summed(first)))
+        let size = await first.currentSize()
+        #expect(size <= 40_000 && size > 30_000)
+        await second.removeCachedResponse(for: "k29")
+        #expect(await first.currentSize() == (try summed(first)))
+        await first.removeAllCachedResponses()
+        #expect(await second.currentSize() == 0)
+    }
+
+    @Test("A cache made before its size was counted apart opens with the count of the rows it holds")
+    func totalOfOlderDatabase() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The schema as the first release wrote it, with its migration recorded, and three rows.
+        let older = try DatabaseQueue(path: directory.appendingPathComponent("responses.sqlite").path)
+        try await older.write { db in
+            try db.execute(sql: """
+                CREATE TABLE response (key TEXT PRIMARY KEY NOT NULL, head BLOB NOT NULL, body BLOB NOT NULL, size INTEGER NOT NULL, lastUse DOUBLE NOT NULL);
+                CREATE INDEX response_on_lastUse ON response(lastUse);
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations VALUES ('responses');
+                INSERT INTO response VALUES ('a', x'00', x'00', 100, 1), ('b', x'00', x'00', 250, 2), ('c', x'00', x'00', 4000, 3);
+                """)
+        }
+        try older.close()
+        let cache = try DiskResponseCache(directory: directory, capacity: 40_000)
+        #expect(await cache.currentSize() == 4_350)
+        await cache.removeCachedResponse(for: "b")
+        #expect(await cache.currentSize() == 4_100)
+    }
+
     @Test("Entries used before the clock was set back are still the older: a new entry in a full cache stays, the oldest goes")
     func clockSetBack() async throws {
         let directory = folder()

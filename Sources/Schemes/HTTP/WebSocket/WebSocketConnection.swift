@@ -192,17 +192,28 @@ final class WebSocketConnection: Sendable {
         if let refusal { throw refusal }
     }
 
+    /// Queues `frame` and waits until it is written. Cancelling the calling task ends the wait with `cancelled`; a
+    /// frame already queued still goes out whole (one cut short would break the connection), one not yet queued not at all.
     private func write(_ frame: WebSocketFrame, what: String) async throws {
         try checkOpen()
+        let cancelled = LoadError(.cancelled, url: url, reason: "the wait for \(what) to be sent was cancelled")
+        guard !Task.isCancelled else { throw cancelled }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        // Checked on the event loop, where the close frame is queued too: no message goes out after it (RFC 6455
+        // §5.5.1), whichever call came first.
+        channel.eventLoop.execute { [self] in
+            guard !state.withLock({ $0.sentClose }) else {
+                return written.fail(LoadError(.networkConnectionLost, url: url, reason: "\(what) was not sent: the WebSocket is closing"))
+            }
+            channel.writeAndFlush(frame, promise: written)
+        }
         do {
-            // Checked again on the event loop, where the close frame is queued too: no message goes out after it
-            // (RFC 6455 §5.5.1), whichever call came first.
-            try await channel.eventLoop.flatSubmit { [self] () -> EventLoopFuture<Void> in
-                guard !state.withLock({ $0.sentClose }) else {
-                    return channel.eventLoop.makeFailedFuture(LoadError(.networkConnectionLost, url: url, reason: "\(what) was not sent: the WebSocket is closing"))
-                }
-                return channel.writeAndFlush(frame)
-            }.get()
+            // A promise completes once: the write's outcome or the cancel, whichever comes first.
+            try await withTaskCancellationHandler {
+                try await written.futureResult.get()
+            } onCancel: {
+                written.fail(cancelled)
+            }
         } catch {
             if let ending = state.withLock({ $0.inbox.ending }) { throw ending }
             if let error = error as? LoadError { throw error }

@@ -171,6 +171,8 @@ enum WebSocketOpening {
             http.headerFields[.cookie] = field
         }
         let offeredExtensions = http.headerFields[.secWebSocketExtensions]
+        // The request timeout, as for any load: how long the handshake may go unanswered, and what this end sends unread.
+        let idle = request.timeoutInterval ?? session.configuration.timeoutIntervalForRequest
         // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:ask:)``).
         let plan = try HTTPRequestPlan(http, tunnelled: true)
         let requestHead = plan.head
@@ -203,6 +205,11 @@ enum WebSocketOpening {
                             try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
                                                                             maxAccumulatedFrameSize: maximumMessageSize))
                             try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
+                            // Next to the socket, so that it counts bytes as they go out (after TLS).
+                            try sync.addHandler(SocketWriteWatch(limit: ConnectionPool.timeAmount(idle)) { _ in
+                                connection.ended(LoadError(.timedOut, url: url, reason: "the server read nothing of what was sent for \(idle.printed("%g")) s (the request timeout)"),
+                                                 code: .abnormalClosure, reason: nil)
+                            }, position: .first)
                             // Out before the frames the upgrade held back flow (it takes HTTP parts, not frames).
                             sync.removeHandler(try sync.handler(type: HandshakeWatcher.self), promise: nil)
                             opened.succeed(response)
@@ -219,9 +226,8 @@ enum WebSocketOpening {
                 channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             }.get()
-            let seconds = http.options[HTTPClientOptions.self].connectTimeout
-            let timer = channel.eventLoop.scheduleTask(in: ConnectionPool.timeAmount(seconds)) {
-                opened.fail(LoadError(.timedOut, url: url, reason: "no answer to the WebSocket handshake within \(seconds.printed("%g")) s (the connect timeout)"))
+            let timer = channel.eventLoop.scheduleTask(in: ConnectionPool.timeAmount(idle)) {
+                opened.fail(LoadError(.timedOut, url: url, reason: "no answer to the WebSocket handshake within \(idle.printed("%g")) s (the request timeout)"))
             }
             defer { timer.cancel() }
             let answer = try await withTaskCancellationHandler {

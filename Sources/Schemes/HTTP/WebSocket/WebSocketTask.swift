@@ -21,7 +21,9 @@ import Loader
 /// ``CloseCode/goingAway``, and a session invalidated before it opens refuses it (`cancelled`). `send` and `receive` open the
 /// socket if ``resume()`` has not. A message larger than ``maximumMessageSize`` ends the connection (close code
 /// 1009) and fails `receive` with `dataLengthExceedsMaximum`. Reading stops while 16 messages wait unread, so a
-/// reader that falls behind slows the server. Every failure is a `LoadError` naming the URL; once the socket
+/// reader that falls behind slows the server. The handshake's answer, and a server's reading of what this end sends,
+/// are bounded by the request timeout (the request's `timeoutInterval`, else the session's `timeoutIntervalForRequest`):
+/// past it the opening or the socket fails with `timedOut`. Every failure is a `LoadError` naming the URL; once the socket
 /// has ended, `receive` returns the messages that arrived before and then throws, and ``closeCode`` and
 /// ``closeReason`` tell how it closed.
 public final class WebSocketTask: Sendable {
@@ -106,7 +108,11 @@ public final class WebSocketTask: Sendable {
         _ = opening()
     }
 
-    /// Sends `message` as one frame; returns when it is written to the connection.
+    /// Sends `message` as one frame; returns when it is written to the connection. A server that reads nothing of
+    /// what this end sends for the request timeout (the request's `timeoutInterval`, else the session's
+    /// `timeoutIntervalForRequest`) ends the socket: the call fails with `timedOut` and ``closeCode`` reads
+    /// ``CloseCode/abnormalClosure``. Cancelling the calling task ends the wait with `cancelled`; a message already
+    /// handed to the connection still goes out whole (a frame cut short would break it), and the socket stays open.
     public func send(_ message: Message) async throws {
         try await connection().send(message)
     }
