@@ -68,11 +68,11 @@ struct CLIConfigFileTests {
         #expect(wanting?.message == "-K \(lone.url.path), line 1: -sH wants a value")
         // Spellings that would lose their place are refused.
         #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["--remote-name=", "http://h/a", "-o", "b.txt", "http://h/b"]) }
-        let endless = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", "/dev/zero"]) }
-        #expect(endless?.message == "-K: cannot read /dev/zero: File too large")
+        let endless = #expect(throws: ConfigFileUnreadable.self) { _ = try LoadURL.parseQuickly(["-K", "/dev/zero"]) }
+        #expect(endless?.description == "-K: cannot read /dev/zero: File too large")
     }
 
-    @Test("A line that is no option, or a file that cannot be read, is a usage error naming the file and line", arguments: [
+    @Test("A line that is no option is a usage error naming the file and line; a file that cannot be read is an error naming it", arguments: [
         ("silent yes\n", "line 1: --silent takes no value, not 'yes'"),
         ("\n# ok\noutput\n", "line 3: --output wants a value"),
         ("header = \"X-A: 1\n", "line 1: the quoted value has no closing quote"),
@@ -84,11 +84,11 @@ struct CLIConfigFileTests {
         let config = try configFile(text)
         let error = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", config.url.path, "http://h/"]) }
         #expect(error?.message == "-K \(config.url.path), \(problem)")
-        let missing = #expect(throws: ValidationError.self) { _ = try LoadURL.parseQuickly(["-K", "/no/such/config"]) }
-        #expect(missing?.message == "-K: cannot read /no/such/config: No such file or directory")
+        let missing = #expect(throws: ConfigFileUnreadable.self) { _ = try LoadURL.parseQuickly(["-K", "/no/such/config"]) }
+        #expect(missing?.description == "-K: cannot read /no/such/config: No such file or directory")
     }
 
-    @Test("loadurl -K - reads the options from a pipe and loads its URLs; an unknown option in a file is a usage error (2)")
+    @Test("loadurl -K - reads the options from a pipe and loads its URLs; an unknown option in a file is a usage error (2), an unreadable file 26")
     func fromStandardInput() async throws {
         let run = try await LoadURLProcess.run(["-K", "-", "data:,third"], input: Data("url = \"data:,first\"\n-w \"[%{url}]\"\nurl data:,second\n".utf8),
                                                inputThroughPipe: true)
@@ -97,5 +97,9 @@ struct CLIConfigFileTests {
         let unknown = try configFile("no-such-option\n")
         let refused = try await LoadURLProcess.run(["-K", unknown.url.path, "data:,x"])
         #expect(refused.status == 2 && refused.stderr.contains("no-such-option"), "\(refused.stderr)")
+        // A file that cannot be read is curl's 26, named, with no usage after it; nothing is loaded.
+        let missing = try await LoadURLProcess.run(["-K", "/no/such/config", "data:,x"])
+        #expect(missing.status == 26, "\(missing.stderr)")
+        #expect(missing.stderr == "Error: -K: cannot read /no/such/config: No such file or directory\n" && missing.stdout.isEmpty)
     }
 }

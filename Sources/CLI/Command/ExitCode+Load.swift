@@ -109,4 +109,16 @@ public enum LoadURLExit {
     public static let usage: Int32 = 2
     /// A URL that cannot be read (a malformed glob too).
     public static let malformedURL: Int32 = 3
+    /// A `-K` file that cannot be read (missing, unreadable, too large), as curl's 26.
+    public static let unreadableConfig: Int32 = 26
+}
+
+/// A `-K` file that could not be read: not a usage error (curl exits 26 for it, not 2), and no usage is printed.
+public struct ConfigFileUnreadable: Error, CustomStringConvertible {
+    /// The file as named on the command line.
+    public let file: String
+    /// Why it could not be read (its description names the file).
+    public let cause: any Error
+    /// `-K: ` and the cause.
+    public var description: String { "-K: \(cause)" }
 }

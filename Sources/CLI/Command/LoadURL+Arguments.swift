@@ -91,7 +91,7 @@ extension LoadURL {
                 // Its options are not another option's bytes: a later `@-` finds standard input empty, as with curl.
                 text = String(decoding: try InputFile.contents(of: file, maximumSize: configFileSize, consuming: true), as: UTF8.self)
             } catch {
-                throw ValidationError("-K: \(error)")
+                throw ConfigFileUnreadable(file: file, cause: error)
             }
             do throws(ConfigFile.Malformed) {
                 // A line's own value only: for options run together, the last piece says (`-sH` wants one, `-XPUT` has it).
@@ -121,6 +121,9 @@ extension LoadURL {
         do {
             let commands = try operations(arguments)
             exitProcess(await execute(commands))
+        } catch let error as ConfigFileUnreadable {
+            StandardStreams.error("Error: \(error)\n")
+            exitProcess(LoadURLExit.unreadableConfig)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 StandardStreams.error(fullMessage(for: error) + "\n")

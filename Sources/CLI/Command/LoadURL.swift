@@ -46,7 +46,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
          22  HTTP error with -f               61  cannot decode body
          23  cannot write output              63  body too large
          25  server refused the upload        67  login denied
-         26  cannot read upload               78  remote resource not found
+         26  cannot read upload or -K file    78  remote resource not found
          28  timed out                        92  server reset the HTTP/2 stream
          33  -C: the rest cannot be had       99  other
          35  TLS failure                     130  cancelled
