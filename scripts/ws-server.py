@@ -32,7 +32,8 @@ offered, and /no-connection leaves Connection out, each then sending "unreadable
 "compressed" (RSV1 set) or "plain".
 Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /burst-ping sends them and a ping
 in one segment, then "pong-ok" if the pong came within 2 s (else "pong-missing"), then echoes; /slow-reader reads nothing for 7 s, then
-echoes; /no-read reads nothing for a minute, then ends the connection; /zeros writes 400 binary messages of 1 MiB of
+echoes; /no-read reads nothing for a minute, then ends the connection; /trickle reads slowly but steadily (128 KiB
+every 250 ms) for a minute, then ends the connection; /zeros writes 400 binary messages of 1 MiB of
 zeros at once, each compressed apart (some 1 KiB; the client must have offered permessage-deflate), then waits for
 the client to close (/zeros-close: ends the connection right after them); /raw/HEX writes the bytes HEX
 names on the socket as they are (frames the package would never send), then waits for the client to end it;
@@ -42,6 +43,7 @@ WS_PORT and WSS_PORT go to ENV_FILE once both listen."""
 import asyncio
 import base64
 import hashlib
+import os
 import secrets
 import socket
 import ssl
@@ -55,7 +57,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/burst-ping", "/slow-reader", "/no-read", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/burst-ping", "/slow-reader", "/no-read", "/trickle", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -238,6 +240,21 @@ async def handle(ws):
         ws.transport.resume_reading()
         async for message in ws:
             await ws.send(message)
+    elif path == "/trickle":
+        # Slow but steady: 128 KiB taken off the socket every 250 ms, past the websockets library (what is read is
+        # dropped unparsed), for a minute at most.
+        ws.transport.pause_reading()
+        descriptor = ws.transport.get_extra_info("socket").fileno()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 60
+        while loop.time() < end:
+            await asyncio.sleep(0.25)
+            try:
+                if not os.read(descriptor, 131072):
+                    break
+            except BlockingIOError:
+                continue
+        ws.transport.abort()
     elif path == "/no-read":
         # Reads nothing (what a client sends fills the sockets' buffers, then waits), for a minute at most.
         ws.transport.pause_reading()

@@ -29,7 +29,13 @@ enum DiskDatabase {
                 try db.execute(sql: "PRAGMA auto_vacuum = FULL; PRAGMA journal_size_limit = 4194304")
             }
             let database = try DatabasePool(path: file.path, configuration: configuration)
-            try migrator.migrate(database)
+            do {
+                try migrator.migrate(database)
+            } catch {
+                // Another process opening the same folder may have applied the same migration between GRDB's look at
+                // what was applied and its own attempt ("table … already exists"): a second try sees it applied.
+                try migrator.migrate(database)
+            }
             return (database, file)
         } catch {
             throw DiskStoreOpenError(directory: directory, underlying: error)

@@ -26,6 +26,9 @@ public final class DiskResponseCache: ResponseCache {
     public init(directory: URL, capacity: Int = 100 * 1024 * 1024) throws {
         self.capacity = max(0, capacity)
         (database, fileURL) = try DiskDatabase.open("responses.sqlite", in: directory, migrator: Self.migrator)
+        // Counted afresh once per opening: an older version of this store writing to the folder meanwhile (its
+        // replacements add to the total without taking away) leaves it off. If the disk takes no write, it stays.
+        _ = try? database.write { db in try Self.recount(db) }
     }
 
     private static var migrator: DatabaseMigrator {
@@ -111,7 +114,12 @@ public final class DiskResponseCache: ResponseCache {
             var total = try Self.total(db)
             while total > capacity {
                 let oldest = try Row.fetchAll(db, sql: "SELECT key, size FROM response ORDER BY lastUse LIMIT 16")
-                guard !oldest.isEmpty else { break }
+                guard !oldest.isEmpty else {
+                    // Over capacity with nothing left: the total drifted (an older version's `INSERT OR REPLACE` adds
+                    // without taking the replaced row away). Counted afresh, cheap on an empty table.
+                    try Self.recount(db)
+                    break
+                }
                 for row in oldest {
                     try db.execute(sql: "DELETE FROM response WHERE key = ?", arguments: [row.decode(String.self, forColumn: "key")])
                     total -= try row.decode(Int.self, forColumn: "size")
@@ -147,6 +155,11 @@ public final class DiskResponseCache: ResponseCache {
     /// The entries' total size, as the triggers keep it.
     private static func total(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0
+    }
+
+    /// Sets the total to the rows' own sum (one scan).
+    private static func recount(_ db: Database) throws {
+        try db.execute(sql: "UPDATE total SET bytes = (SELECT COALESCE(SUM(size), 0) FROM response)")
     }
 
     /// The number of entries (0 if the database cannot be read).

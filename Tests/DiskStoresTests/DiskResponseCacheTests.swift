@@ -97,6 +97,36 @@ struct DiskResponseCacheTests {
         #expect(await second.currentSize() == 0)
     }
 
+    @Test("A total an older version's replacements threw off is counted afresh when the cache opens, or when eviction runs out of rows")
+    func totalDrift() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskResponseCache(directory: directory, capacity: 40_000)
+        await cache.store(entry(1_000), for: "a")
+        let size = entry(1_000).cost
+        // An older version replacing "a" as it did: each replacement adds to the total, none takes the old row away.
+        let older = try DatabaseQueue(path: cache.fileURL.path)
+        func replaceAsOlderVersion(_ times: Int) throws {
+            try older.write { db in
+                for _ in 0..<times {
+                    try db.execute(sql: "INSERT OR REPLACE INTO response (key, head, body, size, lastUse) SELECT key, head, body, size, lastUse FROM response WHERE key = 'a'")
+                }
+            }
+        }
+        try replaceAsOlderVersion(10)
+        #expect(await cache.currentSize() == 11 * size, "the drift this test is about")
+        // A new opening counts afresh.
+        _ = try DiskResponseCache(directory: directory, capacity: 40_000)
+        #expect(await cache.currentSize() == size)
+        // Past the capacity with nothing left to evict: counted afresh, and the store works again.
+        try replaceAsOlderVersion(50)
+        await cache.store(entry(1_000), for: "b")
+        #expect(await cache.currentSize() == (try summed(cache)))
+        await cache.store(entry(1_000), for: "c")
+        #expect(await cache.cachedResponse(for: "c") != nil)
+        #expect(await cache.currentSize() == (try summed(cache)))
+    }
+
     @Test("A cache made before its size was counted apart opens with the count of the rows it holds")
     func totalOfOlderDatabase() async throws {
         let directory = folder()

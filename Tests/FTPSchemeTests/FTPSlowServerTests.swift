@@ -38,19 +38,19 @@ struct FTPSlowServerTests {
     }
 
     // One load of the slow server: a second one on its engine would wait out the first's 226 before it began.
-    @Test("A server that acknowledges a transfer 15 s late holds up only its own loads: another server's load is served meanwhile")
+    @Test("A server that acknowledges a transfer 15 s late holds up only its own loads, another server's load served meanwhile; the body reaches the reader before the 226")
     func lateAcknowledgement() async throws {
         let server = try FTPServers.require()
         let session = FTPServers.session()
         // The response comes with the file's first bytes; libcurl reads the rest and the data connection's end in the
-        // same round, then waits for the 226 (the body reaches the reader once it has come).
+        // same round, then waits for the 226: the body, whose size the server told, reaches the reader before it.
         let (bytes, _) = try await session.bytes(from: try FTPServers.url("/hello.txt", port: server.lateAcknowledgingPort))
         let slowEnded = Atomic<Bool>(false)
+        let read = Locked(Data())
         let slow = Task {
-            var body = Data()
-            for try await byte in bytes { body.append(byte) }
+            for try await byte in bytes { read.withLock { $0.append(byte) } }
             slowEnded.store(true, ordering: .releasing)
-            return body
+            return read.withLock { $0 }
         }
         // With one engine for every server, this load waited the 15 s with it, and the slow one ended first.
         var request = LoadRequest(url: try FTPServers.url("/hello.txt"))
@@ -59,6 +59,10 @@ struct FTPSlowServerTests {
         #expect(other == Self.hello)
         let endedFirst = slowEnded.load(ordering: .acquiring)
         #expect(!endedFirst, "the slow server's load ended before the other server's was served")
+        // Well before the 226 (15 s after the transfer): the reader has the whole body, its end still to come.
+        #expect(await eventually(within: 8) { read.withLock { $0 } == Self.hello }, "the body waited for the 226")
+        let endedBeforeAcknowledgement = slowEnded.load(ordering: .acquiring)
+        #expect(!endedBeforeAcknowledgement)
         // The slow load ends whole once its 226 comes.
         #expect(try await slow.value == Self.hello)
     }

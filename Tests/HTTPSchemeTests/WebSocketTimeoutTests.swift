@@ -26,15 +26,15 @@ struct WebSocketTimeoutTests {
         return socket
     }
 
-    /// Sends 1 MiB messages one after another, at most `limit` of them (far more than the sockets' buffers hold),
+    /// Sends 64 KiB messages one after another, at most `limit` of them (far more than the sockets' buffers hold),
     /// until one fails; with `socket` cancelled if that takes over 30 s. Returns the failure and how many went out.
-    private func sendUntilFailure(_ socket: WebSocketTask, limit: Int = 64, count: Locked<Int> = Locked(0)) async -> (error: LoadError?, sent: Int) {
+    private func sendUntilFailure(_ socket: WebSocketTask, limit: Int = 1024, count: Locked<Int> = Locked(0)) async -> (error: LoadError?, sent: Int) {
         let watchdog = Task {
             try await Task.sleep(for: .seconds(30))
             socket.cancel(with: .goingAway)
         }
         defer { watchdog.cancel() }
-        let message = Data(repeating: 0x5A, count: 1 << 20)
+        let message = Data(repeating: 0x5A, count: 64 << 10)
         var sent = 0
         let error = await loadError {
             while sent < limit {
@@ -57,7 +57,7 @@ struct WebSocketTimeoutTests {
         #expect(error?.url == url)
         #expect(error?.reason?.contains("read nothing") == true, "\(String(describing: error?.reason))")
         // Some went into the sockets' buffers first: the stall came when they were full, not at the first send.
-        #expect(sent > 0 && sent < 64)
+        #expect(sent > 0 && sent < 1024)
         #expect(socket.closeCode == .abnormalClosure)
         // A ping, and a receive, on the ended socket fail at once with the same cause.
         let ping = await loadError { try await socket.sendPing() }
@@ -79,6 +79,30 @@ struct WebSocketTimeoutTests {
         defer { watchdog.cancel() }
         for _ in 0..<4 { try await socket.send(.data(large)) }
         for _ in 0..<4 { #expect(try await socket.receive() == .data(large)) }
+        #expect(socket.closeCode == nil)
+    }
+
+    @Test("A server that reads slowly but steadily (about 512 KB/s) is not cut off by a request timeout of 2 s, however much waits")
+    func trickleWithinTimeout() async throws {
+        let url = URL(string: "ws://127.0.0.1:\(try servers().port)/trickle")!
+        let socket = try socket(url, timeout: 2)
+        defer { socket.cancel() }
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            socket.cancel(with: .goingAway)
+        }
+        defer { watchdog.cancel() }
+        // 6 MiB in 64 KiB messages, going out as the server takes them (the kernel holds 128 KiB unsent at most), over
+        // some ten seconds, far past the 2 s timeout, with some leaving every quarter second.
+        let message = Data(repeating: 0x44, count: 64 << 10)
+        for index in 0..<96 {
+            do {
+                try await socket.send(.data(message))
+            } catch {
+                Issue.record("message \(index) failed: \(error)")
+                return
+            }
+        }
         #expect(socket.closeCode == nil)
     }
 

@@ -44,6 +44,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let buffers = BatchBuffers(size: CurlTransfer.largestBatch)
     /// Whether the engine knows this transfer holds bytes for a hand-over.
     private var isNoted = false
+    /// Body bytes still to come of a whole file whose size the server told, counted down as they come: at 0 they
+    /// are handed over at once, since libcurl (7.88) then waits for the `226` inside the call that read them, up to
+    /// a minute, before the engine's hand-over would run.
+    private var bytesToCome: Int64?
     private(set) var hasEnded = false
     private var isCleanedUp = false
     private var lastReportedUpload: Int64 = -1
@@ -397,6 +401,7 @@ final class CurlTransfer: @unchecked Sendable {
             ccurl_getinfo_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
         }
         if length >= 0 { fields[.contentLength] = String(length) }
+        if length > 0, upload == nil, !isListing, rangeStart == nil { bytesToCome = Int64(length) }
         if let rangeStart, upload == nil, !isListing, length >= 0 {
             fields[.contentRange] = Self.contentRange(from: rangeStart, to: rangeEnd, length: Int64(length))
         }
@@ -422,12 +427,18 @@ final class CurlTransfer: @unchecked Sendable {
         guard count <= Self.largestBatch else {
             // Not expected (libcurl's pieces are 16 KiB at most), but kept whole if it comes.
             client.handler(handler, didLoad: Data(bytes: bytes, count: count))
+            bytesToCome = bytesToCome.map { $0 - Int64(count) }
             return count
         }
         let buffer = batch ?? buffers.take()
         batch = buffer
         (buffer + batchCount).copyMemory(from: bytes, byteCount: count)
         batchCount += count
+        if let left = bytesToCome {
+            bytesToCome = left - Int64(count)
+            // The last bytes: the reader has the whole body now, the load's end still waiting for the server's 226.
+            if left <= Int64(count) { handOverCheckingRoom() }
+        }
         return count
     }
 

@@ -192,8 +192,9 @@ final class WebSocketConnection: Sendable {
         if let refusal { throw refusal }
     }
 
-    /// Queues `frame` and waits until it is written. Cancelling the calling task ends the wait with `cancelled`; a
-    /// frame already queued still goes out whole (one cut short would break the connection), one not yet queued not at all.
+    /// Queues `frame` and waits until it is written. Cancelling the calling task ends the wait with `cancelled`; the
+    /// frame goes out whole all the same (one cut short would break the connection). A task cancelled before the call
+    /// sends nothing.
     private func write(_ frame: WebSocketFrame, what: String) async throws {
         try checkOpen()
         let cancelled = LoadError(.cancelled, url: url, reason: "the wait for \(what) to be sent was cancelled")

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import HTTPTypes
 import Loader
 import NIOCore
@@ -205,6 +206,11 @@ enum WebSocketOpening {
                             try sync.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
                                                                             maxAccumulatedFrameSize: maximumMessageSize))
                             try sync.addHandler(WebSocketFrameHandler(connection: connection, maximumMessageSize: maximumMessageSize))
+                            // Few bytes wait unsent in the kernel (TCP_NOTSENT_LOWAT, 128 KiB): the socket takes more as soon
+                            // as a slow server reads some, so the watch below sees its progress (without it Linux waits for a
+                            // third of the send buffer, up to 1.3 MiB, to drain), and a ping waits behind less. Not for a Unix
+                            // socket, which refuses it.
+                            try? channel.syncOptions?.setOption(.socket(SocketOptionLevel(IPPROTO_TCP), SocketOptionName(TCP_NOTSENT_LOWAT)), value: 128 << 10)
                             // Next to the socket, so that it counts bytes as they go out (after TLS).
                             try sync.addHandler(SocketWriteWatch(limit: ConnectionPool.timeAmount(idle)) { _ in
                                 connection.ended(LoadError(.timedOut, url: url, reason: "the server read nothing of what was sent for \(idle.printed("%g")) s (the request timeout)"),

@@ -111,8 +111,9 @@ public final class WebSocketTask: Sendable {
     /// Sends `message` as one frame; returns when it is written to the connection. A server that reads nothing of
     /// what this end sends for the request timeout (the request's `timeoutInterval`, else the session's
     /// `timeoutIntervalForRequest`) ends the socket: the call fails with `timedOut` and ``closeCode`` reads
-    /// ``CloseCode/abnormalClosure``. Cancelling the calling task ends the wait with `cancelled`; a message already
-    /// handed to the connection still goes out whole (a frame cut short would break it), and the socket stays open.
+    /// ``CloseCode/abnormalClosure``. Cancelling the calling task ends the wait with `cancelled`; the message still
+    /// goes out whole (a frame cut short would break the connection), and the socket stays open. A task cancelled
+    /// before the call sends nothing.
     public func send(_ message: Message) async throws {
         try await connection().send(message)
     }
