@@ -120,6 +120,15 @@ struct WebSocketFrameRulesTests {
         #expect(try await recordedClose(id) == "1001 " + Data("bye".utf8).map { String(format: "%02x", $0) }.joined())
     }
 
+    @Test("A socket let go without a cancel says goodbye: a close frame with 1001 (going away)")
+    func goingAwayOnRelease() async throws {
+        let id = UUID().uuidString
+        var socket: WebSocketTask? = try await recording(id)
+        #expect(socket?.closeCode == nil)
+        socket = nil
+        #expect(try await recordedClose(id) == "1001 ")
+    }
+
     @Test("Compressed messages wait compressed while 16 are unread: 400 MiB of zeros sent as 400 KiB hold little memory")
     func compressedFloodInBoundedMemory() async throws {
         let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/zeros")!)

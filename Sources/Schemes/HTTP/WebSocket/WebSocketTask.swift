@@ -56,13 +56,13 @@ public final class WebSocketTask: Sendable {
     }
 
     deinit {
-        // A socket nobody holds any more is closed (abruptly: there is no one to hear the close handshake), unless
-        // `cancel(with:reason:)` began its close handshake, which ends it in its own time (at most five seconds).
+        // A socket nobody holds any more says goodbye (1001, going away, as a browser leaving the page does) and closes
+        // once the server answers, or after five seconds, unless `cancel(with:reason:)` began its own close handshake.
         let (opening, connection, endDelegateWait, closing) = state.withLock { ($0.opening, $0.connection, $0.endDelegateWait, $0.cancelled != nil) }
         // Not left waiting for the delegate's word on the server's certificate, holding the connection open.
         opening?.cancel()
         endDelegateWait?()
-        if !closing { connection?.channel.close(promise: nil) }
+        if !closing, let connection { Task { await connection.close(.goingAway, reason: nil) } }
     }
 
     /// The largest message `receive` takes, in bytes (1 MiB unless set, at most 1 GiB); set it before the socket opens.
