@@ -26,9 +26,10 @@ public final class DiskResponseCache: ResponseCache {
     public init(directory: URL, capacity: Int = 100 * 1024 * 1024) throws {
         self.capacity = max(0, capacity)
         (database, fileURL) = try DiskDatabase.open("responses.sqlite", in: directory, migrator: Self.migrator)
-        // Counted afresh once per opening: an older version of this store writing to the folder meanwhile (its
-        // replacements add to the total without taking away) leaves it off. If the disk takes no write, it stays.
-        _ = try? database.write { db in try Self.recount(db) }
+        // Counted afresh once per opening, in the background (opening waits for no other process's write): an older
+        // version of this store writing to the folder meanwhile (its replacements add to the total without taking away)
+        // leaves it off. If the disk takes no write, it stays.
+        database.asyncWriteWithoutTransaction { db in try? Self.recount(db) }
     }
 
     private static var migrator: DatabaseMigrator {
@@ -52,6 +53,7 @@ public final class DiskResponseCache: ResponseCache {
                 CREATE TRIGGER total_insert AFTER INSERT ON response BEGIN UPDATE total SET bytes = bytes + NEW.size; END;
                 CREATE TRIGGER total_delete AFTER DELETE ON response BEGIN UPDATE total SET bytes = bytes - OLD.size; END;
                 CREATE TRIGGER total_update AFTER UPDATE OF size ON response BEGIN UPDATE total SET bytes = bytes - OLD.size + NEW.size; END;
+                CREATE INDEX response_size ON response(size);
                 """)
         }
         return migrator
@@ -157,7 +159,7 @@ public final class DiskResponseCache: ResponseCache {
         try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0
     }
 
-    /// Sets the total to the rows' own sum (one scan).
+    /// Sets the total to the rows' own sum (a scan of the `size` index, not of the rows and their bodies).
     private static func recount(_ db: Database) throws {
         try db.execute(sql: "UPDATE total SET bytes = (SELECT COALESCE(SUM(size), 0) FROM response)")
     }

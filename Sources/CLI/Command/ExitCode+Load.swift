@@ -19,7 +19,7 @@ import Loader
 /// | 22 | `-f` and the server answered with an HTTP error status (400 or above) |
 /// | 23 | the output file could not be written |
 /// | 25 | the server refused the upload (FTP: `STOR` denied) |
-/// | 26 | the upload body could not be read |
+/// | 26 | the upload body, or a `-K` file, could not be read |
 /// | 28 | timed out |
 /// | 30 | `-P`: active FTP could not set up its data connection (no port free, an address not this host's, `PORT` refused) |
 /// | 33 | `-C`: the answer is not the rest of the download (a server that ignores ranges) |

@@ -49,8 +49,8 @@ extension LoadURL {
 
     /// `arguments` with each `-K FILE` (`--config`, `-KFILE`, `--config=FILE`; `-` for standard input) replaced by the
     /// arguments its lines stand for (``ConfigFile``), in its place, as curl reads them, and short options run together
-    /// split (``splitCluster(_:)``). A file that cannot be read or holds a line that is no option is a usage error
-    /// naming it. Linear in the arguments: nothing is spliced into the middle of an array.
+    /// split (``splitCluster(_:)``). A file that cannot be read throws ``ConfigFileUnreadable`` (curl's 26); one that holds
+    /// a line that is no option is a usage error naming it. Linear in the arguments: nothing is spliced into the middle of an array.
     static func expandingConfigFiles(_ arguments: [String]) throws -> [String] {
         // What is left to read, last first: a file's lines and a cluster's pieces are pushed back in their place.
         var pending = Array(arguments.reversed())

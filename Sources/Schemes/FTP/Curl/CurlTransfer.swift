@@ -436,8 +436,12 @@ final class CurlTransfer: @unchecked Sendable {
         batchCount += count
         if let left = bytesToCome {
             bytesToCome = left - Int64(count)
-            // The last bytes: the reader has the whole body now, the load's end still waiting for the server's 226.
-            if left <= Int64(count) { handOverCheckingRoom() }
+            if left <= Int64(count) {
+                // The last bytes: the reader has the whole body now, the load's end still waiting for the server's 226.
+                // Once: more than the size said (a file that grew) goes in batches as before.
+                bytesToCome = nil
+                handOverCheckingRoom()
+            }
         }
         return count
     }

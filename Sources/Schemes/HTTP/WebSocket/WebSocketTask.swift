@@ -185,7 +185,8 @@ public final class WebSocketTask: Sendable {
                 connection.channel.closeFuture.whenComplete { _ in session.leave(member) }
                 // A task let go while it opened leaves no socket behind.
                 guard let self else {
-                    connection.channel.close(promise: nil)
+                    // Said goodbye to (1001, going away), as a task let go once open is.
+                    Task { await connection.close(.goingAway, reason: nil) }
                     throw LoadError(.cancelled, url: request.url, reason: "the WebSocket task was released while it opened")
                 }
                 self.state.withLock {
