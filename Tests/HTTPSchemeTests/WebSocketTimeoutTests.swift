@@ -50,7 +50,9 @@ struct WebSocketTimeoutTests {
           arguments: [false, true])
     func sendToServerThatReadsNothing(secure: Bool) async throws {
         let url = try noRead(secure: secure)
-        let socket = try socket(url, timeout: 1)
+        // Long enough for the handshake's answer, which the request timeout bounds too (a wss handshake under the thread
+        // sanitizer took over a second).
+        let socket = try socket(url, timeout: 3)
         defer { socket.cancel() }
         let (error, sent) = await sendUntilFailure(socket)
         #expect(error?.code == .timedOut, "\(String(describing: error)) after \(sent) messages")
@@ -82,10 +84,10 @@ struct WebSocketTimeoutTests {
         #expect(socket.closeCode == nil)
     }
 
-    @Test("A server that reads slowly but steadily (about 512 KB/s) is not cut off by a request timeout of 2 s, however much waits")
+    @Test("A server that reads slowly but steadily (about 512 KB/s) is not cut off by a request timeout of 3 s, however much waits")
     func trickleWithinTimeout() async throws {
         let url = URL(string: "ws://127.0.0.1:\(try servers().port)/trickle")!
-        let socket = try socket(url, timeout: 2)
+        let socket = try socket(url, timeout: 3)
         defer { socket.cancel() }
         let watchdog = Task {
             try await Task.sleep(for: .seconds(60))
@@ -93,7 +95,7 @@ struct WebSocketTimeoutTests {
         }
         defer { watchdog.cancel() }
         // 6 MiB in 64 KiB messages, going out as the server takes them (the kernel holds 128 KiB unsent at most), over
-        // some ten seconds, far past the 2 s timeout, with some leaving every quarter second.
+        // some ten seconds, far past the 3 s timeout, with some leaving every quarter second.
         let message = Data(repeating: 0x44, count: 64 << 10)
         for index in 0..<96 {
             do {
