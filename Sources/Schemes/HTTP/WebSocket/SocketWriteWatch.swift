@@ -11,10 +11,10 @@ final class SocketWriteWatch: ChannelOutboundHandler, RemovableChannelHandler {
     private var clock: WriteStallClock
     private var handed: UInt64 = 0
     private var look: Scheduled<Void>?
-    private let stalled: @Sendable (TimeAmount) -> Void
+    private let stalled: @Sendable () -> Void
 
-    /// Closes the channel when handed bytes wait `limit` with none leaving, after telling `stalled` the limit.
-    init(limit: TimeAmount, stalled: @escaping @Sendable (TimeAmount) -> Void) {
+    /// Closes the channel when handed bytes wait `limit` with none leaving, after calling `stalled`.
+    init(limit: TimeAmount, stalled: @escaping @Sendable () -> Void) {
         clock = WriteStallClock(limit: limit)
         self.stalled = stalled
     }
@@ -51,7 +51,7 @@ final class SocketWriteWatch: ChannelOutboundHandler, RemovableChannelHandler {
             }
         case .stalled:
             look = nil
-            stalled(clock.limit)
+            stalled()
             context.close(promise: nil)
         }
     }

@@ -216,7 +216,7 @@ enum WebSocketOpening {
                             // socket, which refuses it.
                             try? channel.syncOptions?.setOption(.socket(SocketOptionLevel(IPPROTO_TCP), SocketOptionName(TCP_NOTSENT_LOWAT)), value: 128 << 10)
                             // Next to the socket, so that it counts bytes as they go out (after TLS).
-                            try sync.addHandler(SocketWriteWatch(limit: ConnectionPool.timeAmount(idle)) { _ in
+                            try sync.addHandler(SocketWriteWatch(limit: ConnectionPool.timeAmount(idle)) {
                                 connection.ended(LoadError(.timedOut, url: url, reason: "the server read nothing of what was sent for \(idle.printed("%g")) s (the request timeout)"),
                                                  code: .abnormalClosure, reason: nil)
                             }, position: .first)
