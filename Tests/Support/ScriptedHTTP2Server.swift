@@ -16,6 +16,8 @@ import Synchronization
 /// | `/stream-at-once` | a 200 head, then 64-byte `DATA` frames every millisecond until the stream closes |
 /// | `/length-mismatch` | a 200 head announcing 10 bytes, then 5 of them ending the stream (a stream error, RFC 9113 §8.1.1) |
 /// | `/bad-field` | a 200 head with a field named in capitals (a malformed response, RFC 9113 §8.2.1) |
+/// | `/no-answer` | no response (the connection is read on: its PINGs are answered) |
+/// | `/go-silent` | no response, and nothing more read on the connection (its PINGs unanswered): a server gone silent, its socket open |
 /// | `/connection-error` | no response: a `PING` of 7 bytes on the connection, a connection error (RFC 9113 §6.7), and then nothing |
 /// | anything else | 404 |
 public final class ScriptedHTTP2Server: Sendable {
@@ -38,7 +40,8 @@ public final class ScriptedHTTP2Server: Sendable {
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                log.connections.withLock { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
                     _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
                         mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
                     ) { stream in
@@ -54,6 +57,9 @@ public final class ScriptedHTTP2Server: Sendable {
         channel.close(promise: nil)
     }
 
+    /// How many connections it has taken.
+    public var connections: Int { log.connections.withLock { $0 } }
+
     /// How many requests for `path` it has had.
     public func requests(for path: String) -> Int {
         log.paths.withLock { $0.count { $0 == path } }
@@ -62,6 +68,8 @@ public final class ScriptedHTTP2Server: Sendable {
     /// The paths requested, in order.
     private final class RequestLog: Sendable {
         let paths = Mutex<[String]>([])
+        /// The connections taken.
+        let connections = Mutex(0)
     }
 
     /// Answers one stream's request as its path says.
@@ -106,6 +114,10 @@ public final class ScriptedHTTP2Server: Sendable {
                 context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(string: "12345")), endStream: true))), promise: nil)
             case "/bad-field":
                 context.writeAndFlush(wrapOutboundOut(head(200, ["X-Capital": "1", "content-length": "0"], endStream: true)), promise: nil)
+            case "/no-answer":
+                break
+            case "/go-silent":
+                try? context.channel.parent?.syncOptions?.setOption(.autoRead, value: false)
             case "/connection-error":
                 // Written below NIOHTTP2's handler, which would not send a malformed frame.
                 let ping: [UInt8] = [0, 0, 7, 0x6, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 7)

@@ -27,6 +27,13 @@ final class HTTP2Connection: Sendable {
     /// request body its response cut short): a count for diagnostics and tests, since a stream whose request and
     /// response both ended must close without a reset.
     let resetStreams = Atomic<Int>(0)
+    /// When a frame of the connection's own (not a stream's: a PING's answer, SETTINGS, WINDOW_UPDATE, GOAWAY) last came,
+    /// in uptime nanoseconds.
+    let lastHeard = Atomic<UInt64>(0)
+    /// Whether a PING of ``checkAlive()`` waits for its answer.
+    private let pingPending = Atomic<Bool>(false)
+    /// How long ``checkAlive()`` waits for the server's answer to its PING.
+    static let pingPatience: TimeAmount = .seconds(5)
     /// What the TLS handler reported (``TLSFaultKeeper``), for the streams a refused client certificate closes; also
     /// a server's HTTP/1 answer to prior knowledge (``ServerPrefaceCheck``) and a breach of the protocol by the
     /// server (``HTTP2ProtocolViolation``), each of which ends the connection.
@@ -120,6 +127,23 @@ final class HTTP2Connection: Sendable {
     func close() {
         channel.close(promise: nil)
     }
+
+    /// A stream was given up before any answer came (its load timed out or was cancelled): the server may have gone
+    /// silent with its socket still open (a host gone, a NAT that forgot the connection), and every later load on this
+    /// connection would wait out its timeout. So a PING goes out (RFC 9113 §6.7), and if nothing of the connection's
+    /// own comes back within ``pingPatience`` the connection is closed: its other streams fail, and later loads get a
+    /// new one. One check at a time.
+    func checkAlive() {
+        guard channel.isActive, !pingPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        channel.eventLoop.execute { [self] in
+            let sent = NIODeadline.now().uptimeNanoseconds
+            channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: sent), ack: false)), promise: nil)
+            channel.eventLoop.scheduleTask(in: Self.pingPatience) { [self] in
+                pingPending.store(false, ordering: .releasing)
+                if lastHeard.load(ordering: .relaxed) < sent { channel.close(promise: nil) }
+            }
+        }
+    }
 }
 
 /// Sits behind NIOHTTP2's handler on an HTTP/2 connection and tells the pool what concerns the whole
@@ -148,6 +172,7 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        connection.lastHeard.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
         switch unwrapInboundIn(data).payload {
         case .settings(.settings(let settings)):
             sawSettings = true

@@ -317,6 +317,8 @@ final class HTTPConnection: Sendable {
         // does not report it as a closed connection).
         forwarder.value.letGo(exchange)
         exchange.fail(error)
+        // Given up with no answer at all on an HTTP/2 stream: is the server still there?
+        if !exchange.responseStarted { multiplexedOn?.checkAlive() }
         close()
         pool?.release(self, reusable: false)
         return false

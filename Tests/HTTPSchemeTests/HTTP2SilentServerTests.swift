@@ -1,0 +1,71 @@
+import Foundation
+import HTTPScheme
+import Loader
+import TestSupport
+import Testing
+
+/// An HTTP/2 server that goes silent with its socket still open (a scripted server that stops reading): a load given
+/// up there leads to a PING, and a connection whose server does not answer it is closed, so later loads get a new one.
+@Suite("http: an HTTP/2 server gone silent (a scripted server)")
+struct HTTP2SilentServerTests {
+    private let server: ScriptedHTTP2Server
+
+    init() throws {
+        server = try ScriptedHTTP2Server()
+    }
+
+    private func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(server.port)\(path)")!
+    }
+
+    /// A session speaking HTTP/2 to the scripted server.
+    private func session() -> LoaderSession {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+        return LoaderSession(configuration: configuration)
+    }
+
+    /// A request for `path` with a request timeout of `seconds`.
+    private func request(_ path: String, timeout seconds: TimeInterval) -> LoadRequest {
+        var request = LoadRequest(url: url(path))
+        request.timeoutInterval = seconds
+        return request
+    }
+
+    @Test("After a load times out on a connection whose server went silent, that connection is closed once its PING goes unanswered: a later load is served on a new one")
+    func silentConnectionClosed() async throws {
+        let session = session()
+        let (_, first) = try await session.data(from: url("/status/200"))
+        #expect(first.status?.code == 200)
+        // The server stops reading that connection: the load waits out its timeout.
+        let silent = await loadError { _ = try await session.data(for: request("/go-silent", timeout: 1)) }
+        #expect(silent?.code == .timedOut, "\(String(describing: silent))")
+        // Later loads: on the silent connection each would time out as well, for as long as the kernel keeps it (many
+        // minutes); once the unanswered PING has closed it (5 s), one is served on a new connection.
+        var served = false
+        var tries = 0
+        while !served, tries < 15 {
+            tries += 1
+            served = (try? await session.data(for: request("/status/200", timeout: 2)).1.status?.code) == 200
+            if !served { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(served, "no load served after \(tries) tries")
+        #expect(server.requests(for: "/status/200") >= 2)
+        #expect(server.connections == 2)
+    }
+
+    @Test("A load given up on a server that is still there (it answers the PING) leaves the connection open: later loads go on it")
+    func answeringConnectionKept() async throws {
+        let session = session()
+        let (_, first) = try await session.data(from: url("/status/200"))
+        #expect(first.status?.code == 200)
+        let unanswered = await loadError { _ = try await session.data(for: request("/no-answer", timeout: 1)) }
+        #expect(unanswered?.code == .timedOut, "\(String(describing: unanswered))")
+        // Past the PING's patience: the connection is still the one.
+        try await Task.sleep(for: .seconds(6))
+        let (_, later) = try await session.data(from: url("/status/200"))
+        #expect(later.status?.code == 200)
+        #expect(server.connections == 1)
+    }
+}
