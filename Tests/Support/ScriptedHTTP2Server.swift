@@ -117,6 +117,8 @@ public final class ScriptedHTTP2Server: Sendable {
             case "/no-answer":
                 break
             case "/go-silent":
+                // The stream too: its reads would ask the connection for one more.
+                try? context.channel.syncOptions?.setOption(.autoRead, value: false)
                 try? context.channel.parent?.syncOptions?.setOption(.autoRead, value: false)
             case "/connection-error":
                 // Written below NIOHTTP2's handler, which would not send a malformed frame.

@@ -926,6 +926,9 @@ final class ConnectionPool: Sendable {
                 HTTP2Setting(parameter: .initialWindowSize, value: HTTP2Connection.streamWindow),
             ]
             connection.targetWindowSize = HTTP2Connection.connectionWindow
+            // Anything read, a stream's bytes too, shows the server is there (``HTTP2Connection/checkAlive()``).
+            let heard = ReadClock()
+            try sync.addHandler(ReadStamp(heard))
             // The server's first bytes looked at before NIOHTTP2's, whose own error may come after the streams closed.
             if let tlsFault { try sync.addHandler(ServerPrefaceCheck(into: tlsFault)) }
             let goAways = ErrorGoAwayCloser()
@@ -938,7 +941,7 @@ final class ConnectionPool: Sendable {
                 pushed.close()
             }
             try sync.addHandler(HTTP2ConnectionWatcher(connection: HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer,
-                                                                                   tlsFault: tlsFault, record: record),
+                                                                                   heard: heard, tlsFault: tlsFault, record: record),
                                                       goAways: goAways))
         }
     }

@@ -27,9 +27,8 @@ final class HTTP2Connection: Sendable {
     /// request body its response cut short): a count for diagnostics and tests, since a stream whose request and
     /// response both ended must close without a reset.
     let resetStreams = Atomic<Int>(0)
-    /// When a frame of the connection's own (not a stream's: a PING's answer, SETTINGS, WINDOW_UPDATE, GOAWAY) last came,
-    /// in uptime nanoseconds.
-    let lastHeard = Atomic<UInt64>(0)
+    /// When the connection last read anything from the server.
+    private let heard: ReadClock
     /// Whether a PING of ``checkAlive()`` waits for its answer.
     private let pingPending = Atomic<Bool>(false)
     /// How long ``checkAlive()`` waits for the server's answer to its PING.
@@ -52,8 +51,9 @@ final class HTTP2Connection: Sendable {
     /// 16 KiB, refused heads that curl and HTTP/1.1 take (long cookies, policies) with an error of the whole connection.
     static let maximumHeaderListSize = 80 * 1024
 
-    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, tlsFault: Locked<(any Error)?>? = nil,
-         record: ConnectionRecord? = nil) {
+    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, heard: ReadClock,
+         tlsFault: Locked<(any Error)?>? = nil, record: ConnectionRecord? = nil) {
+        self.heard = heard
         self.record = record
         self.channel = channel
         self.key = key
@@ -130,9 +130,9 @@ final class HTTP2Connection: Sendable {
 
     /// A stream was given up before any answer came (its load timed out or was cancelled): the server may have gone
     /// silent with its socket still open (a host gone, a NAT that forgot the connection), and every later load on this
-    /// connection would wait out its timeout. So a PING goes out (RFC 9113 §6.7), and if nothing of the connection's
-    /// own comes back within ``pingPatience`` the connection is closed: its other streams fail, and later loads get a
-    /// new one. One check at a time.
+    /// connection would wait out its timeout. So a PING goes out (RFC 9113 §6.7), and if nothing at all is read from
+    /// the server within ``pingPatience`` (its answer may come behind megabytes of DATA, which count too) the connection
+    /// is closed: its other streams fail, and later loads get a new one. One check at a time.
     func checkAlive() {
         guard channel.isActive, !pingPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         channel.eventLoop.execute { [self] in
@@ -140,7 +140,7 @@ final class HTTP2Connection: Sendable {
             channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: sent), ack: false)), promise: nil)
             channel.eventLoop.scheduleTask(in: Self.pingPatience) { [self] in
                 pingPending.store(false, ordering: .releasing)
-                if lastHeard.load(ordering: .relaxed) < sent { channel.close(promise: nil) }
+                if heard.last.load(ordering: .relaxed) < sent { channel.close(promise: nil) }
             }
         }
     }
@@ -172,7 +172,6 @@ final class HTTP2ConnectionWatcher: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        connection.lastHeard.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
         switch unwrapInboundIn(data).payload {
         case .settings(.settings(let settings)):
             sawSettings = true

@@ -315,10 +315,12 @@ final class HTTPConnection: Sendable {
         guard exchange.markAbandoned() else { return false }
         // The forwarder first, so that the exchange's failure does not find it still current (and the close below
         // does not report it as a closed connection).
+        // Given up with no answer at all (timed out, cancelled), not failed by the server's own word (a reset stream, a
+        // malformed head): on an HTTP/2 stream, is the server still there?
+        let unanswered = !exchange.endReported && !exchange.responseStarted
         forwarder.value.letGo(exchange)
         exchange.fail(error)
-        // Given up with no answer at all on an HTTP/2 stream: is the server still there?
-        if !exchange.responseStarted { multiplexedOn?.checkAlive() }
+        if unanswered { multiplexedOn?.checkAlive() }
         close()
         pool?.release(self, reusable: false)
         return false
