@@ -26,13 +26,19 @@ struct WebSocketTimeoutTests {
         return socket
     }
 
+    /// A task that cancels `socket` (failing its waiting calls) after `seconds`, unless cancelled first: every wait
+    /// of these tests ends.
+    private func watchdog(_ socket: WebSocketTask, seconds: Int) -> Task<Void, any Error> {
+        Task {
+            try await Task.sleep(for: .seconds(seconds))
+            socket.cancel(with: .goingAway)
+        }
+    }
+
     /// Sends 64 KiB messages one after another, at most `limit` of them (far more than the sockets' buffers hold),
     /// until one fails; with `socket` cancelled if that takes over 30 s. Returns the failure and how many went out.
     private func sendUntilFailure(_ socket: WebSocketTask, limit: Int = 1024, count: Locked<Int> = Locked(0)) async -> (error: LoadError?, sent: Int) {
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(30))
-            socket.cancel(with: .goingAway)
-        }
+        let watchdog = watchdog(socket, seconds: 30)
         defer { watchdog.cancel() }
         let message = Data(repeating: 0x5A, count: 64 << 10)
         var sent = 0
@@ -74,10 +80,7 @@ struct WebSocketTimeoutTests {
         socket.maximumMessageSize = 4 << 20
         defer { socket.cancel() }
         let large = Data(repeating: 0x33, count: 3 << 20)
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(30))
-            socket.cancel(with: .goingAway)
-        }
+        let watchdog = watchdog(socket, seconds: 30)
         defer { watchdog.cancel() }
         for _ in 0..<4 { try await socket.send(.data(large)) }
         for _ in 0..<4 { #expect(try await socket.receive() == .data(large)) }
@@ -89,10 +92,7 @@ struct WebSocketTimeoutTests {
         let url = URL(string: "ws://127.0.0.1:\(try servers().port)/trickle")!
         let socket = try socket(url, timeout: 3)
         defer { socket.cancel() }
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(60))
-            socket.cancel(with: .goingAway)
-        }
+        let watchdog = watchdog(socket, seconds: 60)
         defer { watchdog.cancel() }
         // 6 MiB in 64 KiB messages, going out as the server takes them (the kernel holds 128 KiB unsent at most), over
         // some ten seconds, far past the 3 s timeout, with some leaving every quarter second.

@@ -927,7 +927,7 @@ final class ConnectionPool: Sendable {
             ]
             connection.targetWindowSize = HTTP2Connection.connectionWindow
             // Anything read, a stream's bytes too, shows the server is there (``HTTP2Connection/checkAlive()``).
-            let heard = ReadClock()
+            let heard = ReadCount()
             try sync.addHandler(ReadStamp(heard))
             // The server's first bytes looked at before NIOHTTP2's, whose own error may come after the streams closed.
             if let tlsFault { try sync.addHandler(ServerPrefaceCheck(into: tlsFault)) }

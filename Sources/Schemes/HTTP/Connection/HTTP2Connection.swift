@@ -27,8 +27,8 @@ final class HTTP2Connection: Sendable {
     /// request body its response cut short): a count for diagnostics and tests, since a stream whose request and
     /// response both ended must close without a reset.
     let resetStreams = Atomic<Int>(0)
-    /// When the connection last read anything from the server.
-    private let heard: ReadClock
+    /// How often the connection has read anything from the server.
+    private let heard: ReadCount
     /// Whether a PING of ``checkAlive()`` waits for its answer.
     private let pingPending = Atomic<Bool>(false)
     /// How long ``checkAlive()`` waits for the server's answer to its PING.
@@ -51,7 +51,7 @@ final class HTTP2Connection: Sendable {
     /// 16 KiB, refused heads that curl and HTTP/1.1 take (long cookies, policies) with an error of the whole connection.
     static let maximumHeaderListSize = 80 * 1024
 
-    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, heard: ReadClock,
+    init(channel: any Channel, key: ConnectionPool.Key, multiplexer: NIOHTTP2Handler.StreamMultiplexer, heard: ReadCount,
          tlsFault: Locked<(any Error)?>? = nil, record: ConnectionRecord? = nil) {
         self.heard = heard
         self.record = record
@@ -136,11 +136,11 @@ final class HTTP2Connection: Sendable {
     func checkAlive() {
         guard channel.isActive, !pingPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         channel.eventLoop.execute { [self] in
-            let sent = NIODeadline.now().uptimeNanoseconds
-            channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: sent), ack: false)), promise: nil)
+            let before = heard.batches.load(ordering: .relaxed)
+            channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: before), ack: false)), promise: nil)
             channel.eventLoop.scheduleTask(in: Self.pingPatience) { [self] in
                 pingPending.store(false, ordering: .releasing)
-                if heard.last.load(ordering: .relaxed) < sent { channel.close(promise: nil) }
+                if heard.batches.load(ordering: .relaxed) == before { channel.close(promise: nil) }
             }
         }
     }

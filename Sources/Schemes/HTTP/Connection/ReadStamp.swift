@@ -1,26 +1,27 @@
 import NIOCore
 import Synchronization
 
-/// When a connection last read anything from its server (uptime nanoseconds), stamped by ``ReadStamp``.
-final class ReadClock: Sendable {
-    /// The latest read's time; 0 before any.
-    let last = Atomic<UInt64>(0)
+/// How many batches of reads a connection has had from its server, counted by ``ReadStamp``.
+final class ReadCount: Sendable {
+    /// The batches so far.
+    let batches = Atomic<UInt64>(0)
 }
 
-/// Stamps ``ReadClock`` as each batch of reads of the connection's bytes completes, below the protocol's handlers:
-/// whatever the server sends (a stream's DATA included, which NIOHTTP2's handler passes to the stream and not down the
-/// connection's pipeline) shows it is still there.
+/// Counts, in ``ReadCount``, each batch of reads of the connection's bytes as it completes, below the protocol's
+/// handlers: whatever the server sends (a stream's DATA included, which NIOHTTP2's handler passes to the stream and not
+/// down the connection's pipeline) shows it is still there. A count, not a clock: one add per batch on every HTTP/2
+/// connection, where a look at the clock is only needed while a check waits.
 final class ReadStamp: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
-    private let clock: ReadClock
+    private let count: ReadCount
 
-    init(_ clock: ReadClock) {
-        self.clock = clock
+    init(_ count: ReadCount) {
+        self.count = count
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        clock.last.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+        count.batches.add(1, ordering: .relaxed)
         context.fireChannelReadComplete()
     }
 }

@@ -197,8 +197,10 @@ final class WebSocketConnection: Sendable {
     /// sends nothing.
     private func write(_ frame: WebSocketFrame, what: String) async throws {
         try checkOpen()
-        let cancelled = LoadError(.cancelled, url: url, reason: "the wait for \(what) to be sent was cancelled")
-        guard !Task.isCancelled else { throw cancelled }
+        // Made only when a cancel comes, not on every send.
+        let url = url
+        let cancelled: @Sendable () -> LoadError = { LoadError(.cancelled, url: url, reason: "the wait for \(what) to be sent was cancelled") }
+        guard !Task.isCancelled else { throw cancelled() }
         let written = channel.eventLoop.makePromise(of: Void.self)
         // Checked on the event loop, where the close frame is queued too: no message goes out after it (RFC 6455
         // §5.5.1), whichever call came first.
@@ -213,7 +215,7 @@ final class WebSocketConnection: Sendable {
             try await withTaskCancellationHandler {
                 try await written.futureResult.get()
             } onCancel: {
-                written.fail(cancelled)
+                written.fail(cancelled())
             }
         } catch {
             if let ending = state.withLock({ $0.inbox.ending }) { throw ending }
