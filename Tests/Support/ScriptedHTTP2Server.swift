@@ -17,7 +17,7 @@ import Synchronization
 /// | `/length-mismatch` | a 200 head announcing 10 bytes, then 5 of them ending the stream (a stream error, RFC 9113 §8.1.1) |
 /// | `/bad-field` | a 200 head with a field named in capitals (a malformed response, RFC 9113 §8.2.1) |
 /// | `/no-answer` | no response (the connection is read on: its PINGs are answered) |
-/// | `/go-silent` | no response, and nothing more read on the connection (its PINGs unanswered): a server gone silent, its socket open |
+/// | `/go-silent` | no response, and nothing the client sends on the connection taken in any more (its PINGs unanswered): a server gone silent, its socket open |
 /// | `/connection-error` | no response: a `PING` of 7 bytes on the connection, a connection error (RFC 9113 §6.7), and then nothing |
 /// | anything else | 404 |
 public final class ScriptedHTTP2Server: Sendable {
@@ -42,6 +42,7 @@ public final class ScriptedHTTP2Server: Sendable {
             .childChannelInitializer { channel in
                 log.connections.withLock { $0 += 1 }
                 return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Silencer())
                     _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
                         mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
                     ) { stream in
@@ -70,6 +71,16 @@ public final class ScriptedHTTP2Server: Sendable {
         let paths = Mutex<[String]>([])
         /// The connections taken.
         let connections = Mutex(0)
+    }
+
+    /// First on each connection: once silent, drops every byte the client sends (its PINGs and requests unread).
+    private final class Silencer: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        var isSilent = false
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if !isSilent { context.fireChannelRead(data) }
+        }
     }
 
     /// Answers one stream's request as its path says.
@@ -117,9 +128,9 @@ public final class ScriptedHTTP2Server: Sendable {
             case "/no-answer":
                 break
             case "/go-silent":
-                // The stream too: its reads would ask the connection for one more.
-                try? context.channel.syncOptions?.setOption(.autoRead, value: false)
-                try? context.channel.parent?.syncOptions?.setOption(.autoRead, value: false)
+                // Whatever reaches the connection from now on is dropped before NIOHTTP2 sees it (reads turned off were
+                // turned on again by the streams' own reads, now and then).
+                (try? context.channel.parent?.pipeline.syncOperations.handler(type: Silencer.self))?.isSilent = true
             case "/connection-error":
                 // Written below NIOHTTP2's handler, which would not send a malformed frame.
                 let ping: [UInt8] = [0, 0, 7, 0x6, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 7)
