@@ -52,7 +52,9 @@ struct HTTP2SilentServerTests {
         }
         #expect(served, "no load served after \(tries) tries")
         #expect(server.requests(for: "/status/200") >= 2)
-        #expect(server.connections == 2)
+        // Not checked: which connection served it. On a loaded machine the server may read the /go-silent request in one
+        // batch with the PING and a later request behind it, answering both before it falls silent; that connection
+        // then rightly stays.
     }
 
     @Test("A load given up on a server that is still there (it answers the PING) leaves the connection open: later loads go on it")
