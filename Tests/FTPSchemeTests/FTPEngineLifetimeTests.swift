@@ -4,8 +4,8 @@ import Loader
 import TestSupport
 import Testing
 
-/// Each FTP server gets an engine (a thread and a libcurl multi handle) of its own; an idle one ends.
-@Suite("FTP engines, one per server")
+/// Each FTP server gets engines (a thread and a libcurl multi handle each) of its own; an idle one ends.
+@Suite("FTP engines, of each server")
 struct FTPEngineLifetimeTests {
     /// The process's threads named `name` (their names are read from /proc).
     static func threads(named name: String) throws -> Int {

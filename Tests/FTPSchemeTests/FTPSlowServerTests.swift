@@ -66,4 +66,36 @@ struct FTPSlowServerTests {
         // The slow load ends whole once its 226 comes.
         #expect(try await slow.value == Self.hello)
     }
+
+    /// Reads `bytes` to its end in a task of its own, into `read`, whose flag is set once the load has ended.
+    private static func drain(_ bytes: LoadBytes, into read: Locked<(body: Data, ended: Bool)>) -> Task<Data, any Error> {
+        Task {
+            for try await byte in bytes { read.withLock { $0.body.append(byte) } }
+            return read.withLock { read in
+                read.ended = true
+                return read.body
+            }
+        }
+    }
+
+    @Test("Two loads of a server that acknowledges each transfer 15 s late run side by side: the second is served while the first waits for its 226")
+    func lateAcknowledgementsSideBySide() async throws {
+        let server = try FTPServers.require()
+        let session = FTPServers.session()
+        let url = try FTPServers.url("/hello.txt", port: server.lateAcknowledgingPort)
+        let firstRead = Locked<(body: Data, ended: Bool)>((Data(), false))
+        let secondRead = Locked<(body: Data, ended: Bool)>((Data(), false))
+        let (firstBytes, _) = try await session.bytes(from: url)
+        let first = Self.drain(firstBytes, into: firstRead)
+        #expect(await eventually(within: 8) { firstRead.withLock { $0.body } == Self.hello }, "the first body waited for its 226")
+        // The first load now waits for its 226 inside libcurl, blocking the thread that runs it. With one engine
+        // per server the second load's transfer waited there until that 226 came, and its body after it.
+        let (secondBytes, _) = try await session.bytes(from: url)
+        let second = Self.drain(secondBytes, into: secondRead)
+        #expect(await eventually(within: 8) { secondRead.withLock { $0.body } == Self.hello }, "the second load waited for the first's 226")
+        let firstEndedBefore = firstRead.withLock { $0.ended }
+        #expect(!firstEndedBefore, "the first load ended before the second was served")
+        #expect(try await first.value == Self.hello)
+        #expect(try await second.value == Self.hello)
+    }
 }

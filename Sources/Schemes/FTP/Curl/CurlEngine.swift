@@ -14,9 +14,12 @@ import Musl
 /// Swift's cooperative pool and all of a handle's calls happen on one thread (libcurl handles are not thread-safe).
 /// Other threads talk to it through an inbox and `curl_multi_wakeup`.
 ///
-/// One engine per server (``Server``), not one for the process: libcurl 7.88 waits for some replies blocking, inside
-/// `curl_multi_perform` (the `226` that ends a transfer, up to a minute), and a slow server then holds up only its own
-/// transfers, not every FTP load of the process. An engine with nothing to do for ``retireAfter`` ends its thread.
+/// Engines per server (``Server``), not one for the process: libcurl 7.88 waits for some replies blocking, inside
+/// `curl_multi_perform` (the `226` that ends a transfer, up to a minute), and a slow server then holds up only the
+/// transfers of its engine. A load takes an engine of its server that no other load uses, the oldest first (whose kept
+/// connections it then reuses), and starts another while all are busy, up to ``enginesPerServer``: loads of one server
+/// that run together then wait neither for each other's `226`. An engine with nothing to do for ``retireAfter`` ends
+/// its thread.
 final class CurlEngine: @unchecked Sendable {
     // @unchecked: `multi`, `transfers`, `batches`, `shares` and `idleSince` are used on the engine's thread only;
     // `inbox` and `retired` are locked, and the engines' table with its users by `engines`.
@@ -36,10 +39,19 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Whether libcurl loaded (once, by the first FTP load).
     private static let libcurlLoaded = ccurl_load() == nil
-    /// The running engines, and how many loads use each now (an engine in use never retires).
-    private static let engines = Locked<[Server: (engine: CurlEngine, users: Int)]>([:])
+    /// A running engine and how many loads use it now (an engine in use never retires).
+    private struct Entry {
+        let engine: CurlEngine
+        var users: Int
+    }
 
-    /// The engine of `request`'s server, counted as used until ``release()``, or an ``LoadError/Code/unsupportedURL``
+    /// The running engines of each server, oldest first.
+    private static let engines = Locked<[Server: [Entry]]>([:])
+
+    /// The most engines (threads) one server gets: past it, a load shares the least used one.
+    static let enginesPerServer = 8
+
+    /// An engine of `request`'s server, counted as used until ``release()``, or an ``LoadError/Code/unsupportedURL``
     /// naming the URL and why libcurl is missing.
     static func engine(for request: LoadRequest, options: FTPOptions) throws -> CurlEngine {
         guard libcurlLoaded else {
@@ -48,27 +60,36 @@ final class CurlEngine: @unchecked Sendable {
         }
         let server = Server(request.url, options: options)
         return try engines.withLock { engines in
-            if let entry = engines[server] {
-                engines[server] = (entry.engine, entry.users + 1)
-                return entry.engine
+            var entries = engines[server] ?? []
+            defer { engines[server] = entries.isEmpty ? nil : entries }
+            // An idle one first, the oldest (a load after another then finds the connection it left logged in), else a
+            // new one, else the least used.
+            let index: Int
+            if let idle = entries.firstIndex(where: { $0.users == 0 }) {
+                index = idle
+            } else if entries.count < enginesPerServer {
+                entries.append(Entry(engine: try CurlEngine(server: server, url: request.url), users: 0))
+                index = entries.count - 1
+            } else {
+                index = entries.indices.min { entries[$0].users < entries[$1].users }!
             }
-            let engine = try CurlEngine(server: server, url: request.url)
-            engines[server] = (engine, 1)
-            return engine
+            entries[index].users += 1
+            return entries[index].engine
         }
     }
 
     /// A load that took this engine from ``engine(for:options:)`` has ended.
     func release() {
         Self.engines.withLock { engines in
-            if let entry = engines[server], entry.engine === self { engines[server] = (self, max(0, entry.users - 1)) }
+            guard let index = engines[server]?.firstIndex(where: { $0.engine === self }) else { return }
+            engines[server]![index].users = max(0, engines[server]![index].users - 1)
         }
     }
 
     /// Hands `command` to every running engine (a session's end concerns each server's kept connections).
     static func submitToAll(_ command: Command) {
         // Under the table's lock: an engine still in the table has not retired, so its multi handle is not freed.
-        engines.withLock { engines in engines.values.forEach { $0.engine.submit(command) } }
+        engines.withLock { engines in engines.values.joined().forEach { $0.engine.submit(command) } }
     }
 
     /// How long an engine with no transfer, kept connection or user waits for work before its thread ends.
@@ -219,11 +240,13 @@ final class CurlEngine: @unchecked Sendable {
         // The table's lock, then the inbox's (as `submitToAll`): a load that took the engine keeps it until its
         // release, and a command already in the inbox is run first.
         let retired = Self.engines.withLock { engines -> Bool in
-            guard let entry = engines[server], entry.engine === self, entry.users == 0 else { return false }
+            guard let entries = engines[server], let index = entries.firstIndex(where: { $0.engine === self }),
+                  entries[index].users == 0 else { return false }
             return inbox.withLock { inbox in
                 guard inbox.commands.isEmpty else { return false }
                 inbox.retired = true
-                engines[server] = nil
+                engines[server]!.remove(at: index)
+                if engines[server]!.isEmpty { engines[server] = nil }
                 return true
             }
         }
