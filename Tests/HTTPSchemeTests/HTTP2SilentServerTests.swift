@@ -57,6 +57,25 @@ struct HTTP2SilentServerTests {
         // then rightly stays.
     }
 
+    @Test("A load still waiting on a connection closed for its server's silence fails saying so: the client closed it after an unanswered PING, not the server")
+    func waitingLoadToldWhy() async throws {
+        let session = session()
+        let (_, first) = try await session.data(from: url("/status/200"))
+        #expect(first.status?.code == 200)
+        // A POST (never sent again by itself) that the server takes and leaves unanswered, on the same connection.
+        var post = request("/no-answer", timeout: 30)
+        post.method = .post
+        let waiting = Task { await loadError { _ = try await session.data(for: post) } }
+        #expect(await eventually(within: 10) { server.requests(for: "/no-answer") >= 1 }, "the POST never reached the server")
+        let silent = await loadError { _ = try await session.data(for: request("/go-silent", timeout: 1)) }
+        #expect(silent?.code == .timedOut, "\(String(describing: silent))")
+        // Its PING unanswered for 5 s, the connection closes, well before the POST's own 30 s.
+        let error = await waiting.value
+        #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")
+        #expect(error?.reason?.contains("not even an answer to a PING") == true, "\(String(describing: error?.reason))")
+        #expect(error?.url == url("/no-answer"))
+    }
+
     @Test("A load given up on a server that is still there (it answers the PING) leaves the connection open: later loads go on it")
     func answeringConnectionKept() async throws {
         let session = session()

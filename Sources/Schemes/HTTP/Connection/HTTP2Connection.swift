@@ -140,7 +140,11 @@ final class HTTP2Connection: Sendable {
             channel.writeAndFlush(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: before), ack: false)), promise: nil)
             channel.eventLoop.scheduleTask(in: Self.pingPatience) { [self] in
                 pingPending.store(false, ordering: .releasing)
-                if heard.batches.load(ordering: .relaxed) == before { channel.close(promise: nil) }
+                if heard.batches.load(ordering: .relaxed) == before {
+                    // Kept where its streams look when the close reaches them (unless a fault came first).
+                    tlsFault?.withLock { if $0 == nil { $0 = HTTP2ServerSilent(patience: Self.pingPatience) } }
+                    channel.close(promise: nil)
+                }
             }
         }
     }

@@ -238,12 +238,14 @@ final class ResponseForwarder: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         switch state {
         case .awaitingHead(let exchange):
+            let closer = silence.map { "no response came: \($0)" } ?? "the server closed the connection without a response"
             fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url)
-                ?? LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection without a response",
-                            underlying: ResponseCutShort(.beforeResponse)))
+                ?? LoadError(.networkConnectionLost, url: exchange.url, reason: closer, underlying: ResponseCutShort(.beforeResponse)))
         case .body(let exchange, let received, let expected, _):
             // An HTTP/2 connection the server's breach of the protocol closed says so.
-            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? Self.cutInBody(exchange, received: received, expected: expected))
+            var cut = Self.cutInBody(exchange, received: received, expected: expected)
+            if let silence { cut.reason = "the body stopped after \(received) bytes: \(silence)" }
+            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? cut)
         case .ended(let exchange, _, _):
             // Closed in the burst that completed the response (the server's choice, or an error after the end).
             finish(exchange, reusable: false)
@@ -280,6 +282,9 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     /// The error of a body whose connection ended after `received` of `expected` bytes (when the head said).
+    /// Why the client closed the connection, when it did so for a server gone silent (an HTTP/2 stream's connection).
+    private var silence: HTTP2ServerSilent? { tlsFault?.withLock { $0 } as? HTTP2ServerSilent }
+
     private static func cutInBody(_ exchange: HTTPExchange, received: Int64, expected: Int64?) -> LoadError {
         let of = expected.map { " of \($0)" } ?? ""
         return LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",
