@@ -131,13 +131,16 @@ struct CLIHTTPTests {
         #expect(zstd.stderr.contains("> Accept-Encoding: gzip, deflate, br, zstd"), "\(zstd.stderr)")
     }
 
-    @Test("-f makes an HTTP error status exit 22 without printing the body")
+    @Test("-f makes an HTTP error status exit 22 without printing the body; -w %{errormsg} says so in curl's words")
     func failOnError() async throws {
         let server = try TestServers.requireNginx()
         let run = try await LoadURLProcess.run(["-f", "http://127.0.0.1:\(server.httpPort)/status/404"])
         #expect(run.status == 22)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("404"))
+        // -w's %{errormsg} in curl's words.
+        let told = try await LoadURLProcess.run(["-sf", "-w", "%{exitcode} %{errormsg}", "http://127.0.0.1:\(server.httpPort)/status/404"])
+        #expect(told.stdout == "22 The requested URL returned error: 404", "\(told.stdout)")
     }
 
     @Test("HTTPS: --cacert trusts the test CA; without it exit 60; -k skips verification with a warning")
@@ -378,6 +381,38 @@ struct CLIHTTPTests {
         #expect(allowed.stdout == "Hello from nginx\n")
         let posted = try await LoadURLProcess.run(["-d", "a=1&b=2", "http://127.0.0.1:\(server.httpPort)/echo"])
         #expect(posted.stdout.hasPrefix("method=POST length=7"))
+    }
+
+    @Test("A URL's user and password go ahead as Basic, percent-decoded, as curl sends them (not only after a challenge); -u wins over them; --digest sends none ahead; another origin gets none")
+    func urlCredentialsAhead() async throws {
+        let server = try TestServers.requireNginx()
+        let port = server.httpPort
+        func basic(_ pair: String) -> String { "authorization=Basic \(Data(pair.utf8).base64EncodedString())\n" }
+        // /authorization answers 200 without asking: what the first request carried is what it echoes.
+        let ahead = try await LoadURLProcess.run(["-sS", "http://us%40er:p%3Ass@127.0.0.1:\(port)/authorization"])
+        #expect(ahead.stdout == basic("us@er:p:ss"), "\(ahead.stdout) \(ahead.stderr)")
+        let overridden = try await LoadURLProcess.run(["-sS", "-u", "other:pw", "http://user:secret@127.0.0.1:\(port)/authorization"])
+        #expect(overridden.stdout == basic("other:pw"))
+        let digest = try await LoadURLProcess.run(["-sS", "--digest", "http://user:secret@127.0.0.1:\(port)/authorization"])
+        #expect(digest.stdout == "authorization=\n")
+        // Redirected to localhost, another origin: dropped, as -u's is.
+        let moved = try await LoadURLProcess.run(["-sS", "-L", "http://user:secret@127.0.0.1:\(port)/to-localhost"])
+        #expect(moved.stdout == "authorization=\n", "\(moved.stdout) \(moved.stderr)")
+    }
+
+    @Test("-X's method goes with every redirect's request, as curl's: -X POST stays a POST after 301, 302 and 303 (without its body), -X DELETE a DELETE after a 303")
+    func customMethodKeptOnRedirect() async throws {
+        let server = try TestServers.requireNginx()
+        let base = "http://127.0.0.1:\(server.httpPort)"
+        for code in [301, 302, 303] {
+            let post = try await LoadURLProcess.run(["-sS", "-L", "-X", "POST", "-d", "abc", "\(base)/to-echo-\(code)"])
+            #expect(post.status == 0 && post.stdout.hasPrefix("method=POST ") && post.stdout.hasSuffix("body="), "\(code): \(post.stdout) \(post.stderr)")
+        }
+        let delete = try await LoadURLProcess.run(["-sS", "-L", "-X", "DELETE", "\(base)/to-echo-303"])
+        #expect(delete.stdout.hasPrefix("method=DELETE "), "\(delete.stdout) \(delete.stderr)")
+        // Without -X the session's rules hold: a POST becomes a GET after a 302.
+        let plain = try await LoadURLProcess.run(["-sS", "-L", "-d", "abc", "\(base)/to-echo-302"])
+        #expect(plain.stdout.hasPrefix("method=GET "))
     }
 
     @Test("--digest answers lighttpd's Digest challenge with -u's credentials and never sends Basic; --anyauth answers either; a wrong password gives the 401")

@@ -371,6 +371,15 @@ struct CLIRequestTests {
         #expect(split.output == "ab" && split.error == "7\n")
     }
 
+    @Test("-w %{http_version} is curl 7.88's: 1 for HTTP/1.0, 1.1, 2, and 0 with no HTTP response")
+    func writeOutHTTPVersion() {
+        func version(_ name: String?) -> String {
+            let response = name.map { LoadResponse(url: URL(string: "http://h/")!, status: .ok, headerFields: [:], networkProtocolName: $0) }
+            return TransferSummary(url: URL(string: "http://h/")!, response: response).format("%{http_version}").output
+        }
+        #expect(version("http/1.0") == "1" && version("http/1.1") == "1.1" && version("h2") == "2" && version(nil) == "0")
+    }
+
     @Test("A URL without a scheme gets http:// (ftp:// for an ftp. host), as curl guesses; a registered scheme stays as typed")
     func schemelessURLs() {
         let registry = SchemeRegistry(handlers: [ShoutHandler.self])

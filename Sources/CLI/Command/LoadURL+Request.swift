@@ -416,6 +416,14 @@ extension LoadURL {
                 if let withUser = parts.url { request.url = withUser }
             }
         }
+        // The URL's own user and password, with no -u, go ahead as Basic, as curl sends them, rather than only in answer to
+        // a challenge (a server that answers 403 or 404 to a request without them sends none); after -H and -n, which win.
+        if options.user == nil, authMethod == .basic, request.scheme == "http" || request.scheme == "https",
+           let user = request.url.user(percentEncoded: false), request.headerFields[.authorization] == nil,
+           !removed.contains(.authorization) {
+            let password = request.url.password(percentEncoded: false) ?? ""
+            request.headerFields[.authorization] = Credential(user: user, password: password).basicAuthorization
+        }
         // --oauth2-bearer after -H and -u, whose Authorization (or -H 'Authorization:', none) wins.
         if let bearerToken, ["http", "https", "ws", "wss"].contains(request.scheme), request.headerFields[.authorization] == nil,
            !removed.contains(.authorization) {

@@ -83,7 +83,8 @@ extension LoadURL {
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics || include || headOnly,
                                     headerDump: options.headerDump,
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
-                                    trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST)
+                                    trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST,
+                                    method: options.method.flatMap { HTTPRequest.Method($0) })
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
@@ -313,6 +314,7 @@ extension LoadURL {
     /// Reports an HTTP error status as `-f` does; returns its exit status (22).
     private func failed(withHTTPStatus status: Int, summary: inout TransferSummary) -> Int32 {
         summary.exitCode = LoadURLExit.httpError
+        summary.failureMessage = "The requested URL returned error: \(status)"
         report("The requested URL returned error: \(status) (\(summary.url.absoluteStringHidingPassword))", status: LoadURLExit.httpError)
         return LoadURLExit.httpError
     }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import HTTPTypes
 import Loader
 import Synchronization
 
@@ -28,13 +29,17 @@ final class TransferEvents: LoadTaskDelegate {
     private let trusted = Mutex<String?>(nil)
     /// The redirect statuses after which a `POST` stays a `POST` with its body (`--post301`, `--post302`, `--post303`).
     private let keepsPOST: Set<Int>
+    /// `-X`'s method, which every redirect's request goes with, as curl's does.
+    private let method: HTTPRequest.Method?
 
-    /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections, `-e ';auto'`, `--location-trusted` and
-    /// `--post30x` is asked for: a task with a delegate collects metrics and calls it on every event.
+    /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections, `-e ';auto'`, `--location-trusted`,
+    /// `--post30x` and `-X` is asked for: a task with a delegate collects metrics and calls it on every event.
     init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false,
-          netrcAuthorization: (@Sendable (URL) -> String?)? = nil, trustsRedirects: Bool = false, keepingPOSTAfter keepsPOST: Set<Int> = []) {
+          netrcAuthorization: (@Sendable (URL) -> String?)? = nil, trustsRedirects: Bool = false, keepingPOSTAfter keepsPOST: Set<Int> = [],
+          method: HTTPRequest.Method? = nil) {
         guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil || trustsRedirects
-            || !keepsPOST.isEmpty else { return nil }
+            || !keepsPOST.isEmpty || method != nil else { return nil }
+        self.method = method
         self.verbose = verbose
         self.keepsPOST = keepsPOST
         self.trustsRedirects = trustsRedirects
@@ -95,6 +100,9 @@ final class TransferEvents: LoadTaskDelegate {
                 request.headerFields[.contentType] = previous.headerFields[.contentType]
             }
         }
+        // -X: the method as given, whatever the status made of it; the body is what the session kept (none once it made
+        // the request a GET), as curl 7.88 sends `-X POST -d …` after a 302 as a POST without its body.
+        if let method, request.scheme == "http" || request.scheme == "https" { request.method = method }
         return request
     }
 

@@ -10,6 +10,8 @@ struct TransferSummary {
     var seconds: Double = 0
     var exitCode: Int32 = 0
     var error: LoadError?
+    /// What `%{errormsg}` says of a failure that is no load error (`-f`'s HTTP error status), as curl's words.
+    var failureMessage: String?
     /// The transfer's exchanges with servers (``TransferEvents``), when the format asks about them.
     var transactions: [LoadTransactionMetrics] = []
     /// Redirects followed (``TransferEvents``), when the format asks about exchanges.
@@ -139,14 +141,14 @@ struct TransferSummary {
         case "time_total": return seconds.fixed(6)
         case "speed_download": return String(Int64(Double(bytes) / max(seconds, 1e-9)))
         case "exitcode": return String(exitCode)
-        case "errormsg": return error.map { String(describing: $0) } ?? ""
+        case "errormsg": return error.map { String(describing: $0) } ?? failureMessage ?? ""
         case "scheme": return url.scheme?.uppercased() ?? ""
         case "http_version":
-            // As curl: "2", "1.1", or "0" when no HTTP response came.
+            // As curl 7.88: "2", "1.1", "1" for HTTP/1.0, or "0" when no HTTP response came.
             switch response?.networkProtocolName {
             case "h2": return "2"
             case "http/1.1": return "1.1"
-            case "http/1.0": return "1.0"
+            case "http/1.0": return "1"
             default: return "0"
             }
         case "remote_ip": return transactions.last?.remoteAddress ?? ""
