@@ -68,7 +68,7 @@ struct HTTPConnectionReuseTests {
                 "the second request went on another connection")
     }
 
-    @Test("A connection that switched protocols (101) is not reused: the next request opens another")
+    @Test("A connection that switched protocols (101) is not reused: the next request opens another; a Content-Length on the 101 measures no body")
     func switchedConnectionNotReused() async throws {
         // Reused, the second load would wait out its timeout: 20 s, so that a busy machine's pause does not; and
         // begun once the pool is calm, after the run's first seconds (see poolIsResponsive).
@@ -76,6 +76,9 @@ struct HTTPConnectionReuseTests {
         let session = oneConnectionSession(timeout: 20)
         let (_, switched) = try await session.data(from: server.url("/switching"))
         #expect(switched.status?.code == 101)
+        // A Content-Length on it measures no body (NIO's parser reads none after a 101): the 101 stands all the same.
+        let (_, measured) = try await session.data(from: server.url("/switching-with-length"))
+        #expect(measured.status?.code == 101)
         // On the switched connection NIO's parser reads nothing more: reused, this load would wait out its timeout.
         let (data, response) = try await session.data(from: server.url("/ok"))
         #expect(String(decoding: data, as: UTF8.self) == "ok")

@@ -330,6 +330,9 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/switching":
             // A switch of protocol the client never asked for: after it the connection no longer speaks HTTP.
             Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: unasked\r\nConnection: upgrade\r\n\r\n")
+        case "/switching-with-length":
+            // The same, with a Content-Length, which a 1xx has no body to measure (RFC 9110 §8.6).
+            Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: unasked\r\nConnection: upgrade\r\nContent-Length: 5\r\n\r\n")
         case "/to-file":
             // A server that sends its client to a local file, keeping the method and body (307).
             Self.respond(context, status: "307 Temporary Redirect", headers: ["Location: file:///tmp/redirected-here"], body: "")

@@ -134,7 +134,8 @@ final class ResponseForwarder: ChannelInboundHandler {
                                         networkProtocolName: version)
             // Before the head itself, which waits for the read's end to go with the body's first bytes.
             if let metrics = exchange.metrics { exchange.client.handler(exchange.handler, didCollect: metrics.completed(with: response)) }
-            let hasBody = !(exchange.isHead || head.status.code == 204 || head.status.code == 304)
+            // A 1xx has none either: NIO passes on only a 101 (dropping the others), after which it reads nothing more.
+            let hasBody = !(exchange.isHead || head.status.code < 200 || head.status.code == 204 || head.status.code == 304)
             let expected = hasBody ? head.headers.first(name: "content-length").flatMap { Int64($0.trimmingSpaces()) } : 0
             // After a switch of protocol NIO's parser reads nothing more: the connection is done with HTTP.
             // An HTTP/2 stream carries one exchange (and its channel cannot be asked for buffered bytes).
