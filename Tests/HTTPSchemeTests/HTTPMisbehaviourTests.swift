@@ -31,6 +31,30 @@ struct HTTPMisbehaviourTests {
         #expect(await eventually { metrics.protocols == ["http/1.0"] }, "\(metrics.protocols)")
     }
 
+    @Test("An HTTP/1.0 response with no length is the bytes that come until the server closes: whole, with no length expected")
+    func readToClose() async throws {
+        let (data, response) = try await plainHTTPSession().data(from: server.url("/http10-to-close"))
+        #expect(String(decoding: data, as: UTF8.self) == "until the end")
+        #expect(response.status == .ok && response.expectedContentLength == nil, "\(response)")
+    }
+
+    @Test("A 103 Early Hints before the answer is not the response: the final 200 and its body are")
+    func earlyHints() async throws {
+        let (data, response) = try await plainHTTPSession().data(from: server.url("/early-hints"))
+        #expect(response.status == .ok && response.headerFields[HTTPField.Name("X-Final")!] == "1", "\(response)")
+        #expect(String(decoding: data, as: UTF8.self) == "hinted")
+    }
+
+    @Test("A chunked body whose last chunk never comes (the server closes after a whole chunk) is cut short, not a short success")
+    func chunkedCut() async {
+        let url = server.url("/chunked-cut")
+        let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
+        #expect(error?.code == .networkConnectionLost && error?.url == url, "\(String(describing: error))")
+        if case .inBody? = (error?.underlying as? ResponseCutShort)?.point {} else {
+            Issue.record("not cut in the body: \(String(describing: error))")
+        }
+    }
+
     @Test("A connection closed before any byte of a response is networkConnectionLost, cut short before the response")
     func emptyReply() async {
         let url = server.url("/empty-reply")

@@ -269,6 +269,19 @@ private final class ScriptHandler: ChannelInboundHandler {
             // An HTTP/1.0 server: its version in the status line, the connection closed after the body.
             Self.send(context, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
             context.close(promise: nil)
+        case "/http10-to-close":
+            // An HTTP/1.0 server that gives no length: the body is whatever comes until it closes.
+            Self.send(context, "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
+            context.close(promise: nil)
+        case "/early-hints":
+            // A 103 (RFC 8297) before the answer: in one write, then the final response a moment later in another.
+            Self.send(context, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(100)) { Self.respond(bound.value, headers: ["X-Final: 1"], body: "hinted") }
+        case "/chunked-cut":
+            // A chunked body that stops after a whole chunk, its last (zero-size) chunk never sent.
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+            context.close(promise: nil)
         case "/empty-reply":
             context.close(promise: nil)
         case "/half-head":
