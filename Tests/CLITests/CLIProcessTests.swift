@@ -14,6 +14,20 @@ struct CLIProcessTests {
         #expect(run.stderr.isEmpty)
     }
 
+    @Test("-V and --version print the version, the schemes it loads and its features, as curl's, and load nothing (exit 0)")
+    func version() async throws {
+        for flag in ["-V", "--version"] {
+            // A URL that would fail: nothing is loaded.
+            let run = try await LoadURLProcess.run([flag, "file:///nonexistent/\(flag)"])
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(flag): \(run.status) \(run.stderr)")
+            let lines = run.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("loadurl ") == true, "\(lines)")
+            let protocols = Set(lines.first { $0.hasPrefix("Protocols: ") }?.dropFirst(11).split(separator: " ").map(String.init) ?? [])
+            #expect(Set(["data", "file", "ftp", "ftps", "http", "https", "ws", "wss"]).isSubset(of: protocols), "\(protocols)")
+            #expect(lines.contains { $0.hasPrefix("Features: ") && $0.contains("HTTP2") }, "\(lines)")
+        }
+    }
+
     @Test("-i prints each response's head, curl-style, for data: and file: too")
     func includeHead() async throws {
         let file = try TempFile("abc")

@@ -86,6 +86,11 @@ extension LoadURL {
     /// for all), every operation's transfers run at once, at most `--parallel-max` in all (the last given anywhere, as
     /// curl's global option), standard output still in the order of the URLs, and each sees the cookies received so far.
     static func execute(_ commands: [LoadURL]) async -> Int32 {
+        // -V anywhere: the version alone, whatever else the line asks, as curl's.
+        if commands.contains(where: \.showsVersion) {
+            StandardStreams.output(versionText())
+            return 0
+        }
         guard commands.count > 1 else { return await commands.first?.execute() ?? LoadURLExit.usage }
         let jar = CookieJar()
         if commands[0].parallel { return await executeAtOnce(commands, cookieJar: jar) }

@@ -96,6 +96,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the response head (status and header fields) before the body.")
     public var include = false
 
+    /// Print the version, the schemes and the features, as curl's `-V` does, and load nothing.
+    @Flag(name: [.customShort("V"), .customLong("version")], help: "Print the version, the schemes it loads and its features, then exit.")
+    public var showsVersion = false
+
     /// No progress meter and no error messages.
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "Silent: no progress meter, no error messages.")
     public var silent = false
@@ -454,10 +458,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// The command made ready to run (``PreparedOperation``): the built-in schemes registered, its URLs expanded, its
     /// session open; or the status of why it cannot run, already reported.
     func prepared(cookieJar: CookieJar?) -> Result<PreparedOperation, PreparationFailure> {
-        StandardSchemes.register()
-        if !SchemeRegistry.default.handlers.contains(where: { $0 == ArchiveSchemeHandler.self }) {
-            SchemeRegistry.default.register(ArchiveSchemeHandler.self)
-        }
+        Self.registerBuiltInSchemes()
         signal(SIGPIPE, SIG_IGN)
         guard !urls.isEmpty else {
             report("no URL given (try --help)", status: LoadURLExit.usage)
