@@ -50,6 +50,26 @@ struct CLIProcessTests {
         #expect(run.stdout == "after")
     }
 
+    @Test("--fail-early stops at the first failure, the URLs after it not loaded, and exits with its status: one after another, with --next, and with -Z")
+    func failEarly() async throws {
+        let missing = "file:///nonexistent-\(UUID().uuidString)/x.txt"
+        let serial = try await LoadURLProcess.run(["-s", "--fail-early", "data:,before", missing, "data:,after"])
+        #expect(serial.status == 37 && serial.stdout == "before", "\(serial.status) \(serial.stdout)")
+        let operations = try await LoadURLProcess.run(["-s", missing, "--next", "--fail-early", "data:,after"])
+        #expect(operations.status == 37 && operations.stdout.isEmpty, "\(operations.status) \(operations.stdout)")
+        let parallel = try await LoadURLProcess.run(["-s", "-Z", "--parallel-max", "1", "--fail-early", missing, "data:,after"])
+        #expect(parallel.status == 37 && parallel.stdout.isEmpty, "\(parallel.status) \(parallel.stdout)")
+        // Without it every URL is loaded.
+        let all = try await LoadURLProcess.run(["-s", missing, "data:,after"])
+        #expect(all.status == 37 && all.stdout == "after")
+    }
+
+    @Test("-N and -q are taken as curl's (output is never buffered, no .curlrc is read), run together with others too")
+    func acceptedNoOps() async throws {
+        let run = try await LoadURLProcess.run(["-q", "-sN", "--no-buffer", "--disable", "data:,x"])
+        #expect(run.status == 0 && run.stdout == "x", "\(run.status) \(run.stderr)")
+    }
+
     @Test("An unknown scheme exits 1 and a malformed URL exits 3")
     func badURLs() async throws {
         let unknown = try await LoadURLProcess.run(["gopher-ish://x/y"])

@@ -68,7 +68,8 @@ public enum LoadURLExit {
         return status(for: error.code)
     }
 
-    /// The exit status of several transfers or operations: the last that failed, in their order (0 if none did), as curl's.
+    /// The exit status of several transfers or operations: the last that failed, in their order (0 if none did), as curl's
+    /// with `-Z` (curl 7.88 without it gives the last transfer's, 0 after a failure then a success; this tool does not).
     static func lastFailure<Statuses: Sequence<Int32>>(_ statuses: Statuses) -> Int32 {
         var last: Int32 = 0
         for status in statuses where status != 0 { last = status }

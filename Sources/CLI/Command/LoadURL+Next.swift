@@ -11,7 +11,7 @@ extension LoadURL {
     static let globalFlags: [String: String] = [
         "-v": "--verbose", "--verbose": "--verbose", "-s": "--silent", "--silent": "--silent",
         "-S": "--show-error", "--show-error": "--show-error", "--no-progress-meter": "--no-progress-meter",
-        "-Z": "--parallel", "--parallel": "--parallel",
+        "-Z": "--parallel", "--parallel": "--parallel", "--fail-early": "--fail-early",
     ]
 
     /// The global options that take a value.
@@ -19,7 +19,7 @@ extension LoadURL {
 
     /// `arguments` (with `-K` files read and short options split, ``expandingConfigFiles(_:)``) cut at each `--next`
     /// into the operations curl would make of them, each parsed as ``parseQuickly(_:)`` parses: an operation's options
-    /// hold for its own URLs only, but for the global ones (`-v`, `-s`, `-S`, `--no-progress-meter`, `-Z`,
+    /// hold for its own URLs only, but for the global ones (`-v`, `-s`, `-S`, `--no-progress-meter`, `-Z`, `--fail-early`,
     /// `--parallel-max`), which hold for every operation wherever they stand (the last `--parallel-max` anywhere, unless an
     /// operation gives its own). An
     /// option's value is never taken for a `--next` (`-d --next`), nor is anything after `--`. An operation with no
@@ -95,7 +95,11 @@ extension LoadURL {
         let jar = CookieJar()
         if commands[0].parallel { return await executeAtOnce(commands, cookieJar: jar) }
         var statuses: [Int32] = []
-        for command in commands { statuses.append(await command.execute(cookieJar: jar)) }
+        for command in commands {
+            statuses.append(await command.execute(cookieJar: jar))
+            // --fail-early (global): no operation after a failed one.
+            if command.failEarly, statuses.last != 0 { break }
+        }
         return LoadURLExit.lastFailure(statuses)
     }
 
@@ -114,7 +118,7 @@ extension LoadURL {
         let transfers = ready.flatMap { entry in entry.operation.command.urls.indices.map { (operation: entry.operation, index: $0) } }
         let results = await withTaskExecutorPreference(HTTPSchemeHandler.taskExecutor()) {
             // The last operation's is the last given anywhere: its own if it gave one, else the last of the others'.
-            await transferAll(transfers, width: commands[commands.count - 1].parallelMax)
+            await transferAll(transfers, width: commands[commands.count - 1].parallelMax, failingEarly: commands[0].failEarly)
         }
         var position = 0
         for (slot, operation) in ready {

@@ -35,16 +35,26 @@ extension LoadURL {
 
     /// Runs `transfers` (of one operation or of several, ``PreparedOperation``), up to `width` at once, starting them in
     /// their order; returns each one's exit status, in that order. What goes to standard output comes out in that order
-    /// too (``OrderedOutput``).
-    static func transferAll(_ transfers: [(operation: PreparedOperation, index: Int)], width: Int) async -> [Int32] {
+    /// too (``OrderedOutput``). `failingEarly` (`--fail-early`): once one has failed no other starts, and only the first
+    /// failure's status is kept (the others' read 0), so that it is the run's.
+    static func transferAll(_ transfers: [(operation: PreparedOperation, index: Int)], width: Int, failingEarly: Bool = false) async -> [Int32] {
         let ordered = OrderedOutput()
         let width = min(width, parallelLimit)
         return await withTaskGroup(of: (Int, Int32).self) { group in
             var statuses = [Int32](repeating: 0, count: transfers.count)
+            var failed = false
+            func note(_ position: Int, _ status: Int32) {
+                guard !(failingEarly && failed) else { return }
+                statuses[position] = status
+                failed = failed || status != 0
+            }
             var started = 0
-            while started < transfers.count {
+            while started < transfers.count, !(failingEarly && failed) {
                 // A new one as each ends: the earliest unfinished transfer always runs, so none waits on a turn for ever.
-                if started >= width, let (position, status) = await group.next() { statuses[position] = status }
+                if started >= width, let (position, status) = await group.next() {
+                    note(position, status)
+                    if failingEarly && failed { break }
+                }
                 let position = started
                 let (operation, index) = transfers[position]
                 group.addTask {
@@ -55,7 +65,7 @@ extension LoadURL {
                 }
                 started += 1
             }
-            for await (position, status) in group { statuses[position] = status }
+            for await (position, status) in group { note(position, status) }
             return statuses
         }
     }

@@ -26,8 +26,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         abstract: "Load URLs of any registered scheme (data:, file:, …) and write their bodies out.",
         discussion: """
         Each URL's body goes to standard output in order, or to the file given by the -o or -O that pairs \
-        with it (the first -o/-O with the first URL, and so on). A failed URL does not stop the others; the \
-        exit status is that of the last failure. With -Z the transfers run at once, and standard output still \
+        with it (the first -o/-O with the first URL, and so on). A failed URL does not stop the others \
+        (unless --fail-early); the exit status is that of the last failure. With -Z the transfers run at once, and standard output still \
         gets the bodies and -w lines in the order of the URLs.
 
         --next (-:) starts another operation: the options after it hold for the URLs after it, but -v, -s, -S, \
@@ -405,6 +405,20 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
           help: "Run the transfers at once (at most --parallel-max); what goes to standard output still comes out in the order of the URLs.")
     public var parallel = false
 
+    /// Taken as curl's `-N` is, with nothing to turn off: output is never buffered here (each piece of a body is
+    /// written as it comes).
+    @Flag(name: [.customShort("N"), .customLong("no-buffer")], help: "Taken for curl's sake: output is never buffered (each piece is written as it comes).")
+    public var noBuffer = false
+
+    /// Taken as curl's `-q` is, with nothing to turn off: no `.curlrc` is ever read here.
+    @Flag(name: [.customShort("q"), .customLong("disable")], help: "Taken for curl's sake: no .curlrc is ever read.")
+    public var disablesConfigFile = false
+
+    /// Stop at the first transfer that fails, as curl's `--fail-early`: no later transfer starts (with `-Z`, those
+    /// running end as they would), and the exit status is that failure's.
+    @Flag(name: .customLong("fail-early"), help: "Stop at the first transfer that fails: no later one starts; exit with its status.")
+    public var failEarly = false
+
     /// With ``parallel``, how many transfers run at once.
     @Option(name: .customLong("parallel-max"), help: "With -Z, run at most NUM transfers at once (1 to 300).")
     public var parallelMax = 50
@@ -447,10 +461,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
                 var statuses: [Int32] = []
                 for (index, text) in command.urls.enumerated() {
                     statuses.append(await command.transfer(text, index: index, session: operation.session, options: operation.options, ordered: nil))
+                    if failEarly, statuses.last != 0 { break }
                 }
                 return LoadURLExit.lastFailure(statuses)
             }
-            return LoadURLExit.lastFailure(await Self.transferAll(command.urls.indices.map { (operation, $0) }, width: parallelMax))
+            return LoadURLExit.lastFailure(await Self.transferAll(command.urls.indices.map { (operation, $0) }, width: parallelMax,
+                                                                  failingEarly: failEarly))
         }
         return operation.finish(status: status)
     }
