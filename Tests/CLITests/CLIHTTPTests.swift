@@ -540,6 +540,25 @@ struct CLIHTTPTests {
         #expect(fine.status == 0 && fine.stdout == "Hello from nginx\n")
     }
 
+    @Test("--remove-on-error removes the file a failed transfer wrote (--fail-with-body's 404 page); without it the file stays; a file the failed transfer never opened stays as it was")
+    func removeOnError() async throws {
+        let port = try TestServers.requireNginx().httpPort
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remove-on-error-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let page = folder.appendingPathComponent("page").path
+        let removed = try await LoadURLProcess.run(["-s", "--fail-with-body", "--remove-on-error", "-o", page, "http://127.0.0.1:\(port)/status/404"])
+        #expect(removed.status == 22 && !FileManager.default.fileExists(atPath: page), "\(removed.status) \(removed.stderr)")
+        let kept = try await LoadURLProcess.run(["-s", "--fail-with-body", "-o", page, "http://127.0.0.1:\(port)/status/404"])
+        #expect(kept.status == 22 && (try? String(contentsOfFile: page, encoding: .utf8)) == "not here\n")
+        // Refused before any response: the file there before is not this transfer's to remove.
+        let refused = try await LoadURLProcess.run(["-s", "--remove-on-error", "-o", page, "http://127.0.0.1:\(LoopbackPorts.closed())/"])
+        #expect(refused.status == 7 && (try? String(contentsOfFile: page, encoding: .utf8)) == "not here\n", "\(refused.status)")
+        // A transfer that succeeds keeps its file.
+        let fine = try await LoadURLProcess.run(["-s", "--remove-on-error", "-o", page, "http://127.0.0.1:\(port)/hello.txt"])
+        #expect(fine.status == 0 && (try? String(contentsOfFile: page, encoding: .utf8)) == "Hello from nginx\n")
+    }
+
     @Test("-r gets the bytes asked for, from nginx and from a file: URL; from past a file's end it exits 36, from its end it gets nothing")
     func byteRange() async throws {
         let server = try TestServers.requireNginx()

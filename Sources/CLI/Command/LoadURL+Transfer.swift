@@ -130,6 +130,16 @@ extension LoadURL {
         var firstOffset: Int64?
         // Whether this try opened the output file (only once a response came, and not for a 503 tried again).
         var outputOpened = false
+        // --remove-on-error: the file the last try wrote from its start, removed if the transfer fails, as curl's does (not
+        // a file it never opened, which is the user's as it was, nor one it appended to). Before the summary, which names it.
+        var writtenFile: String?
+        defer {
+            if removeOnError, summary.exitCode != 0, let writtenFile {
+                if unlink(writtenFile) != 0, errno != ENOENT, !silent {
+                    StandardStreams.error("loadurl: warning: --remove-on-error: cannot remove \(writtenFile): \(Errno(rawValue: errno))\n")
+                }
+            }
+        }
         // Why the output could not be cut back to `firstOffset` for a retry, if it could not: the transfer fails with it.
         var rewindFailure: OutputFile.Failure?
         // The wait before the next try, if another is allowed; `nil` once tries or time run out, or for a -T body
@@ -224,7 +234,11 @@ extension LoadURL {
                     summary.filename = path
                 }
                 let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
-                defer { output.close() }
+                defer {
+                    output.close()
+                    // Not one appended to (-C): its bytes from before are the user's.
+                    if output.opened, offset == 0 { writtenFile = destination }
+                }
                 outputOpened = destination != nil
                 if destination == nil, let ordered, !ordered.isNow {
                     spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)

@@ -414,6 +414,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("q"), .customLong("disable")], help: "Taken for curl's sake: no .curlrc is ever read.")
     public var disablesConfigFile = false
 
+    /// Remove the output file a transfer wrote when the transfer fails, as curl's `--remove-on-error` (not one it
+    /// appended to with `-C`, nor one it never opened).
+    @Flag(name: .customLong("remove-on-error"), help: "Remove the output file of a transfer that fails (not one it appended to with -C).")
+    public var removeOnError = false
+
     /// Stop at the first transfer that fails, as curl's `--fail-early`: no later transfer starts (with `-Z`, those
     /// running end as they would), and the exit status is that failure's.
     @Flag(name: .customLong("fail-early"), help: "Stop at the first transfer that fails: no later one starts; exit with its status.")

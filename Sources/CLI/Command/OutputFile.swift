@@ -17,6 +17,8 @@ final class OutputFile {
     private let appends: Bool
     private let url: URL
     private var descriptor: FileDescriptor?
+    /// Whether a file was opened for writing (and so replaced or created, unless it is appended to).
+    private(set) var opened = false
 
     init(path: String?, createDirectories: Bool, url: URL, appends: Bool = false) throws {
         self.path = path
@@ -64,6 +66,7 @@ final class OutputFile {
             let opened = try FileDescriptor.open(FilePath(path), .writeOnly, options: appends ? [.create, .append] : [.create, .truncate],
                                                  permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
             descriptor = opened
+            self.opened = true
             return opened
         } catch {
             throw Failure(error: LoadError(.cannotCreateFile, url: url, reason: "cannot create \(path): \(error)", underlying: error))
