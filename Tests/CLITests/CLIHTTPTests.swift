@@ -6,7 +6,7 @@ import Testing
 /// `loadurl` against the real nginx, with curl's HTTP options.
 @Suite("loadurl: http(s) options against nginx")
 struct CLIHTTPTests {
-    @Test("-I prints the status line and fields only")
+    @Test("-I prints the status line and fields only, with -X GET too")
     func head() async throws {
         let server = try TestServers.requireNginx()
         let run = try await LoadURLProcess.run(["-I", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
@@ -14,6 +14,9 @@ struct CLIHTTPTests {
         #expect(run.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(run.stdout.contains("Content-Length: 17\r\n"))
         #expect(run.stdout.hasSuffix("\r\n\r\n"))
+        // With -X GET the request is a GET, and still only its head is written, as curl's.
+        let get = try await LoadURLProcess.run(["-I", "-X", "GET", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
+        #expect(get.status == 0 && get.stdout.hasPrefix("HTTP/1.1 200 OK\r\n") && get.stdout.hasSuffix("\r\n\r\n"), "\(get.stdout)")
     }
 
     @Test("-u USER without a password asks for it on standard error and reads it from the terminal, unechoed, or from standard input without one, as curl does")
