@@ -44,6 +44,17 @@ struct HTTPConnectionReuseTests {
         #expect(secondResponse.headerFields[connection] != nil && secondResponse.headerFields[connection] != firstResponse.headerFields[connection])
     }
 
+    @Test("A 204 with bytes after it (a body it cannot have) stands, with no body; the next request gets its own response on a new connection")
+    func noContentWithBody() async throws {
+        let session = oneConnectionSession()
+        let connection = HTTPField.Name("X-Connection")!
+        let (first, firstResponse) = try await session.data(from: server.url("/no-content-with-body"))
+        #expect(firstResponse.status == .noContent && first.isEmpty, "\(firstResponse) \(first.count) bytes")
+        let (second, secondResponse) = try await session.data(from: server.url("/ok"))
+        #expect(String(decoding: second, as: UTF8.self) == "ok", "the next request was given the stray bytes")
+        #expect(secondResponse.headerFields[connection] != nil && secondResponse.headerFields[connection] != firstResponse.headerFields[connection])
+    }
+
     private func extraResponseNotHandedOn(path: String) async throws {
         let session = oneConnectionSession()
         let first = Task { try await session.data(from: server.url(path)) }

@@ -244,6 +244,9 @@ private final class ScriptHandler: ChannelInboundHandler {
             }
         case "/ok":
             Self.respond(context, headers: ["X-Connection: \(connectionID)"], body: "ok")
+        case "/no-content-with-body":
+            // A 204 followed, in the same write, by a body it must not have (RFC 9110 §15.3.5).
+            Self.send(context, "HTTP/1.1 204 No Content\r\nX-Connection: \(connectionID)\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
         case "/length-spaced":
             // A Content-Length with a space after its digits (optional whitespace, RFC 9110 §5.5).
             Self.send(context, "HTTP/1.1 200 OK\r\nContent-Length: 2 \r\nX-Connection: \(connectionID)\r\n\r\nhi")
