@@ -25,6 +25,17 @@ private final class SessionTrustAnswerer: LoaderSessionDelegate {
     }
 }
 
+/// Records a WebSocket's open and close events, in order, as the delegate of a task or of a session.
+private final class SocketEvents: LoaderSessionDelegate, WebSocketTaskDelegate {
+    let events = Locked<[String]>([])
+    func webSocketTask(_ task: WebSocketTask, didOpenWithProtocol protocol: String?) {
+        events.withLock { $0.append("open \(`protocol` ?? "-")") }
+    }
+    func webSocketTask(_ task: WebSocketTask, didCloseWith code: WebSocketTask.CloseCode, reason: Data?) {
+        events.withLock { $0.append("close \(code.rawValue) \(reason.map { String(decoding: $0, as: UTF8.self) } ?? "-")") }
+    }
+}
+
 /// WebSockets against a real server (the websockets package, scripts/ws-server.py).
 @Suite("ws(s): WebSocket tasks against a real server")
 struct WebSocketTests {
@@ -137,6 +148,30 @@ struct WebSocketTests {
             #expect(await eventually { forgotten.seen.withLock { $0.count } == 1 })
         }
         #expect(await eventually { forgotten.waitEnded.withLock { $0 } })
+    }
+
+    @Test("A delegate hears the socket open, with the server's subprotocol, then close once: with the server's close frame, with this end's cancel")
+    func delegateEvents() async throws {
+        // The task's own delegate: the server's subprotocol, then this end's close.
+        let own = SocketEvents()
+        let offered = try Nginx.session().webSocketTask(with: try ws("/protocol"), protocols: ["superchat", "chat"])
+        offered.delegate = own
+        #expect(try await offered.receive() == .string("chat"))
+        #expect(own.events.withLock { $0 } == ["open chat"])
+        offered.cancel(with: .goingAway, reason: Data("bye".utf8))
+        #expect(await eventually { own.events.withLock { $0 } == ["open chat", "close 1001 bye"] }, "\(own.events.withLock { $0 })")
+        #expect(await eventually { offered.delegate == nil }, "the delegate is let go once told of the close")
+
+        // The session's delegate, for a task with none: the server's close frame (4000, "done").
+        let sessionEvents = SocketEvents()
+        let session = LoaderSession(configuration: .ephemeral, delegate: sessionEvents)
+        let closing = session.webSocketTask(with: try ws("/close"))
+        #expect(try await closing.receive() == .string("closing"))
+        #expect(await eventually { sessionEvents.events.withLock { $0 } == ["open -", "close 4000 done"] }, "\(sessionEvents.events.withLock { $0 })")
+        #expect(closing.closeCode?.rawValue == 4000)
+        // Told once: nothing more comes after.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(sessionEvents.events.withLock { $0.count } == 2)
     }
 
     @Test("Subprotocols: the handshake offers them, the server's choice is read back; one the client did not offer fails it")

@@ -24,6 +24,8 @@ final class WebSocketConnection: Sendable {
         var closeReason: Data?
         /// Whether this end sent a close frame: no frame but a pong may follow it (RFC 6455 §5.5.1).
         var sentClose = false
+        /// Who hears of the end, once (``whenEnded(_:)``), until then.
+        var endListener: (@Sendable (WebSocketTask.CloseCode?, Data?) -> Void)?
     }
     private let state = Locked(State())
 
@@ -264,12 +266,27 @@ final class WebSocketConnection: Sendable {
         for ping in answered { ping.resume() }
     }
 
+    /// Calls `tell` once with the close code and reason when the connection ends, or now if it has ended already.
+    func whenEnded(_ tell: @escaping @Sendable (WebSocketTask.CloseCode?, Data?) -> Void) {
+        let endedWith = state.withLock { state -> (WebSocketTask.CloseCode?, Data?)? in
+            guard state.inbox.ending != nil else {
+                state.endListener = tell
+                return nil
+            }
+            return (state.closeCode, state.closeReason)
+        }
+        if let (code, reason) = endedWith { tell(code, reason) }
+    }
+
     /// The connection ended (the first ending stands, with its close code): every waiting call fails with `error`.
     func ended(_ error: LoadError, code: WebSocketTask.CloseCode?, reason: Data?) {
+        var listener: (@Sendable (WebSocketTask.CloseCode?, Data?) -> Void)?
         let (waiters, pings) = state.withLock { state -> ([WebSocketInbox.Waiter], [CheckedContinuation<Void, any Error>]) in
             if state.inbox.ending == nil {
                 state.closeCode = code
                 state.closeReason = reason
+                listener = state.endListener
+                state.endListener = nil
             }
             let waiters = state.inbox.end(error)
             defer { state.pings.removeAll() }
@@ -280,5 +297,6 @@ final class WebSocketConnection: Sendable {
         }
         for waiter in waiters { waiter.resume(throwing: error) }
         for ping in pings { ping.resume(throwing: error) }
+        listener?(code, reason)
     }
 }

@@ -44,6 +44,7 @@ public final class WebSocketTask: Sendable {
         /// waiting for (a connect or a handshake no cancel reaches).
         var openWaiters: [Int: CheckedContinuation<WebSocketConnection, any Error>] = [:]
         var nextOpenWaiter = 0
+        var delegate: (any WebSocketTaskDelegate)?
     }
     private let state = Locked(State())
     /// Why the socket cannot open, known when the task was made (a subprotocol that is no token): its opening fails so.
@@ -63,6 +64,13 @@ public final class WebSocketTask: Sendable {
         opening?.cancel()
         endDelegateWait?()
         if !closing, let connection { Task { await connection.close(.goingAway, reason: nil) } }
+    }
+
+    /// Hears this socket open and close (``WebSocketTaskDelegate``), in place of the session's delegate if that adopts
+    /// the protocol; set it before the socket opens. Held until the close has been told.
+    public var delegate: (any WebSocketTaskDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
     }
 
     /// The largest message `receive` takes, in bytes (1 MiB unless set, at most 1 GiB); set it before the socket opens.
@@ -189,14 +197,30 @@ public final class WebSocketTask: Sendable {
                     Task { await connection.close(.goingAway, reason: nil) }
                     throw LoadError(.cancelled, url: request.url, reason: "the WebSocket task was released while it opened")
                 }
-                self.state.withLock {
-                    $0.response = response
-                    $0.connection = connection
+                let delegate = self.state.withLock { state -> (any WebSocketTaskDelegate)? in
+                    state.response = response
+                    state.connection = connection
+                    return state.delegate ?? (session.delegate as? any WebSocketTaskDelegate)
                 }
+                if let delegate { self.tell(delegate, openedWith: response, on: connection) }
                 return connection
             }
             state.opening = opening
             return opening
+        }
+    }
+
+    /// Tells `delegate` that the socket opened, then, once, that it ended (from a task of its own: the end may come on
+    /// the connection's event loop). The task is held weakly meanwhile: one let go closes, and is not told of.
+    private func tell(_ delegate: any WebSocketTaskDelegate, openedWith response: LoadResponse, on connection: WebSocketConnection) {
+        delegate.webSocketTask(self, didOpenWithProtocol: response.headerFields[.secWebSocketProtocol])
+        connection.whenEnded { [weak self] code, reason in
+            guard let self else { return }
+            Task {
+                delegate.webSocketTask(self, didCloseWith: code ?? .abnormalClosure, reason: reason)
+                // Told: let go of it, as URLSession lets go of a task's delegate once the task completes.
+                self.state.withLock { if $0.delegate === delegate { $0.delegate = nil } }
+            }
         }
     }
 
