@@ -562,6 +562,35 @@ struct CLIHTTPTests {
         #expect(fine.status == 0 && (try? String(contentsOfFile: page, encoding: .utf8)) == "Hello from nginx\n")
     }
 
+    @Test("-z asks If-Modified-Since (a date, or a file's time): a 304 writes nothing and leaves the output file as it was; -z -DATE asks If-Unmodified-Since; a time it cannot read is warned of and dropped")
+    func timeCondition() async throws {
+        let port = try TestServers.requireNginx().httpPort
+        let url = "http://127.0.0.1:\(port)/hello.txt"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("time-cond-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A copy kept from before, as a mirroring script keeps one: its time is the resource's.
+        let copy = folder.appendingPathComponent("hello.txt").path
+        try Data("kept copy\n".utf8).write(to: URL(fileURLWithPath: copy))
+        let head = try await LoadURLProcess.run(["-sI", url])
+        let lastModified = try #require(head.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix("last-modified: ") }).dropFirst(15)
+        let time = try #require(HTTPDate.parse(String(lastModified)))
+        try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: copy)
+        let unchanged = try await LoadURLProcess.run(["-sS", "-z", copy, "-o", copy, "-w", "%{http_code}", url])
+        #expect(unchanged.status == 0 && unchanged.stdout == "304", "\(unchanged.stdout) \(unchanged.stderr)")
+        #expect((try? String(contentsOfFile: copy, encoding: .utf8)) == "kept copy\n", "the kept copy was written over")
+        // A date the resource changed after: it comes whole.
+        let newer = try await LoadURLProcess.run(["-sS", "-z", "20 Jan 2000", "-w", " %{http_code}", url])
+        #expect(newer.stdout == "Hello from nginx\n 200", "\(newer.stdout) \(newer.stderr)")
+        let asked = try await LoadURLProcess.run(["-sS", "-v", "-z", "2000-01-20 10:00:00", "-o", "/dev/null", url])
+        #expect(asked.stderr.contains("> If-Modified-Since: Thu, 20 Jan 2000 10:00:00 GMT"), "\(asked.stderr)")
+        // -DATE: only if unmodified since then, which it was not: 412, an HTTP error under -f.
+        let unmodified = try await LoadURLProcess.run(["-sf", "-z", "-20 Jan 2000", "-w", "%{http_code}", url])
+        #expect(unmodified.status == 22 && unmodified.stdout == "412", "\(unmodified.status) \(unmodified.stdout)")
+        let unreadable = try await LoadURLProcess.run(["-S", "-z", "no such date or file", url])
+        #expect(unreadable.status == 0 && unreadable.stdout == "Hello from nginx\n" && unreadable.stderr.contains("-z"), "\(unreadable.stderr)")
+    }
+
     @Test("-r gets the bytes asked for, from nginx and from a file: URL; from past a file's end it exits 36, from its end it gets nothing")
     func byteRange() async throws {
         let server = try TestServers.requireNginx()

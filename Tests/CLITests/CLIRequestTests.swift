@@ -380,6 +380,26 @@ struct CLIRequestTests {
         #expect(version("http/1.0") == "1" && version("http/1.1") == "1.1" && version("h2") == "2" && version(nil) == "0")
     }
 
+    @Test("-z reads HTTP's date forms, YYYYMMDD, YYYY-MM-DD and D Mon YYYY (with a time, a weekday, GMT), else a file's time; no impossible date")
+    func timeConditionDates() throws {
+        let expected = 948_362_400  // 2000-01-20 10:00:00 UTC
+        for text in ["Thu, 20 Jan 2000 10:00:00 GMT", "Thursday, 20-Jan-00 10:00:00 GMT", "Thu Jan 20 10:00:00 2000",
+                     "20000120 10:00:00", "2000-01-20 10:00:00", "20 Jan 2000 10:00:00", "Thu, 20 Jan 2000 10:00:00 UTC"] {
+            #expect(TimeCondition.date(text) == expected, "\(text)")
+        }
+        #expect(TimeCondition.date("20 January 2000") == expected - 36_000)
+        #expect(TimeCondition.date("20000231") == nil && TimeCondition.date("2000-13-01") == nil && TimeCondition.date("soon") == nil)
+        let older = try #require(TimeCondition("-20000120"))
+        #expect(older.unmodified && older.field.name == .ifUnmodifiedSince && older.field.value == "Thu, 20 Jan 2000 00:00:00 GMT")
+        // Not a date: a file's modification time.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("time-cond-\(UUID().uuidString)")
+        try Data().write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: Double(expected))], ofItemAtPath: file.path)
+        #expect(TimeCondition(file.path) == TimeCondition("20 Jan 2000 10:00:00"))
+        #expect(TimeCondition("/nonexistent/no-date") == nil)
+    }
+
     @Test("A URL without a scheme gets http:// (ftp:// for an ftp. host), as curl guesses; a registered scheme stays as typed")
     func schemelessURLs() {
         let registry = SchemeRegistry(handlers: [ShoutHandler.self])

@@ -16,7 +16,7 @@ extension LoadURL {
     /// The options that take a value, besides `-o`/`--output` (which this file reads itself), each spelling
     /// with the option's long name. A test checks them against ArgumentParser's own description of the command.
     public static let longNamesOfOptionsWithValues: [String: String] = [
-        "--output-dir": "--output-dir", "-w": "--write-out", "--write-out": "--write-out", "-m": "--max-time",
+        "--output-dir": "--output-dir", "-z": "--time-cond", "--time-cond": "--time-cond", "-w": "--write-out", "--write-out": "--write-out", "-m": "--max-time",
         "--max-time": "--max-time", "-X": "--request", "--request": "--request", "-H": "--header", "--header": "--header",
         "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-F": "--form", "--form": "--form", "--form-string": "--form-string", "-T": "--upload-file",
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",

@@ -278,6 +278,8 @@ extension LoadURL {
         /// Whether the `.netrc`'s password wins over a URL's own (-n, --netrc-file: curl's "required"), or only a URL
         /// without one takes it (--netrc-optional).
         var netrcOverridesURL = true
+        /// -z's condition, read once; `nil` without -z or when its time could not be read (warned of, as curl goes on).
+        var timeCondition: TimeCondition?
     }
 
     /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
@@ -329,6 +331,12 @@ extension LoadURL {
         let auto = referer?.hasSuffix(";auto") == true
         options.autoReferer = auto && !ownReferer
         options.referer = referer.map { auto ? String($0.dropLast(5)) : $0 }.flatMap { $0.isEmpty ? nil : $0 }
+        if let timeCondition {
+            options.timeCondition = TimeCondition(timeCondition)
+            if options.timeCondition == nil, !silent || showError {
+                StandardStreams.error("loadurl: warning: -z: '\(timeCondition)' is no date this reads nor a file's name: no time condition\n")
+            }
+        }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options
@@ -435,6 +443,11 @@ extension LoadURL {
         }
         if let referer = options.referer, request.headerFields[.referer] == nil { request.headerFields[.referer] = referer }
         if let range = byteRange { request.headerFields[.range] = "bytes=" + range }
+        // -z, unless -H states a condition of the same kind, as curl's custom fields win.
+        if let condition = options.timeCondition, request.scheme == "http" || request.scheme == "https",
+           request.headerFields[condition.field.name] == nil, !removed.contains(condition.field.name) {
+            request.headerFields.append(condition.field)
+        }
         let pieces: BodyPieces
         do {
             pieces = try options.bodyPieces.get()

@@ -201,6 +201,12 @@ extension LoadURL {
                     return 0
                 }
                 summary.response = response
+                // -z's condition held the resource back (not modified since): nothing is written, an output file there
+                // stays as it was, as curl's; -i and -I still write the head.
+                if options.timeCondition != nil, response.status?.code == 304, !include, !headOnly {
+                    bytes.task.cancel()
+                    return 0
+                }
                 if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failsOnHTTPError),
                    await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts

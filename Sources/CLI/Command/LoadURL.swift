@@ -186,6 +186,12 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var dataInQuery = false
 
     /// The bytes to ask for, curl's `-r`: `FIRST-LAST`, `FIRST-`, `-SUFFIX`, comma-separated.
+    /// curl's `-z`: only a resource modified after this date (or the named file's time), or with a leading `-` one not
+    /// modified since; over HTTP(S).
+    @Option(name: [.customShort("z"), .customLong("time-cond")],
+            help: "Only if modified after TIME (a date, or a file's modification time; -TIME: only if not modified since). HTTP(S).")
+    public var timeCondition: String?
+
     @Option(name: [.customShort("r"), .customLong("range")], help: "Ask for these bytes only: FIRST-LAST, FIRST- or -LAST_N (HTTP may take several, comma-separated).")
     public var range: String?
 
