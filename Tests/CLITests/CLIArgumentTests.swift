@@ -27,6 +27,20 @@ struct CLIArgumentTests {
         #expect(summary(try LoadURL.parseQuickly(arguments)) == summary(try LoadURL.parse(arguments)))
     }
 
+    @Test("Every option ArgumentParser reads with a value is one the quick reader lets take the next argument")
+    func quickReaderKnowsEveryValue() {
+        // "-z, --time-cond <time-cond>": each spelling before the value's name.
+        let lines = LoadURL.helpMessage(columns: 10_000).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let spellings = lines.filter { $0.hasPrefix("-") && $0.contains(" <") }.flatMap { line in
+            line.prefix { $0 != "<" }.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init).filter { $0.hasPrefix("-") }
+        }
+        #expect(spellings.count > 40, "\(spellings)")
+        // -o and --output, --url, -K and --config are read apart from the rest.
+        let apart: Set<String> = ["-o", "--output", "--url", "-K", "--config"]
+        let missing = spellings.filter { !LoadURL.optionsWithValues.contains($0) && !apart.contains($0) }
+        #expect(missing.isEmpty, "options whose value the quick reader would take for a URL: \(missing)")
+    }
+
     @Test("-E FILE:PASSPHRASE splits at the first colon not written \\:, unless the whole names a file; --pass wins")
     func certificateArgument() throws {
         #expect(LoadURL.split(certificate: "client.pem:secret:more", passphrase: nil) == ("client.pem", "secret:more"))
