@@ -192,6 +192,26 @@ struct FTPKeptConnectionTests {
         #expect(Bytes.difference(heldBytes, try FTPServers.file("/8m.bin")) == nil)
     }
 
+    @Test("A session's next load goes where its kept connection is: after a load that ran beside another session's, no second login")
+    func nextLoadFindsItsConnection() async throws {
+        let mark = try Self.allLines().count
+        let other = Self.session(idleTimeout: 60)
+        let session = Self.session(idleTimeout: 60)
+        // The other session's download, held by its reader, keeps its engine busy: this session's first load runs on another.
+        let (held, _) = try await other.bytes(from: try Self.url("/8m.bin"))
+        var chunks = held.chunks.makeAsyncIterator()
+        var heldBytes = try await chunks.next() ?? Data()
+        let (first, _) = try await session.data(from: try Self.url("/hello.txt"))
+        #expect(String(decoding: first, as: UTF8.self) == "Hello from FTP\n")
+        while let chunk = try await chunks.next() { heldBytes.append(chunk) }
+        #expect(heldBytes.count == 8 << 20)
+        // Both engines idle now: the load goes to the one holding this session's connection, not the oldest.
+        let (second, _) = try await session.data(from: try Self.url("/hello.txt"))
+        #expect(String(decoding: second, as: UTF8.self) == "Hello from FTP\n")
+        let seen = try Self.events(since: mark)
+        #expect(seen.logins.count == 2, "one login for each session: \(seen.lines)")
+    }
+
     @Test("In one session a kept FTPS connection serves loads with its TLS settings only: one made without verifying never serves a load that verifies")
     func keptConnectionKeepsItsTLSSettings() async throws {
         let server = try FTPServers.require()

@@ -130,8 +130,9 @@ extension LoadURL {
         var firstOffset: Int64?
         // Whether this try opened the output file (only once a response came, and not for a 503 tried again).
         var outputOpened = false
-        // --remove-on-error: the file the last try wrote from its start, removed if the transfer fails, as curl's does (not
-        // a file it never opened, which is the user's as it was, nor one it appended to). Before the summary, which names it.
+        // --remove-on-error: the file the last try wrote from its start, removed if the transfer fails, as curl's does; not
+        // a file it never opened, which is the user's as it was, nor one it appended to (-C: unlike curl, which removes
+        // what earlier transfers fetched too). Before the summary, which names it.
         var writtenFile: String?
         defer {
             if removeOnError, summary.exitCode != 0, let writtenFile {

@@ -420,13 +420,15 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("q"), .customLong("disable")], help: "Taken for curl's sake: no .curlrc is ever read.")
     public var disablesConfigFile = false
 
-    /// Remove the output file a transfer wrote when the transfer fails, as curl's `--remove-on-error` (not one it
-    /// appended to with `-C`, nor one it never opened).
+    /// Remove the output file a transfer wrote when the transfer fails, as curl's `--remove-on-error`, but not one it
+    /// appended to with `-C` (curl 7.88 removes that too, losing what an earlier transfer had fetched) nor one it never
+    /// opened.
     @Flag(name: .customLong("remove-on-error"), help: "Remove the output file of a transfer that fails (not one it appended to with -C).")
     public var removeOnError = false
 
-    /// Stop at the first transfer that fails, as curl's `--fail-early`: no later transfer starts (with `-Z`, those
-    /// running end as they would), and the exit status is that failure's.
+    /// Stop at the first transfer that fails, as curl's `--fail-early`: no later transfer starts, and the exit status is
+    /// that failure's. With `-Z` the transfers already running end as they would, their output written (curl 7.88
+    /// aborts them).
     @Flag(name: .customLong("fail-early"), help: "Stop at the first transfer that fails: no later one starts; exit with its status.")
     public var failEarly = false
 
@@ -456,6 +458,11 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// ``execute()`` with the cookie jar that the operations of one command line share (``execute(_:)``): used
     /// when this command turns the jar on; `nil`, it makes its own.
     @concurrent func execute(cookieJar: CookieJar?) async -> Int32 {
+        // -V: the version alone, whatever else the line asks, as curl's.
+        if showsVersion {
+            StandardStreams.output(Self.versionText())
+            return 0
+        }
         let operation: PreparedOperation
         switch prepared(cookieJar: cookieJar) {
         case .success(let ready): operation = ready

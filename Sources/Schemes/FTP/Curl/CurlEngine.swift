@@ -16,8 +16,8 @@ import Musl
 ///
 /// Engines per server (``Server``), not one for the process: libcurl 7.88 waits for some replies blocking, inside
 /// `curl_multi_perform` (the `226` that ends a transfer, up to a minute), and a slow server then holds up only the
-/// transfers of its engine. A load takes an engine of its server that no other load uses, the oldest first (whose kept
-/// connections it then reuses), and starts another while all are busy, up to ``enginesPerServer``: loads of one server
+/// transfers of its engine. A load takes an engine of its server that no other load uses, one that ran a load of its
+/// session first (whose kept connection it then reuses), else the oldest, and starts another while all are busy, up to ``enginesPerServer``: loads of one server
 /// that run together then wait neither for each other's `226`. An engine with nothing to do for ``retireAfter`` ends
 /// its thread.
 final class CurlEngine: @unchecked Sendable {
@@ -39,10 +39,21 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Whether libcurl loaded (once, by the first FTP load).
     private static let libcurlLoaded = ccurl_load() == nil
-    /// A running engine and how many loads use it now (an engine in use never retires).
+    /// A running engine, how many loads use it now (an engine in use never retires), and the sessions whose loads it
+    /// ran last (at most ``remembered``, the latest first), whose kept connections it may hold.
     private struct Entry {
         let engine: CurlEngine
         var users: Int
+        var sessions: [Int] = []
+
+        static let remembered = 16
+
+        mutating func noteUse(by session: Int?) {
+            guard let session else { return }
+            sessions.removeAll { $0 == session }
+            sessions.insert(session, at: 0)
+            if sessions.count > Self.remembered { sessions.removeLast() }
+        }
     }
 
     /// The running engines of each server, oldest first.
@@ -62,10 +73,13 @@ final class CurlEngine: @unchecked Sendable {
         return try engines.withLock { engines in
             var entries = engines[server] ?? []
             defer { engines[server] = entries.isEmpty ? nil : entries }
-            // An idle one first, the oldest (a load after another then finds the connection it left logged in), else a
-            // new one, else the least used.
+            // An idle one that ran a load of the same session (it may hold the connection that load left logged in),
+            // else the oldest idle one, else a new one, else the least used.
+            let session = request.sessionIdentifier
             let index: Int
-            if let idle = entries.firstIndex(where: { $0.users == 0 }) {
+            if let session, let known = entries.firstIndex(where: { $0.users == 0 && $0.sessions.contains(session) }) {
+                index = known
+            } else if let idle = entries.firstIndex(where: { $0.users == 0 }) {
                 index = idle
             } else if entries.count < enginesPerServer {
                 entries.append(Entry(engine: try CurlEngine(server: server, url: request.url), users: 0))
@@ -74,6 +88,7 @@ final class CurlEngine: @unchecked Sendable {
                 index = entries.indices.min { entries[$0].users < entries[$1].users }!
             }
             entries[index].users += 1
+            entries[index].noteUse(by: session)
             return entries[index].engine
         }
     }

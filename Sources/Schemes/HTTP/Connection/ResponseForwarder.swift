@@ -282,10 +282,10 @@ final class ResponseForwarder: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
-    /// The error of a body whose connection ended after `received` of `expected` bytes (when the head said).
     /// Why the client closed the connection, when it did so for a server gone silent (an HTTP/2 stream's connection).
     private var silence: HTTP2ServerSilent? { tlsFault?.withLock { $0 } as? HTTP2ServerSilent }
 
+    /// The error of a body whose connection ended after `received` of `expected` bytes (when the head said).
     private static func cutInBody(_ exchange: HTTPExchange, received: Int64, expected: Int64?) -> LoadError {
         let of = expected.map { " of \($0)" } ?? ""
         return LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection after \(received)\(of) body bytes",

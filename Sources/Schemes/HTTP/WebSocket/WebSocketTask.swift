@@ -67,7 +67,8 @@ public final class WebSocketTask: Sendable {
     }
 
     /// Hears this socket open and close (``WebSocketTaskDelegate``), in place of the session's delegate if that adopts
-    /// the protocol; set it before the socket opens. Held until the close has been told.
+    /// the protocol; set it before the socket opens. Held until the close has been told, as URLSession's task holds its
+    /// delegate: one that holds the task keeps both (and the socket) until ``cancel(with:reason:)`` or the socket's end.
     public var delegate: (any WebSocketTaskDelegate)? {
         get { state.withLock { $0.delegate } }
         set { state.withLock { $0.delegate = newValue } }
