@@ -202,6 +202,29 @@ struct CLIHTTPTests {
         #expect(run.stderr.contains("does not match"))
     }
 
+    @Test("--connect-to sends a HOST:PORT's connections to another (any part may be empty); Host, SNI and the certificate check keep the URL's host; a malformed one is a usage error")
+    func connectTo() async throws {
+        let server = try TestServers.requireNginx()
+        let moved = try await LoadURLProcess.run(["-sS", "-v", "--connect-to", "nowhere.test:80:127.0.0.1:\(server.httpPort)",
+                                                  "http://nowhere.test/hello.txt"])
+        #expect(moved.status == 0 && moved.stdout == "Hello from nginx\n", "\(moved.stderr)")
+        #expect(moved.stderr.contains("> Host: nowhere.test\r\n") || moved.stderr.contains("> Host: nowhere.test\n"), "\(moved.stderr)")
+        // Any host and port, to the server's port on the same host name (an empty HOST2).
+        let wildcard = try await LoadURLProcess.run(["-sS", "--connect-to", "::127.0.0.1:\(server.httpPort)", "http://other.test:1/hello.txt"])
+        #expect(wildcard.status == 0 && wildcard.stdout == "Hello from nginx\n", "\(wildcard.stderr)")
+        let samehost = try await LoadURLProcess.run(["-sS", "--connect-to", "127.0.0.1:1::\(server.httpPort)", "http://127.0.0.1:1/hello.txt"])
+        #expect(samehost.status == 0 && samehost.stdout == "Hello from nginx\n", "\(samehost.stderr)")
+        // TLS: the certificate is checked against the URL's host, wherever the connection goes.
+        let trusted = try await LoadURLProcess.run(["-sS", "--cacert", server.caFile, "--connect-to", "localhost:443:127.0.0.1:\(server.httpsPort)",
+                                                    "https://localhost/hello.txt"])
+        #expect(trusted.status == 0 && trusted.stdout == "Hello from nginx\n", "\(trusted.stderr)")
+        let mismatched = try await LoadURLProcess.run(["-sS", "--cacert", server.caFile, "--connect-to", "wrong.example:443:localhost:\(server.httpsPort)",
+                                                       "https://wrong.example/hello.txt"])
+        #expect(mismatched.status == 60, "\(mismatched.stderr)")
+        let malformed = try await LoadURLProcess.run(["-sS", "--connect-to", "a:b:c:d", "http://127.0.0.1:1/"])
+        #expect(malformed.status == 2 && malformed.stderr.contains("--connect-to"), "\(malformed.stderr)")
+    }
+
     @Test("--unix-socket sends HTTP and HTTPS to nginx's sockets with the URL's host; -v names the socket; a missing one exits 7 naming it")
     func unixSocket() async throws {
         let server = try TestServers.requireNginx()

@@ -400,6 +400,17 @@ struct CLIRequestTests {
         #expect(TimeCondition("/nonexistent/no-date") == nil)
     }
 
+    @Test("--connect-to's HOST1:PORT1:HOST2:PORT2 is read as curl reads it: empty parts, bracketed IPv6 addresses; other shapes are refused")
+    func connectToEntries() {
+        #expect(LoadURL.connectionRedirect("Example.COM:443:node1.example:8443")! == ("example.com:443", "node1.example:8443"))
+        #expect(LoadURL.connectionRedirect("::127.0.0.1:81")! == (":", "127.0.0.1:81"))
+        #expect(LoadURL.connectionRedirect("h:80::")! == ("h:80", ":"))
+        #expect(LoadURL.connectionRedirect("[::1]:80:[fe80::2]:8080")! == ("::1:80", "fe80::2:8080"))
+        for bad in ["h:80:x", "h:port:x:1", "[::1:80:h:1", "h:80:h:1:2", ""] {
+            #expect(LoadURL.connectionRedirect(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test("A URL without a scheme gets http:// (ftp:// for an ftp. host), as curl guesses; a registered scheme stays as typed")
     func schemelessURLs() {
         let registry = SchemeRegistry(handlers: [ShoutHandler.self])

@@ -150,6 +150,13 @@ extension LoadURL {
             guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
             http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
         }
+        for entry in connectTo {
+            guard let (from, to) = Self.connectionRedirect(entry) else {
+                throw ValidationError("--connect-to wants HOST1:PORT1:HOST2:PORT2 (any part may be empty), not \(entry)")
+            }
+            // The first given for a HOST1:PORT1 wins, as curl's.
+            if http.connectTo[from] == nil { http.connectTo[from] = to }
+        }
         http.unixSocketPath = unixSocket
         if let ipVersion {
             http.addressFamily = ipVersion.family
@@ -340,6 +347,36 @@ extension LoadURL {
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         return options
+    }
+
+    /// `--connect-to`'s `HOST1:PORT1:HOST2:PORT2` as ``HTTPClientOptions/connectTo`` takes it (`"host1:port1"` →
+    /// `"host2:port2"`, the first host lowercased, brackets around an IPv6 address left out); `nil` for another shape.
+    static func connectionRedirect(_ entry: String) -> (from: String, to: String)? {
+        var rest = Substring(entry)
+        // A host (bracketed, or up to the next colon), then its port (digits, or none) and the colon after it.
+        func part(endsLine: Bool) -> (host: Substring, port: Substring)? {
+            let host: Substring
+            if rest.hasPrefix("[") {
+                guard let close = rest.firstIndex(of: "]") else { return nil }
+                host = rest[rest.index(after: rest.startIndex)..<close]
+                rest = rest[rest.index(after: close)...]
+            } else {
+                host = rest.prefix { $0 != ":" }
+                rest = rest.dropFirst(host.count)
+            }
+            guard rest.hasPrefix(":") else { return nil }
+            rest = rest.dropFirst()
+            let port = endsLine ? rest : rest.prefix { $0 != ":" }
+            rest = rest.dropFirst(port.count)
+            guard port.allSatisfy(\.isNumber), port.count <= 5 else { return nil }
+            if !endsLine {
+                guard rest.hasPrefix(":") else { return nil }
+                rest = rest.dropFirst()
+            }
+            return (host, port)
+        }
+        guard let from = part(endsLine: false), let to = part(endsLine: true) else { return nil }
+        return ("\(from.host.lowercased()):\(from.port)", "\(to.host):\(to.port)")
     }
 
     /// The user's home folder, for `~/.netrc`: `HOME`, else the password database's, as curl finds it.

@@ -324,6 +324,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the response head only.")
     public var headOnly = false
 
+    /// Connection redirects, curl's `--connect-to HOST1:PORT1:HOST2:PORT2` (any part may be empty).
+    @Option(name: .customLong("connect-to"), help: "For HOST1:PORT1 connect to HOST2:PORT2 instead (HOST1:PORT1:HOST2:PORT2, any part may be empty; repeatable). HTTP(S).")
+    public var connectTo: [String] = []
+
     /// Name-resolution overrides, `HOST:PORT:ADDRESS`.
     @Option(name: .customLong("resolve"), help: "Connect to ADDRESS for HOST:PORT (HOST:PORT:ADDRESS, repeatable).")
     public var resolve: [String] = []

@@ -23,6 +23,12 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// The request keeps its host name for `Host`, SNI and certificate checks. A request's entries are
     /// added to its session's, replacing those for the same `"host:port"` (a request cannot remove one).
     @HandlerSetting public var resolve: [String: String] = [:]
+    /// Connection redirects, curl's `--connect-to`: `"host:port"` → `"otherhost:otherport"`, where the connection goes
+    /// instead (a cluster's one node, a server not yet in DNS). Either side's host or port may be empty: on the left
+    /// any host or port, on the right the request's own. The first of `"host:port"`, `"host:"`, `":port"` and `":"`
+    /// that is set applies. The request keeps its URL for `Host`, SNI and certificate checks; `resolve` then applies to
+    /// the new host and port. Not through a proxy, which reaches the request's own host. Merged as `resolve` is.
+    @HandlerSetting public var connectTo: [String: String] = [:]
     /// Which IP version connections use, curl's `-4` and `-6`: a host name is looked up for that version's addresses
     /// alone (a proxy's too), and one without any fails with `cannotFindHost`. `.any` (the default) tries both.
     @HandlerSetting public var addressFamily: AddressFamily = .any
@@ -72,6 +78,19 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// Makes the default settings.
     public init() {}
 
+    /// Where a connection to `host` and `port` goes, after ``connectTo``: the first entry that matches, its empty host
+    /// or port keeping the request's.
+    func connectionTarget(host: String, port: Int) -> (host: String, port: Int) {
+        guard !connectTo.isEmpty else { return (host, port) }
+        for key in ["\(host):\(port)", "\(host):", ":\(port)", ":"] {
+            guard let target = connectTo[key], let colon = target.lastIndex(of: ":") else { continue }
+            let newHost = String(target[..<colon]).trimming(while: { $0 == "[" || $0 == "]" })
+            let newPort = Int(target[target.index(after: colon)...])
+            return (newHost.isEmpty ? host : String(newHost), newPort ?? port)
+        }
+        return (host, port)
+    }
+
     /// The session's settings with those the request set in their place.
     public static func merged(_ requestValue: HTTPClientOptions, over sessionValue: HTTPClientOptions) -> HTTPClientOptions {
         var merged = requestValue
@@ -82,6 +101,8 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$addressFamily = requestValue.$addressFamily.over(sessionValue.$addressFamily)
         merged.$resolve = sessionValue.$resolve
         if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
+        merged.$connectTo = sessionValue.$connectTo
+        if requestValue.$connectTo.isSet { merged.connectTo.merge(requestValue.connectTo) { _, requested in requested } }
         merged.$httpProxy = requestValue.$httpProxy.over(sessionValue.$httpProxy)
         merged.$httpsProxy = requestValue.$httpsProxy.over(sessionValue.$httpsProxy)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)

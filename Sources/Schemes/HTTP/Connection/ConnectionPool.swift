@@ -695,7 +695,7 @@ final class ConnectionPool: Sendable {
             sslContext = nil
         }
         let proxy = key.options.proxy(for: key.scheme)
-        let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? (key.host, key.port)
+        let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? key.options.connectionTarget(host: key.host, port: key.port)
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
         // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
         let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
