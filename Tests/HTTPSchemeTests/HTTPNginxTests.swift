@@ -185,7 +185,14 @@ struct HTTPNginxTests {
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: lax).tls.verifiesCertificates == false)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there, or a request that does not
         // set it would take the default over its session's.
-        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 14)
+        #expect(Mirror(reflecting: HTTPClientOptions()).children.count == 15)
+        // Connection redirects merge as the host overrides do: the session's, with the request's over them.
+        var redirected = HTTPClientOptions()
+        redirected.connectTo = ["a:1": "b:2", "c:3": "d:4"]
+        var ownRedirect = HTTPClientOptions()
+        ownRedirect.connectTo = ["a:1": "e:5"]
+        #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: redirected).connectTo == redirected.connectTo)
+        #expect(HTTPClientOptions.merged(ownRedirect, over: redirected).connectTo == ["a:1": "e:5", "c:3": "d:4"])
         // A session's Unix socket holds for a request that sets none; one that sets `nil` goes by TCP.
         var socketed = HTTPClientOptions()
         socketed.unixSocketPath = "/run/site.sock"
