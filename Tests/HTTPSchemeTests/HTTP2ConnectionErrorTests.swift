@@ -55,6 +55,30 @@ struct HTTP2ConnectionErrorTests {
         #expect(server.requests(for: "/connection-error") == 1)
     }
 
+    @Test("A response head past the 80 KiB announced (HEADERS and CONTINUATION frames) fails its load with badServerResponse at once, not after the request timeout; the session serves on")
+    func hugeHead() async throws {
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
+        let session = LoaderSession(configuration: configuration)
+        var request = LoadRequest(url: url("/huge-head"))
+        request.timeoutInterval = 60
+        // On a new connection (its SETTINGS perhaps not yet acknowledged: NIOHTTP2's 16 KiB then), and on one that has
+        // served a load (the 80 KiB announced in force).
+        for warm in [false, true] {
+            if warm {
+                let (_, first) = try await session.data(from: url("/before"))
+                #expect(first.status?.code == 404)
+            }
+            let error = await loadError { _ = try await session.data(for: request) }
+            #expect(error?.code == .badServerResponse, "\(warm): \(String(describing: error))")
+            #expect(error?.reason?.contains("broke the HTTP/2 protocol") == true, "\(String(describing: error?.reason))")
+            #expect(error?.url == request.url)
+        }
+        let (_, after) = try await session.data(from: url("/after"))
+        #expect(after.status?.code == 404)
+    }
+
     @Test("A response that breaks HTTP/2 on its stream (DATA short of its Content-Length, a field name in capitals) fails its load: no silent truncation, no wait for the timeout; the session serves on", arguments: ["/length-mismatch", "/bad-field"])
     func malformedStream(path: String) async throws {
         var configuration = LoaderSession.Configuration.ephemeral

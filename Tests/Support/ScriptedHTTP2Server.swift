@@ -19,6 +19,7 @@ import Synchronization
 /// | `/no-answer` | no response (the connection is read on: its PINGs are answered) |
 /// | `/go-silent` | no response, and nothing the client sends on the connection taken in any more (its PINGs unanswered): a server gone silent, its socket open |
 /// | `/connection-error` | no response: a `PING` of 7 bytes on the connection, a connection error (RFC 9113 §6.7), and then nothing |
+/// | `/huge-head` | a 200 head of about 100 KiB (a field of 100,000 bytes), past the 80 KiB the client announces |
 /// | anything else | 404 |
 public final class ScriptedHTTP2Server: Sendable {
     /// The port it listens on.
@@ -127,6 +128,12 @@ public final class ScriptedHTTP2Server: Sendable {
                 context.writeAndFlush(wrapOutboundOut(head(200, ["X-Capital": "1", "content-length": "0"], endStream: true)), promise: nil)
             case "/no-answer":
                 break
+            case "/huge-head":
+                // Written below NIOHTTP2's handler, which sends no header block longer than one frame: HEADERS and
+                // CONTINUATION frames of 16 KiB, ":status: 200" and a field of 100,000 bytes, no Huffman coding.
+                guard let connection = try? context.channel.parent?.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self),
+                      let stream = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) else { return }
+                connection.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(bytes: Self.hugeHeaderBlock(stream: Int(stream))))), promise: nil)
             case "/go-silent":
                 // Whatever reaches the connection from now on is dropped before NIOHTTP2 sees it (reads turned off were
                 // turned on again by the streams' own reads, now and then).
@@ -155,6 +162,34 @@ public final class ScriptedHTTP2Server: Sendable {
                 context.writeAndFlush(NIOAny(frame), promise: nil)
             }
             context.eventLoop.scheduleTask(in: .milliseconds(1)) { keepSending(bound) }
+        }
+
+        /// The frames of a header block of about 100 KiB on `stream`: `:status: 200` (HPACK's static index 8), then a
+        /// field `x-huge` of 100,000 bytes as a literal without indexing, in a HEADERS frame and CONTINUATION frames.
+        private static func hugeHeaderBlock(stream: Int) -> [UInt8] {
+            var block: [UInt8] = [0x88, 0x00, 6] + Array("x-huge".utf8)
+            // The value's length, an HPACK integer with a 7-bit prefix.
+            var length = 100_000 - 127
+            block.append(0x7F)
+            while length >= 128 {
+                block.append(UInt8(length % 128 + 128))
+                length /= 128
+            }
+            block.append(UInt8(length))
+            block += [UInt8](repeating: UInt8(ascii: "h"), count: 100_000)
+            var frames: [UInt8] = []
+            var offset = 0
+            while offset < block.count {
+                let chunk = block[offset..<min(offset + 16_384, block.count)]
+                let type: UInt8 = offset == 0 ? 0x1 : 0x9
+                // END_HEADERS on the last; END_STREAM on the HEADERS frame.
+                let flags: UInt8 = (offset + chunk.count == block.count ? 0x4 : 0) | (offset == 0 ? 0x1 : 0)
+                frames += [UInt8(chunk.count >> 16), UInt8(chunk.count >> 8 & 0xFF), UInt8(chunk.count & 0xFF), type, flags,
+                           UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF)]
+                frames += chunk
+                offset += chunk.count
+            }
+            return frames
         }
 
         private func head(_ status: Int, _ fields: KeyValuePairs<String, String>, endStream: Bool = false) -> HTTP2Frame.FramePayload {
