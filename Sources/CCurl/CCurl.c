@@ -35,6 +35,8 @@ static struct {
     CURLSH *(*share_init)(void);
     CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
     CURLSHcode (*share_cleanup)(CURLSH *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
 } curl;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -89,6 +91,8 @@ static void load(void) {
     *(void **)&curl.share_init = symbol(library, "curl_share_init");
     *(void **)&curl.share_setopt = symbol(library, "curl_share_setopt");
     *(void **)&curl.share_cleanup = symbol(library, "curl_share_cleanup");
+    *(void **)&curl.slist_append = symbol(library, "curl_slist_append");
+    *(void **)&curl.slist_free_all = symbol(library, "curl_slist_free_all");
     if (failure != NULL) return;
     CURLcode code = curl.global_init(CURL_GLOBAL_ALL);
     if (code != CURLE_OK) {
@@ -164,6 +168,22 @@ CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value) { return c
 CURLcode ccurl_setopt_off(CURL *easy, CURLoption option, curl_off_t value) { return curl.easy_setopt(easy, option, value); }
 CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, void *value) { return curl.easy_setopt(easy, option, value); }
 CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value) { return curl.easy_setopt(easy, option, value); }
+CURLcode ccurl_setopt_lines(CURL *easy, CURLoption option, const char *const *lines, int count, struct curl_slist **list) {
+    *list = NULL;
+    for (int index = 0; index < count; index++) {
+        struct curl_slist *longer = curl.slist_append(*list, lines[index]);
+        if (longer == NULL) {
+            curl.slist_free_all(*list);
+            *list = NULL;
+            return CURLE_OUT_OF_MEMORY;
+        }
+        *list = longer;
+    }
+    return curl.easy_setopt(easy, option, *list);
+}
+void ccurl_list_free(struct curl_slist *list) {
+    if (list != NULL) curl.slist_free_all(list);
+}
 CURLcode ccurl_setopt_data_callback(CURL *easy, CURLoption option, ccurl_data_callback callback) {
     return curl.easy_setopt(easy, option, callback);
 }

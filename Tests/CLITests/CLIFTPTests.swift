@@ -18,6 +18,17 @@ struct CLIFTPTests {
         try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
     }
 
+    @Test("--resolve and --connect-to hold for ftp:// URLs too, as curl's (through libcurl's own lists); a name neither routes is not found")
+    func routesForFTP() async throws {
+        let server = try ftp()
+        let resolved = try await LoadURLProcess.run(["-sS", "--resolve", "files.test:\(server.port):127.0.0.1", "ftp://files.test:\(server.port)/hello.txt"])
+        #expect(resolved.status == 0 && resolved.stdout == "Hello from FTP\n", "\(resolved.stderr)")
+        let redirected = try await LoadURLProcess.run(["-sS", "--connect-to", "files.test:21:127.0.0.1:\(server.port)", "ftp://files.test/hello.txt"])
+        #expect(redirected.status == 0 && redirected.stdout == "Hello from FTP\n", "\(redirected.stderr)")
+        let unrouted = try await LoadURLProcess.run(["-sS", "ftp://files.test:\(server.port)/hello.txt"])
+        #expect(unrouted.status == 6, "\(unrouted.stderr)")
+    }
+
     @Test("--ssl-reqd asks for explicit FTPS and -E shows a client certificate to a server that wants one; without it, exit 56; --ssl falls back to plain FTP")
     func clientCertificate() async throws {
         let server = try ftp()

@@ -170,7 +170,16 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 15)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 17)
+        // Routes merge as HTTP's do: the session's, with the request's over them.
+        var routed = FTPOptions()
+        routed.resolve = ["a:21": "127.0.0.1"]
+        routed.connectTo = ["b:21": "c:2121"]
+        var ownRoute = FTPOptions()
+        ownRoute.resolve = ["d:21": "::1"]
+        let routes = FTPOptions.merged(ownRoute, over: routed)
+        #expect(routes.resolve == ["a:21": "127.0.0.1", "d:21": "::1"] && routes.connectTo == ["b:21": "c:2121"])
+        #expect(routes.resolveLines == ["a:21:127.0.0.1", "d:21:[::1]"] && routes.connectToLines == ["b:21:c:2121"])
         var identified = FTPOptions()
         identified.clientCertificatePEMFile = "/client.pem"
         identified.clientPrivateKeyPEMFile = "/client.key"

@@ -48,6 +48,11 @@ CURLcode ccurl_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode ccurl_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
 CURLcode ccurl_setopt_pointer(CURL *easy, CURLoption option, void *value);
 CURLcode ccurl_setopt_string(CURL *easy, CURLoption option, const char *value);
+/// Sets a list option (CURLOPT_RESOLVE, CURLOPT_CONNECT_TO) to `lines`, copied into a list the caller frees with
+/// `ccurl_list_free` once the handle is cleaned up (libcurl reads the list until then). `*list` is NULL when it fails.
+CURLcode ccurl_setopt_lines(CURL *easy, CURLoption option, const char *const *lines, int count, struct curl_slist **list);
+/// Frees a list made by `ccurl_setopt_lines` (NULL is fine).
+void ccurl_list_free(struct curl_slist *list);
 typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t count, void *context);
 CURLcode ccurl_setopt_data_callback(CURL *easy, CURLoption option, ccurl_data_callback callback);
 typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total, curl_off_t downloaded,

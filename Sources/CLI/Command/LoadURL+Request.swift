@@ -148,14 +148,19 @@ extension LoadURL {
             // HOST:PORT:ADDRESS, where ADDRESS may itself contain colons (IPv6, optionally bracketed).
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3, Int(parts[1]) != nil else { throw ValidationError("--resolve wants HOST:PORT:ADDRESS, not \(entry)") }
-            http.resolve["\(parts[0].lowercased()):\(parts[1])"] = String(parts[2].trimming(while: { $0 == "[" || $0 == "]" }))
+            let (key, address) = ("\(parts[0].lowercased()):\(parts[1])", String(parts[2].trimming(while: { $0 == "[" || $0 == "]" })))
+            http.resolve[key] = address
+            configuration.handlerOptions[FTPOptions.self].resolve[key] = address
         }
         for entry in connectTo {
             guard let (from, to) = Self.connectionRedirect(entry) else {
                 throw ValidationError("--connect-to wants HOST1:PORT1:HOST2:PORT2 (any part may be empty), not \(entry)")
             }
             // The first given for a HOST1:PORT1 wins, as curl's.
-            if http.connectTo[from] == nil { http.connectTo[from] = to }
+            if http.connectTo[from] == nil {
+                http.connectTo[from] = to
+                configuration.handlerOptions[FTPOptions.self].connectTo[from] = to
+            }
         }
         http.unixSocketPath = unixSocket
         if let ipVersion {

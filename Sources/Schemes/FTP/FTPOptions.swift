@@ -66,6 +66,27 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         return Int(min(max(1, (connectTimeout * 1000).rounded(.up)), Double(Int32.max)))
     }
 
+    /// Name-resolution overrides, curl's `--resolve`: `"host:port"` → an address to connect to instead (libcurl's
+    /// `CURLOPT_RESOLVE`). The URL keeps its host name for TLS. A request's entries are added to its session's.
+    @HandlerSetting public var resolve: [String: String] = [:]
+    /// Connection redirects, curl's `--connect-to`: `"host:port"` → `"otherhost:otherport"`, either side's host or port
+    /// empty for any or for the request's own (libcurl's `CURLOPT_CONNECT_TO`). Merged as ``resolve`` is.
+    @HandlerSetting public var connectTo: [String: String] = [:]
+
+    /// ``resolve`` and ``connectTo`` as libcurl's lists take them: `HOST:PORT:ADDRESS` (an IPv6 address in brackets)
+    /// and `HOST1:PORT1:HOST2:PORT2`, in a stable order.
+    package var resolveLines: [String] {
+        resolve.sorted { $0.key < $1.key }.map { key, address in "\(key):\(address.contains(":") ? "[\(address)]" : address)" }
+    }
+    package var connectToLines: [String] {
+        connectTo.sorted { $0.key < $1.key }.map { from, to in
+            // An IPv6 host on the right goes in brackets (its last colon is the port's).
+            let colon = to.lastIndex(of: ":") ?? to.endIndex
+            let host = to[..<colon]
+            return "\(from):\(host.contains(":") ? "[\(host)]" : String(host))\(to[colon...])"
+        }
+    }
+
     /// Makes the default settings: plain FTP, passive mode, verified certificates.
     public init() {}
 
@@ -91,6 +112,10 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
         merged.$proxy = requestValue.$proxy.over(sessionValue.$proxy)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
+        merged.$resolve = sessionValue.$resolve
+        if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
+        merged.$connectTo = sessionValue.$connectTo
+        if requestValue.$connectTo.isSet { merged.connectTo.merge(requestValue.connectTo) { _, requested in requested } }
         return merged
     }
 

@@ -50,6 +50,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var bytesToCome: Int64?
     private(set) var hasEnded = false
     private var isCleanedUp = false
+    /// The lists given to libcurl for `resolve` and `connectTo`, freed once the handle is.
+    private var lists: [UnsafeMutablePointer<curl_slist>] = []
     private var lastReportedUpload: Int64 = -1
     /// Set while the transfer is configured, before the engine has it; read on the engine's thread after.
     /// The first byte a range asks for, and its last (`nil`: to the end), for the response's `Content-Range`;
@@ -72,6 +74,8 @@ final class CurlTransfer: @unchecked Sendable {
         let tls: FTPOptions.TLSUse
         /// The proxy and its exceptions: a connection made through one is not the one a load without it wants.
         let proxy: [String?]
+        /// The `resolve` and `connectTo` entries: a connection made to an address they chose is not the name's own.
+        let routes: [String]
         let trustRootsPEMFile: String?
         let verifiesCertificates: Bool
         /// The client certificate, its key and passphrase: a connection shows the server one identity only.
@@ -149,6 +153,7 @@ final class CurlTransfer: @unchecked Sendable {
         // The key (and the identity files' stat calls) only for a session that keeps connections.
         self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
             let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy],
+                               routes: options.resolveLines + ["--"] + options.connectToLines,
                                trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
                                clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
@@ -161,6 +166,7 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         // Normally freed by `end()` on the engine's thread; here only if it never ran.
         if !isCleanedUp { ccurl_easy_cleanup(easy) }
+        lists.forEach { ccurl_list_free($0) }
         batch?.deallocate()
         errorBuffer.deallocate()
     }
@@ -195,6 +201,14 @@ final class CurlTransfer: @unchecked Sendable {
         codes.append(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
         codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
         // CURL_IPRESOLVE_V4 is 1, CURL_IPRESOLVE_V6 is 2 (and WHATEVER, the default, 0).
+        for (option, lines) in [(CURLOPT_RESOLVE, options.resolveLines), (CURLOPT_CONNECT_TO, options.connectToLines)] where !lines.isEmpty {
+            codes.append(withLines(lines) { pointers, count in
+                var list: UnsafeMutablePointer<curl_slist>?
+                let code = ccurl_setopt_lines(easy, option, pointers, count, &list)
+                if let list { lists.append(list) }
+                return code
+            })
+        }
         if options.addressFamily != .any { codes.append(ccurl_setopt_long(easy, CURLOPT_IPRESOLVE, options.addressFamily == .ipv4 ? 1 : 2)) }
         if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, options.activeModeAddress ?? "-")) }
         // Always set: libcurl would otherwise read the environment's ftp_proxy and all_proxy on its own.
@@ -331,6 +345,14 @@ final class CurlTransfer: @unchecked Sendable {
         isCleanedUp = true
         let continuation = completion.withLock { slot in defer { slot = nil }; return slot }
         continuation?.resume(with: result.mapError { $0 as any Error })
+    }
+
+    /// Calls `body` with `lines` as C strings, valid during the call.
+    private func withLines(_ lines: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>, Int32) -> CURLcode) -> CURLcode {
+        let copies = lines.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { UnsafePointer($0) }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!, Int32(lines.count)) }
     }
 
     func error(for code: CURLcode) -> LoadError {
