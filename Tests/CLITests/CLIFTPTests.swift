@@ -58,7 +58,7 @@ struct CLIFTPTests {
         #expect(six.stdout.isEmpty)
     }
 
-    @Test("-x takes FTP through a SOCKS5 or HTTP proxy (its log shows the control and data connections); a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
+    @Test("-x takes FTP through a SOCKS5 or HTTP proxy (its log shows the control and data connections), -U logging in to it; a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
     func proxies() async throws {
         let server = try ftp()
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
@@ -73,6 +73,11 @@ struct CLIFTPTests {
 
         let http = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.port)", url])
         #expect(http.status == 0 && http.stdout == "Hello from FTP\n", "\(http.stderr)")
+        // A proxy that asks for a login gets -U's, as curl gives it; without, it refuses.
+        let authenticated = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.authPort)", "-U", "user:secret", url])
+        #expect(authenticated.status == 0 && authenticated.stdout == "Hello from FTP\n", "\(authenticated.stderr)")
+        let unauthenticated = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.authPort)", url])
+        #expect(unauthenticated.status != 0 && unauthenticated.stdout.isEmpty, "\(unauthenticated.status)")
         let closed = "http://127.0.0.1:\(LoopbackPorts.closed())"
         let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(LoopbackPorts.closed())", url])
         #expect(refused.status == 7 && refused.stdout.isEmpty, "\(refused.status): \(refused.stderr)")

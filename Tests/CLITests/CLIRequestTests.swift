@@ -411,6 +411,14 @@ struct CLIRequestTests {
         }
     }
 
+    @Test("-U's login goes into an FTP proxy's URL, percent-encoded, over any it had")
+    func ftpProxyLogin() {
+        let login = Credential(user: "us@er", password: "p:w/d")
+        #expect(LoadURL.proxy("http://127.0.0.1:3128", login: login) == "http://us%40er:p%3Aw%2Fd@127.0.0.1:3128")
+        #expect(LoadURL.proxy("socks5h://old:pw@proxy:1080/", login: login) == "socks5h://us%40er:p%3Aw%2Fd@proxy:1080/")
+        #expect(LoadURL.proxy("proxy:3128", login: login) == "us%40er:p%3Aw%2Fd@proxy:3128")
+    }
+
     @Test("A URL without a scheme gets http:// (ftp:// for an ftp. host), as curl guesses; a registered scheme stays as typed")
     func schemelessURLs() {
         let registry = SchemeRegistry(handlers: [ShoutHandler.self])

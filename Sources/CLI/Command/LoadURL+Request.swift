@@ -234,11 +234,10 @@ extension LoadURL {
     }
 
     /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or
-    /// `ALL_PROXY`; with `--noproxy`'s or `no_proxy`'s exceptions. `-U` is not given to it (put the login in the proxy's
-    /// URL), nor is `--resolve`.
+    /// `ALL_PROXY`; with `--noproxy`'s or `no_proxy`'s exceptions; `-U`'s login in its URL, over any it has.
     func setFTPProxy(_ ftp: inout FTPOptions, environment: [String: String]) {
         let chosen = proxy ?? ["ftp_proxy", "FTP_PROXY", "all_proxy", "ALL_PROXY"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
-        ftp.proxy = chosen.flatMap { $0.isEmpty ? nil : $0 }
+        ftp.proxy = chosen.flatMap { $0.isEmpty ? nil : $0 }.map { proxy in proxyUser.map { Self.proxy(proxy, login: Self.credential($0)) } ?? proxy }
         ftp.noProxy = noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
     }
 
@@ -595,6 +594,19 @@ extension LoadURL {
         guard let number = Int64(unit == nil ? text : String(text.dropLast())), number >= 0 else { return nil }
         let (bytes, overflow) = number.multipliedReportingOverflow(by: unit ?? 1)
         return overflow ? nil : bytes
+    }
+
+    /// `proxy` (a URL, or `host:port`, as libcurl reads one) with `login` as its user info, in place of any it had: the user
+    /// and password percent-encoded, which libcurl decodes.
+    static func proxy(_ proxy: String, login: Credential) -> String {
+        let encode = { (text: String) in PercentEncoding.encode(text) { PercentEncoding.isUnreserved($0) } }
+        let userInfo = encode(login.user) + ":" + encode(login.password) + "@"
+        let schemeEnd = proxy.firstRange(of: "://")?.upperBound ?? proxy.startIndex
+        let rest = proxy[schemeEnd...]
+        // A login already there (before the host, so before any path) gives way.
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let hostStart = rest[..<authorityEnd].lastIndex(of: "@").map { rest.index(after: $0) } ?? schemeEnd
+        return String(proxy[..<schemeEnd]) + userInfo + String(proxy[hostStart...])
     }
 
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.
