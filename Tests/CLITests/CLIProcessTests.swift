@@ -64,6 +64,18 @@ struct CLIProcessTests {
         #expect(all.status == 37 && all.stdout == "after")
     }
 
+    @Test("--stderr FILE takes what goes to standard error, for every operation; --stderr - sends it to standard output")
+    func standardErrorRedirected() async throws {
+        let log = try TempFile("", name: "stderr.log")
+        let missing = "file:///nonexistent-\(UUID().uuidString)/x"
+        let run = try await LoadURLProcess.run(["--stderr", log.url.path, "data:,a", "--next", missing])
+        #expect(run.status == 37 && run.stdout == "a" && run.stderr.isEmpty, "\(run.stderr)")
+        let logged = try String(contentsOf: log.url, encoding: .utf8)
+        #expect(logged.contains("(37)") && logged.contains(missing), "\(logged)")
+        let merged = try await LoadURLProcess.run(["--stderr", "-", missing])
+        #expect(merged.status == 37 && merged.stdout.contains(missing) && merged.stderr.isEmpty, "\(merged.stdout) | \(merged.stderr)")
+    }
+
     @Test("-N and -q are taken as curl's (output is never buffered, no .curlrc is read), run together with others too")
     func acceptedNoOps() async throws {
         let run = try await LoadURLProcess.run(["-q", "-sN", "--no-buffer", "--disable", "data:,x"])

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 // Named, because ArgumentParser's `exit(withError:)` hides the C library's `exit` inside the command.
@@ -20,7 +21,7 @@ extension LoadURL {
         "--max-time": "--max-time", "-X": "--request", "--request": "--request", "-H": "--header", "--header": "--header",
         "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-F": "--form", "--form": "--form", "--form-string": "--form-string", "-T": "--upload-file",
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
-        "--cacert": "--cacert", "-E": "--cert", "--cert": "--cert", "--key": "--key", "--pass": "--pass", "--resolve": "--resolve", "--connect-to": "--connect-to", "--unix-socket": "--unix-socket", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
+        "--cacert": "--cacert", "-E": "--cert", "--cert": "--cert", "--key": "--key", "--pass": "--pass", "--resolve": "--resolve", "--connect-to": "--connect-to", "--stderr": "--stderr", "--unix-socket": "--unix-socket", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
         "--cookie-jar": "--cookie-jar", "-x": "--proxy", "--proxy": "--proxy", "--noproxy": "--noproxy", "-U": "--proxy-user",
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
@@ -120,6 +121,7 @@ extension LoadURL {
         }
         do {
             let commands = try operations(arguments)
+            if let path = commands.last?.standardErrorPath { redirectStandardError(to: path) }
             exitProcess(await execute(commands))
         } catch let error as ConfigFileUnreadable {
             StandardStreams.error("Error: \(error)\n")
@@ -131,6 +133,22 @@ extension LoadURL {
             }
             exit(withError: error)
         }
+    }
+
+    /// `--stderr`: standard error becomes `path` (created or truncated), or standard output for `-`; a file that cannot be
+    /// opened is warned of on standard error, which stays, as curl does.
+    static func redirectStandardError(to path: String) {
+        if path == "-" {
+            _ = dup2(STDOUT_FILENO, STDERR_FILENO)
+            return
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            StandardStreams.error("loadurl: warning: --stderr: cannot open \(path): \(Errno(rawValue: errno))\n")
+            return
+        }
+        _ = dup2(descriptor, STDERR_FILENO)
+        close(descriptor)
     }
 
     /// `-sSLO` as `-s`, `-S`, `-L`, `-O`, and `-sofile` as `-s`, `-o`, `file`: short options run together, the

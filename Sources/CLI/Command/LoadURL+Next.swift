@@ -15,7 +15,7 @@ extension LoadURL {
     ]
 
     /// The global options that take a value.
-    static let globalOptionsWithValues: Set<String> = ["--parallel-max"]
+    static let globalOptionsWithValues: Set<String> = ["--parallel-max", "--stderr"]
 
     /// `arguments` (with `-K` files read and short options split, ``expandingConfigFiles(_:)``) cut at each `--next`
     /// into the operations curl would make of them, each parsed as ``parseQuickly(_:)`` parses: an operation's options

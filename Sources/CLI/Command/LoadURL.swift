@@ -324,6 +324,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the response head only.")
     public var headOnly = false
 
+    /// Where what goes to standard error goes instead, curl's `--stderr` (`-`: standard output); for the whole command line.
+    @Option(name: .customLong("stderr"), help: "Write what goes to standard error to FILE instead ('-': standard output).")
+    public var standardErrorPath: String?
+
     /// Connection redirects, curl's `--connect-to HOST1:PORT1:HOST2:PORT2` (any part may be empty).
     @Option(name: .customLong("connect-to"), help: "For HOST1:PORT1 connect to HOST2:PORT2 instead (HOST1:PORT1:HOST2:PORT2, any part may be empty; repeatable). HTTP(S).")
     public var connectTo: [String] = []
