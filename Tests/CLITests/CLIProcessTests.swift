@@ -50,7 +50,7 @@ struct CLIProcessTests {
         #expect(run.stdout == "after")
     }
 
-    @Test("--fail-early stops at the first failure, the URLs after it not loaded, and exits with its status: one after another, with --next, and with -Z")
+    @Test("--fail-early stops at the first failure, the URLs after it not loaded (with -Z those running aborted), and exits with its status: one after another, with --next, and with -Z")
     func failEarly() async throws {
         let missing = "file:///nonexistent-\(UUID().uuidString)/x.txt"
         let serial = try await LoadURLProcess.run(["-s", "--fail-early", "data:,before", missing, "data:,after"])
@@ -59,6 +59,10 @@ struct CLIProcessTests {
         #expect(operations.status == 37 && operations.stdout.isEmpty, "\(operations.status) \(operations.stdout)")
         let parallel = try await LoadURLProcess.run(["-s", "-Z", "--parallel-max", "1", "--fail-early", missing, "data:,after"])
         #expect(parallel.status == 37 && parallel.stdout.isEmpty, "\(parallel.status) \(parallel.stdout)")
+        // With -Z the transfers running are aborted, as curl's: a 4 MiB body at 256 KiB/s does not come whole.
+        let nginx = try TestServers.requireNginx()
+        let aborted = try await LoadURLProcess.run(["-s", "-Z", "--fail-early", "http://127.0.0.1:\(nginx.httpPort)/slow/4m.bin", missing])
+        #expect(aborted.status == 37 && aborted.stdout.utf8.count < 4 << 20, "\(aborted.status), \(aborted.stdout.utf8.count) bytes")
         // Without it every URL is loaded.
         let all = try await LoadURLProcess.run(["-s", missing, "data:,after"])
         #expect(all.status == 37 && all.stdout == "after")

@@ -35,8 +35,9 @@ extension LoadURL {
 
     /// Runs `transfers` (of one operation or of several, ``PreparedOperation``), up to `width` at once, starting them in
     /// their order; returns each one's exit status, in that order. What goes to standard output comes out in that order
-    /// too (``OrderedOutput``). `failingEarly` (`--fail-early`): once one has failed no other starts, and only the first
-    /// failure's status is kept (the others' read 0), so that it is the run's.
+    /// too (``OrderedOutput``). `failingEarly` (`--fail-early`): at the first failure no other starts, those running are
+    /// cancelled and nothing more goes to standard output, as curl aborts them; only that failure's status is kept (the
+    /// others' read 0), so that it is the run's.
     static func transferAll(_ transfers: [(operation: PreparedOperation, index: Int)], width: Int, failingEarly: Bool = false) async -> [Int32] {
         let ordered = OrderedOutput()
         let width = min(width, parallelLimit)
@@ -53,7 +54,11 @@ extension LoadURL {
                 // A new one as each ends: the earliest unfinished transfer always runs, so none waits on a turn for ever.
                 if started >= width, let (position, status) = await group.next() {
                     note(position, status)
-                    if failingEarly && failed { break }
+                    if failingEarly && failed {
+                        ordered.silence()
+                        group.cancelAll()
+                        break
+                    }
                 }
                 let position = started
                 let (operation, index) = transfers[position]
@@ -65,7 +70,13 @@ extension LoadURL {
                 }
                 started += 1
             }
-            for await (position, status) in group { note(position, status) }
+            while let (position, status) = await group.next() {
+                note(position, status)
+                if failingEarly && failed && !ordered.isSilenced {
+                    ordered.silence()
+                    group.cancelAll()
+                }
+            }
             return statuses
         }
     }
@@ -289,7 +300,7 @@ extension LoadURL {
                 }
                 if let sink, let ordered {
                     await ordered.wait()
-                    try sink.drain(into: output)
+                    if !ordered.isSilenced { try sink.drain(into: output) }
                 }
                 try output.finish()
                 if let failure = events?.headerDumpFailure {
@@ -303,6 +314,8 @@ extension LoadURL {
                 let resume = error as? ContinueAt.Failure
                 let failure = output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
                 let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
+                // Aborted by --fail-early with -Z (another transfer failed): nothing more is told, as curl tells nothing of them.
+                if ordered?.isSilenced == true, Task.isCancelled { return LoadURLExit.status(for: .cancelled) }
                 if output == nil, resume == nil, retry.isTransient(failure), let wait = nextTry(retryAfter: nil) {
                     meter.finish()
                     await retrying(after: failure.description, wait: wait)

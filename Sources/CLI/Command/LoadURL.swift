@@ -435,8 +435,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var removeOnError = false
 
     /// Stop at the first transfer that fails, as curl's `--fail-early`: no later transfer starts, and the exit status is
-    /// that failure's. With `-Z` the transfers already running end as they would, their output written (curl 7.88
-    /// aborts them).
+    /// that failure's. With `-Z` the transfers already running are cancelled and nothing more goes to standard output.
     @Flag(name: .customLong("fail-early"), help: "Stop at the first transfer that fails: no later one starts; exit with its status.")
     public var failEarly = false
 

@@ -15,6 +15,8 @@ final class OrderedOutput: Sendable {
         var finished: [Int: String] = [:]
         /// The transfer waiting for its turn, if any: only `current` can be let go, and each waits once.
         var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Whether the run was stopped (``silence()``).
+        var silenced = false
     }
 
     private let state = Locked(State())
@@ -35,11 +37,26 @@ final class OrderedOutput: Sendable {
         state.withLock { $0.waiting[index] != nil }
     }
 
-    /// Returns once every transfer before `index` has written its part.
+    /// Whether the run was stopped: nothing more is written.
+    var isSilenced: Bool { state.withLock { $0.silenced } }
+
+    /// Stops the run's output (`--fail-early` with `-Z`, at the first failure): nothing more is written, not even what
+    /// was kept for a later turn, and no turn is waited for any more, as curl drops what its aborted transfers had.
+    func silence() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.silenced = true
+            state.finished = [:]
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once every transfer before `index` has written its part (at once once silenced).
     func turn(_ index: Int) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
-                if state.current == index { return true }
+                if state.current == index || state.silenced { return true }
                 state.waiting[index] = waiter
                 return false
             }
@@ -52,6 +69,7 @@ final class OrderedOutput: Sendable {
     func finish(_ index: Int, with text: String) {
         // Written under the lock: two finishing transfers' lines must not cross.
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.silenced else { return nil }
             guard state.current == index else {
                 state.finished[index] = text
                 return nil
@@ -79,6 +97,9 @@ struct OutputTurn: Sendable {
 
     /// Returns once every transfer before this one has written its part.
     func wait() async { await output.turn(position) }
+
+    /// Whether the run was stopped (``OrderedOutput/silence()``): nothing more of the transfer is written.
+    var isSilenced: Bool { output.isSilenced }
 
     /// Ends the transfer's part with `text` (``OrderedOutput/finish(_:with:)``).
     func finish(with text: String) { output.finish(position, with: text) }
