@@ -155,8 +155,11 @@ CURLSH *ccurl_share_connections(void) {
     // before the share is (on another thread, once none uses it).
     // TLS sessions too: a load on a kept FTPS control connection opens its data connection with the session the
     // control connection's handshake made, which servers such as vsftpd (require_ssl_reuse) insist on.
+    // The name cache too: a load's CURLOPT_RESOLVE entries are kept there for good, and in the multi handle's own
+    // cache they would route the engine's later loads of other sessions (the share's key holds the entries).
     if (curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK ||
-        curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
+        curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK ||
+        curl.share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) {
         curl.share_cleanup(share);
         return NULL;
     }

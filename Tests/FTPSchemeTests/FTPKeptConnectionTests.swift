@@ -212,6 +212,20 @@ struct FTPKeptConnectionTests {
         #expect(seen.logins.count == 2, "one login for each session: \(seen.lines)")
     }
 
+    @Test("A session's resolve entries route its own loads only: another session's load of the same name, on the same engine, is not found")
+    func resolveEntriesStayInTheirSession() async throws {
+        let port = try FTPServers.require().countedPort
+        let url = URL(string: "ftp://routed.invalid:\(port)/hello.txt")!
+        let routed = FTPServers.session { configuration in
+            configuration.handlerOptions[FTPOptions.self].resolve = ["routed.invalid:\(port)": "127.0.0.1"]
+        }
+        let (body, _) = try await routed.data(from: url)
+        #expect(String(decoding: body, as: UTF8.self) == "Hello from FTP\n")
+        // libcurl keeps resolve entries in its name cache for good: in the engine's own, they routed this load too.
+        let error = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(error?.code == .cannotFindHost, "\(String(describing: error))")
+    }
+
     @Test("In one session a kept FTPS connection serves loads with its TLS settings only: one made without verifying never serves a load that verifies")
     func keptConnectionKeepsItsTLSSettings() async throws {
         let server = try FTPServers.require()

@@ -180,6 +180,10 @@ struct FTPUploadAndLoginTests {
         let routes = FTPOptions.merged(ownRoute, over: routed)
         #expect(routes.resolve == ["a:21": "127.0.0.1", "d:21": "::1"] && routes.connectTo == ["b:21": "c:2121"])
         #expect(routes.resolveLines == ["a:21:127.0.0.1", "d:21:[::1]"] && routes.connectToLines == ["b:21:c:2121"])
+        // libcurl takes the first redirect that matches: the most specific go first; IPv6 hosts in brackets on both sides.
+        var redirects = FTPOptions()
+        redirects.connectTo = [":": "x:1", ":21": "y:2", "b:21": "c:2121", "::1:80": "fe80::2:"]
+        #expect(redirects.connectToLines == ["[::1]:80:[fe80::2]:", "b:21:c:2121", ":21:y:2", "::x:1"], "\(redirects.connectToLines)")
         var identified = FTPOptions()
         identified.clientCertificatePEMFile = "/client.pem"
         identified.clientPrivateKeyPEMFile = "/client.key"

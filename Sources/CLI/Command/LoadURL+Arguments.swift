@@ -147,6 +147,8 @@ extension LoadURL {
             StandardStreams.error("loadurl: warning: --stderr: cannot open \(path): \(Errno(rawValue: errno))\n")
             return
         }
+        // Standard error closed at the start: the file took its number, and is standard error already.
+        guard descriptor != STDERR_FILENO else { return }
         _ = dup2(descriptor, STDERR_FILENO)
         close(descriptor)
     }

@@ -234,7 +234,7 @@ extension LoadURL {
     }
 
     /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or
-    /// `ALL_PROXY`; with `--noproxy`'s or `no_proxy`'s exceptions; `-U`'s login in its URL, over any it has.
+    /// `ALL_PROXY`; with `--noproxy`'s or `no_proxy`'s exceptions; `-U`'s login in its URL, unless it has one.
     func setFTPProxy(_ ftp: inout FTPOptions, environment: [String: String]) {
         let chosen = proxy ?? ["ftp_proxy", "FTP_PROXY", "all_proxy", "ALL_PROXY"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         ftp.proxy = chosen.flatMap { $0.isEmpty ? nil : $0 }.map { proxy in proxyUser.map { Self.proxy(proxy, login: Self.credential($0)) } ?? proxy }
@@ -368,11 +368,13 @@ extension LoadURL {
                 host = rest.prefix { $0 != ":" }
                 rest = rest.dropFirst(host.count)
             }
+            // The target's port may be left out with its colon (curl takes `h:80:x` as `h:80:x:`).
+            if endsLine, rest.isEmpty { return (host, "") }
             guard rest.hasPrefix(":") else { return nil }
             rest = rest.dropFirst()
             let port = endsLine ? rest : rest.prefix { $0 != ":" }
             rest = rest.dropFirst(port.count)
-            guard port.allSatisfy(\.isNumber), port.count <= 5 else { return nil }
+            guard port.allSatisfy({ $0.isASCII && $0.isNumber }), port.isEmpty || (Int(port) ?? .max) <= 65_535 else { return nil }
             if !endsLine {
                 guard rest.hasPrefix(":") else { return nil }
                 rest = rest.dropFirst()
@@ -596,17 +598,15 @@ extension LoadURL {
         return overflow ? nil : bytes
     }
 
-    /// `proxy` (a URL, or `host:port`, as libcurl reads one) with `login` as its user info, in place of any it had: the user
-    /// and password percent-encoded, which libcurl decodes.
+    /// `proxy` (a URL, or `host:port`, as libcurl reads one) with `login` as its user info, the user and password
+    /// percent-encoded (libcurl decodes them); one with a login of its own keeps it, as curl 7.88 does with `-U`.
     static func proxy(_ proxy: String, login: Credential) -> String {
         let encode = { (text: String) in PercentEncoding.encode(text) { PercentEncoding.isUnreserved($0) } }
-        let userInfo = encode(login.user) + ":" + encode(login.password) + "@"
         let schemeEnd = proxy.firstRange(of: "://")?.upperBound ?? proxy.startIndex
         let rest = proxy[schemeEnd...]
-        // A login already there (before the host, so before any path) gives way.
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        let hostStart = rest[..<authorityEnd].lastIndex(of: "@").map { rest.index(after: $0) } ?? schemeEnd
-        return String(proxy[..<schemeEnd]) + userInfo + String(proxy[hostStart...])
+        // A login already there comes before the host, so before any path.
+        guard !rest[..<(rest.firstIndex(of: "/") ?? rest.endIndex)].contains("@") else { return proxy }
+        return String(proxy[..<schemeEnd]) + encode(login.user) + ":" + encode(login.password) + "@" + String(rest)
     }
 
     /// `name` as one path segment: every byte but letters, digits and `-._~!$&'()*+,=:@` percent-encoded.

@@ -324,7 +324,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the response head only.")
     public var headOnly = false
 
-    /// Where what goes to standard error goes instead, curl's `--stderr` (`-`: standard output); for the whole command line.
+    /// Where what goes to standard error goes instead, curl's `--stderr` (`-`: standard output); for the whole command
+    /// line, run as the executable (``mainQuickly(_:)``): run in a process of one's own (``execute()``), standard error
+    /// is left as it is.
     @Option(name: .customLong("stderr"), help: "Write what goes to standard error to FILE instead ('-': standard output).")
     public var standardErrorPath: String?
 

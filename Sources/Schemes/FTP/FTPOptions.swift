@@ -73,19 +73,29 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// empty for any or for the request's own (libcurl's `CURLOPT_CONNECT_TO`). Merged as ``resolve`` is.
     @HandlerSetting public var connectTo: [String: String] = [:]
 
-    /// ``resolve`` and ``connectTo`` as libcurl's lists take them: `HOST:PORT:ADDRESS` (an IPv6 address in brackets)
-    /// and `HOST1:PORT1:HOST2:PORT2`, in a stable order.
+    /// ``resolve`` and ``connectTo`` as libcurl's lists take them: `HOST:PORT:ADDRESS` and `HOST1:PORT1:HOST2:PORT2`, IPv6
+    /// addresses in brackets; the redirects most specific first (`host:port`, `host:`, `:port`, `:`), as HTTP picks them,
+    /// since libcurl takes the first that matches.
     package var resolveLines: [String] {
-        resolve.sorted { $0.key < $1.key }.map { key, address in "\(key):\(address.contains(":") ? "[\(address)]" : address)" }
+        resolve.sorted { $0.key < $1.key }.map { key, address in "\(key):\(Self.bracketed(address))" }
     }
     package var connectToLines: [String] {
-        connectTo.sorted { $0.key < $1.key }.map { from, to in
-            // An IPv6 host on the right goes in brackets (its last colon is the port's).
-            let colon = to.lastIndex(of: ":") ?? to.endIndex
-            let host = to[..<colon]
-            return "\(from):\(host.contains(":") ? "[\(host)]" : String(host))\(to[colon...])"
+        func parts(_ hostAndPort: String) -> (host: String, port: String) {
+            let colon = hostAndPort.lastIndex(of: ":") ?? hostAndPort.endIndex
+            return (String(hostAndPort[..<colon]), String(hostAndPort[colon...].dropFirst()))
+        }
+        func specificity(_ from: String) -> Int {
+            let (host, port) = parts(from)
+            return (host.isEmpty ? 0 : 2) + (port.isEmpty ? 0 : 1)
+        }
+        return connectTo.sorted { (specificity($0.key), $1.key) > (specificity($1.key), $0.key) }.map { from, to in
+            let (fromHost, fromPort) = parts(from), (toHost, toPort) = parts(to)
+            return "\(Self.bracketed(fromHost)):\(fromPort):\(Self.bracketed(toHost)):\(toPort)"
         }
     }
+
+    /// An IPv6 address in brackets, as libcurl's lists take one; anything else as it is.
+    private static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
     /// Makes the default settings: plain FTP, passive mode, verified certificates.
     public init() {}

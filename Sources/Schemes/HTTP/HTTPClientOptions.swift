@@ -26,8 +26,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// Connection redirects, curl's `--connect-to`: `"host:port"` → `"otherhost:otherport"`, where the connection goes
     /// instead (a cluster's one node, a server not yet in DNS). Either side's host or port may be empty: on the left
     /// any host or port, on the right the request's own. The first of `"host:port"`, `"host:"`, `":port"` and `":"`
-    /// that is set applies. The request keeps its URL for `Host`, SNI and certificate checks; `resolve` then applies to
-    /// the new host and port. Not through a proxy, which reaches the request's own host. Merged as `resolve` is.
+    /// that is set applies, the most specific (curl takes the first its command line matches). The request keeps its
+    /// URL for `Host`, SNI and certificate checks; `resolve` then applies to the new host and port. Not through a proxy,
+    /// which is asked for the request's own host (curl asks it for the new one). Merged as `resolve` is.
     @HandlerSetting public var connectTo: [String: String] = [:]
     /// Which IP version connections use, curl's `-4` and `-6`: a host name is looked up for that version's addresses
     /// alone (a proxy's too), and one without any fails with `cannotFindHost`. `.any` (the default) tries both.
