@@ -80,9 +80,9 @@ struct CLIProcessTests {
         #expect(merged.status == 37 && merged.stdout.contains(missing) && merged.stderr.isEmpty, "\(merged.stdout) | \(merged.stderr)")
     }
 
-    @Test("-N and -q are taken as curl's (output is never buffered, no .curlrc is read), run together with others too")
+    @Test("-N, -q and -# are taken as curl's (output is never buffered, no .curlrc is read, the meter is a bar), run together with others too")
     func acceptedNoOps() async throws {
-        let run = try await LoadURLProcess.run(["-q", "-sN", "--no-buffer", "--disable", "data:,x"])
+        let run = try await LoadURLProcess.run(["-q", "-sN", "--no-buffer", "--disable", "-#", "--progress-bar", "data:,x"])
         #expect(run.status == 0 && run.stdout == "x", "\(run.status) \(run.stderr)")
     }
 

@@ -426,6 +426,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("N"), .customLong("no-buffer")], help: "Taken for curl's sake: output is never buffered (each piece is written as it comes).")
     public var noBuffer = false
 
+    /// Taken as curl's `-#` is: the progress meter here is a bar already (on a terminal, for a transfer that takes a while).
+    @Flag(name: [.customShort("#"), .customLong("progress-bar")], help: "Taken for curl's sake: the progress meter is a bar already.")
+    public var progressBar = false
+
     /// Taken as curl's `-q` is, with nothing to turn off: no `.curlrc` is ever read here.
     @Flag(name: [.customShort("q"), .customLong("disable")], help: "Taken for curl's sake: no .curlrc is ever read.")
     public var disablesConfigFile = false
