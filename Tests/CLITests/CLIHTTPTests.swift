@@ -614,6 +614,30 @@ struct CLIHTTPTests {
         #expect(unreadable.status == 0 && unreadable.stdout == "Hello from nginx\n" && unreadable.stderr.contains("-z"), "\(unreadable.stderr)")
     }
 
+    @Test("--etag-save writes the ETag; --etag-compare sends it as If-None-Match, and the 304 leaves the copy as it was; a file to compare that is missing fails (26) unless --etag-save will write it")
+    func etags() async throws {
+        let port = try TestServers.requireNginx().httpPort
+        let url = "http://127.0.0.1:\(port)/hello.txt"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("etags-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (etagFile, copy) = (folder.appendingPathComponent("etag").path, folder.appendingPathComponent("copy").path)
+        let head = try await LoadURLProcess.run(["-sI", url])
+        let etag = try #require(head.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag: ") }).dropFirst(6)
+        // First run: no ETag file yet, so an empty one is asked for (If-None-Match: ""); the body comes, the ETag is kept.
+        let first = try await LoadURLProcess.run(["-sS", "--etag-compare", etagFile, "--etag-save", etagFile, "-o", copy, url])
+        #expect(first.status == 0 && (try? String(contentsOfFile: copy, encoding: .utf8)) == "Hello from nginx\n", "\(first.stderr)")
+        #expect((try? String(contentsOfFile: etagFile, encoding: .utf8)) == etag + "\n")
+        // Next run: the same ETag, a 304, and the copy stays as it is (here written over, to see it is not touched).
+        try Data("kept copy\n".utf8).write(to: URL(fileURLWithPath: copy))
+        let again = try await LoadURLProcess.run(["-sS", "-v", "--etag-compare", etagFile, "--etag-save", etagFile, "-o", copy, "-w", "%{http_code}", url])
+        #expect(again.status == 0 && again.stdout == "304", "\(again.stdout) \(again.stderr)")
+        #expect(again.stderr.contains("> If-None-Match: \(etag)"), "\(again.stderr)")
+        #expect((try? String(contentsOfFile: copy, encoding: .utf8)) == "kept copy\n", "the copy was written over")
+        let missing = try await LoadURLProcess.run(["-sS", "--etag-compare", folder.appendingPathComponent("none").path, url])
+        #expect(missing.status == 26 && missing.stdout.isEmpty && missing.stderr.contains("--etag-compare"), "\(missing.status) \(missing.stderr)")
+    }
+
     @Test("-r gets the bytes asked for, from nginx and from a file: URL; from past a file's end it exits 36, from its end it gets nothing")
     func byteRange() async throws {
         let server = try TestServers.requireNginx()

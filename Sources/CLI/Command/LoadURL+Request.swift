@@ -291,6 +291,9 @@ extension LoadURL {
         var netrcOverridesURL = true
         /// -z's condition, read once; `nil` without -z or when its time could not be read (warned of, as curl goes on).
         var timeCondition: TimeCondition?
+        /// --etag-compare's ETag, read once; a file that cannot be read is each URL's failure (26), as curl's, unless
+        /// --etag-save will write it (then an empty ETag, `""`).
+        var etagToMatch: Result<String, InputFile.Unreadable>?
     }
 
     /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
@@ -347,6 +350,14 @@ extension LoadURL {
             if options.timeCondition == nil, !silent || showError {
                 StandardStreams.error("loadurl: warning: -z: '\(timeCondition)' is no date this reads nor a file's name: no time condition\n")
             }
+        }
+        if let etagCompare {
+            // The file's first line, as curl reads it (an empty file: an empty ETag, sent as `""`).
+            let read = Result { () throws(InputFile.Unreadable) in try InputFile.contents(of: etagCompare, maximumSize: 64 * 1024) }
+                .map { String(decoding: $0, as: UTF8.self).prefix { $0 != "\n" && $0 != "\r" } }
+                .map { $0.isEmpty ? "\"\"" : String($0) }
+            // Not there yet, with --etag-save to write it: the first run of a mirroring script.
+            options.etagToMatch = etagSave != nil ? .success((try? read.get()) ?? "\"\"") : read
         }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
@@ -490,6 +501,15 @@ extension LoadURL {
         if let condition = options.timeCondition, request.scheme == "http" || request.scheme == "https",
            request.headerFields[condition.field.name] == nil, !removed.contains(condition.field.name) {
             request.headerFields.append(condition.field)
+        }
+        // --etag-compare, unless -H states the field (or takes it away), as curl's custom fields win.
+        if let etag = options.etagToMatch, request.scheme == "http" || request.scheme == "https",
+           request.headerFields[.ifNoneMatch] == nil, !removed.contains(.ifNoneMatch) {
+            do {
+                request.headerFields[.ifNoneMatch] = try etag.get()
+            } catch {
+                throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--etag-compare: \(error)", underlying: error)
+            }
         }
         let pieces: BodyPieces
         do {

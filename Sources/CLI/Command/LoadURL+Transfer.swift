@@ -213,9 +213,20 @@ extension LoadURL {
                     return 0
                 }
                 summary.response = response
-                // -z's condition held the resource back (not modified since): nothing is written, an output file there
-                // stays as it was, as curl's; -i and -I still write the head.
-                if options.timeCondition != nil, response.status?.code == 304, !include, !headOnly {
+                // --etag-save: the response's ETag (an empty file without one), as curl writes it once the head has come.
+                if let etagSave, request.scheme == "http" || request.scheme == "https" {
+                    let line = response.headerFields[.eTag].map { $0 + "\n" } ?? ""
+                    do {
+                        try Data(line.utf8).write(to: URL(fileURLWithPath: etagSave))
+                    } catch {
+                        bytes.task.cancel()
+                        throw OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "--etag-save: cannot write \(etagSave): \(error)",
+                                                                  underlying: error))
+                    }
+                }
+                // -z's or --etag-compare's condition held the resource back (not modified since, or the same ETag):
+                // nothing is written, an output file there stays as it was, as curl's; -i and -I still write the head.
+                if options.timeCondition != nil || options.etagToMatch != nil, response.status?.code == 304, !include, !headOnly {
                     bytes.task.cancel()
                     return 0
                 }

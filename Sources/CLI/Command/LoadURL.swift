@@ -186,6 +186,14 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var dataInQuery = false
 
     /// The bytes to ask for, curl's `-r`: `FIRST-LAST`, `FIRST-`, `-SUFFIX`, comma-separated.
+    /// curl's `--etag-compare`: sends the ETag this file holds as `If-None-Match`; over HTTP(S).
+    @Option(name: .customLong("etag-compare"), help: "Send the ETag FILE holds as If-None-Match (a missing FILE with --etag-save: an empty ETag). HTTP(S).")
+    public var etagCompare: String?
+
+    /// curl's `--etag-save`: writes the response's ETag to this file (empty without one); over HTTP(S).
+    @Option(name: .customLong("etag-save"), help: "Write the response's ETag to FILE (an empty file without one). HTTP(S).")
+    public var etagSave: String?
+
     /// curl's `-z`: only a resource modified after this date (or the named file's time), or with a leading `-` one not
     /// modified since; over HTTP(S).
     @Option(name: [.customShort("z"), .customLong("time-cond")],
