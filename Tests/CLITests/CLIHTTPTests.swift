@@ -585,19 +585,30 @@ struct CLIHTTPTests {
         #expect(fine.status == 0 && (try? String(contentsOfFile: page, encoding: .utf8)) == "Hello from nginx\n")
     }
 
+    /// A new folder of the temporary directory, named after `name`; the caller removes it.
+    private func scratchFolder(_ name: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// The value of the field `name` (lowercase) in the head `loadurl -I` prints for `url`.
+    private func headField(_ name: String, of url: String) async throws -> String {
+        let head = try await LoadURLProcess.run(["-sI", url])
+        let line = try #require(head.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name + ": ") }, "no \(name) in \(head.stdout)")
+        return String(line.dropFirst(name.count + 2))
+    }
+
     @Test("-z asks If-Modified-Since (a date, or a file's time): a 304 writes nothing and leaves the output file as it was; -z -DATE asks If-Unmodified-Since; a time it cannot read is warned of and dropped")
     func timeCondition() async throws {
         let port = try TestServers.requireNginx().httpPort
         let url = "http://127.0.0.1:\(port)/hello.txt"
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("time-cond-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("time-cond")
         defer { try? FileManager.default.removeItem(at: folder) }
         // A copy kept from before, as a mirroring script keeps one: its time is the resource's.
         let copy = folder.appendingPathComponent("hello.txt").path
         try Data("kept copy\n".utf8).write(to: URL(fileURLWithPath: copy))
-        let head = try await LoadURLProcess.run(["-sI", url])
-        let lastModified = try #require(head.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix("last-modified: ") }).dropFirst(15)
-        let time = try #require(HTTPDate.parse(String(lastModified)))
+        let time = try #require(HTTPDate.parse(try await headField("last-modified", of: url)))
         try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: copy)
         let unchanged = try await LoadURLProcess.run(["-sS", "-z", copy, "-o", copy, "-w", "%{http_code}", url])
         #expect(unchanged.status == 0 && unchanged.stdout == "304", "\(unchanged.stdout) \(unchanged.stderr)")
@@ -618,12 +629,10 @@ struct CLIHTTPTests {
     func etags() async throws {
         let port = try TestServers.requireNginx().httpPort
         let url = "http://127.0.0.1:\(port)/hello.txt"
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("etags-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("etags")
         defer { try? FileManager.default.removeItem(at: folder) }
         let (etagFile, copy) = (folder.appendingPathComponent("etag").path, folder.appendingPathComponent("copy").path)
-        let head = try await LoadURLProcess.run(["-sI", url])
-        let etag = try #require(head.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag: ") }).dropFirst(6)
+        let etag = try await headField("etag", of: url)
         // First run: no ETag file yet, so an empty one is asked for (If-None-Match: ""); the body comes, the ETag is kept.
         let first = try await LoadURLProcess.run(["-sS", "--etag-compare", etagFile, "--etag-save", etagFile, "-o", copy, url])
         #expect(first.status == 0 && (try? String(contentsOfFile: copy, encoding: .utf8)) == "Hello from nginx\n", "\(first.stderr)")
