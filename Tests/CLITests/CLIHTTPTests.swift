@@ -625,6 +625,23 @@ struct CLIHTTPTests {
         #expect(unreadable.status == 0 && unreadable.stdout == "Hello from nginx\n" && unreadable.stderr.contains("-z"), "\(unreadable.stderr)")
     }
 
+    @Test("--no-clobber leaves a file that is there: the body goes to NAME.1, then NAME.2 (%{filename_effective} says which); without it the file is written over")
+    func noClobber() async throws {
+        let url = "http://127.0.0.1:\(try TestServers.requireNginx().httpPort)/hello.txt"
+        let folder = try scratchFolder("no-clobber")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let page = folder.appendingPathComponent("page").path
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: page))
+        for number in 1...2 {
+            let run = try await LoadURLProcess.run(["-sS", "--no-clobber", "-o", page, "-w", "%{filename_effective}", url])
+            #expect(run.status == 0 && run.stdout == "\(page).\(number)", "\(run.stdout) \(run.stderr)")
+            #expect((try? String(contentsOfFile: "\(page).\(number)", encoding: .utf8)) == "Hello from nginx\n")
+        }
+        #expect((try? String(contentsOfFile: page, encoding: .utf8)) == "mine\n")
+        let over = try await LoadURLProcess.run(["-sS", "-o", page, url])
+        #expect(over.status == 0 && (try? String(contentsOfFile: page, encoding: .utf8)) == "Hello from nginx\n")
+    }
+
     @Test("--etag-save writes the ETag; --etag-compare sends it as If-None-Match, and the 304 leaves the copy as it was; a file to compare that is missing fails (26) unless --etag-save will write it")
     func etags() async throws {
         let port = try TestServers.requireNginx().httpPort

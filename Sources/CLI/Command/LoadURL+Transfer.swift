@@ -262,11 +262,14 @@ extension LoadURL {
                     (destination, namedByServer) = (path, true)
                     summary.filename = path
                 }
-                let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0)
+                let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0,
+                                            keepsExisting: noClobber)
                 defer {
                     output.close()
                     // Not one appended to (-C): its bytes from before are the user's.
-                    if output.opened, offset == 0 { writtenFile = destination }
+                    if output.opened, offset == 0 { writtenFile = output.path }
+                    // --no-clobber may have written another name (%{filename_effective}).
+                    if output.opened { summary.filename = output.path }
                 }
                 outputOpened = destination != nil
                 if destination == nil, let ordered, !ordered.isNow {
@@ -318,7 +321,7 @@ extension LoadURL {
                     throw OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "-D: cannot write the head: \(failure)", underlying: failure))
                 }
                 if let httpError { return failed(withHTTPStatus: httpError, summary: &summary) }
-                if remoteTime, let destination { Self.stamp(destination, with: response) }
+                if remoteTime, let written = output.path { Self.stamp(written, with: response) }
                 return 0
             } catch {
                 let output = error as? OutputFile.Failure

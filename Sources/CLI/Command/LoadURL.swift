@@ -442,6 +442,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("q"), .customLong("disable")], help: "Taken for curl's sake: no .curlrc is ever read.")
     public var disablesConfigFile = false
 
+    /// Never write over a file that is there: the body goes to `NAME.1` … `NAME.100` instead, as curl's `--no-clobber`.
+    @Flag(name: .customLong("no-clobber"), help: "Never write over an output file already there: use NAME.1 … NAME.100 instead (not with -C).")
+    public var noClobber = false
+
     /// Remove the output file a transfer wrote when the transfer fails, as curl's `--remove-on-error`, but not one it
     /// appended to with `-C` (curl 7.88 removes that too, losing what an earlier transfer had fetched) nor one it never
     /// opened.

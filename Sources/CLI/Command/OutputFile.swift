@@ -11,8 +11,11 @@ final class OutputFile {
         let error: LoadError
     }
 
-    private let path: String?
+    /// The file written, once opened: the one asked for, or under `--no-clobber` the first free `NAME.N`.
+    private(set) var path: String?
     private let createDirectories: Bool
+    /// `--no-clobber`: a file already there is not written over; the body goes to `NAME.1` … `NAME.100` instead.
+    private let keepsExisting: Bool
     /// Whether the body goes on at the end of the file (`-C`) rather than replacing it.
     private let appends: Bool
     private let url: URL
@@ -20,9 +23,10 @@ final class OutputFile {
     /// Whether a file was opened for writing (and so replaced or created, unless it is appended to).
     private(set) var opened = false
 
-    init(path: String?, createDirectories: Bool, url: URL, appends: Bool = false) throws {
+    init(path: String?, createDirectories: Bool, url: URL, appends: Bool = false, keepsExisting: Bool = false) throws {
         self.path = path
         self.createDirectories = createDirectories
+        self.keepsExisting = keepsExisting && !appends
         self.appends = appends
         self.url = url
         if path == nil { descriptor = .standardOutput }
@@ -62,14 +66,23 @@ final class OutputFile {
             let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
             try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         }
-        do {
-            let opened = try FileDescriptor.open(FilePath(path), .writeOnly, options: appends ? [.create, .append] : [.create, .truncate],
-                                                 permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
-            descriptor = opened
-            self.opened = true
-            return opened
-        } catch {
-            throw Failure(error: LoadError(.cannotCreateFile, url: url, reason: "cannot create \(path): \(error)", underlying: error))
+        // Under --no-clobber the name, then NAME.1 to NAME.100, each created only if not there (curl's count).
+        let candidates = keepsExisting ? [path] + (1...100).map { "\(path).\($0)" } : [path]
+        for candidate in candidates {
+            do {
+                let options: FileDescriptor.OpenOptions = appends ? [.create, .append] : keepsExisting ? [.create, .exclusiveCreate] : [.create, .truncate]
+                let opened = try FileDescriptor.open(FilePath(candidate), .writeOnly, options: options,
+                                                     permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
+                descriptor = opened
+                self.opened = true
+                self.path = candidate
+                return opened
+            } catch Errno.fileExists where keepsExisting {
+                continue
+            } catch {
+                throw Failure(error: LoadError(.cannotCreateFile, url: url, reason: "cannot create \(candidate): \(error)", underlying: error))
+            }
         }
+        throw Failure(error: LoadError(.cannotCreateFile, url: url, reason: "--no-clobber: \(path) and \(path).1 to \(path).100 exist already"))
     }
 }
