@@ -569,20 +569,19 @@ struct CLIHTTPTests {
     @Test("--remove-on-error removes the file a failed transfer wrote (--fail-with-body's 404 page); without it the file stays; a file the failed transfer never opened stays as it was")
     func removeOnError() async throws {
         let port = try TestServers.requireNginx().httpPort
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remove-on-error-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("remove-on-error")
         defer { try? FileManager.default.removeItem(at: folder) }
         let page = folder.appendingPathComponent("page").path
         let removed = try await LoadURLProcess.run(["-s", "--fail-with-body", "--remove-on-error", "-o", page, "http://127.0.0.1:\(port)/status/404"])
         #expect(removed.status == 22 && !FileManager.default.fileExists(atPath: page), "\(removed.status) \(removed.stderr)")
         let kept = try await LoadURLProcess.run(["-s", "--fail-with-body", "-o", page, "http://127.0.0.1:\(port)/status/404"])
-        #expect(kept.status == 22 && (try? String(contentsOfFile: page, encoding: .utf8)) == "not here\n")
+        #expect(kept.status == 22 && text(page) == "not here\n")
         // Refused before any response: the file there before is not this transfer's to remove.
         let refused = try await LoadURLProcess.run(["-s", "--remove-on-error", "-o", page, "http://127.0.0.1:\(LoopbackPorts.closed())/"])
-        #expect(refused.status == 7 && (try? String(contentsOfFile: page, encoding: .utf8)) == "not here\n", "\(refused.status)")
+        #expect(refused.status == 7 && text(page) == "not here\n", "\(refused.status)")
         // A transfer that succeeds keeps its file.
         let fine = try await LoadURLProcess.run(["-s", "--remove-on-error", "-o", page, "http://127.0.0.1:\(port)/hello.txt"])
-        #expect(fine.status == 0 && (try? String(contentsOfFile: page, encoding: .utf8)) == "Hello from nginx\n")
+        #expect(fine.status == 0 && text(page) == "Hello from nginx\n")
     }
 
     /// A new folder of the temporary directory, named after `name`; the caller removes it.
@@ -590,6 +589,11 @@ struct CLIHTTPTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
+    }
+
+    /// The text of the file at `path`, `nil` if there is none.
+    private func text(_ path: String) -> String? {
+        try? String(contentsOfFile: path, encoding: .utf8)
     }
 
     /// The value of the field `name` (lowercase) in the head `loadurl -I` prints for `url`.
@@ -612,7 +616,7 @@ struct CLIHTTPTests {
         try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: copy)
         let unchanged = try await LoadURLProcess.run(["-sS", "-z", copy, "-o", copy, "-w", "%{http_code}", url])
         #expect(unchanged.status == 0 && unchanged.stdout == "304", "\(unchanged.stdout) \(unchanged.stderr)")
-        #expect((try? String(contentsOfFile: copy, encoding: .utf8)) == "kept copy\n", "the kept copy was written over")
+        #expect(text(copy) == "kept copy\n", "the kept copy was written over")
         // A date the resource changed after: it comes whole.
         let newer = try await LoadURLProcess.run(["-sS", "-z", "20 Jan 2000", "-w", " %{http_code}", url])
         #expect(newer.stdout == "Hello from nginx\n 200", "\(newer.stdout) \(newer.stderr)")
@@ -635,11 +639,11 @@ struct CLIHTTPTests {
         for number in 1...2 {
             let run = try await LoadURLProcess.run(["-sS", "--no-clobber", "-o", page, "-w", "%{filename_effective}", url])
             #expect(run.status == 0 && run.stdout == "\(page).\(number)", "\(run.stdout) \(run.stderr)")
-            #expect((try? String(contentsOfFile: "\(page).\(number)", encoding: .utf8)) == "Hello from nginx\n")
+            #expect(text("\(page).\(number)") == "Hello from nginx\n")
         }
-        #expect((try? String(contentsOfFile: page, encoding: .utf8)) == "mine\n")
+        #expect(text(page) == "mine\n")
         let over = try await LoadURLProcess.run(["-sS", "-o", page, url])
-        #expect(over.status == 0 && (try? String(contentsOfFile: page, encoding: .utf8)) == "Hello from nginx\n")
+        #expect(over.status == 0 && text(page) == "Hello from nginx\n")
     }
 
     @Test("--etag-save writes the ETag; --etag-compare sends it as If-None-Match, and the 304 leaves the copy as it was; a file to compare that is missing fails (26) unless --etag-save will write it")
@@ -652,14 +656,14 @@ struct CLIHTTPTests {
         let etag = try await headField("etag", of: url)
         // First run: no ETag file yet, so an empty one is asked for (If-None-Match: ""); the body comes, the ETag is kept.
         let first = try await LoadURLProcess.run(["-sS", "--etag-compare", etagFile, "--etag-save", etagFile, "-o", copy, url])
-        #expect(first.status == 0 && (try? String(contentsOfFile: copy, encoding: .utf8)) == "Hello from nginx\n", "\(first.stderr)")
-        #expect((try? String(contentsOfFile: etagFile, encoding: .utf8)) == etag + "\n")
+        #expect(first.status == 0 && text(copy) == "Hello from nginx\n", "\(first.stderr)")
+        #expect(text(etagFile) == etag + "\n")
         // Next run: the same ETag, a 304, and the copy stays as it is (here written over, to see it is not touched).
         try Data("kept copy\n".utf8).write(to: URL(fileURLWithPath: copy))
         let again = try await LoadURLProcess.run(["-sS", "-v", "--etag-compare", etagFile, "--etag-save", etagFile, "-o", copy, "-w", "%{http_code}", url])
         #expect(again.status == 0 && again.stdout == "304", "\(again.stdout) \(again.stderr)")
         #expect(again.stderr.contains("> If-None-Match: \(etag)"), "\(again.stderr)")
-        #expect((try? String(contentsOfFile: copy, encoding: .utf8)) == "kept copy\n", "the copy was written over")
+        #expect(text(copy) == "kept copy\n", "the copy was written over")
         let missing = try await LoadURLProcess.run(["-sS", "--etag-compare", folder.appendingPathComponent("none").path, url])
         #expect(missing.status == 26 && missing.stdout.isEmpty && missing.stderr.contains("--etag-compare"), "\(missing.status) \(missing.stderr)")
     }

@@ -15,25 +15,18 @@ struct HTTP2ConnectionErrorTests {
         server = try ScriptedHTTP2Server()
     }
 
-    private func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(server.port)\(path)")!
-    }
+    private func url(_ path: String) -> URL { server.url(path) }
 
     @Test("A malformed PING fails the load that was waiting and a body under way with badServerResponse naming the breach; the next load opens a new connection")
     func malformedFrameEndsConnection() async throws {
-        var configuration = LoaderSession.Configuration.ephemeral
-        configuration.handlerClasses = [HTTPSchemeHandler.self]
-        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
-        let session = LoaderSession(configuration: configuration)
+        let session = ScriptedHTTP2Server.session()
         // A minute of silence ends a load left waiting: a timeout then, not the server's fault, fails the test. (Twenty
         // seconds were too few where every suite starts at once on two cores: the first loads waited that long.)
-        var streaming = LoadRequest(url: url("/stream-at-once"))
-        streaming.timeoutInterval = 60
+        let streaming = server.request("/stream-at-once", timeout: 60)
         let (bytes, head) = try await session.bytes(for: streaming)
         #expect(head.status?.code == 200)
 
-        var broken = LoadRequest(url: url("/connection-error"))
-        broken.timeoutInterval = 60
+        let broken = server.request("/connection-error", timeout: 60)
         let error = await loadError { _ = try await session.data(for: broken) }
         #expect(error?.code == .badServerResponse, "\(String(describing: error))")
         #expect(error?.url == broken.url)
@@ -57,12 +50,8 @@ struct HTTP2ConnectionErrorTests {
 
     @Test("A response head past the 80 KiB announced (HEADERS and CONTINUATION frames) fails its load with badServerResponse at once, not after the request timeout; the session serves on")
     func hugeHead() async throws {
-        var configuration = LoaderSession.Configuration.ephemeral
-        configuration.handlerClasses = [HTTPSchemeHandler.self]
-        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
-        let session = LoaderSession(configuration: configuration)
-        var request = LoadRequest(url: url("/huge-head"))
-        request.timeoutInterval = 60
+        let session = ScriptedHTTP2Server.session()
+        let request = server.request("/huge-head", timeout: 60)
         // On a new connection (its SETTINGS perhaps not yet acknowledged: NIOHTTP2's 16 KiB then), and on one that has
         // served a load (the 80 KiB announced in force).
         for warm in [false, true] {
@@ -81,12 +70,8 @@ struct HTTP2ConnectionErrorTests {
 
     @Test("A response that breaks HTTP/2 on its stream (DATA short of its Content-Length, a field name in capitals) fails its load: no silent truncation, no wait for the timeout; the session serves on", arguments: ["/length-mismatch", "/bad-field"])
     func malformedStream(path: String) async throws {
-        var configuration = LoaderSession.Configuration.ephemeral
-        configuration.handlerClasses = [HTTPSchemeHandler.self]
-        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
-        let session = LoaderSession(configuration: configuration)
-        var request = LoadRequest(url: url(path))
-        request.timeoutInterval = 60
+        let session = ScriptedHTTP2Server.session()
+        let request = server.request(path, timeout: 60)
         let error = await loadError { _ = try await session.data(for: request) }
         // NIOHTTP2 resets the stream (PROTOCOL_ERROR) and closes it: the load says so, as curl does ("not closed cleanly").
         #expect(error?.code == .networkConnectionLost, "\(String(describing: error))")

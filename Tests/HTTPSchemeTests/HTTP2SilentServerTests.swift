@@ -14,30 +14,20 @@ struct HTTP2SilentServerTests {
         server = try ScriptedHTTP2Server()
     }
 
-    private func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(server.port)\(path)")!
-    }
+    private func url(_ path: String) -> URL { server.url(path) }
+    private func request(_ path: String, timeout seconds: TimeInterval) -> LoadRequest { server.request(path, timeout: seconds) }
 
-    /// A session speaking HTTP/2 to the scripted server.
-    private func session() -> LoaderSession {
-        var configuration = LoaderSession.Configuration.ephemeral
-        configuration.handlerClasses = [HTTPSchemeHandler.self]
-        configuration.handlerOptions[HTTPClientOptions.self].http2PriorKnowledge = true
-        return LoaderSession(configuration: configuration)
-    }
-
-    /// A request for `path` with a request timeout of `seconds`.
-    private func request(_ path: String, timeout seconds: TimeInterval) -> LoadRequest {
-        var request = LoadRequest(url: url(path))
-        request.timeoutInterval = seconds
-        return request
+    /// A session speaking HTTP/2 to the scripted server, its connection opened by a load served.
+    private func servedSession() async throws -> LoaderSession {
+        let session = ScriptedHTTP2Server.session()
+        let (_, first) = try await session.data(from: url("/status/200"))
+        #expect(first.status?.code == 200)
+        return session
     }
 
     @Test("After a load times out on a connection whose server went silent, that connection is closed once its PING goes unanswered: a later load is served on a new one")
     func silentConnectionClosed() async throws {
-        let session = session()
-        let (_, first) = try await session.data(from: url("/status/200"))
-        #expect(first.status?.code == 200)
+        let session = try await servedSession()
         // The server stops reading that connection: the load waits out its timeout.
         let silent = await loadError { _ = try await session.data(for: request("/go-silent", timeout: 1)) }
         #expect(silent?.code == .timedOut, "\(String(describing: silent))")
@@ -59,9 +49,7 @@ struct HTTP2SilentServerTests {
 
     @Test("A load still waiting on a connection closed for its server's silence fails saying so: the client closed it after an unanswered PING, not the server")
     func waitingLoadToldWhy() async throws {
-        let session = session()
-        let (_, first) = try await session.data(from: url("/status/200"))
-        #expect(first.status?.code == 200)
+        let session = try await servedSession()
         // A POST (never sent again by itself) that the server takes and leaves unanswered, on the same connection.
         var post = request("/no-answer", timeout: 30)
         post.method = .post
@@ -78,9 +66,7 @@ struct HTTP2SilentServerTests {
 
     @Test("A load given up on a server that is still there (it answers the PING) leaves the connection open: later loads go on it")
     func answeringConnectionKept() async throws {
-        let session = session()
-        let (_, first) = try await session.data(from: url("/status/200"))
-        #expect(first.status?.code == 200)
+        let session = try await servedSession()
         let unanswered = await loadError { _ = try await session.data(for: request("/no-answer", timeout: 1)) }
         #expect(unanswered?.code == .timedOut, "\(String(describing: unanswered))")
         // Past the PING's patience: the connection is still the one.

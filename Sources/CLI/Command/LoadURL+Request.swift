@@ -497,18 +497,18 @@ extension LoadURL {
         }
         if let referer = options.referer, request.headerFields[.referer] == nil { request.headerFields[.referer] = referer }
         if let range = byteRange { request.headerFields[.range] = "bytes=" + range }
-        // -z, unless -H states a condition of the same kind, as curl's custom fields win.
-        if let condition = options.timeCondition, request.scheme == "http" || request.scheme == "https",
-           request.headerFields[condition.field.name] == nil, !removed.contains(condition.field.name) {
-            request.headerFields.append(condition.field)
-        }
-        // --etag-compare, unless -H states the field (or takes it away), as curl's custom fields win.
-        if let etag = options.etagToMatch, request.scheme == "http" || request.scheme == "https",
-           request.headerFields[.ifNoneMatch] == nil, !removed.contains(.ifNoneMatch) {
+        // -z's and --etag-compare's conditions, over HTTP(S), unless -H states the field (or takes it away), as curl's
+        // custom fields win.
+        if request.scheme == "http" || request.scheme == "https" {
+            let etag: String?
             do {
-                request.headerFields[.ifNoneMatch] = try etag.get()
+                etag = try options.etagToMatch?.get()
             } catch {
                 throw LoadError(.requestBodyStreamExhausted, url: url, reason: "--etag-compare: \(error)", underlying: error)
+            }
+            let conditions = [options.timeCondition?.field, etag.map { HTTPField(name: .ifNoneMatch, value: $0) }].compactMap { $0 }
+            for field in conditions where request.headerFields[field.name] == nil && !removed.contains(field.name) {
+                request.headerFields.append(field)
             }
         }
         let pieces: BodyPieces

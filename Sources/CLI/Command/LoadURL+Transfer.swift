@@ -43,23 +43,22 @@ extension LoadURL {
         let width = min(width, parallelLimit)
         return await withTaskGroup(of: (Int, Int32).self) { group in
             var statuses = [Int32](repeating: 0, count: transfers.count)
-            var failed = false
+            // Set once --fail-early has stopped the run: the statuses after that are the aborted transfers'.
+            var stopped = false
             func note(_ position: Int, _ status: Int32) {
-                guard !(failingEarly && failed) else { return }
+                guard !stopped else { return }
                 statuses[position] = status
-                failed = failed || status != 0
+                if failingEarly, status != 0 {
+                    stopped = true
+                    ordered.silence()
+                    group.cancelAll()
+                }
             }
             var started = 0
-            while started < transfers.count, !(failingEarly && failed) {
+            while started < transfers.count {
                 // A new one as each ends: the earliest unfinished transfer always runs, so none waits on a turn for ever.
-                if started >= width, let (position, status) = await group.next() {
-                    note(position, status)
-                    if failingEarly && failed {
-                        ordered.silence()
-                        group.cancelAll()
-                        break
-                    }
-                }
+                if started >= width, let (position, status) = await group.next() { note(position, status) }
+                if stopped { break }
                 let position = started
                 let (operation, index) = transfers[position]
                 group.addTask {
@@ -70,13 +69,7 @@ extension LoadURL {
                 }
                 started += 1
             }
-            while let (position, status) = await group.next() {
-                note(position, status)
-                if failingEarly && failed && !ordered.isSilenced {
-                    ordered.silence()
-                    group.cancelAll()
-                }
-            }
+            while let (position, status) = await group.next() { note(position, status) }
             return statuses
         }
     }

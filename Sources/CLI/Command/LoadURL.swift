@@ -339,7 +339,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var standardErrorPath: String?
 
     /// Connection redirects, curl's `--connect-to HOST1:PORT1:HOST2:PORT2` (any part may be empty).
-    @Option(name: .customLong("connect-to"), help: "For HOST1:PORT1 connect to HOST2:PORT2 instead (HOST1:PORT1:HOST2:PORT2, any part may be empty; repeatable). HTTP(S).")
+    @Option(name: .customLong("connect-to"), help: "For HOST1:PORT1 connect to HOST2:PORT2 instead (HOST1:PORT1:HOST2:PORT2, any part may be empty; repeatable). HTTP(S) and FTP.")
     public var connectTo: [String] = []
 
     /// Name-resolution overrides, `HOST:PORT:ADDRESS`.
