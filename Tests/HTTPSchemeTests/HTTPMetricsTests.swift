@@ -44,6 +44,23 @@ struct HTTPMetricsTests {
         return zip(dates, dates.dropFirst()).allSatisfy { $0 <= $1 }
     }
 
+    @Test("A gzip body's exchange counts the bytes that came, the caller gets the text decoded from them")
+    func bodyBytesBeforeDecoding() async throws {
+        let url = try Nginx.http("/gz/lines.txt")
+        var asGzip = LoadRequest(url: url)
+        asGzip.headerFields[.acceptEncoding] = "gzip"
+        let (gzip, _) = try await Nginx.session().data(for: asGzip)
+        try #require(gzip.prefix(2) == Data([0x1F, 0x8B]), "nginx's gzip stream, as the caller asked for it")
+
+        let recorder = Recorder()
+        let (text, response) = try await Nginx.session().data(for: LoadRequest(url: url), delegate: recorder)
+        #expect(response.status?.code == 200 && text.count > gzip.count)
+        let transaction = try #require(recorder.finished.withLock { $0.first?.transactions.last })
+        #expect(transaction.countOfResponseBodyBytesReceived == Int64(gzip.count))
+        // The copy told as the head came has no count yet: the body had not come.
+        #expect(recorder.collected.withLock { $0.first?.countOfResponseBodyBytesReceived } == 0)
+    }
+
     @Test("A redirect's two hops: each request as it went out, a new connection then the same one again, the times in order")
     func redirect() async throws {
         let port = try Nginx.require().httpPort

@@ -126,6 +126,11 @@ final class TransferEvents: LoadTaskDelegate {
         }
     }
 
+    /// The exchanges as they ended, in place of the copies their heads brought: their body counts are known now.
+    func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics) {
+        kept?.withLock { $0 = metrics.transactions }
+    }
+
     /// What `-v` prints for `transaction`.
     func lines(for transaction: LoadTransactionMetrics) -> String {
         let request = transaction.request

@@ -28,7 +28,8 @@ struct TransferSummary {
     /// The variables read from ``transactions``: a format without them collects none.
     static let metricsVariables = ["remote_ip", "remote_port", "local_ip", "local_port", "num_connects", "num_redirects",
                                    "time_namelookup", "time_connect", "time_appconnect", "time_pretransfer", "time_starttransfer",
-                                   "time_redirect", "size_header", "size_request", "size_upload", "speed_upload", "method", "json"]
+                                   "time_redirect", "size_header", "size_request", "size_upload", "speed_upload", "method", "json",
+                                   "size_download", "speed_download"]
 
     /// Every variable `%{…}` may name; curl warns of any other, and so do we.
     static let knownVariables: Set<String> = Set(metricsVariables + jsonVariables + ["response_code", "stderr", "stdout"])
@@ -137,9 +138,9 @@ struct TransferSummary {
         case "url_effective": return (response?.url ?? url).absoluteStringHidingPassword
         case "http_code", "response_code": return response?.status.map { $0.code.zeroPadded(3) } ?? "000"
         case "content_type": return response?.headerFields[.contentType] ?? ""
-        case "size_download": return String(bytes)
+        case "size_download": return String(downloaded)
         case "time_total": return seconds.fixed(6)
-        case "speed_download": return String(Int64(Double(bytes) / max(seconds, 1e-9)))
+        case "speed_download": return String(Int64(Double(downloaded) / max(seconds, 1e-9)))
         case "exitcode": return String(exitCode)
         case "errormsg": return error.map { String(describing: $0) } ?? failureMessage ?? ""
         case "scheme": return url.scheme?.uppercased() ?? ""
@@ -187,6 +188,14 @@ struct TransferSummary {
         case "json": return json
         default: return ""
         }
+    }
+
+    /// The response body's bytes as they came, as curl counts them: before `--compressed`'s decoding, from the last
+    /// exchange when it brought the response (not a cached one) and ended; else the bytes read.
+    private var downloaded: Int64 {
+        guard let last = transactions.last, last.responseEndDate != nil, let response,
+              last.request.url == response.url else { return bytes }
+        return last.countOfResponseBodyBytesReceived
     }
 
     /// The last request's body bytes, as curl counts them: its length when known (the progress the handler reports

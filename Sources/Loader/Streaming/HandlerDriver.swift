@@ -22,6 +22,8 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     let collectsMetrics: Bool
     /// The place of this handler's transaction among the task's (``LoadTask/didCollect(_:)``), -1 before it reports one.
     private let transactionIndex = Atomic<Int>(-1)
+    /// The body bytes the handler delivered, counted only when ``collectsMetrics``: the transaction's count.
+    private let bodyBytes = Atomic<Int64>(0)
 
     private struct Guarded {
         var events: HandlerEventState
@@ -190,11 +192,15 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, didLoad data: Data) {
+        if collectsMetrics { count(data) }
         update { $0.receiveData(data) }
     }
 
     func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
-        if finished, collectsMetrics { transactionEnded() }
+        if collectsMetrics {
+            count(body)
+            if finished { transactionEnded() }
+        }
         // All under one lock, the waiting reader resumed after: it wakes once and finds everything there.
         update { state in
             var effects = state.receiveResponse(response, redirect: nil)
@@ -205,6 +211,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
+        if collectsMetrics { count(data) }
         var full = false
         update { state in
             let effects = state.receiveData(data)
@@ -251,7 +258,12 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     private func transactionEnded() {
         let index = transactionIndex.load(ordering: .acquiring)
         guard index >= 0, let task = guarded.withLock({ $0.task }) else { return }
-        task.transactionEnded(index)
+        task.transactionEnded(index, bodyBytes: bodyBytes.load(ordering: .acquiring))
+    }
+
+    /// Adds `data` to the body bytes of this handler's transaction.
+    private func count(_ data: Data) {
+        bodyBytes.add(Int64(data.count), ordering: .releasing)
     }
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {

@@ -447,11 +447,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     }
 
     /// The handler of transaction `index` ended (its body all in, or its failure): that is its response's end.
-    func transactionEnded(_ index: Int) {
+    /// `bodyBytes` is what it delivered of the body.
+    func transactionEnded(_ index: Int, bodyBytes: Int64) {
         let now = Date()
         mutable.withLock { m in
             guard m.transactions.indices.contains(index), m.transactions[index].responseEndDate == nil else { return }
             m.transactions[index].responseEndDate = now
+            m.transactions[index].countOfResponseBodyBytesReceived = bodyBytes
         }
     }
 

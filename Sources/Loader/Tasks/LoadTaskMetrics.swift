@@ -53,6 +53,11 @@ public struct LoadTransactionMetrics: Sendable {
     /// When the response's body had all arrived (or the exchange failed); set by the loader as the handler ends, so
     /// usually `nil` in the copy ``LoadTaskDelegate/loadTask(_:didCollect:)`` gets.
     public var responseEndDate: Date?
+    /// The response body's bytes as the handler delivered them: after the protocol's own framing (HTTP's chunks) is
+    /// taken off, before the session's content decoding (a gzip body's compressed bytes), as URLSession's count of the
+    /// same name. Set by the loader as the handler ends, so usually 0 in the copy
+    /// ``LoadTaskDelegate/loadTask(_:didCollect:)`` gets; complete in ``LoadTaskMetrics``.
+    public var countOfResponseBodyBytesReceived: Int64 = 0
 
     /// Makes a transaction's metrics; a handler fills in what it knows.
     /// - Parameters:
