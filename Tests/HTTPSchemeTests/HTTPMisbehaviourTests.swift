@@ -216,6 +216,17 @@ struct HTTPMisbehaviourTests {
         }
     }
 
+    @Test("Cookies go out on one Cookie line (RFC 6265 §5.4), though HTTPFields splits `a=1; b=2` into a field each")
+    func oneCookieLine() async throws {
+        var request = LoadRequest(url: server.url("/echo-headers"))
+        request.headerFields[.cookie] = "a=1; b=2"
+        request.headerFields.append(HTTPField(name: .cookie, value: "c=3"))
+        #expect(request.headerFields[fields: .cookie].count == 3)
+        let (data, _) = try await plainHTTPSession().data(for: request)
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("cookie: ") } == ["cookie: a=1; b=2; c=3"], "\(lines)")
+    }
+
     @Test("A host that decodes to a line break or a space is badURL, never a Host field on the wire")
     func hostWithControlCharacters() async {
         for text in ["http://a%0d%0aX-Injected%3a%201/", "http://a%20b/", "http://a%00b/"] {

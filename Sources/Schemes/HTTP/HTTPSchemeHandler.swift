@@ -486,8 +486,17 @@ struct HTTPRequestPlan: Sendable {
         var has = (host: false, userAgent: false, contentLength: false, transferEncoding: false, proxyAuthorization: false)
         var lines: [(String, String)] = []
         lines.reserveCapacity(request.headerFields.count + 3)
+        // HTTPFields keeps each cookie as a field of its own (its setter splits `a=1; b=2`); a request sends one
+        // `Cookie` line (RFC 6265, §5.4), where servers look for them all.
+        var cookieLine: Int?
         for field in request.headerFields {
             switch field.name.canonicalName {
+            case "cookie":
+                if let cookieLine {
+                    lines[cookieLine].1 += "; " + field.value
+                    continue
+                }
+                cookieLine = lines.count
             case "host": has.host = true
             case "user-agent": has.userAgent = true
             case "content-length":
