@@ -79,6 +79,31 @@ struct CookieJarTests {
         #expect(jar.cookies.isEmpty)
     }
 
+    @Test("Plain http to this machine (localhost, 127.0.0.0/8, ::1) is a secure origin, as curl's and browsers' jars take it")
+    func loopbackIsSecure() {
+        for origin in ["http://localhost:3000", "http://app.localhost:3000", "http://127.0.0.2:8080", "http://[::1]:8080", "ws://LocalHost"] {
+            let jar = jar()
+            jar.save(setCookie: ["sid=1; Secure; HttpOnly", "__Host-id=2; Secure; Path=/"], from: url(origin + "/login"))
+            #expect(jar.cookieField(for: url(origin + "/")) == "sid=1; __Host-id=2", "\(origin)")
+        }
+        // Only this machine: a name that merely starts like one, or another address, is plain http.
+        for origin in ["http://localhost.example.com", "http://127.0.0.1.example.com", "http://10.0.0.1", "http://[::2]"] {
+            let jar = jar()
+            jar.save(setCookie: ["sid=1; Secure"], from: url(origin + "/"))
+            #expect(jar.cookies.isEmpty, "\(origin)")
+        }
+    }
+
+    @Test("A cookie inserted with a domain as HTTPCookie or a cookie file writes it (`.Example.COM`) is a domain cookie, lowercased")
+    func insertedDomainNormalised() {
+        let jar = jar()
+        jar.insert(Cookie(name: "a", value: "1", domain: ".Example.com"))
+        jar.insert(Cookie(name: "b", value: "2", domain: "Shop.Example.com."))
+        #expect(jar.cookies.map(\.domain) == ["example.com", "shop.example.com"])
+        #expect(jar.cookieField(for: url("https://www.example.com/")) == "a=1")
+        #expect(jar.cookieField(for: url("https://shop.example.com/")) == "a=1; b=2")
+    }
+
     @Test("Plain http cannot shadow a Secure cookie with one of its name on a covering domain or a deeper path")
     func secureNotShadowed() {
         let jar = jar()

@@ -26,13 +26,21 @@ public struct Cookie: Sendable, Hashable {
     public var created: Date
 
     /// Makes a cookie.
+    ///
+    /// `domain` is taken as a cookie file or HTTPCookie writes it: in any case, and with a leading dot for a cookie
+    /// that goes to the domain's hosts too (which makes it not ``isHostOnly``); it is kept lowercased, without dots
+    /// at its ends, as the jar compares it with hosts.
     public init(name: String, value: String, domain: String, isHostOnly: Bool = true, path: String = "/",
                 expires: Date? = nil, isSecure: Bool = false, isHTTPOnly: Bool = false, sameSite: String? = nil,
                 created: Date = Date()) {
+        var domain = Substring(domain.lowercased())
+        let leadingDot = domain.hasPrefix(".")
+        if leadingDot { domain = domain.dropFirst() }
+        if domain.hasSuffix(".") { domain = domain.dropLast() }
         self.name = name
         self.value = value
-        self.domain = domain
-        self.isHostOnly = isHostOnly
+        self.domain = String(domain)
+        self.isHostOnly = isHostOnly && !leadingDot
         self.path = path
         self.expires = expires
         self.isSecure = isSecure

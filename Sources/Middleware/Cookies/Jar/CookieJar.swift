@@ -2,7 +2,7 @@ import FoundationEssentials
 import Loader
 
 /// Cookies in memory, kept and sent by RFC 6265's rules: a session's ``Loader/CookieStore`` for `http`,
-/// `https`, `ws` and `wss` URLs.
+/// `https`, `ws` and `wss` URLs. Plain `http` and `ws` to this machine (`localhost`, 127.0.0.0/8, `::1`) count as secure.
 ///
 /// ```swift
 /// var configuration = LoaderSession.Configuration.default
@@ -183,8 +183,18 @@ public final class CookieJar: CookieStore {
     /// The lowercased host, path and whether the connection is secure, for a URL cookies apply to.
     private static func target(_ url: URL) -> (String, String, Bool)? {
         guard let scheme = url.scheme?.lowercased(), ["http", "https", "ws", "wss"].contains(scheme),
-              let host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { return nil }
+              var host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { return nil }
+        if host.hasSuffix(".") { host.removeLast() }
         let path = url.path(percentEncoded: true)
-        return (host.hasSuffix(".") ? String(host.dropLast()) : host, path.isEmpty ? "/" : path, scheme == "https" || scheme == "wss")
+        return (host, path.isEmpty ? "/" : path, scheme == "https" || scheme == "wss" || isLoopback(host))
+    }
+
+    /// Whether `host` names this machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`), whose plain `http` is as
+    /// secure as `https` (W3C Secure Contexts' "potentially trustworthy"): `Secure` cookies of a development server
+    /// are kept and sent, as curl's and browsers' are.
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "[::1]" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 }
