@@ -288,6 +288,26 @@ struct HTTPCacheTests {
         #expect(await cache.cachedResponse(for: CachedResponse.key(for: url))?.data == after)
     }
 
+    @Test("An older answer read to its end after a newer one was stored does not replace it (RFC 9111 §4: the most recent)")
+    func olderAnswerKeepsOut() async throws {
+        let cache = MemoryResponseCache()
+        let session = try session(cache)
+        let url = try Nginx.http("/cache/stamp?t=\(UUID().uuidString)")
+        let key = CachedResponse.key(for: url)
+        // The first GET's body is stored when read to its end: read it only after a reload has stored a newer one.
+        let (bytes, _) = try await session.bytes(from: url)
+        var reload = LoadRequest(url: url)
+        reload.cachePolicy = .reloadIgnoringLocalCacheData
+        let (newer, _) = try await session.data(for: reload)
+        #expect(await cache.cachedResponse(for: key)?.data == newer)
+        var older = Data()
+        for try await byte in bytes { older.append(byte) }
+        #expect(older.count == 33 && older != newer, "nginx's stamps differ")
+        #expect(await cache.cachedResponse(for: key)?.data == newer, "the app showed the newer answer; the store keeps it")
+        let (served, _) = try await session.data(from: url)
+        #expect(served == newer)
+    }
+
     @Test("A newer answer that is not stored after all (longer than the store takes) removes the older entry")
     func newerUnstoredReplaces() async throws {
         let cache = MemoryResponseCache(capacity: 1_000_000)

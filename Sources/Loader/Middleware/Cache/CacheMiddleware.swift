@@ -82,12 +82,11 @@ struct CacheMiddleware: LoadMiddleware {
     /// or was longer than the store takes) removes what was: it is newer.
     private func stored(_ result: LoadResult, for request: LoadRequest, control: CacheControl, ticket: PendingStores.Ticket,
                         requestedAt: Date) async -> LoadResult {
-        let key = ticket.key
         let limit = cache.maximumEntrySize
         let length = result.response.expectedContentLength
         guard let varying = CacheRules.storable(result.response, for: request, requestControl: control),
               length.map({ $0 <= Int64(limit) }) ?? true else {
-            if result.response.isSuccess { await cache.removeCachedResponse(for: key) }
+            if result.response.isSuccess { await ticket.remove(from: cache) }
             return result
         }
         var entry = CachedResponse(response: CacheRules.storedHead(of: result.response), data: Data(), requestedAt: requestedAt,
@@ -114,7 +113,7 @@ struct CacheMiddleware: LoadMiddleware {
             entry.data = data
             await ticket.store(entry, in: cache)
         }, dropped: {
-            if replacesStored { await cache.removeCachedResponse(for: key) }
+            if replacesStored { await ticket.remove(from: cache) }
         })
         var result = result
         result.body = ResponseBody(body, wrapping: result.body)
