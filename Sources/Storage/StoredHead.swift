@@ -15,7 +15,8 @@ struct StoredHead: Codable {
     var storedAt: Double
 
     init(_ entry: CachedResponse) {
-        url = entry.response.url.absoluteString
+        // Without a password, kept off the disk (the entry is served under the request's URL).
+        url = entry.response.url.absoluteStringHidingPassword
         status = entry.response.status?.code
         reason = entry.response.status?.reasonPhrase
         fields = entry.response.headerFields.map { [$0.name.rawName, $0.value] }

@@ -231,6 +231,25 @@ struct DiskResponseCacheTests {
         #expect(!CacheRules.matches(read, LoadRequest(url: url)))
     }
 
+    @Test("A URL's password stays off the disk: not in the key, not in the stored head; the entry is served under the URL asked for")
+    func passwordOffDisk() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = "pw\(UUID().uuidString.prefix(8))"
+        let plain = try nginx("/cache/stamp?t=\(UUID().uuidString)")
+        var parts = try #require(URLComponents(url: plain, resolvingAgainstBaseURL: false))
+        (parts.user, parts.password) = ("ann", secret)
+        let url = try #require(parts.url)
+        let (first, _) = try await session(try DiskResponseCache(directory: directory)).data(from: url)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let bytes = try Data(contentsOf: directory.appendingPathComponent(name))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "the password is in \(name)")
+        }
+        let (second, response) = try await session(try DiskResponseCache(directory: directory)).data(from: url)
+        #expect(second == first && response.headerFields[.age] != nil, "served from the store")
+        #expect(response.url == url)
+    }
+
     @Test("On a full disk a newer answer that cannot be stored removes the older entry, which no longer stands for it")
     func fullDiskRemovesOlder() async throws {
         try await TestServers.withFullDisk { directory in

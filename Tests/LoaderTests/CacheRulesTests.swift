@@ -80,7 +80,7 @@ struct CacheRulesTests {
             let stored = entry([.age: value], storedAt: t0)
             #expect(CacheRules.currentAge(of: stored, now: t0) == expected, "Age: \(value)")
             // Before, an Age of inf or of twenty digits trapped here, in the Double-to-Int conversion.
-            let served = CacheRules.servedHead(of: stored, now: t0.addingTimeInterval(10))
+            let served = CacheRules.servedHead(of: stored, for: url, now: t0.addingTimeInterval(10))
             #expect(served.headerFields[.age] == String(Int(min(expected + 10, cap))), "Age: \(value)")
         }
     }
@@ -131,6 +131,20 @@ struct CacheRulesTests {
         }
     }
 
+    @Test("Keys compare URLs as RFC 9110 does: scheme and host in any case, a default port, an empty path; never a fragment or a password")
+    func keys() {
+        func key(_ text: String) -> String { CachedResponse.key(for: URL(string: text)!) }
+        let plain = key("http://example.test/items/5?a=1")
+        #expect(plain == "http://example.test/items/5?a=1")
+        #expect(key("HTTP://Example.TEST:80/items/5?a=1") == plain)
+        #expect(key("http://example.test/items/5?a=1#top") == plain)
+        #expect(key("https://example.test") == key("https://example.test:443/"))
+        #expect(key("http://example.test:8080/items/5?a=1") != plain)
+        #expect(key("http://example.test/Items/5?a=1") != plain, "a path is compared as written")
+        #expect(key("http://example.test/items/5?a=2") != plain)
+        #expect(key("http://ann:secret@example.test/items/5?a=1") == "http://ann@example.test/items/5?a=1")
+    }
+
     @Test("Decisions: fresh is served, stale is validated, no validator means a plain load, must-revalidate beats max-stale")
     func decisions() throws {
         let request = LoadRequest(url: url)
@@ -149,6 +163,8 @@ struct CacheRulesTests {
         #expect(decision(request, maxStale, noValidator, at: 200) == "load", "but not one 140 s stale")
         let mustRevalidate = entry([.cacheControl: "max-age=60, must-revalidate", .date: date(0)])
         #expect(decision(request, maxStale, mustRevalidate, at: 120) == "load", "must-revalidate forbids serving stale")
+        let proxyRevalidate = entry([.cacheControl: "max-age=60, proxy-revalidate", .date: date(0)])
+        #expect(decision(request, maxStale, proxyRevalidate, at: 120) == "serve", "proxy-revalidate binds shared caches alone")
         var minFresh = CacheControl()
         minFresh.minFresh = 50
         #expect(decision(request, minFresh, noValidator, at: 30) == "load", "min-fresh=50 refuses an entry fresh for 30 s more")

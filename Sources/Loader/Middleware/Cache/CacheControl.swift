@@ -38,7 +38,8 @@ struct CacheControl: Sendable, Equatable {
         case "no-store": noStore = true
         // A `no-cache` that names fields is read as the whole response needing validation: stricter, and simpler.
         case "no-cache": noCache = true
-        case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+        // `proxy-revalidate` binds shared caches alone (RFC 9111 §5.2.2.8); this one is a user agent's.
+        case "must-revalidate": mustRevalidate = true
         case "public": isPublic = true
         case "private": isPrivate = true
         case "only-if-cached": onlyIfCached = true

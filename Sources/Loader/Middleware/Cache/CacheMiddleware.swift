@@ -43,7 +43,7 @@ struct CacheMiddleware: LoadMiddleware {
         }
         switch CacheRules.decide(request, requestControl: control, entry: entry, now: now()) {
         case .serve(let entry):
-            return LoadResult(response: CacheRules.servedHead(of: entry, now: now()), body: ResponseBody(data: entry.data))
+            return LoadResult(response: CacheRules.servedHead(of: entry, for: request.url, now: now()), body: ResponseBody(data: entry.data))
         case .gatewayTimeout:
             return LoadResult(response: LoadResponse(url: request.url, status: .gatewayTimeout), body: .empty)
         case .load:
@@ -62,7 +62,7 @@ struct CacheMiddleware: LoadMiddleware {
                 return try await loaded(request, control: control, ticket: ticket, next: next)
             }
             await ticket.store(refreshed, in: cache)
-            var head = CacheRules.servedHead(of: refreshed, now: now())
+            var head = CacheRules.servedHead(of: refreshed, for: request.url, now: now())
             // Cookies the 304 sets (a session kept alive) go up to the cookie layer; they are not stored.
             for field in result.response.headerFields where field.name == .setCookie { head.headerFields.append(field) }
             return LoadResult(response: head, body: ResponseBody(data: refreshed.data))

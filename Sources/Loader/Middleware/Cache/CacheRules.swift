@@ -211,8 +211,10 @@ package enum CacheRules {
 
     /// The head a stored response is given to the caller with: its current `Age` (RFC 9111 §5.1) and the body's
     /// length.
-    static func servedHead(of entry: CachedResponse, now: Date) -> LoadResponse {
+    static func servedHead(of entry: CachedResponse, for url: URL, now: Date) -> LoadResponse {
         var response = entry.response
+        // The request's URL: the entry's may be written otherwise (``CachedResponse/key(for:)``), or without its password.
+        response.url = url
         let age = min(currentAge(of: entry, now: now).rounded(.down), TimeInterval(CacheControl.maximumSeconds))
         response.headerFields[.age] = String(Int(age))
         if response.headerFields[.contentLength] == nil { response.headerFields[.contentLength] = String(entry.data.count) }

@@ -23,11 +23,24 @@ public protocol ResponseCache: Sendable {
 }
 
 extension CachedResponse {
-    /// The key under which a store keeps the response for `url`: the URL without its fragment, which never
-    /// reaches a server.
+    /// The key under which a store keeps the response for `url`: the URL as RFC 9110 (§4.2.3) compares them, its
+    /// scheme and host lowercased, a default port left out and an empty path written `/`, so that a change through one
+    /// spelling voids the entry of another; without its fragment, which never reaches a server, and without a
+    /// password, which a store on disk would otherwise keep in plain text.
     public static func key(for url: URL) -> String {
-        let text = url.absoluteString
-        guard let hash = text.firstIndex(of: "#") else { return text }
-        return String(text[..<hash])
+        guard var parts = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false) else {
+            let text = url.absoluteString
+            return String(text[..<(text.firstIndex(of: "#") ?? text.endIndex)])
+        }
+        parts.fragment = nil
+        parts.percentEncodedPassword = nil
+        let scheme = parts.scheme?.lowercased()
+        parts.scheme = scheme
+        if let host = parts.percentEncodedHost {
+            parts.percentEncodedHost = host.lowercased()
+            if parts.percentEncodedPath.isEmpty { parts.percentEncodedPath = "/" }
+        }
+        if let port = parts.port, (scheme == "http" && port == 80) || (scheme == "https" && port == 443) { parts.port = nil }
+        return parts.string ?? url.absoluteString
     }
 }
