@@ -448,6 +448,45 @@ struct HTTPMisbehaviourTests {
         #expect(String(decoding: echoed, as: UTF8.self) == "form")
     }
 
+    @Test("A pipe body's 307 that the delegate refuses is the response: the body is needed again only for a redirect followed")
+    func refusedRedirectNeedsNoBody() async throws {
+        final class Refuser: LoadTaskDelegate {
+            func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? { nil }
+        }
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        close(ends[1])
+        defer { close(ends[0]) }
+        let body = RequestBody.file(URL(fileURLWithPath: "/proc/self/fd/\(ends[0])"))
+        #expect(!body.canBeSentAgain)
+        let (_, response) = try await plainHTTPSession().data(for: LoadRequest(url: server.url("/post-307"), method: .post, body: body),
+                                                              delegate: Refuser())
+        #expect(response.status?.code == 307)
+    }
+
+    @Test("A redirect that keeps the body (308) is not followed to ftp:, whose handler would store the body there")
+    func bodyNotSentToFTP() async throws {
+        let url = server.url("/put-308-ftp")
+        let error = await #expect(throws: LoadError.self) {
+            _ = try await plainHTTPSession().data(for: LoadRequest(url: url, method: .put, body: .bytes(Data("secret".utf8))))
+        }
+        #expect(error?.code == .unsupportedURL && error?.url == url)
+        #expect(error?.description.contains("would send the request's body to ftp:") == true, "\(String(describing: error))")
+    }
+
+    @Test("A URL's user and password go on to a same-origin redirect's absolute Location, whose challenge they answer; not to another origin")
+    func userInfoKeptWithinOrigin() async throws {
+        var parts = try #require(URLComponents(url: server.url("/to-area"), resolvingAgainstBaseURL: false))
+        (parts.user, parts.password) = ("u", "p")
+        let (data, response) = try await plainHTTPSession().data(from: try #require(parts.url))
+        #expect(response.status?.code == 200, "\(response)")
+        #expect(String(decoding: data, as: UTF8.self) == "welcome Basic dTpw")
+        // To the same server under another name (another origin), the 302 from /area/elsewhere takes none along.
+        parts.path = "/area/elsewhere"
+        let (_, elsewhere) = try await plainHTTPSession().data(from: try #require(parts.url))
+        #expect(elsewhere.status?.code == 401 && elsewhere.url.user == nil, "\(elsewhere)")
+    }
+
     @Test("The resource timeout counts for the whole chain of redirects, not for each hop")
     func resourceTimeoutSpansRedirects() async throws {
         // Five hops of 300 ms each: every hop is well inside 0.8 s, the chain is not.

@@ -9,7 +9,8 @@ import HTTPTypes
 /// origin changes, `Authorization`, `Cookie` and `Proxy-Authorization` are removed (from a handler's proposed
 /// request too). A server's `Location` is followed only within the request's own scheme or to the schemes
 /// in ``allowedSchemes``, as curl's are: a server must not send a load to `file:` (reading a local file, or
-/// with a kept `PUT` body writing one). The task's delegates may change or refuse each redirect; a refused redirect returns the redirect
+/// with a kept `PUT` body writing one); a request that keeps its body (307, 308, a `PUT` after 301) goes on to
+/// `http` and `https` alone. To the same origin the URL's user and password go on. The task's delegates may change or refuse each redirect; a refused redirect returns the redirect
 /// response itself. A chain that comes back to a URL it visited is followed like any other, up to the limit
 /// (a server may redirect to the same URL while it prepares a resource).
 public struct RedirectMiddleware: LoadMiddleware {
@@ -60,6 +61,12 @@ public struct RedirectMiddleware: LoadMiddleware {
             }
             guard let accepted else { return result }
             result.body.discard()
+            // Checked on the request the delegates accepted, not the one proposed: they may have refused the redirect
+            // (its response is then the result) or given a body that can be sent.
+            if let body = accepted.body, !body.canBeSentAgain {
+                let status = result.response.status.map { "the \($0.code) redirect" } ?? "the redirect"
+                throw body.notSentAgain(to: current.url, for: "\(status) to \(accepted.url.absoluteStringHidingPassword)")
+            }
             hops += 1
             current = accepted
             result = try await next(current)
@@ -117,11 +124,13 @@ public struct RedirectMiddleware: LoadMiddleware {
                 next.headerFields[name] = nil
             }
         }
-        Self.leaveBehind(in: &next, from: request.url)
-        if let body = next.body, !body.canBeSentAgain {
+        // A body goes on to HTTP alone: an FTP handler would store it (`STOR`) on whatever server the Location names.
+        if next.body != nil, scheme != "http", scheme != "https" {
             result.body.discard()
-            throw body.notSentAgain(to: request.url, for: "the \(status.code) redirect to \(target.absoluteStringHidingPassword)")
+            throw LoadError(.unsupportedURL, url: request.url,
+                            reason: "the \(status.code) redirect to \(target.absoluteStringHidingPassword) is not followed: it would send the request's body to \(scheme):")
         }
+        Self.leaveBehind(in: &next, from: request.url)
         return next
     }
 
@@ -140,9 +149,24 @@ public struct RedirectMiddleware: LoadMiddleware {
 
     /// Removes from `next`, a redirect's request from `origin`, what must not go to its URL: credentials to another
     /// origin, and a caller's own `Host`, which names the first server, to another host (curl leaves it out alike).
+    /// To the same origin the URL's user and password go on, as curl's do: a server's `Location` is seldom written
+    /// with them (`/dir` to `http://host/dir/`), and the next hop's challenge is answered with them.
     package static func leaveBehind(in next: inout LoadRequest, from origin: URL) {
-        if !sameOrigin(origin, next.url) { dropCredentials(from: &next) }
+        if !sameOrigin(origin, next.url) {
+            dropCredentials(from: &next)
+        } else if next.url.user == nil, origin.user != nil, let url = withUserInfo(of: origin, on: next.url) {
+            next.url = url
+        }
         if next.url.host?.lowercased() != origin.host?.lowercased() { next.headerFields[host] = nil }
+    }
+
+    /// `url` with the user and password of `origin`.
+    private static func withUserInfo(of origin: URL, on url: URL) -> URL? {
+        guard let from = URLComponents(url: origin, resolvingAgainstBaseURL: true),
+              var parts = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+        parts.percentEncodedUser = from.percentEncodedUser
+        parts.percentEncodedPassword = from.percentEncodedPassword
+        return parts.url
     }
 
     /// Removes what must not reach another origin.

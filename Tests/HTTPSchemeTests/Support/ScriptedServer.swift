@@ -408,6 +408,13 @@ private final class ScriptHandler: ChannelInboundHandler {
             Self.respond(context, status: "303 See Other", headers: ["Location: /echo"], body: "")
         case "/post-307":
             Self.respond(context, status: "307 Temporary Redirect", headers: ["Location: /echo"], body: "")
+        case "/to-area":
+            // A trailing-slash redirect as nginx writes one: absolute, without the user information the request had.
+            let port = context.channel.localAddress?.port ?? 0
+            Self.respond(context, status: "301 Moved Permanently", headers: ["Location: http://127.0.0.1:\(port)/area/welcome"], body: "")
+        case "/put-308-ftp":
+            // A redirect that keeps the method and body, to an FTP server (nothing listens there).
+            Self.respond(context, status: "308 Permanent Redirect", headers: ["Location: ftp://127.0.0.1:9/upload.bin"], body: "")
         default:
             if path.hasPrefix("/redirect/"), let hops = Int(path.dropFirst("/redirect/".count)) {
                 if hops == 0 {
