@@ -304,6 +304,50 @@ struct ContentDecodingTests {
         #expect(ZippedHandler.acceptEncoding.withLock { $0[url.host!] } == "(none)")
     }
 
+    @Test("A reader that catches a limit's error and reads on gets nothing more: the rest of the bomb is not decoded")
+    func nothingAfterFailure() async throws {
+        /// Reads the decoded body in a middleware, as an app's may: past the first error, one more read.
+        struct ReadOn: LoadMiddleware {
+            let after = Locked<(failures: Int, bytes: Int, ended: Bool)>((0, 0, false))
+            func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+                let result = try await next(request)
+                var iterator = result.body.makeAsyncIterator()
+                for _ in 0..<10_000 {
+                    do {
+                        guard let piece = try await iterator.next() else { break }
+                        if after.withLock({ $0.failures }) > 0 { after.withLock { $0.bytes += piece.count } }
+                    } catch {
+                        let failures = after.withLock { $0.failures += 1; return $0.failures }
+                        if failures > 1 { break }
+                    }
+                }
+                after.withLock { $0.ended = true }
+                return LoadResult(response: result.response, body: .empty)
+            }
+        }
+        let reader = ReadOn()
+        let url = ZippedHandler.register(Payload(body: Compression.compress(Data(count: 8 << 20), .gzip), contentEncoding: "gzip"))
+        _ = try await zippedSession {
+            $0.middleware = [reader]
+            $0.contentDecoding.maximumDecodedSize = 1 << 20
+        }.data(from: url)
+        let seen = reader.after.withLock { $0 }
+        #expect(seen.ended && seen.failures == 1 && seen.bytes == 0, "\(seen)")
+    }
+
+    @Test("A HEAD's head, or a 204's, keeps Content-Length and Content-Encoding: they tell of the representation, no body is decoded")
+    func bodilessHeadKept() async throws {
+        let url = ZippedHandler.register(Payload(body: Compression.compress(sampleText, .gzip), contentEncoding: "gzip"))
+        var head = LoadRequest(url: url)
+        head.method = .head
+        let (_, response) = try await zippedSession().data(for: head)
+        #expect(response.headerFields[.contentEncoding] == "gzip")
+        #expect(response.expectedContentLength == Int64(Compression.compress(sampleText, .gzip).count))
+        // A GET of it is decoded, its length gone with the coding.
+        let (data, decoded) = try await zippedSession().data(from: url)
+        #expect(data == sampleText && decoded.headerFields[.contentEncoding] == nil && decoded.expectedContentLength == nil)
+    }
+
     @Test("An empty body announced as gzip or br (a HEAD, a 204) is empty, not an error", arguments: ["gzip", "br"])
     func emptyBody(coding: String) async throws {
         let url = ZippedHandler.register(Payload(body: Data(), contentEncoding: coding))

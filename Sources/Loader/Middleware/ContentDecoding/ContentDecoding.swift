@@ -5,7 +5,8 @@ import HTTPTypes
 ///
 /// When decoding is on and a request does not set `Accept-Encoding` itself, the session asks for
 /// `gzip, deflate, br, zstd` (URLSession's three, and zstd as curl and browsers ask for it) and hands the caller the decoded body: `Content-Encoding` and `Content-Length` (which
-/// described the compressed bytes) are removed from the response. A request that sets `Accept-Encoding`
+/// described the compressed bytes) are removed from the response; one without a body (to `HEAD`, a `204`, a `304`)
+/// keeps them. A request that sets `Accept-Encoding`
 /// itself gets the bytes exactly as the server sent them, as with OkHttp.
 public struct ContentDecoding: Sendable, Hashable {
     /// Decode gzip, deflate, brotli and zstd, with the default bomb limits.

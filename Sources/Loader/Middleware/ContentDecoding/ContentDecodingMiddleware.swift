@@ -97,6 +97,9 @@ extension ContentDecodingMiddleware: BuiltInLayer {
     }
 
     func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
-        decoded(result)
+        // A response that has no body (to HEAD, a 204, a 304) keeps its head as sent: its Content-Length and
+        // Content-Encoding tell of the representation, as URLSession and curl -I show them.
+        if sent?.method == .head || result.response.status == .noContent || result.response.status == .notModified { return result }
+        return decoded(result)
     }
 }

@@ -29,7 +29,19 @@ struct DecodedBody: AsyncSequence, Sendable {
         let countsReceived: Bool
         var sourceEnded = false
 
+        /// The next decoded piece; after the end, or after a failure (a corrupt stream, a limit passed), `nil` for
+        /// good: a reader that catches the error and reads on must not get the rest of a bomb.
         mutating func next() async throws -> Data? {
+            do {
+                return try await step()
+            } catch {
+                sourceEnded = true
+                throw error
+            }
+        }
+
+        private mutating func step() async throws -> Data? {
+            guard !sourceEnded else { return nil }
             while true {
                 if let piece = try decodeNext() { return piece }
                 if sourceEnded { return nil }
