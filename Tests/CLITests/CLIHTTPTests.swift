@@ -107,7 +107,7 @@ struct CLIHTTPTests {
         #expect(one.stdout.hasPrefix("HTTP/1.1 301 ") && one.stdout.components(separatedBy: "HTTP/1.1").count == 2, "\(one.stdout)")
     }
 
-    @Test("--compressed asks for gzip and zstd and writes the body decoded, under the head as sent (-i); a gzip asked for by -H is written as sent")
+    @Test("--compressed asks for gzip and zstd and writes the body decoded, under the head as sent (-i), a gzip asked for by -H too; without it, as sent; an unknown coding is 61")
     func compressed() async throws {
         let server = try TestServers.requireNginx()
         let url = "http://127.0.0.1:\(server.httpPort)/gz/lines.txt"
@@ -127,6 +127,16 @@ struct CLIHTTPTests {
         // %{size_download} counts the bytes that came, as curl's: the gzip stream's, not the text decoded from it.
         let counted = try await LoadURLProcess.run(["--compressed", "-o", "/dev/null", "-w", "%{size_download}", url])
         #expect(counted.status == 0 && counted.stdout == String(gzip.count) && gzip.count < original.utf8.count, "\(counted.stdout)")
+        // With --compressed, a gzip asked for by -H is decoded too, as curl's is.
+        let asked = try await LoadURLProcess.run(["--compressed", "-H", "Accept-Encoding: gzip", url])
+        #expect(asked.status == 0 && asked.stdout == original, "\(asked.stdout.prefix(40))")
+        // A coding no one here decodes: curl's 61, naming it, and nothing written; without --compressed, the bytes as sent.
+        let compress = "http://127.0.0.1:\(server.httpPort)/compress-coded"
+        let unknown = try await LoadURLProcess.run(["--compressed", compress])
+        #expect(unknown.status == 61 && unknown.stdout.isEmpty, "\(unknown.status) \(unknown.stdout)")
+        #expect(unknown.stderr.contains("unrecognized content encoding 'compress'"), "\(unknown.stderr)")
+        let plain = try await LoadURLProcess.run([compress])
+        #expect(plain.status == 0 && plain.stdout == "as sent\n")
 
         // nginx serves a file compressed now as zstd (its /zst/ location); -v shows what was asked for.
         let name = "lines-\(UUID().uuidString).txt"

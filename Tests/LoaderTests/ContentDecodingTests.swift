@@ -287,6 +287,22 @@ struct ContentDecodingTests {
         #expect(ZippedHandler.acceptEncoding.withLock { $0[url.host!] } == (field == "Range" ? "(none)" : value))
     }
 
+    @Test("With decodesRequestedCodings a request's own Accept-Encoding is sent as it is and its answer decoded; a range still is not")
+    func requestedCodingsDecoded() async throws {
+        let encoded = Compression.compress(sampleText, .gzip)
+        let url = ZippedHandler.register(Payload(body: encoded, contentEncoding: "gzip"))
+        var request = LoadRequest(url: url)
+        request.headerFields[.acceptEncoding] = "gzip"
+        let session = zippedSession { $0.contentDecoding.decodesRequestedCodings = true }
+        let (data, response) = try await session.data(for: request)
+        #expect(Bytes.difference(data, sampleText) == nil)
+        #expect(response.headerFields[.contentEncoding] == nil)
+        #expect(ZippedHandler.acceptEncoding.withLock { $0[url.host!] } == "gzip")
+        request.headerFields[.range] = "bytes=0-"
+        let (slice, _) = try await session.data(for: request)
+        #expect(Bytes.difference(slice, encoded) == nil)
+    }
+
     @Test("A coding we cannot undo reaches the caller untouched")
     func unknownCoding() async throws {
         let url = ZippedHandler.register(Payload(body: Data("not really dcb".utf8), contentEncoding: "dcb"))

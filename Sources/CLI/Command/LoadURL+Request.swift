@@ -124,6 +124,8 @@ extension LoadURL {
         if followRedirects || locationTrusted, maxRedirects == 0 { configuration.middleware.append(RedirectMiddleware(limit: 0)) }
         // As with curl, bodies arrive as the server sends them unless --compressed asks for decoding.
         configuration.contentDecoding = compressed ? .automatic : .off
+        // And whatever -H asks for, as curl's --compressed decodes what it gets then.
+        configuration.contentDecoding.decodesRequestedCodings = compressed
         var http = HTTPClientOptions()
         http.tls.additionalTrustRootsPEMFile = caCertificates
         http.tls.verifiesCertificates = !insecure

@@ -243,6 +243,11 @@ extension LoadURL {
                     bytes.task.cancel()
                     throw Self.tooLarge(url, limit: maxFileSize, announced: length)
                 }
+                // --compressed: a coding the session left on the body (unknown, or past five) is an error, as curl's 61.
+                if compressed, let reason = Self.undecodedCoding(of: response, to: request.method) {
+                    bytes.task.cancel()
+                    throw LoadError(.cannotDecodeContentData, url: url, reason: reason)
+                }
                 if takesServerName, !namedByServer, let name = response.dispositionFilename {
                     let path = inOutputDirectory(name)
                     // As curl's -J: a file already there is not overwritten.
@@ -360,6 +365,19 @@ extension LoadURL {
     private static func tooLarge(_ url: URL, limit: Int64, announced: Int64?) -> LoadError {
         let what = announced.map { "the body is \($0) bytes" } ?? "the body grew past the limit"
         return LoadError(.dataLengthExceedsMaximum, url: url, reason: "\(what): --max-filesize allows \(limit) bytes")
+    }
+
+    /// Why `--compressed` leaves `response`'s body undecoded, in curl's terms, or `nil`: the session decodes every coding
+    /// it knows, so a coding still named is one it does not (`compress`), or a stack deeper than five. A response
+    /// without a body has nothing to decode.
+    static func undecodedCoding(of response: LoadResponse, to method: HTTPRequest.Method) -> String? {
+        guard method != .head, ![204, 304].contains(response.status?.code), response.expectedContentLength != 0,
+              let field = response.headerFields[.contentEncoding] else { return nil }
+        let codings = field.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        guard !codings.isEmpty else { return nil }
+        if codings.count > 5 { return "the response names \(codings.count) content encodings, more than the 5 that are decoded" }
+        return "unrecognized content encoding '\(field)': loadurl decodes \(ContentDecoding.names.joined(separator: ", "))"
     }
 
     /// Whether an HTTP status of 400 or more fails the transfer (`-f`, `--fail-with-body`).

@@ -20,6 +20,9 @@ public struct ContentDecoding: Sendable, Hashable {
 
     /// Whether the session asks for and decodes compressed bodies.
     public var isEnabled = true
+    /// Whether a request that sets its own `Accept-Encoding` has its body decoded too, as curl's `--compressed` with
+    /// `-H 'Accept-Encoding: …'` has; off by default, when such a request gets the bytes as sent.
+    public var decodesRequestedCodings = false
     /// The most decoded bytes per compressed byte. Past it the load fails with
     /// ``LoadError/Code/dataLengthExceedsMaximum``: a few kilobytes that expand to gigabytes are an attack,
     /// not a resource. Checked only once ``ratioFloor`` decoded bytes have arrived, because a small, very
@@ -34,8 +37,10 @@ public struct ContentDecoding: Sendable, Hashable {
     /// Makes the default settings: decoding on, at most 200 decoded bytes per compressed byte past 16 MiB.
     public init() {}
 
+    /// The codings a session decodes, as `Content-Encoding` names them.
+    public static let names = ["gzip", "deflate", "br", "zstd"]
     /// The codings this session decodes, in the `Accept-Encoding` it sends.
-    static let acceptEncoding = "gzip, deflate, br, zstd"
+    static let acceptEncoding = names.joined(separator: ", ")
     /// The field, made once: making one checks its value, on every load.
     static let acceptEncodingField = HTTPField(name: .acceptEncoding, value: acceptEncoding)
 

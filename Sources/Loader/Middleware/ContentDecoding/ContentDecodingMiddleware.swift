@@ -87,12 +87,11 @@ extension ContentDecodingMiddleware {
 // Everything is everyday work: asking before, decoding after.
 extension ContentDecodingMiddleware: BuiltInLayer {
     func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
-        // A caller that chose its own Accept-Encoding wants the bytes as sent. A range is of the bytes as sent
+        // A caller that chose its own Accept-Encoding wants the bytes as sent, unless the settings say otherwise. A range is of the bytes as sent
         // too (a 206 of a compressed representation is a slice no decoder can start in the middle of), so a
         // request with one asks for no coding, as OkHttp's do, and nothing is decoded.
-        guard settings.isEnabled, request.headerFields[.acceptEncoding] == nil, request.headerFields[.range] == nil else {
-            return (request, false)
-        }
+        guard settings.isEnabled, request.headerFields[.range] == nil else { return (request, false) }
+        guard request.headerFields[.acceptEncoding] == nil else { return (request, settings.decodesRequestedCodings) }
         return (Self.asking(request), true)
     }
 
