@@ -619,7 +619,7 @@ struct HTTPMisbehaviourTests {
         }
     }
 
-    @Test("A server's redirect to file: is not followed (unsupportedURL naming the URL); allowed, it would be")
+    @Test("A server's redirect to file: is not followed (unsupportedURL naming the URL); allowed, a GET's would be, a PUT's body never")
     func redirectToFileRefused() async throws {
         let started = Locked<[String]>([])
         /// Stands in for the file: handler, recording what it was asked to load.
@@ -641,13 +641,18 @@ struct HTTPMisbehaviourTests {
         #expect(error?.url == url)
         #expect(error?.reason?.contains("file:///tmp/redirected-here") == true, "\(String(describing: error))")
         #expect(started.withLock { $0 }.isEmpty, "the file handler was started")
-        // With file: allowed, the same redirect reaches the handler: the refusal above is the rule's doing.
+        // With file: allowed, the same redirect of a GET reaches the handler: the refusal above is the rule's doing.
+        // A PUT's body still goes to http and https alone.
         let allowing = plainHTTPSession {
             $0.handlerClasses.append(RecordingFileHandler.self)
             $0.redirectSchemes.insert("file")
         }
-        _ = try await allowing.data(for: put)
-        #expect(started.withLock { $0 } == ["PUT /tmp/redirected-here"])
+        _ = try await allowing.data(from: url)
+        #expect(started.withLock { $0 } == ["GET /tmp/redirected-here"])
+        let kept = await loadError { _ = try await allowing.data(for: put) }
+        #expect(kept?.code == .unsupportedURL && kept?.reason?.contains("would send the request's body to file:") == true,
+                "\(String(describing: kept))")
+        #expect(started.withLock { $0 }.count == 1)
     }
 
     @Test("A redirect back to the URL just loaded is followed like any other, within the limit")
