@@ -28,7 +28,8 @@ it): /extensions sends the Sec-WebSocket-Extensions of its 101 answer ("" for no
 compressible text message in three frames, then echoes; /bomb sends 8 MiB of zeros as one message (some 8 KiB
 compressed); /bad-extension answers with "permessage-deflate; client_max_window_bits=10" (not allowed: the client did
 not offer it), /unoffered-extension with "x-unknown" and /forced-deflate with "permessage-deflate" whatever the client
-offered, and /no-connection leaves Connection out, each then sending "unreadable"; /wire answers each message with how its first frame came on the wire:
+offered, and /no-connection leaves Connection out, each then sending "unreadable" (/no-connection-echo leaves it out and
+echoes, saying nothing first); /wire answers each message with how its first frame came on the wire:
 "compressed" (RSV1 set) or "plain".
 Frames to script misbehaviour: /burst sends the texts "0" to "39" at once, then echoes; /burst-ping sends them and a ping
 in one segment, then "pong-ok" if the pong came within 2 s (else "pong-missing"), then echoes; /slow-reader reads nothing for 7 s, then
@@ -57,7 +58,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/burst-ping", "/slow-reader", "/no-read", "/trickle", "/zeros-close", "/no-connection", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/burst-ping", "/slow-reader", "/no-read", "/trickle", "/zeros-close", "/no-connection", "/no-connection-echo", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -206,7 +207,7 @@ FORGED_EXTENSIONS = {"/bad-extension": "permessage-deflate; client_max_window_bi
 
 
 def forge_answer(connection, request, response):
-    if request.path == "/no-connection" and response.status_code == 101:
+    if request.path in ("/no-connection", "/no-connection-echo") and response.status_code == 101:
         del response.headers["Connection"]
     if request.path in FORGED_EXTENSIONS and response.status_code == 101:
         if "Sec-WebSocket-Extensions" in response.headers:
@@ -225,7 +226,7 @@ def select_subprotocol(connection, subprotocols):
 
 async def handle(ws):
     path = ws.request.path
-    if path == "/echo":
+    if path in ("/echo", "/no-connection-echo"):
         async for message in ws:
             await ws.send(message)
     elif path == "/burst":

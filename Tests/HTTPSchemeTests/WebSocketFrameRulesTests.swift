@@ -55,6 +55,17 @@ struct WebSocketFrameRulesTests {
         let socket = try Nginx.session().webSocketTask(with: url)
         let error = await loadError { _ = try await bounded(socket) { try await socket.receive() } }
         #expect(error?.code == .badServerResponse && error?.url == url, "\(String(describing: error))")
+        // The same from a server that then waits for the client to speak: the answer itself is refused, not what follows.
+        let quiet = URL(string: "ws://127.0.0.1:\(try port())/no-connection-echo")!
+        let waiting = try Nginx.session().webSocketTask(with: quiet)
+        let refused = await loadError {
+            _ = try await bounded(waiting) {
+                try await waiting.send(.string("x"))
+                return try await waiting.receive()
+            }
+        }
+        #expect(refused?.code == .badServerResponse && refused?.url == quiet, "\(String(describing: refused))")
+        #expect(refused?.description.contains("Connection") == true, "\(String(describing: refused))")
     }
 
     @Test("A close frame's reason that is not UTF-8 ends the socket with 1007; a valid close is read as it came")

@@ -197,6 +197,10 @@ enum WebSocketOpening {
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
                         do {
+                            // NIO checks the status, Upgrade and the accept key; RFC 6455 (§4.1) asks for this token too.
+                            guard response.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) else {
+                                throw LoadError(.badServerResponse, url: url, reason: "the server's 101 has no Connection: Upgrade (RFC 6455 §4.1)")
+                            }
                             let extensions = response.headers[canonicalForm: "sec-websocket-extensions"].joined(separator: ", ")
                             let agreed: PerMessageDeflate?
                             do {
