@@ -8,7 +8,8 @@ that sends each 226 (transfer complete) 15 s late. Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
 ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload. On the
 plain server, a download of busy-N-ID.txt (any N and ID) is refused with 450 the first N times for that name, then
-sends hello.txt (for the tests of retries).
+sends hello.txt (for the tests of retries), and an upload named refused-at-end-* takes the data, then answers 451 where
+226 was due (removing what it stored), as a server whose disk failed at the close.
 The ports chosen are written to ENV_FILE once every server listens."""
 import os
 import sys
@@ -64,6 +65,21 @@ class BusyHandler(FTPHandler):
     def ftp_SIZE(self, path):
         # The size of the file that stands in for it.
         return super().ftp_SIZE(BusyHandler.stand_in if self.busy_count(path) is not None else path)
+
+    def ftp_STOR(self, file, mode="w"):
+        self.refusing_at_end = file if os.path.basename(file).startswith("refused-at-end-") else None
+        return super().ftp_STOR(file, mode)
+
+    def respond(self, resp, *args, **kwargs):
+        refused = getattr(self, "refusing_at_end", None)
+        if refused is not None and resp.startswith("226"):
+            self.refusing_at_end = None
+            try:
+                os.remove(refused)
+            except OSError:
+                pass
+            resp = "451 Requested action aborted: local error in processing."
+        super().respond(resp, *args, **kwargs)
 
     def ftp_RETR(self, file):
         count = self.busy_count(file)

@@ -18,6 +18,19 @@ struct CLIFTPTests {
         try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
     }
 
+    @Test("-d and -F read an ftp: or file: URL, as curl's post to HTTP alone: nothing is stored, the file is written out")
+    func dataDoesNotUpload() async throws {
+        let server = try ftp()
+        let name = "/upload/posted-\(UUID().uuidString).txt"
+        let url = "ftp://user:secret@127.0.0.1:\(server.port)\(name)"
+        let posted = try await LoadURLProcess.run(["-sS", "-d", "x", "ftp://127.0.0.1:\(server.port)/hello.txt", "-d", "y", url])
+        #expect(posted.stdout.hasPrefix("Hello from FTP\n"), "\(posted.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: server.root + name), "a POST stored the file")
+        let form = try await LoadURLProcess.run(["-sS", "-F", "a=b", "file:///etc/hostname"])
+        let hostname = try String(contentsOfFile: "/etc/hostname", encoding: .utf8)
+        #expect(form.status == 0 && form.stdout == hostname, "\(form.stderr)")
+    }
+
     @Test("--resolve and --connect-to hold for ftp:// URLs too, as curl's (through libcurl's own lists); a name neither routes is not found")
     func routesForFTP() async throws {
         let server = try ftp()

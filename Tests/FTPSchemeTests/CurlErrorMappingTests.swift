@@ -28,6 +28,22 @@ struct CurlErrorMappingTests {
         #expect(CurlErrorMapping.map(CURLE_REMOTE_FILE_NOT_FOUND, message: "libcurl's words", url: url, serverReply: 550, isUpload: false).code == .fileDoesNotExist)
     }
 
+    @Test("An upload the server refuses in its final reply (451 where 226 was due) is not stored: cannotWriteToFile, not a cut body")
+    func uploadRefusedAtItsEnd() {
+        let refused = CurlErrorMapping.map(CURLE_PARTIAL_FILE, message: "server did not report OK, got 451", url: url, serverReply: 451, isUpload: true)
+        #expect(refused.code == .cannotWriteToFile && refused.reason?.contains("answered 451") == true, "\(refused)")
+        #expect(CurlErrorMapping.map(CURLE_PARTIAL_FILE, message: "libcurl's words", url: url, serverReply: 0, isUpload: false).code == .networkConnectionLost)
+    }
+
+    @Test("Codes once unmapped (unknown, exit 99): REST or TYPE refused, the proxy's name or the proxy itself",
+          arguments: [(CURLE_FTP_COULDNT_USE_REST, LoadError.Code.resourceUnavailable), (CURLE_FTP_COULDNT_SET_TYPE, .badServerResponse),
+                      (CURLE_COULDNT_RESOLVE_PROXY, .cannotFindHost), (CURLE_PROXY, .cannotConnectToHost),
+                      (CURLE_FTP_PRET_FAILED, .badServerResponse), (CURLE_FTP_BAD_FILE_LIST, .badServerResponse)])
+    func formerlyUnknown(code: CURLcode, expected: LoadError.Code) {
+        let error = CurlErrorMapping.map(code, message: "libcurl's words", url: url, serverReply: 0, isUpload: false)
+        #expect(error.code == expected && error.url == url)
+    }
+
     @Test("A refused certificate is told apart by libcurl's words, as HTTPS tells it apart",
           arguments: [("SSL certificate problem: certificate has expired", LoadError.Code.serverCertificateHasBadDate),
                       ("SSL certificate problem: certificate is not yet valid", .serverCertificateHasBadDate),

@@ -75,6 +75,30 @@ struct FTPUploadAndLoginTests {
         #expect(error?.reason?.contains("1000") == true, "\(String(describing: error?.reason))")
     }
 
+    @Test("An upload the server refuses after taking its bytes (451 where 226 was due) fails as not written, with the server's words")
+    func refusedAtItsEnd() async throws {
+        let name = "/upload/refused-at-end-\(UUID().uuidString).bin"
+        var request = LoadRequest(url: try FTPServers.url(name, userInfo: "user:secret"), method: .put)
+        request.body = .bytes(Data(repeating: 7, count: 10_000))
+        let error = await loadError { _ = try await FTPServers.session().data(for: request) }
+        #expect(error?.code == .cannotWriteToFile, "\(String(describing: error))")
+        #expect(error?.url == request.url)
+        #expect((error?.underlying as? FTPReply)?.code == 451, "\(String(describing: error?.underlying))")
+        #expect(error?.reason?.contains("local error in processing") == true, "\(String(describing: error?.reason))")
+    }
+
+    @Test("A request with a body goes up with PUT alone: a POST to ftp: is unsupportedURL, nothing stored")
+    func onlyPutUploads() async throws {
+        let path = uploadPath("posted.txt")
+        let url = try FTPServers.url(path, userInfo: "user:secret")
+        var post = LoadRequest(url: url, method: .post)
+        post.body = .bytes(Data("x".utf8))
+        let error = await loadError { _ = try await FTPServers.session().data(for: post) }
+        #expect(error?.code == .unsupportedURL && error?.url == url, "\(String(describing: error))")
+        let missing = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(missing?.code == .fileDoesNotExist, "\(String(describing: missing))")
+    }
+
     @Test("An upload creates missing folders only when asked")
     func missingDirectories() async throws {
         let path = "/upload/\(UUID().uuidString)/deep/f.txt"

@@ -513,9 +513,12 @@ extension LoadURL {
                 request.headerFields.append(field)
             }
         }
+        // As curl's, -d and -F post to HTTP alone: an ftp: or file: URL is read (its handler would refuse a POST, and only
+        // -T stores a file there).
+        let posts = !["ftp", "ftps", "file"].contains(request.scheme)
         let pieces: BodyPieces
         do {
-            pieces = try options.bodyPieces.get()
+            pieces = posts ? try options.bodyPieces.get() : .none
         } catch {
             throw LoadError(.requestBodyStreamExhausted, url: url, reason: error.description, underlying: error.cause.cause)
         }
@@ -542,7 +545,7 @@ extension LoadURL {
                 if request.headerFields[.accept] == nil { request.headerFields[.accept] = "application/json" }
             }
         }
-        if !options.form.isEmpty {
+        if !options.form.isEmpty, posts {
             request.method = .post
             // A type of the caller's own (-H) is kept, with the boundary added as curl does, or with its own
             // boundary, which the body then uses.

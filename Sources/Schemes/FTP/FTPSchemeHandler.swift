@@ -2,7 +2,7 @@ import FoundationEssentials
 import Loader
 
 /// The `ftp:` and `ftps:` handler, over libcurl (FTP only): downloads (`RETR`) streamed with backpressure,
-/// uploads (`STOR`, for a request with a body or `PUT`), directory listings for a URL ending in `/` (the
+/// uploads (`STOR`, for `PUT`; another method is `unsupportedURL`), directory listings for a URL ending in `/` (the
 /// raw listing as `text/plain`; ``FTPListing/parse(_:)`` reads it), byte ranges (`REST`; the response's
 /// `Content-Range` says where the body starts, with the file's size when the range ran to its end; a range from
 /// the file's size gives an empty body), and FTPS —
@@ -41,6 +41,12 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
     @concurrent override public func load() async throws {
         guard let host = request.url.host(percentEncoded: false), !host.isEmpty else {
             throw LoadError(.badURL, url: request.url, reason: "the URL has no host")
+        }
+        // Only PUT stores: a POST's form, or a body a redirect kept, must not overwrite the file the URL names.
+        let method = request.method
+        guard method == .put || ((method == .get || method == .head) && request.body == nil) else {
+            throw LoadError(.unsupportedURL, url: request.url,
+                            reason: "ftp: supports GET and HEAD, and PUT to upload; not \(method.rawValue)\(request.body == nil ? "" : " with a body")")
         }
         let engine = try CurlEngine.engine(for: request, options: request.options[FTPOptions.self])
         defer { engine.release() }

@@ -54,6 +54,11 @@ enum CurlErrorMapping {
             default: error.code = .resourceUnavailable
             }
             if serverReply > 0 { error.reason = "the server answered \(serverReply): \(error.reason ?? "")" }
+        case CURLE_PARTIAL_FILE where isUpload && serverReply >= 400:
+            // The server took the body, then refused it in its final reply (451, 452, 552 where 226 was due): not stored.
+            error.code = .cannotWriteToFile
+            error.underlying = nil
+            error.reason = "the server answered \(serverReply) when the upload ended: \(error.reason ?? "")"
         default:
             break
         }
@@ -89,7 +94,12 @@ enum CurlErrorMapping {
             return .secureConnectionFailed
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_FTP_COULDNT_RETR_FILE:
             return .networkConnectionLost
-        case CURLE_BAD_DOWNLOAD_RESUME, CURLE_RANGE_ERROR: return .resourceUnavailable
+        // A server that cannot resume (REST refused) or take the transfer type asked for (`;type=a`).
+        case CURLE_BAD_DOWNLOAD_RESUME, CURLE_RANGE_ERROR, CURLE_FTP_COULDNT_USE_REST: return .resourceUnavailable
+        case CURLE_FTP_COULDNT_SET_TYPE, CURLE_FTP_PRET_FAILED, CURLE_FTP_BAD_FILE_LIST: return .badServerResponse
+        // The proxy's name, or the proxy's own failure (a SOCKS refusal), as the HTTP handler reports its proxy's.
+        case CURLE_COULDNT_RESOLVE_PROXY: return .cannotFindHost
+        case CURLE_PROXY: return .cannotConnectToHost
         case CURLE_UPLOAD_FAILED, CURLE_REMOTE_DISK_FULL: return .cannotWriteToFile
         case CURLE_URL_MALFORMAT: return .badURL
         case CURLE_UNSUPPORTED_PROTOCOL: return .unsupportedURL

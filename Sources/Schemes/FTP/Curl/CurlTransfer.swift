@@ -141,7 +141,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.client = handler.client
         if client.collectsMetrics { dialogue = FTPDialogue() }
         self.isHead = request.method == .head
-        let isUpload = request.body != nil || request.method == .put
+        let isUpload = request.method == .put
         // A folder's path ends with a slash; a URL with no path at all (ftp://host) names the root folder, as libcurl lists it.
         let path = request.url.path(percentEncoded: true)
         self.isListing = !isUpload && (path.isEmpty || path.hasSuffix("/"))
@@ -357,7 +357,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     func error(for code: CURLcode) -> LoadError {
         if let bodyError = upload?.failure { return LoadError.wrapping(bodyError, url: url) }
-        if let upload, code == CURLE_PARTIAL_FILE {
+        // A refusal in the final reply is the server's doing: told as one below, with its words.
+        if let upload, code == CURLE_PARTIAL_FILE, lastRefusal == nil {
             // libcurl's "uploaded unaligned file size": the body, not the connection, was short (or long).
             let announced = upload.knownLength.map { " the \($0) bytes it announced" } ?? " its announced length"
             let said = String(cString: errorBuffer)
