@@ -26,6 +26,27 @@ struct FileSpecialFilesTests {
         }
     }
 
+    @Test("A file of a pseudo file system not known by name (binfmt_misc, mounted here) says 0 bytes and loads whole; an empty file is empty with Content-Length 0")
+    func unknownPseudoFileSystem() async throws {
+        let scratch = try Scratch()
+        let mountPoint = scratch.directory.appendingPathComponent("binfmt")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
+        try #require(mount("binfmt_misc", mountPoint.path, "binfmt_misc", 0, nil) == 0,
+                     "mounting binfmt_misc needs root: \(String(cString: strerror(errno)))")
+        defer { umount(mountPoint.path) }
+        let status = mountPoint.appendingPathComponent("status")
+        let held = try String(contentsOf: status, encoding: .utf8)
+        try #require(!held.isEmpty && (try FileManager.default.attributesOfItem(atPath: status.path)[.size] as? Int) == 0)
+        let (data, response) = try await fileSession().data(from: status)
+        #expect(String(decoding: data, as: UTF8.self) == held)
+        #expect(response.headerFields[.contentLength] == nil && response.headerFields[.acceptRanges] == nil)
+
+        let empty = scratch.directory.appendingPathComponent("empty.txt")
+        try Data().write(to: empty)
+        let (nothing, emptyResponse) = try await fileSession().data(from: empty)
+        #expect(nothing.isEmpty && emptyResponse.headerFields[.contentLength] == "0" && emptyResponse.headerFields[.acceptRanges] == "bytes")
+    }
+
     @Test("A FIFO is read to its end once a writer comes; with none, the load ends at its timeout, not never")
     func fifo() async throws {
         let scratch = try Scratch()

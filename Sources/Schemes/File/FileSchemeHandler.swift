@@ -100,7 +100,14 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         fields[.lastModified] = IMFFixdate.string(fromUnixTime: Int(info.st_mtim.tv_sec))
         var span: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil
         // A file of /proc or /sys has a size (0 or a page) unrelated to what it holds: read it as a stream.
-        let isRegular = FileSize.readable(info, path: path) != nil
+        var isRegular = FileSize.readable(info, path: path) != nil
+        // So may a file of a pseudo file system not known here (binfmt_misc, nfsd, FUSE) that says 0 bytes: one read
+        // tells it from an empty file, as curl reads such a file to its end.
+        var firstBytes = Data()
+        if isRegular, size == 0, request.method != .head {
+            firstBytes = try readSome(fd: fd, path: path, url: url)
+            isRegular = firstBytes.isEmpty
+        }
         // Only a file of known size can give a range; a pipe or a pseudo file is read whole, whatever is asked.
         if isRegular { fields[.acceptRanges] = "bytes" }
         if isRegular, let header = request.headerFields[.range], let range = ByteRange(header: header) {
@@ -118,6 +125,7 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
 
         if !isRegular {
             // A pipe, device or pseudo file: no size to check, no offset to read at; read to its end.
+            if !firstBytes.isEmpty { try await client.handler(self, deliver: firstBytes) }
             return try await streamToEnd(fd: fd, path: path, url: url)
         }
         guard let span else { return }
@@ -153,6 +161,16 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
     /// it has nothing, the task sleeps (1 ms, doubling to ``longestWait``) rather than blocking its thread in
     /// the kernel: the load may have started on its caller's thread, and cancellation and timeouts need
     /// threads of the pool to run.
+    /// What one `read` of a regular file gives from where it stands (at most ``readSize`` bytes).
+    private func readSome(fd: Int32, path: String, url: URL) throws -> Data {
+        var buffer = [UInt8](repeating: 0, count: Self.readSize)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { readBytes(fd, $0.baseAddress, Self.readSize) }
+            if got >= 0 { return Data(buffer[0..<got]) }
+            guard errno == EINTR else { throw FileErrors.reading(errno, path: path, url: url) }
+        }
+    }
+
     private func streamToEnd(fd: Int32, path: String, url: URL) async throws {
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
         var wait = Duration.milliseconds(1)
