@@ -263,4 +263,16 @@ struct WebSocketFrameRulesTests {
         }
         socket.cancel()
     }
+
+    @Test("After this end's cancel a receive fails cancelled, as URLSession's, though messages had come unread")
+    func receiveAfterCancel() async throws {
+        let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/burst")!)
+        socket.resume()
+        #expect(try await bounded(socket) { try await socket.receive() } == .string("0"))
+        // Forty at once: some wait unread now.
+        try await Task.sleep(for: .milliseconds(300))
+        socket.cancel(with: .normalClosure)
+        let error = await loadError { _ = try await socket.receive() }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+    }
 }

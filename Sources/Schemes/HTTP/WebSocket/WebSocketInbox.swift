@@ -43,10 +43,12 @@ struct WebSocketInbox {
     }
 
     /// The connection ended with `error` (the first ending stands): the waiters to fail. Messages already
-    /// received are still read first.
+    /// received are still read first, unless this end cancelled (`cancelled`): as URLSession's, a `receive` after
+    /// `cancel(with:reason:)` fails.
     mutating func end(_ error: LoadError) -> [Waiter] {
         guard ending == nil else { return [] }
         ending = error
+        if error.code == .cancelled { messages.removeAll() }
         defer { waiters.removeAll() }
         return waiters.map(\.continuation)
     }
