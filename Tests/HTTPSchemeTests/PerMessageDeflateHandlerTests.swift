@@ -35,7 +35,7 @@ struct PerMessageDeflateHandlerTests {
     /// A channel with the handler (the extension agreed) and NIO's aggregator, as an open socket has them.
     private static func channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        let connection = WebSocketConnection(channel: channel, url: URL(string: "ws://127.0.0.1/")!)
+        let connection = WebSocketConnection(channel: channel, url: URL(string: "ws://127.0.0.1/")!, pongPatience: .seconds(60))
         try channel.pipeline.syncOperations.addHandler(PerMessageDeflateHandler(agreed: PerMessageDeflate(), maximumMessageSize: 1 << 20,
                                                                                 connection: connection))
         try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,

@@ -216,8 +216,8 @@ struct WebSocketFrameRulesTests {
     }
 
     @Test("A ping behind a large message of ours that a slow server takes seconds to read gets its pong: its clock starts once it is out")
-    // OnAQuietMachine: run alone (scripts/test), as its 7 s pause against the ping's 5 s clock needs; in a full run
-    // beside every other suite it timed out once (the shared server, or the sends' turn, held up for seconds).
+    // OnAQuietMachine: run alone (scripts/test); in a full run beside every other suite it timed out once (the shared
+    // server, or the sends' turn, held up for seconds).
     func pingBehindLargeSendOnAQuietMachine() async throws {
         let socket = try Nginx.session().webSocketTask(with: URL(string: "ws://127.0.0.1:\(try port())/slow-reader")!)
         socket.maximumMessageSize = 4 << 20
@@ -225,7 +225,7 @@ struct WebSocketFrameRulesTests {
         socket.offersCompression = false
         socket.resume()
         // Three messages of 3 MiB (each under the server's 4 MiB limit): more than the sockets' buffers hold while it reads
-        // nothing for 7 s (longer than a ping's 5 s patience), so that the ping waits behind them unsent.
+        // nothing for 7 s, so that the ping waits behind them unsent.
         let large = Data(repeating: 0x5A, count: 3 << 20)
         // All queued at once (one after another, each send would wait for the last to be written), and before the ping:
         // each is counted as its send begins, and the ping waits for the three, and a moment more.

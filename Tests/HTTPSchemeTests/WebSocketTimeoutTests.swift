@@ -72,6 +72,24 @@ struct WebSocketTimeoutTests {
         #expect(ping?.code == .timedOut, "\(String(describing: ping))")
     }
 
+    @Test("A ping waits the request timeout for its pong, not a fixed 5 s: a server that reads nothing for 7 s answers it then; a 3 s timeout ends it")
+    func pongWaitsRequestTimeout() async throws {
+        let url = URL(string: "ws://127.0.0.1:\(try servers().port)/slow-reader")!
+        let patient = try socket(url, timeout: 30)
+        defer { patient.cancel() }
+        let watchdog = watchdog(patient, seconds: 40)
+        defer { watchdog.cancel() }
+        patient.resume()
+        try await patient.sendPing()
+        #expect(patient.closeCode == nil)
+
+        let hurried = try socket(url, timeout: 3)
+        defer { hurried.cancel() }
+        hurried.resume()
+        let error = await loadError { try await hurried.sendPing() }
+        #expect(error?.code == .timedOut && error?.reason?.contains("3 s (the request timeout)") == true, "\(String(describing: error))")
+    }
+
     @Test("A send to a server that reads, if slowly, is not cut short by a request timeout shorter than the whole send")
     func slowReaderWithinTimeout() async throws {
         // /slow-reader reads nothing for 7 s, then reads all: a request timeout of 10 s is never reached by a pause.

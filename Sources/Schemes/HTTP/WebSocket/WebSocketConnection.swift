@@ -10,8 +10,11 @@ import Synchronization
 final class WebSocketConnection: Sendable {
     let channel: any Channel
     let url: URL
-    /// How long a close waits for the server's answer, and a ping for its pong.
+    /// How long a close waits for the server's answer.
     static let patience: TimeAmount = .seconds(5)
+    /// How long a ping waits for its pong with nothing heard from the server: the request timeout, as for what is sent
+    /// (a busy server may answer late; one that says nothing that long is gone).
+    let pongPatience: TimeAmount
 
     private struct State {
         var inbox = WebSocketInbox()
@@ -29,9 +32,10 @@ final class WebSocketConnection: Sendable {
     }
     private let state = Locked(State())
 
-    init(channel: any Channel, url: URL) {
+    init(channel: any Channel, url: URL, pongPatience: TimeAmount) {
         self.channel = channel
         self.url = url
+        self.pongPatience = pongPatience
     }
 
     // MARK: The task's side
@@ -77,7 +81,7 @@ final class WebSocketConnection: Sendable {
         try await write(frame, what: "the message")
     }
 
-    /// Sends a ping and waits for a pong, up to ``patience`` from when the ping is written (it may wait behind a large
+    /// Sends a ping and waits for a pong, up to ``pongPatience`` from when the ping is written (it may wait behind a large
     /// message of ours) or from the server's latest frame (its pong may come behind what it sends): a connection that
     /// stays silent that long is closed. Cancelling the calling task ends the wait
     /// (a pong that comes later answers nothing).
@@ -106,7 +110,7 @@ final class WebSocketConnection: Sendable {
                     switch written {
                     case .success:
                         // The clock starts once the ping is out.
-                        armPingClock(payload, in: Self.patience, timer: timer)
+                        armPingClock(payload, in: pongPatience, timer: timer)
                     case .failure(let error):
                         ended(LoadError(.networkConnectionLost, url: url, reason: "the ping could not be sent", underlying: error), code: .abnormalClosure, reason: nil)
                     }
@@ -130,10 +134,12 @@ final class WebSocketConnection: Sendable {
             guard state.withLock({ $0.pings.contains { $0.payload == payload } }) else { return }
             let now = NIODeadline.now().uptimeNanoseconds
             let quiet = now - min(now, lastHeard.load(ordering: .relaxed))
-            if quiet < UInt64(Self.patience.nanoseconds) {
-                return armPingClock(payload, in: Self.patience - .nanoseconds(Int64(quiet)), timer: timer)
+            if quiet < UInt64(pongPatience.nanoseconds) {
+                return armPingClock(payload, in: pongPatience - .nanoseconds(Int64(quiet)), timer: timer)
             }
-            ended(LoadError(.timedOut, url: url, reason: "no pong within 5 s of a ping, nor anything else from the server"), code: .abnormalClosure, reason: nil)
+            let seconds = Double(pongPatience.nanoseconds) / 1e9
+            ended(LoadError(.timedOut, url: url, reason: "no pong within \(seconds.printed("%g")) s (the request timeout) of a ping, nor anything else from the server"),
+                  code: .abnormalClosure, reason: nil)
             channel.close(promise: nil)
         }
         timer.withLock { $0 = scheduled }

@@ -184,7 +184,7 @@ enum WebSocketOpening {
 
         let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url, ask: ask)
         let opened = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
-        let connection = WebSocketConnection(channel: channel, url: url)
+        let connection = WebSocketConnection(channel: channel, url: url, pongPatience: ConnectionPool.timeAmount(idle))
         do {
             try await channel.eventLoop.submit {
                 // Closed already, its close unheard by the handlers below: say why, rather than wait for an answer.
