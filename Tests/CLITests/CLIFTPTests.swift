@@ -18,7 +18,7 @@ struct CLIFTPTests {
         try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
     }
 
-    @Test("-d and -F read an ftp: or file: URL, as curl's post to HTTP alone: nothing is stored, the file is written out")
+    @Test("-d, -F and -X leave an ftp: or file: URL read, as curl's post and name methods for HTTP alone: nothing is stored")
     func dataDoesNotUpload() async throws {
         let server = try ftp()
         let name = "/upload/posted-\(UUID().uuidString).txt"
@@ -26,9 +26,13 @@ struct CLIFTPTests {
         let posted = try await LoadURLProcess.run(["-sS", "-d", "x", "ftp://127.0.0.1:\(server.port)/hello.txt", "-d", "y", url])
         #expect(posted.stdout.hasPrefix("Hello from FTP\n"), "\(posted.stderr)")
         #expect(!FileManager.default.fileExists(atPath: server.root + name), "a POST stored the file")
-        let form = try await LoadURLProcess.run(["-sS", "-F", "a=b", "file:///etc/hostname"])
-        let hostname = try String(contentsOfFile: "/etc/hostname", encoding: .utf8)
-        #expect(form.status == 0 && form.stdout == hostname, "\(form.stderr)")
+        // -X names an HTTP method: an FTP download goes on as one.
+        let custom = try await LoadURLProcess.run(["-sS", "-X", "FOO", "ftp://127.0.0.1:\(server.port)/hello.txt"])
+        #expect(custom.status == 0 && custom.stdout == "Hello from FTP\n", "\(custom.stderr)")
+        let file = try uploadFile("local text\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let form = try await LoadURLProcess.run(["-sS", "-F", "a=b", file.absoluteString])
+        #expect(form.status == 0 && form.stdout == "local text\n", "\(form.stderr)")
     }
 
     @Test("--resolve and --connect-to hold for ftp:// URLs too, as curl's (through libcurl's own lists); a name neither routes is not found")

@@ -33,7 +33,8 @@ struct FileSpecialFilesTests {
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
         try #require(mount("binfmt_misc", mountPoint.path, "binfmt_misc", 0, nil) == 0,
                      "mounting binfmt_misc needs root: \(String(cString: strerror(errno)))")
-        defer { umount(mountPoint.path) }
+        // Detached, so that a file still open does not leave the mount behind.
+        defer { umount2(mountPoint.path, Int32(MNT_DETACH)) }
         let status = mountPoint.appendingPathComponent("status")
         let held = try String(contentsOf: status, encoding: .utf8)
         try #require(!held.isEmpty && (try FileManager.default.attributesOfItem(atPath: status.path)[.size] as? Int) == 0)

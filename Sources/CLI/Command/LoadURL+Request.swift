@@ -513,8 +513,8 @@ extension LoadURL {
                 request.headerFields.append(field)
             }
         }
-        // As curl's, -d and -F post to HTTP alone: an ftp: or file: URL is read (its handler would refuse a POST, and only
-        // -T stores a file there).
+        // As curl's, -d and -F post, and -X names a method, for HTTP alone: an ftp: or file: URL is read (its handler would
+        // refuse a POST or another method, and only -T stores a file there).
         let posts = !["ftp", "ftps", "file"].contains(request.scheme)
         let pieces: BodyPieces
         do {
@@ -588,7 +588,7 @@ extension LoadURL {
         }
         if options.headOnly { request.method = .head }
         // As given, as curl sends it: methods are case-sensitive (checked to be a token by makeConfiguration).
-        if let method = options.method, let given = HTTPRequest.Method(method) { request.method = given }
+        if posts, let method = options.method, let given = HTTPRequest.Method(method) { request.method = given }
         // Any type will do, as curl says on every HTTP request (-H 'Accept:' takes it away below): some servers and
         // proxies answer a request without Accept with a 406, or with another representation.
         if request.scheme == "http" || request.scheme == "https", request.headerFields[.accept] == nil {

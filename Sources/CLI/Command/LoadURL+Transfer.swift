@@ -243,8 +243,10 @@ extension LoadURL {
                     bytes.task.cancel()
                     throw Self.tooLarge(url, limit: maxFileSize, announced: length)
                 }
-                // --compressed: a coding the session left on the body (unknown, or past five) is an error, as curl's 61.
-                if compressed, let reason = Self.undecodedCoding(of: response, to: request.method) {
+                // --compressed: a coding the session left on the body (unknown, or past five) is an error, as curl's 61. Not
+                // on a range (-r), which is never decoded: a slice of a compressed body is written as it came.
+                if compressed, request.headerFields[.range] == nil, response.status?.code != 206,
+                   let reason = Self.undecodedCoding(of: response, to: request.method) {
                     bytes.task.cancel()
                     throw LoadError(.cannotDecodeContentData, url: url, reason: reason)
                 }

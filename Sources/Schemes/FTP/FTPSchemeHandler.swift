@@ -44,9 +44,10 @@ public final class FTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
         // Only PUT stores: a POST's form, or a body a redirect kept, must not overwrite the file the URL names.
         let method = request.method
-        guard method == .put || ((method == .get || method == .head) && request.body == nil) else {
+        let hasBody = request.body.map { $0.knownLength != 0 } ?? false
+        guard method == .put || ((method == .get || method == .head) && !hasBody) else {
             throw LoadError(.unsupportedURL, url: request.url,
-                            reason: "ftp: supports GET and HEAD, and PUT to upload; not \(method.rawValue)\(request.body == nil ? "" : " with a body")")
+                            reason: "ftp: supports GET and HEAD, and PUT to upload; not \(method.rawValue)\(hasBody ? " with a body" : "")")
         }
         let engine = try CurlEngine.engine(for: request, options: request.options[FTPOptions.self])
         defer { engine.release() }

@@ -157,10 +157,6 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
-    /// Reads a descriptor that may not seek or may have nothing yet (a pipe, a FIFO without a writer). While
-    /// it has nothing, the task sleeps (1 ms, doubling to ``longestWait``) rather than blocking its thread in
-    /// the kernel: the load may have started on its caller's thread, and cancellation and timeouts need
-    /// threads of the pool to run.
     /// What one `read` of a regular file gives from where it stands (at most ``readSize`` bytes).
     private func readSome(fd: Int32, path: String, url: URL) throws -> Data {
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
@@ -171,6 +167,10 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
+    /// Reads a descriptor that may not seek or may have nothing yet (a pipe, a FIFO without a writer). While
+    /// it has nothing, the task sleeps (1 ms, doubling to ``longestWait``) rather than blocking its thread in
+    /// the kernel: the load may have started on its caller's thread, and cancellation and timeouts need
+    /// threads of the pool to run.
     private func streamToEnd(fd: Int32, path: String, url: URL) async throws {
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
         var wait = Duration.milliseconds(1)

@@ -493,7 +493,9 @@ struct HTTPRequestPlan: Sendable {
             switch field.name.canonicalName {
             case "cookie":
                 if let cookieLine {
-                    lines[cookieLine].1 += "; " + field.value
+                    if !field.value.isEmpty {
+                        lines[cookieLine].1 += lines[cookieLine].1.isEmpty ? field.value : "; " + field.value
+                    }
                     continue
                 }
                 cookieLine = lines.count

@@ -58,8 +58,9 @@ struct CacheMiddleware: LoadMiddleware {
             }
             await drain(result.body)
             guard let refreshed = CacheRules.refreshed(entry, by: result.response, requestedAt: requestedAt, receivedAt: now()) else {
-                // The server's 304 is for a representation other than the one stored: ask for the whole body.
-                return try await loaded(request, control: control, ticket: ticket, next: next)
+                // The server's 304 is for a representation other than the one stored: ask for the whole body, a request
+                // of its own, newer than any that went out meanwhile.
+                return try await loaded(request, control: control, ticket: PendingStores.shared.ticket(for: key), next: next)
             }
             await ticket.store(refreshed, in: cache)
             var head = CacheRules.servedHead(of: refreshed, for: request.url, now: now())

@@ -14,6 +14,9 @@ final class PendingStores: Sendable {
         var nextID = 0
         /// The live tickets' numbers, by key.
         var live: [String: Set<Int>] = [:]
+        /// The tickets a newer one's store made out of date, by key, until they are released: told apart from those an
+        /// unsafe request voided, after whose store the entry must go again.
+        var superseded: [String: Set<Int>] = [:]
     }
 
     private let state = Locked(State())
@@ -28,28 +31,43 @@ final class PendingStores: Sendable {
         return Ticket(key: key, id: id, registry: self)
     }
 
-    /// Voids every pending store under `key`.
+    /// Voids every pending store under `key`: an unsafe request changed what it names.
     func void(_ key: String) {
-        _ = state.withLock { $0.live.removeValue(forKey: key) }
+        state.withLock { state in
+            state.live.removeValue(forKey: key)
+            state.superseded.removeValue(forKey: key)
+        }
     }
 
-    /// Whether `ticket` is live; if it is, voids the tickets taken before it under its key, whose answers are older.
+    /// Whether `ticket` is live; if it is, marks the tickets taken before it under its key as superseded: their answers
+    /// are older.
     fileprivate func claim(_ ticket: Ticket) -> Bool {
         state.withLock { state in
             guard let ids = state.live[ticket.key], ids.contains(ticket.id) else { return false }
-            state.live[ticket.key] = ids.filter { $0 >= ticket.id }
+            let older = ids.filter { $0 < ticket.id }
+            guard !older.isEmpty else { return true }
+            state.live[ticket.key] = ids.subtracting(older)
+            state.superseded[ticket.key, default: []].formUnion(older)
             return true
         }
     }
 
-    fileprivate func isLive(_ ticket: Ticket) -> Bool {
-        state.withLock { $0.live[ticket.key]?.contains(ticket.id) ?? false }
+    /// Where `ticket` stands now.
+    fileprivate enum Standing { case live, superseded, voided }
+
+    fileprivate func standing(_ ticket: Ticket) -> Standing {
+        state.withLock { state in
+            if state.live[ticket.key]?.contains(ticket.id) ?? false { return .live }
+            return state.superseded[ticket.key]?.contains(ticket.id) ?? false ? .superseded : .voided
+        }
     }
 
     fileprivate func release(_ ticket: Ticket) {
         state.withLock { state in
-            guard var ids = state.live[ticket.key], ids.remove(ticket.id) != nil else { return }
-            state.live[ticket.key] = ids.isEmpty ? nil : ids
+            if var ids = state.live[ticket.key], ids.remove(ticket.id) != nil { state.live[ticket.key] = ids.isEmpty ? nil : ids }
+            if var ids = state.superseded[ticket.key], ids.remove(ticket.id) != nil {
+                state.superseded[ticket.key] = ids.isEmpty ? nil : ids
+            }
         }
     }
 
@@ -67,12 +85,22 @@ final class PendingStores: Sendable {
 
         deinit { registry.release(self) }
 
-        /// Stores `entry` in `cache` unless the key was voided, and takes it out again if the key was voided while it
-        /// was being stored (the voiding request's removal may have come first).
+        /// Stores `entry` in `cache` unless the key was voided or a newer answer was stored. If an unsafe request voided
+        /// the key while it was being stored (its removal may have come first), the entry goes again; if a newer answer
+        /// was stored meanwhile, this one goes only if its write came last and it is what the cache holds.
         func store(_ entry: CachedResponse, in cache: any ResponseCache) async {
             guard registry.claim(self) else { return }
             await cache.store(entry, for: key)
-            if !registry.isLive(self) { await cache.removeCachedResponse(for: key) }
+            switch registry.standing(self) {
+            case .live:
+                return
+            case .voided:
+                await cache.removeCachedResponse(for: key)
+            case .superseded:
+                if let held = await cache.cachedResponse(for: key), held.requestedAt == entry.requestedAt, held.storedAt == entry.storedAt {
+                    await cache.removeCachedResponse(for: key)
+                }
+            }
         }
 
         /// Removes the key's entry, which this ticket's answer makes out of date, unless the key was voided (by a

@@ -25,14 +25,16 @@ public protocol ResponseCache: Sendable {
 extension CachedResponse {
     /// The key under which a store keeps the response for `url`: the URL as RFC 9110 (§4.2.3) compares them, its
     /// scheme and host lowercased, a default port left out and an empty path written `/`, so that a change through one
-    /// spelling voids the entry of another; without its fragment, which never reaches a server, and without a
-    /// password, which a store on disk would otherwise keep in plain text.
+    /// spelling voids the entry of another; without its fragment, which never reaches a server, and without user and
+    /// password, which a store on disk would otherwise keep in plain text (a request that authenticates carries
+    /// `Authorization` and passes by the cache).
     public static func key(for url: URL) -> String {
         guard var parts = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false) else {
-            let text = url.absoluteString
+            let text = url.absoluteStringHidingPassword
             return String(text[..<(text.firstIndex(of: "#") ?? text.endIndex)])
         }
         parts.fragment = nil
+        parts.percentEncodedUser = nil
         parts.percentEncodedPassword = nil
         let scheme = parts.scheme?.lowercased()
         parts.scheme = scheme
@@ -41,6 +43,6 @@ extension CachedResponse {
             if parts.percentEncodedPath.isEmpty { parts.percentEncodedPath = "/" }
         }
         if let port = parts.port, (scheme == "http" && port == 80) || (scheme == "https" && port == 443) { parts.port = nil }
-        return parts.string ?? url.absoluteString
+        return parts.string ?? url.absoluteStringHidingPassword
     }
 }

@@ -1,4 +1,11 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Loader
 
 /// Cookies in memory, kept and sent by RFC 6265's rules: a session's ``Loader/CookieStore`` for `http`,
@@ -189,12 +196,18 @@ public final class CookieJar: CookieStore {
         return (host, path.isEmpty ? "/" : path, scheme == "https" || scheme == "wss" || isLoopback(host))
     }
 
-    /// Whether `host` names this machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`), whose plain `http` is as
+    /// Whether `host` names this machine (`localhost`, an IPv4 address in 127.0.0.0/8, `::1`), whose plain `http` is as
     /// secure as `https` (W3C Secure Contexts' "potentially trustworthy"): `Secure` cookies of a development server
-    /// are kept and sent, as curl's and browsers' are.
+    /// are kept and sent, as curl's are. Addresses are read as the connection reads them (`inet_pton`), so a name
+    /// that merely looks like one (`127.+0.0.1`) is not taken; nor is `*.localhost`, which the resolver may not keep
+    /// on this machine.
     static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "[::1]" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        let literal = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard inet_pton(AF_INET6, literal, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
     }
 }

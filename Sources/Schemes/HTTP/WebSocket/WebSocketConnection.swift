@@ -12,8 +12,8 @@ final class WebSocketConnection: Sendable {
     let url: URL
     /// How long a close waits for the server's answer.
     static let patience: TimeAmount = .seconds(5)
-    /// How long a ping waits for its pong with nothing heard from the server: the request timeout, as for what is sent
-    /// (a busy server may answer late; one that says nothing that long is gone).
+    /// How long a ping waits for its pong with nothing heard from the server: the request timeout, a minute at most (a
+    /// busy server may answer late; one that says nothing that long is gone).
     let pongPatience: TimeAmount
 
     private struct State {

@@ -184,7 +184,9 @@ enum WebSocketOpening {
 
         let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url, ask: ask)
         let opened = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
-        let connection = WebSocketConnection(channel: channel, url: url, pongPatience: ConnectionPool.timeAmount(idle))
+        // A pong waits the request timeout, but no longer than a minute: a session without a timeout still finds a
+        // dead connection by its ping.
+        let connection = WebSocketConnection(channel: channel, url: url, pongPatience: ConnectionPool.timeAmount(min(idle, 60)))
         do {
             try await channel.eventLoop.submit {
                 // Closed already, its close unheard by the handlers below: say why, rather than wait for an answer.

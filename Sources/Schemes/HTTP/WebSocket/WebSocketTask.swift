@@ -23,9 +23,9 @@ import Loader
 /// 1009) and fails `receive` with `dataLengthExceedsMaximum`. Reading stops while 16 messages wait unread, so a
 /// reader that falls behind slows the server. The handshake's answer, and a server's reading of what this end sends,
 /// are bounded by the request timeout (the request's `timeoutInterval`, else the session's `timeoutIntervalForRequest`):
-/// past it the opening or the socket fails with `timedOut`. Every failure is a `LoadError` naming the URL; once the socket
-/// has ended, `receive` returns the messages that arrived before and then throws, and ``closeCode`` and
-/// ``closeReason`` tell how it closed.
+/// past it the opening or the socket fails with `timedOut`. Every failure is a `LoadError` naming the URL; once the server
+/// or the connection has ended the socket, `receive` returns the messages that arrived before and then throws (after this
+/// end's ``cancel(with:reason:)`` it throws at once), and ``closeCode`` and ``closeReason`` tell how it closed.
 public final class WebSocketTask: Sendable {
     /// The request the socket was made with.
     public let originalRequest: LoadRequest
@@ -132,7 +132,9 @@ public final class WebSocketTask: Sendable {
         try await connection().receive()
     }
 
-    /// Sends a ping and returns when the server's pong comes back.
+    /// Sends a ping and returns when the server's pong comes back. A server that sends nothing for the request timeout
+    /// (60 s at most) after the ping went out is taken for gone: the connection closes (``CloseCode/abnormalClosure``)
+    /// and the ping, with every waiting call, fails with `timedOut`.
     public func sendPing() async throws {
         try await connection().ping()
     }
