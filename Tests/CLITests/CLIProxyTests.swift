@@ -27,6 +27,10 @@ struct CLIProxyTests {
                                                       "-U", "user:secret", https, http])
         #expect(tunnelled.status == 0, "\(tunnelled.stderr)")
         #expect(tunnelled.stdout == "Hello from nginx\nHello from nginx\n")
+        // A login in the proxy's URL wins over -U's, as curl 7.88 keeps it.
+        let written = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-x", "http://user:secret@127.0.0.1:\(proxies.authPort)",
+                                                    "-U", "user:wrong", https])
+        #expect(written.status == 0 && written.stdout == "Hello from nginx\n", "\(written.stderr)")
         let refused = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "-x", "127.0.0.1:\(proxies.authPort)", https])
         // curl's status for a refused CONNECT, a 407 as any other.
         #expect(refused.status == 56 && refused.stdout.isEmpty, "\(refused.status)")

@@ -270,6 +270,8 @@ struct HTTPProxyTests {
         #expect(HTTPClientOptions.Proxy.fromEnvironment([:], scheme: "http") == nil)
         let exceptions = HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
         #expect(exceptions == ["a.test", ".b.test"])
+        // Blanks separate entries too, as curl reads the list.
+        #expect(HTTPClientOptions.Proxy.exceptions(fromEnvironment: ["no_proxy": "localhost 127.0.0.1\t.c.test"]) == ["localhost", "127.0.0.1", ".c.test"])
         #expect(HTTPClientOptions.Proxy.bypasses("www.a.test", exceptions: exceptions))
         #expect(HTTPClientOptions.Proxy.bypasses("b.test", exceptions: exceptions))
         #expect(!HTTPClientOptions.Proxy.bypasses("nota.test", exceptions: exceptions))

@@ -225,14 +225,15 @@ extension LoadURL {
         }
         if let proxyUser {
             let credential = Self.credential(proxyUser)
-            for keyPath in [\HTTPClientOptions.httpProxy, \HTTPClientOptions.httpsProxy] where http[keyPath: keyPath] != nil {
+            // A login written in the proxy's URL wins, as curl 7.88 keeps it (and as the FTP proxy's does).
+            for keyPath in [\HTTPClientOptions.httpProxy, \HTTPClientOptions.httpsProxy]
+            where http[keyPath: keyPath] != nil && http[keyPath: keyPath]?.user == nil {
                 http[keyPath: keyPath]?.user = credential.user
                 http[keyPath: keyPath]?.password = credential.password
             }
         }
         http.tunnelsThroughProxy = proxyTunnel
-        http.noProxy = noProxy.map { $0.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty } }
-            ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+        http.noProxy = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
     }
 
     /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or

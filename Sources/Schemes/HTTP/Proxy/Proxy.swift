@@ -80,10 +80,14 @@ extension HTTPClientOptions {
             return value.flatMap(Proxy.init)
         }
 
-        /// The hosts `no_proxy` or `NO_PROXY` names in `environment`, comma-separated, as ``HTTPClientOptions/noProxy`` takes them.
+        /// The hosts `no_proxy` or `NO_PROXY` names in `environment`, as ``HTTPClientOptions/noProxy`` takes them.
         public static func exceptions(fromEnvironment environment: [String: String]) -> [String] {
-            let value = environment["no_proxy"] ?? environment["NO_PROXY"] ?? ""
-            return value.split(separator: ",").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty }
+            exceptions(in: environment["no_proxy"] ?? environment["NO_PROXY"] ?? "")
+        }
+
+        /// The hosts a `no_proxy` value names, separated by commas or blanks, as curl reads them.
+        public static func exceptions(in list: String) -> [String] {
+            list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
         }
 
         /// Whether `host` (lowercase, IPv6 without brackets) is reached directly under `exceptions`: `*` names
