@@ -50,6 +50,29 @@ struct TaskTests {
         #expect(await eventually { probe["stopped"] == 1 })
     }
 
+    @Test("A task lets its delegate go once it has told it of its completion: a delegate that keeps its task makes no cycle")
+    func delegateLetGo() async throws {
+        final class Keeper: LoadTaskDelegate {
+            let task = Mutex<LoadTask?>(nil)
+            let completed = Atomic<Bool>(false)
+            func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) { completed.store(true, ordering: .releasing) }
+        }
+        let session = testSession()
+        weak var gone: Keeper?
+        weak var goneTask: LoadTask?
+        do {
+            let keeper = Keeper()
+            let task = session.dataTask(with: LoadRequest(url: URL(string: "echo:kept")!), delegate: keeper)
+            keeper.task.withLock { $0 = task }
+            #expect(task.delegate === keeper)
+            (gone, goneTask) = (keeper, task)
+            task.resume()
+            #expect(await eventually { keeper.completed.load(ordering: .acquiring) })
+            #expect(await eventually { task.state == .completed && task.delegate == nil })
+        }
+        #expect(await eventually { gone == nil && goneTask == nil }, "the delegate and its task outlived the load")
+    }
+
     @Test("A task its delegate suspends as it hears of the body completes only once resumed, for a body that came whole too")
     func suspendedByTheDelegateAtTheEnd() async throws {
         final class Suspender: LoadTaskDelegate {

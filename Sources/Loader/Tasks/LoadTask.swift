@@ -22,8 +22,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     public let taskIdentifier: Int
     /// The request the task was made with.
     public let originalRequest: LoadRequest
-    /// The task's own delegate, heard before the session's.
-    public let delegate: (any LoadTaskDelegate)?
+    /// The task's own delegate, heard before the session's. Held until the task has told it of its completion, then
+    /// let go (`nil`), as URLSession's task lets its delegate go: a delegate that keeps its task makes no cycle.
+    public var delegate: (any LoadTaskDelegate)? {
+        guard delegateGate != nil else { return nil }
+        return mutable.withLock { $0.delegate }
+    }
     let session: LoaderSession
     /// One delegate call at a time; `nil` when there is no delegate.
     private let delegateGate: DelegateGate?
@@ -34,6 +38,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     private struct Mutable {
         var state: State
+        /// ``delegate``, until the completion has been told.
+        var delegate: (any LoadTaskDelegate)?
         var currentRequest: LoadRequest
         var response: LoadResponse?
         var error: LoadError?
@@ -96,13 +102,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
          starter: (@Sendable (LoadTask) -> Void)?) {
         self.session = session
         self.originalRequest = request
-        self.delegate = delegate
         // Only a task with a delegate to call needs one (most loads have none).
         self.delegateGate = delegate != nil || hasSessionDelegate ? DelegateGate() : nil
         // Read only for metrics, which only a delegate gets: a clock read fewer on every other load.
         self.createdAt = delegateGate == nil ? nil : Date()
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
-        self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, currentRequest: request, starter: starter))
+        self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, delegate: delegate, currentRequest: request,
+                                      starter: starter))
         self.runsInCallersTask = starter == nil
     }
 
@@ -356,6 +362,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     func willRedirect(_ response: LoadResponse, to request: LoadRequest) async throws(LoadError) -> LoadRequest? {
         tellCollected()
         var proposed: LoadRequest? = request
+        let delegate = self.delegate
         if let delegate, let current = proposed {
             proposed = try await asking { await delegate.loadTask(self, willPerformRedirection: response, newRequest: current) }
         }
@@ -375,6 +382,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
     func didReceive(_ challenge: AuthenticationChallenge) async throws(LoadError) -> ChallengeDisposition {
         tellCollected()
+        let delegate = self.delegate
         if let delegate {
             let answer = try await asking { await delegate.loadTask(self, didReceive: challenge) }
             if case .performDefaultHandling = answer {} else { return answer }
@@ -425,6 +433,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         tellCollected()
         if let metrics = finishedMetrics() { eachDelegate { $0.loadTask(self, didFinishCollecting: metrics) } }
         eachDelegate { $0.loadTask(self, didCompleteWithError: outcome.error) }
+        // Told all it will hear: let go, so that a delegate that holds its task does not keep both alive.
+        if delegateGate != nil { mutable.withLock { $0.delegate = nil } }
         session.taskDidComplete(self)
         return outcome.error
     }
@@ -485,6 +495,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         guard let delegateGate else { return }
         delegateGate.run {
             if unlessCompleted, state == .completed { return }
+            let delegate = self.delegate
             if let delegate { body(delegate) }
             if let sessionDelegate = session.delegate, sessionDelegate !== delegate { body(sessionDelegate) }
         }
