@@ -164,7 +164,7 @@ public final class LoaderSession: Sendable {
         }
         sessionDelegate?.session(self, didCreateTask: task)
         // An invalidated session takes no new work: the task ends cancelled as soon as it runs.
-        if invalidated { task.cancel() }
+        if invalidated { task.cancel(because: "the session was invalidated (finishTasksAndInvalidate or invalidateAndCancel) and takes no new task") }
         return task
     }
 

@@ -38,6 +38,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     private struct Mutable {
         var state: State
+        /// Why the task was cancelled, when the loader cancelled it (``cancel(because:)``).
+        var cancelReason: String?
         /// ``delegate``, until the completion has been told.
         var delegate: (any LoadTaskDelegate)?
         var currentRequest: LoadRequest
@@ -177,23 +179,34 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// streamed one too, whether or not its reader reads again. A task that was never started completes
     /// without loading, soon after (its completion handler is still called).
     public func cancel() {
+        cancel(because: nil)
+    }
+
+    /// ``cancel()``, with why, which the `cancelled` error then says (an invalidated session's task).
+    func cancel(because reason: String?) {
         let (driver, swiftTask, waiters, starter, delegateWait, middleware) = mutable.withLock { m in
             guard m.state != .completed, !m.isCancelled else {
                 return (HandlerDriver?.none, Task<Void, Never>?.none, [CheckedContinuation<Void, Never>](),
                         (@Sendable (LoadTask) -> Void)?.none, (@Sendable () -> Void)?.none, (@Sendable () -> Void)?.none)
             }
             m.isCancelled = true
+            m.cancelReason = reason
             m.state = .canceling
             defer { m.resumeWaiters = []; m.starter = nil; m.endDelegateWait = nil; m.cancelMiddleware = nil }
             return (m.driver, m.swiftTask, m.resumeWaiters, m.starter, m.endDelegateWait, m.cancelMiddleware)
         }
-        driver?.cancel(with: LoadError(.cancelled, url: currentRequest.url))
+        driver?.cancel(with: cancellation(currentRequest.url))
         swiftTask?.cancel()
         middleware?()
         waiters.forEach { $0.resume() }
         delegateWait?()
         starter?(self)
-        if readerHasBody { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
+        if readerHasBody { complete(with: cancellation(currentRequest.url)) }
+    }
+
+    /// The error of a cancelled load of `url`, with the reason the loader gave, if it gave one.
+    private func cancellation(_ url: URL) -> LoadError {
+        LoadError(.cancelled, url: url, reason: mutable.withLock { $0.cancelReason })
     }
 
     /// Whether the body went to a reader who alone would complete the task (a stream from ``LoaderSession/bytes(for:delegate:)``).
@@ -206,7 +219,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             m.readerHasBody = true
             return m.isCancelled
         }
-        if cancelled { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
+        if cancelled { complete(with: cancellation(currentRequest.url)) }
     }
 
     /// Whether ``cancel()`` was called.
@@ -237,7 +250,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// data event follows a cancel, even for a body that had arrived whole.
     func checkCancelled(_ url: URL? = nil) throws {
         guard isCancelled else { return }
-        throw LoadError(.cancelled, url: url ?? currentRequest.url)
+        throw cancellation(url ?? currentRequest.url)
     }
 
     /// When the task's first handler started, on the watchdog's clock: the resource timeout counts from there
@@ -266,7 +279,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             m.currentRequest = request
             return false
         }
-        if cancelled { throw LoadError(.cancelled, url: request.url) }
+        if cancelled { throw cancellation(request.url) }
     }
 
     /// Waits while the task is suspended. Cancelling the waiting Swift task cancels the load (which ends the
@@ -314,7 +327,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             if !m.isCancelled { m.progress.countOfBytesReceived += Int64(data.count) }
             return (m.isCancelled, m.state == .suspended)
         }
-        if cancelled { throw LoadError(.cancelled, url: currentRequest.url) }
+        if cancelled { throw cancellation(currentRequest.url) }
         return suspended
     }
 
@@ -415,7 +428,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             var error = error
             if m.isCancelled, error != nil || m.state == .canceling, error?.code != .cancelled {
                 // A download's resume data goes with it, for the delegates too.
-                var cancelled = LoadError(.cancelled, url: m.currentRequest.url)
+                var cancelled = LoadError(.cancelled, url: m.currentRequest.url, reason: m.cancelReason)
                 cancelled.resumeData = error?.resumeData
                 error = cancelled
             }
