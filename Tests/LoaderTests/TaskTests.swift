@@ -256,6 +256,31 @@ struct TaskTests {
         #expect(await eventually { session.allTasks.isEmpty })
     }
 
+    @Test("The session's delegate hears it became invalid after the last completion handler has run, as URLSession's")
+    func invalidAfterLastHandler() async throws {
+        final class Told: LoaderSessionDelegate {
+            let log: Locked<[String]>
+            init(log: Locked<[String]>) { self.log = log }
+            func session(_ session: LoaderSession, didBecomeInvalidWithError error: LoadError?) { log.withLock { $0.append("invalid") } }
+        }
+        let log = Locked<[String]>([])
+        let session = testSession(delegate: Told(log: log))
+        let (probeID, probe) = Probes.make()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let task = session.dataTask(with: URL(string: "hang://\(probeID)/x")!) { _, _, error in
+                log.withLock { $0.append("handler:\(error?.code == .cancelled)") }
+                done.resume()
+            }
+            task.resume()
+            Task {
+                _ = await eventually { probe["started"] == 1 }
+                session.invalidateAndCancel()
+            }
+        }
+        #expect(await eventually { log.withLock { $0.count } == 2 })
+        #expect(log.withLock { $0 } == ["handler:true", "invalid"])
+    }
+
     @Test("finishTasksAndInvalidate lets running tasks end, refuses new ones, then tells the delegate")
     func finishAndInvalidate() async throws {
         let delegate = RecordingDelegate()

@@ -115,8 +115,12 @@ extension LoaderSession {
     ) -> LoadTask {
         makeTask(request, delegate: delegate) { task in
             let session = task.session
+            // Counted until its completion handler has run, so that the session's delegate hears it became invalid after
+            // the last handler, as URLSession's does (the task itself completes first).
+            let member = session.join(cancel: {})
             if let refusal {
                 completion(nil, task, Self.fail(task, with: refusal))
+                if let member { session.leave(member) }
                 return
             }
             task.setSwiftTask(Task {
@@ -126,6 +130,7 @@ extension LoaderSession {
                 } catch {
                     completion(nil, task, LoadError.wrapping(error, url: request.url))
                 }
+                if let member { session.leave(member) }
             })
         }
     }
