@@ -98,9 +98,18 @@ struct CLIProxyTests {
         // https_proxy alone leaves http direct.
         let secureOnly = try await LoadURLProcess.run(["-sS", "-i", http], environment: ["https_proxy": proxy])
         #expect(secureOnly.status == 0 && !viaProxy(secureOnly.stdout), "\(secureOnly.stdout)")
+        // A proxy this tool cannot use fails the loads it names (7, saying which), never sends them direct; no_proxy's
+        // hosts, and other schemes' loads, go on.
+        let https = "https://localhost:\(nginx.httpsPort)/hello.txt"
+        let unusable = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, https, http], environment: ["https_proxy": "socks4a://127.0.0.1:9"])
+        #expect(unusable.status == 7 && unusable.stdout == "Hello from nginx\n", "\(unusable.status) \(unusable.stdout)")
+        #expect(unusable.stderr.contains("https_proxy ('socks4a://127.0.0.1:9') is not one this tool can use"), "\(unusable.stderr)")
+        let exempt = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, https],
+                                                  environment: ["all_proxy": "https://127.0.0.1:9", "no_proxy": "localhost"])
+        #expect(exempt.status == 0 && exempt.stdout == "Hello from nginx\n", "\(exempt.stderr)")
     }
 
-    @Test("-x socks5h:// goes through the SOCKS5 proxy; a proxy of another kind is a usage error (2), said before any transfer")
+    @Test("-x socks5h:// goes through the SOCKS5 proxy; a proxy of another kind is a usage error (2), said before any transfer, and in a variable fails its loads (7)")
     func socksAndUnsupported() async throws {
         let (nginx, proxies) = try servers()
         let socks = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(proxies.socksPort)", "--cacert", nginx.caFile,
@@ -118,7 +127,8 @@ struct CLIProxyTests {
         #expect(refused.status == 67 && refused.stdout.isEmpty, "login denied: \(refused.status) \(refused.stdout)")
         #expect(refused.stderr.contains("refused the user name and password"), "\(refused.stderr)")
         let unusable = try await LoadURLProcess.run(["-sS", "http://127.0.0.1:\(nginx.httpPort)/hello.txt"], environment: ["http_proxy": "socks4://127.0.0.1:1"])
-        #expect(unusable.status == 0 && unusable.stderr.contains("warning: http_proxy is not an HTTP or SOCKS5 proxy"), "\(unusable.stderr)")
+        // Never direct: the load fails, naming the variable (see `environment` for https_proxy and no_proxy).
+        #expect(unusable.status == 7 && unusable.stdout.isEmpty && unusable.stderr.contains("http_proxy ('socks4://127.0.0.1:1')"), "\(unusable.stderr)")
         let run = try await LoadURLProcess.run(["-sS", "-x", "socks4://127.0.0.1:1080", "data:,x"])
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty)

@@ -169,7 +169,7 @@ extension LoadURL {
             http.addressFamily = ipVersion.family
             configuration.handlerOptions[FTPOptions.self].addressFamily = ipVersion.family
         }
-        try setProxies(&http, environment: ProcessInfo.processInfo.environment, warns: warns)
+        try setProxies(&http, environment: ProcessInfo.processInfo.environment)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         setFTPProxy(&configuration.handlerOptions[FTPOptions.self], environment: ProcessInfo.processInfo.environment)
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
@@ -207,21 +207,16 @@ extension LoadURL {
 
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as
     /// curl reads them (`http_proxy` for http, `https_proxy` for https, `all_proxy` for both, `no_proxy`).
-    func setProxies(_ http: inout HTTPClientOptions, environment: [String: String], warns: Bool = true) throws {
+    func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
         if let proxy {
             let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
                 ?? { throw ValidationError("-x wants an HTTP or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
             http.httpProxy = chosen
             http.httpsProxy = chosen
         } else {
+            // A variable this tool cannot use fails its loads (``unusableProxies(environment:)``), never goes direct.
             http.httpProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "http")
             http.httpsProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")
-            // A variable this tool cannot use is said, not skipped in silence: the user meant traffic to go through it.
-            for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
-                if let value = environment[name], !value.isEmpty, HTTPClientOptions.Proxy(value) == nil, warns, !silent || showError {
-                    StandardStreams.error("loadurl: warning: \(name) is not an HTTP or SOCKS5 proxy this tool can use ('\(value)'): connecting without it\n")
-                }
-            }
         }
         if let proxyUser {
             let credential = Self.credential(proxyUser)
@@ -234,6 +229,21 @@ extension LoadURL {
         }
         http.tunnelsThroughProxy = proxyTunnel
         http.noProxy = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+    }
+
+    /// Without `-x`, the proxy variables this tool cannot use (an `https://` or `socks4://` proxy), by the scheme whose
+    /// loads they name (`http`, `https`), as `NAME ('VALUE')`: such a load fails (7) rather than go direct, which the
+    /// user, who set a proxy, did not ask for.
+    func unusableProxies(environment: [String: String]) -> [String: String] {
+        guard proxy == nil else { return [:] }
+        var unusable: [String: String] = [:]
+        for scheme in ["http", "https"] {
+            let names = (scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
+            guard let name = names.first(where: { !(environment[$0] ?? "").isEmpty }), let value = environment[name],
+                  HTTPClientOptions.Proxy(value) == nil else { continue }
+            unusable[scheme] = "\(name) ('\(value)')"
+        }
+        return unusable
     }
 
     /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or
@@ -297,6 +307,9 @@ extension LoadURL {
         /// --etag-compare's ETag, read once; a file that cannot be read is each URL's failure (26), as curl's, unless
         /// --etag-save will write it (then an empty ETag, `""`).
         var etagToMatch: Result<String, InputFile.Unreadable>?
+        /// ``LoadURL/unusableProxies(environment:)``, with the hosts `--noproxy` or `no_proxy` exempt.
+        var unusableProxies: [String: String] = [:]
+        var proxyExceptions: [String] = []
     }
 
     /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
@@ -306,6 +319,11 @@ extension LoadURL {
         var options = RequestOptions(headerLines: Result { () throws(HeaderLines.Invalid) in try HeaderLines(headers) }, user: user, form: parts, uploadFile: uploadFile,
                                      headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init))
         options.retry = retryPolicy
+        let environment = ProcessInfo.processInfo.environment
+        options.unusableProxies = unusableProxies(environment: environment)
+        if !options.unusableProxies.isEmpty {
+            options.proxyExceptions = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+        }
         if let writeOut, writeOut.hasPrefix("@") {
             do {
                 options.writeOut = String(decoding: try InputFile.contents(of: String(writeOut.dropFirst())), as: UTF8.self)

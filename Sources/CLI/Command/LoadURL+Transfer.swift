@@ -92,6 +92,12 @@ extension LoadURL {
             return LoadURLExit.malformedURL
         }
         let url = pathAsIs ? typed : DotSegments.removed(from: typed)
+        if let refusal = Self.unusableProxyRefusal(url, options: options) {
+            report(refusal.description, status: LoadURLExit.proxyUnusable)
+            summarize(TransferSummary(url: url, exitCode: LoadURLExit.proxyUnusable, error: refusal, urlIndex: index),
+                      format: options.writeOut, index: index, ordered: ordered)
+            return LoadURLExit.proxyUnusable
+        }
         var summary = TransferSummary(url: url, urlIndex: index)
         // -v, -i and -I (every hop's head), and -w's variables about connections, hear of each exchange through the task's metrics.
         let events = TransferEvents(verbose: verbose, keepsTransactions: options.writeOutNeedsMetrics || include || headOnly,
@@ -367,6 +373,17 @@ extension LoadURL {
     private static func tooLarge(_ url: URL, limit: Int64, announced: Int64?) -> LoadError {
         let what = announced.map { "the body is \($0) bytes" } ?? "the body grew past the limit"
         return LoadError(.dataLengthExceedsMaximum, url: url, reason: "\(what): --max-filesize allows \(limit) bytes")
+    }
+
+    /// The failure of a load of `url` whose proxy variable this tool cannot use, unless `url`'s host is exempt.
+    static func unusableProxyRefusal(_ url: URL, options: RequestOptions) -> LoadError? {
+        guard !options.unusableProxies.isEmpty, let scheme = url.scheme?.lowercased(),
+              let proxy = options.unusableProxies[scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme],
+              var host = url.host(percentEncoded: false)?.lowercased() else { return nil }
+        if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
+        guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: options.proxyExceptions) else { return nil }
+        return LoadError(.cannotConnectToHost, url: url,
+                         reason: "the proxy \(proxy) is not one this tool can use (an HTTP or SOCKS5 proxy); not connecting without it")
     }
 
     /// Why `--compressed` leaves `response`'s body undecoded, in curl's terms, or `nil`: the session decodes every coding

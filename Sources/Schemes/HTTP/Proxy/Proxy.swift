@@ -95,7 +95,7 @@ extension HTTPClientOptions {
         /// by a suffix; any other entry names itself and, as a domain, the hosts beneath it (`example.com` and
         /// `.example.com` both cover `www.example.com`), a final dot left out on either side: as curl reads
         /// `--noproxy` (blocks since curl 7.86).
-        static func bypasses(_ host: String, exceptions: [String]) -> Bool {
+        package static func bypasses(_ host: String, exceptions: [String]) -> Bool {
             let name = host.hasSuffix(".") ? String(host.dropLast()) : host
             let address = addressBytes(name)
             return exceptions.contains { entry in
