@@ -17,6 +17,8 @@ struct NetscapeCookieFileTests {
         #expect(a.value == "1=2" && a.expires == Date(timeIntervalSince1970: 1_900_000_000))
         #expect(cookies[1].isHTTPOnly && cookies[1].isHostOnly && cookies[1].expires == nil && cookies[1].value == "" && !cookies[1].isSecure)
         #expect(cookies[2].value == "")
+        // Blanks before a line are skipped, as curl skips them.
+        #expect(NetscapeCookieFile.cookies(in: "  \twww.example.com\tFALSE\t/\tFALSE\t0\td\t4\n", now: now).map(\.value) == ["4"])
     }
 
     @Test("Comments, short lines, bad expiries, empty names and expired cookies are skipped")

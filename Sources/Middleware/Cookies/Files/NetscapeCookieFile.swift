@@ -26,7 +26,8 @@ public enum NetscapeCookieFile {
 
     /// The cookie one line holds, or `nil` for a comment or a line that is none.
     private static func cookie(in line: Substring, now: Date) -> Cookie? {
-        var line = line
+        // Blanks before a line are skipped, as curl reads the file.
+        var line = line.drop { $0 == " " || $0 == "\t" }
         let httpOnlyMark = "#HttpOnly_"
         let isHTTPOnly = line.hasPrefix(httpOnlyMark)
         if isHTTPOnly { line = line.dropFirst(httpOnlyMark.count) } else if line.hasPrefix("#") { return nil }
