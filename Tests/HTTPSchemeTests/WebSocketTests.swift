@@ -417,6 +417,34 @@ struct WebSocketTests {
         own.cancel()
     }
 
+    @Test("A proxy's 407 to the tunnel is answered by the session's delegate, as for a load; unanswered, the opening fails naming it")
+    func proxyChallengeAnswered() async throws {
+        final class ProxyLogin: LoaderSessionDelegate {
+            let asked = Locked<[String]>([])
+            func session(_ session: LoaderSession, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+                asked.withLock { $0.append("\(challenge.protectionSpace.isProxy) \(challenge.previousFailureCount)") }
+                return .useCredential(Credential(user: "user", password: "secret"))
+            }
+        }
+        let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
+        let proxy = HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.authPort)
+        let url = URL(string: "ws://localhost:\(try servers().port)/echo")!
+        let login = ProxyLogin()
+        var configuration = LoaderSession.Configuration.ephemeral
+        configuration.handlerClasses = [HTTPSchemeHandler.self]
+        configuration.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+        let session = LoaderSession(configuration: configuration, delegate: login)
+        let socket = session.webSocketTask(with: url)
+        try await socket.send(.string("through the login"))
+        #expect(try await socket.receive() == .string("through the login"))
+        socket.cancel()
+        #expect(login.asked.withLock { $0 } == ["true 0"])
+
+        let unanswered = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy }.webSocketTask(with: url)
+        let error = await loadError { try await unanswered.send(.string("no login")) }
+        #expect(error?.code == .userAuthenticationRequired && error?.url == url, "\(String(describing: error))")
+    }
+
     @Test("Through the SOCKS5 and the HTTP proxy, ws goes through a tunnel")
     func proxied() async throws {
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")

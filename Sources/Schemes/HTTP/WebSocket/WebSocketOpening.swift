@@ -30,7 +30,9 @@ enum WebSocketOpening {
     /// (``ChallengeAnswering``): `ask` first (the session delegate's `session(_:didReceive:)`, the only delegate a
     /// WebSocket task has), then the URL's user info and the session's credential store, three credentials at most
     /// per hop, for the protection space of the `http:` or `https:` URL the handshake is sent to. Unanswered, the
-    /// opening fails with `userAuthenticationRequired`.
+    /// opening fails with `userAuthenticationRequired`. So is an HTTP proxy's `407` to the tunnel, for the proxy's
+    /// protection space: `ask`, then the store, three times at most; the credential given is kept for the session's
+    /// loads through that proxy, as an HTTP load's is.
     static func open(_ request: LoadRequest, session: LoaderSession, maximumMessageSize: Int, offersCompression: Bool,
                      ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         // The session's fields once, before any redirect, as for an HTTP load: they are dropped with the request's
@@ -47,6 +49,9 @@ enum WebSocketOpening {
         // and sends its answer with that hop alone: a redirect, even on the same origin, starts without it.
         var answering = ChallengeAnswering(store: session.configuration.credentialStore)
         var answered: String?
+        // A proxy's 407 to the tunnel, answered as an HTTP load's is: the delegate, then the store, three times at most.
+        var proxyCredential: Credential?
+        var proxyQuestions = 0
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             // A Basic credential the session's loads saw this server accept at or above this path goes ahead, as with
@@ -54,8 +59,13 @@ enum WebSocketOpening {
             let httpURL = try? standIn(for: current.url)
             let kept = answered == nil && current.headerFields[.authorization] == nil ? httpURL.flatMap(session.keptAuthorization(for:)) : nil
             do {
-                return try await openOnce(current, authorization: answered ?? kept, session: session, maximumMessageSize: maximumMessageSize,
-                                          offersCompression: offersCompression, ask: ask)
+                return try await openOnce(current, authorization: answered ?? kept, proxyCredential: proxyCredential, session: session,
+                                          maximumMessageSize: maximumMessageSize, offersCompression: offersCompression, ask: ask)
+            } catch let error as LoadError where ProxyChallenge.carried(by: error) != nil {
+                guard proxyQuestions < 3, let answer = try await answerProxy(ProxyChallenge.carried(by: error)!, for: current, given: proxyCredential,
+                                                                             refused: proxyQuestions, session: session, ask: ask) else { throw error }
+                proxyQuestions += 1
+                proxyCredential = answer
             } catch let challenge as HandshakeChallenge {
                 saveCookies(of: challenge.response, from: current.url, in: session)
                 // Refused, the kept credential is no longer sent ahead, by loads either.
@@ -106,6 +116,37 @@ enum WebSocketOpening {
         return answer.authorization
     }
 
+    /// The credential for a proxy's 407 to the tunnel of `request`'s handshake: the session delegate's (`ask`), else the
+    /// session's credential store's when nothing was refused yet; `nil` when neither has one. A credential the proxy
+    /// refused is no longer sent unasked by the session's loads; one given is, as an HTTP load's answer is kept.
+    private static func answerProxy(_ challenge: ProxyChallenge, for request: LoadRequest, given: Credential?, refused: Int,
+                                    session: LoaderSession, ask: ConnectionPool.TrustQuestion?) async throws -> Credential? {
+        var http = request
+        http.url = try standIn(for: request.url)
+        guard let proxy = try HTTPRequestPlan(http, tunnelled: true, proxyCredential: given).proxy else { return nil }
+        let credentials = HTTPEngine.shared.proxyCredentials
+        let sessionID = request.sessionIdentifier ?? 0
+        if let sent = proxy.credential { credentials.forget(sent, session: sessionID, proxy: proxy) }
+        let space = challenge.space(at: proxy)
+        let question = AuthenticationChallenge(protectionSpace: space, previousFailureCount: refused, proposedCredential: proxy.credential)
+        let disposition = await ask?(question) ?? .performDefaultHandling
+        if Task.isCancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled while its delegate was asked for the proxy's credentials") }
+        let answer: Credential?
+        switch disposition {
+        case .useCredential(let credential):
+            answer = credential
+        case .cancelAuthenticationChallenge:
+            throw LoadError(.userCancelledAuthentication, url: request.url,
+                            reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
+        case .performDefaultHandling:
+            answer = refused == 0 ? session.configuration.credentialStore?.credential(for: space) : nil
+        case .rejectProtectionSpace, .trustServer:
+            answer = nil
+        }
+        if let answer { credentials.set(answer, session: sessionID, proxy: proxy) }
+        return answer
+    }
+
     /// Keeps the cookies a handshake's refusal set, for the next try.
     private static func saveCookies(of response: LoadResponse, from url: URL, in session: LoaderSession) {
         guard let store = session.configuration.cookieStore else { return }
@@ -154,8 +195,9 @@ enum WebSocketOpening {
 
     /// One handshake, at `request`'s URL, with `authorization` (an answer to this hop's challenge) if given; throws
     /// ``HandshakeRedirect`` for a redirect and ``HandshakeChallenge`` for a 401.
-    private static func openOnce(_ request: LoadRequest, authorization: String?, session: LoaderSession, maximumMessageSize: Int,
-                                 offersCompression: Bool, ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
+    private static func openOnce(_ request: LoadRequest, authorization: String?, proxyCredential: Credential?, session: LoaderSession,
+                                 maximumMessageSize: Int, offersCompression: Bool,
+                                 ask: ConnectionPool.TrustQuestion?) async throws -> (WebSocketConnection, LoadResponse) {
         let url = request.url
         let scheme = request.scheme
         guard scheme == "ws" || scheme == "wss" else {
@@ -179,7 +221,7 @@ enum WebSocketOpening {
         // The request timeout, as for any load: how long the handshake may go unanswered, and what this end sends unread.
         let idle = request.timeoutInterval ?? session.configuration.timeoutIntervalForRequest
         // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:ask:)``).
-        let plan = try HTTPRequestPlan(http, tunnelled: true)
+        let plan = try HTTPRequestPlan(http, tunnelled: true, proxyCredential: proxyCredential)
         let requestHead = plan.head
 
         let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url, ask: ask)
