@@ -107,6 +107,15 @@ struct CLIProxyTests {
         let exempt = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, https],
                                                   environment: ["all_proxy": "https://127.0.0.1:9", "no_proxy": "localhost"])
         #expect(exempt.status == 0 && exempt.stdout == "Hello from nginx\n", "\(exempt.stderr)")
+        // Nor through a redirect: 127.0.0.1 is exempt, the localhost it sends to is not.
+        let redirected = try await LoadURLProcess.run(["-sS", "-L", "http://127.0.0.1:\(nginx.httpPort)/to-localhost"],
+                                                      environment: ["http_proxy": "socks4://127.0.0.1:9", "no_proxy": "127.0.0.1"])
+        #expect(redirected.status == 7 && redirected.stdout.isEmpty, "\(redirected.status) \(redirected.stdout)")
+        #expect(redirected.stderr.contains("http_proxy ('socks4://127.0.0.1:9')"), "\(redirected.stderr)")
+        // --unix-socket uses no proxy at all: nothing to refuse.
+        let socket = try await LoadURLProcess.run(["-sS", "--unix-socket", nginx.unixSocket, "http://site.invalid/hello.txt"],
+                                                  environment: ["http_proxy": "socks4://127.0.0.1:9"])
+        #expect(socket.status == 0 && socket.stdout == "Hello from nginx\n", "\(socket.stderr)")
     }
 
     @Test("-x socks5h:// goes through the SOCKS5 proxy; a proxy of another kind is a usage error (2), said before any transfer, and in a variable fails its loads (7)")

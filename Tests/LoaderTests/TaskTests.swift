@@ -279,6 +279,17 @@ struct TaskTests {
         }
         #expect(await eventually { log.withLock { $0.count } == 2 })
         #expect(log.withLock { $0 } == ["handler:true", "invalid"])
+
+        // A task made before finishTasksAndInvalidate and resumed after runs, and its handler still comes first.
+        log.withLock { $0.removeAll() }
+        let late = testSession(delegate: Told(log: log))
+        let task = late.dataTask(with: URL(string: "echo:late")!) { _, _, error in
+            log.withLock { $0.append("handler:\(error?.code == .cancelled)") }
+        }
+        late.finishTasksAndInvalidate()
+        task.resume()
+        #expect(await eventually { log.withLock { $0.count } == 2 })
+        #expect(log.withLock { $0 } == ["handler:false", "invalid"])
     }
 
     @Test("finishTasksAndInvalidate lets running tasks end, refuses new ones, then tells the delegate")

@@ -235,7 +235,8 @@ extension LoadURL {
     /// loads they name (`http`, `https`), as `NAME ('VALUE')`: such a load fails (7) rather than go direct, which the
     /// user, who set a proxy, did not ask for.
     func unusableProxies(environment: [String: String]) -> [String: String] {
-        guard proxy == nil else { return [:] }
+        // -x chooses the proxy; --unix-socket uses none.
+        guard proxy == nil, unixSocket == nil else { return [:] }
         var unusable: [String: String] = [:]
         for scheme in ["http", "https"] {
             let names = (scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]

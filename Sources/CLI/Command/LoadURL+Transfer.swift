@@ -104,7 +104,8 @@ extension LoadURL {
                                     headerDump: options.headerDump,
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
                                     trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST,
-                                    method: options.method.flatMap { HTTPRequest.Method($0) })
+                                    method: options.method.flatMap { HTTPRequest.Method($0) },
+                                    refusesRedirect: Self.redirectRefusal(options))
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
@@ -332,8 +333,9 @@ extension LoadURL {
             } catch {
                 let output = error as? OutputFile.Failure
                 let resume = error as? ContinueAt.Failure
-                let failure = output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
-                let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
+                let failure = events?.redirectRefusal ?? output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
+                let status = events?.redirectRefusal != nil ? LoadURLExit.proxyUnusable
+                    : resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
                 // Aborted by --fail-early with -Z (another transfer failed): nothing more is told, as curl tells nothing of them.
                 if ordered?.isSilenced == true, Task.isCancelled { return LoadURLExit.status(for: .cancelled) }
                 if output == nil, resume == nil, retry.isTransient(failure), let wait = nextTry(retryAfter: nil) {
@@ -377,11 +379,22 @@ extension LoadURL {
 
     /// The failure of a load of `url` whose proxy variable this tool cannot use, unless `url`'s host is exempt.
     static func unusableProxyRefusal(_ url: URL, options: RequestOptions) -> LoadError? {
-        guard !options.unusableProxies.isEmpty, let scheme = url.scheme?.lowercased(),
-              let proxy = options.unusableProxies[scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme],
+        unusableProxyRefusal(url, unusable: options.unusableProxies, exceptions: options.proxyExceptions)
+    }
+
+    /// ``unusableProxyRefusal(_:options:)`` for each redirect's URL, when there is a variable to refuse.
+    static func redirectRefusal(_ options: RequestOptions) -> (@Sendable (URL) -> LoadError?)? {
+        guard !options.unusableProxies.isEmpty else { return nil }
+        let (unusable, exceptions) = (options.unusableProxies, options.proxyExceptions)
+        return { url in unusableProxyRefusal(url, unusable: unusable, exceptions: exceptions) }
+    }
+
+    private static func unusableProxyRefusal(_ url: URL, unusable: [String: String], exceptions: [String]) -> LoadError? {
+        guard !unusable.isEmpty, let scheme = url.scheme?.lowercased(),
+              let proxy = unusable[scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme],
               var host = url.host(percentEncoded: false)?.lowercased() else { return nil }
         if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
-        guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: options.proxyExceptions) else { return nil }
+        guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: exceptions) else { return nil }
         return LoadError(.cannotConnectToHost, url: url,
                          reason: "the proxy \(proxy) is not one this tool can use (an HTTP or SOCKS5 proxy); not connecting without it")
     }

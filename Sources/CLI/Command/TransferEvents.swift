@@ -31,15 +31,20 @@ final class TransferEvents: LoadTaskDelegate {
     private let keepsPOST: Set<Int>
     /// `-X`'s method, which every redirect's request goes with, as curl's does.
     private let method: HTTPRequest.Method?
+    /// Why a redirect's URL may not be loaded (its proxy variable is one this tool cannot use), if so.
+    private let refusesRedirect: (@Sendable (URL) -> LoadError?)?
+    /// The refusal that cancelled the task at a redirect, which the transfer reports in place of the cancel.
+    private let refusal = Mutex<LoadError?>(nil)
 
     /// `nil` when none of `-v`, `-D`, `-w`'s variables about connections, `-e ';auto'`, `--location-trusted`,
     /// `--post30x` and `-X` is asked for: a task with a delegate collects metrics and calls it on every event.
     init?(verbose: Bool, keepsTransactions: Bool, headerDump: HeaderDump?, autoReferer: Bool = false,
           netrcAuthorization: (@Sendable (URL) -> String?)? = nil, trustsRedirects: Bool = false, keepingPOSTAfter keepsPOST: Set<Int> = [],
-          method: HTTPRequest.Method? = nil) {
+          method: HTTPRequest.Method? = nil, refusesRedirect: (@Sendable (URL) -> LoadError?)? = nil) {
         guard verbose || keepsTransactions || headerDump != nil || autoReferer || netrcAuthorization != nil || trustsRedirects
-            || !keepsPOST.isEmpty || method != nil else { return nil }
+            || !keepsPOST.isEmpty || method != nil || refusesRedirect != nil else { return nil }
         self.method = method
+        self.refusesRedirect = refusesRedirect
         self.verbose = verbose
         self.keepsPOST = keepsPOST
         self.trustsRedirects = trustsRedirects
@@ -51,6 +56,9 @@ final class TransferEvents: LoadTaskDelegate {
 
     /// The exchanges kept since the transfer's try began.
     var transactions: [LoadTransactionMetrics] { kept?.withLock { $0 } ?? [] }
+
+    /// The refusal of a redirect that ended the transfer, if one did.
+    var redirectRefusal: LoadError? { refusal.withLock { $0 } }
 
     /// Why a head could not be written to `-D`'s file, if one could not.
     var headerDumpFailure: (any Error)? { dumpFailure.withLock { $0 } }
@@ -76,6 +84,12 @@ final class TransferEvents: LoadTaskDelegate {
     /// Counts the redirect, and follows it (the session's rules, -L and --max-redirs, decided it may be), with the
     /// URL it comes from as the `Referer` under `-e ';auto'`.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
+        if let refused = refusesRedirect?(request.url) {
+            // Not followed, and not taken as the answer either: the transfer fails with the refusal.
+            refusal.withLock { $0 = refused }
+            task.cancel()
+            return nil
+        }
         redirects.withLock { $0 += 1 }
         // %{size_upload} is the last request's, as curl's: a body sent again after a 307 counts once.
         sent.withLock { $0 = 0 }

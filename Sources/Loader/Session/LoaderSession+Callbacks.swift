@@ -117,7 +117,8 @@ extension LoaderSession {
             let session = task.session
             // Counted until its completion handler has run, so that the session's delegate hears it became invalid after
             // the last handler, as URLSession's does (the task itself completes first).
-            let member = session.join(cancel: {})
+            // Joined even once invalidated: the task is still among the running, so the report has not gone out yet.
+            let member = session.join(cancel: {}, evenIfInvalidated: true)
             if let refusal {
                 completion(nil, task, Self.fail(task, with: refusal))
                 if let member { session.leave(member) }

@@ -130,10 +130,11 @@ public final class LoaderSession: Sendable {
 
     /// Counts work that is not a ``LoadTask`` (a WebSocket while it is open) among the session's running
     /// work: ``invalidateAndCancel()`` calls `cancel`, and the session is reported invalid only once it has
-    /// left (``leave(_:)``). `nil` when the session is invalidated already and takes no new work.
-    package func join(cancel: @escaping @Sendable () -> Void) -> Int? {
+    /// left (``leave(_:)``). `nil` when the session is invalidated already and takes no new work, unless
+    /// `evenIfInvalidated` (work of a task the session still counts, whose report has not gone out).
+    package func join(cancel: @escaping @Sendable () -> Void, evenIfInvalidated: Bool = false) -> Int? {
         tasks.withLock { table -> Int? in
-            guard !table.invalidated else { return nil }
+            guard !table.invalidated || evenIfInvalidated else { return nil }
             table.nextMember += 1
             table.members[table.nextMember] = cancel
             return table.nextMember

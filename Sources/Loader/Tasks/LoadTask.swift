@@ -408,7 +408,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     /// A delegate's async answer, unless ``cancel()`` comes first (``DelegateAnswer``).
     private func asking<Answer: Sendable>(_ ask: @escaping @Sendable () async -> Answer) async throws(LoadError) -> Answer {
-        let cancelled = LoadError(.cancelled, url: currentRequest.url)
+        let cancelled = cancellation(currentRequest.url)
         let answer = await DelegateAnswer.awaiting(ask) { end in
             mutable.withLock { m -> Bool in
                 if !m.isCancelled { m.endDelegateWait = end }
@@ -431,6 +431,9 @@ public final class LoadTask: Sendable, CustomStringConvertible {
                 var cancelled = LoadError(.cancelled, url: m.currentRequest.url, reason: m.cancelReason)
                 cancelled.resumeData = error?.resumeData
                 error = cancelled
+            } else if m.isCancelled, error?.code == .cancelled, error?.reason == nil, let reason = m.cancelReason {
+                // A cancel seen elsewhere first (a middleware's CancellationError): with the loader's reason too.
+                error?.reason = reason
             }
             m.state = .completed
             m.error = error

@@ -52,6 +52,7 @@ enum WebSocketOpening {
         // A proxy's 407 to the tunnel, answered as an HTTP load's is: the delegate, then the store, three times at most.
         var proxyCredential: Credential?
         var proxyQuestions = 0
+        var proxyRefusals = 0
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
             // A Basic credential the session's loads saw this server accept at or above this path goes ahead, as with
@@ -63,7 +64,7 @@ enum WebSocketOpening {
                                           maximumMessageSize: maximumMessageSize, offersCompression: offersCompression, ask: ask)
             } catch let error as LoadError where ProxyChallenge.carried(by: error) != nil {
                 guard proxyQuestions < 3, let answer = try await answerProxy(ProxyChallenge.carried(by: error)!, for: current, given: proxyCredential,
-                                                                             refused: proxyQuestions, session: session, ask: ask) else { throw error }
+                                                                             refusals: &proxyRefusals, session: session, ask: ask) else { throw error }
                 proxyQuestions += 1
                 proxyCredential = answer
             } catch let challenge as HandshakeChallenge {
@@ -85,6 +86,8 @@ enum WebSocketOpening {
                 current = try redirected(current, by: redirect, allowedSchemes: session.configuration.redirectSchemes)
                 answering = ChallengeAnswering(store: session.configuration.credentialStore)
                 answered = nil
+                // The next hop may go through another proxy: a login given goes on only as the session keeps it, per proxy.
+                (proxyCredential, proxyQuestions, proxyRefusals) = (nil, 0, 0)
             }
         }
     }
@@ -119,14 +122,19 @@ enum WebSocketOpening {
     /// The credential for a proxy's 407 to the tunnel of `request`'s handshake: the session delegate's (`ask`), else the
     /// session's credential store's when nothing was refused yet; `nil` when neither has one. A credential the proxy
     /// refused is no longer sent unasked by the session's loads; one given is, as an HTTP load's answer is kept.
-    private static func answerProxy(_ challenge: ProxyChallenge, for request: LoadRequest, given: Credential?, refused: Int,
+    private static func answerProxy(_ challenge: ProxyChallenge, for request: LoadRequest, given: Credential?, refusals: inout Int,
                                     session: LoaderSession, ask: ConnectionPool.TrustQuestion?) async throws -> Credential? {
         var http = request
         http.url = try standIn(for: request.url)
         guard let proxy = try HTTPRequestPlan(http, tunnelled: true, proxyCredential: given).proxy else { return nil }
         let credentials = HTTPEngine.shared.proxyCredentials
         let sessionID = request.sessionIdentifier ?? 0
-        if let sent = proxy.credential { credentials.forget(sent, session: sessionID, proxy: proxy) }
+        // A login sent (given, configured or kept) and refused, as an HTTP load counts it: not sent unasked again.
+        if let sent = proxy.credential {
+            refusals += 1
+            credentials.forget(sent, session: sessionID, proxy: proxy)
+        }
+        let refused = refusals
         let space = challenge.space(at: proxy)
         let question = AuthenticationChallenge(protectionSpace: space, previousFailureCount: refused, proposedCredential: proxy.credential)
         let disposition = await ask?(question) ?? .performDefaultHandling
