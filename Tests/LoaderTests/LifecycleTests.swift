@@ -135,6 +135,21 @@ struct LifecycleTests {
         #expect(error?.description.contains("resource timeout") == true)
     }
 
+    @Test("The resource timeout runs on while a delegate answers a redirect: a slow answer ends the load timedOut")
+    func resourceTimeoutDuringDelegate() async throws {
+        final class SlowFollower: LoadTaskDelegate {
+            func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
+                try? await Task.sleep(for: .seconds(20))
+                return request
+            }
+        }
+        let session = testSession { $0.timeoutIntervalForResource = 0.5 }
+        // Without the clock the load waited the delegate out and then followed the redirect to its end.
+        let error = await loadError { _ = try await session.data(for: LoadRequest(url: URL(string: "hop://x/slow")!), delegate: SlowFollower()) }
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        #expect(error?.description.contains("while a delegate answered") == true)
+    }
+
     @Test("A callback-driven handler is paced by whenReadyForData and delivers every byte in order")
     func legacyHandler() async throws {
         // Many allocations at once: kept apart from the tests that measure peak memory.

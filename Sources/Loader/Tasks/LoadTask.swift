@@ -407,17 +407,48 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     }
 
     /// A delegate's async answer, unless ``cancel()`` comes first (``DelegateAnswer``).
+    /// The resource timeout runs on while a delegate answers: a wait past it ends with ``LoadError/Code/timedOut``, as
+    /// the load would have had a handler been running (only handlers are watched).
     private func asking<Answer: Sendable>(_ ask: @escaping @Sendable () async -> Answer) async throws(LoadError) -> Answer {
         let cancelled = cancellation(currentRequest.url)
+        let timedOut = Locked(false)
+        let clock = resourceTimeLeft().map { left in
+            Task { [weak self] in
+                try? await Task.sleep(for: .nanoseconds(Int64(min(left, UInt64(Int64.max)))))
+                guard !Task.isCancelled, let self else { return }
+                timedOut.withLock { $0 = true }
+                self.mutable.withLock { $0.endDelegateWait }?()
+            }
+        }
         let answer = await DelegateAnswer.awaiting(ask) { end in
             mutable.withLock { m -> Bool in
                 if !m.isCancelled { m.endDelegateWait = end }
                 return m.isCancelled
             }
         }
+        clock?.cancel()
         mutable.withLock { $0.endDelegateWait = nil }
+        if answer == nil, timedOut.withLock({ $0 }), !isCancelled {
+            let seconds = session.configuration.timeoutIntervalForResource
+            throw LoadError(.timedOut, url: currentRequest.url, reason: "the resource timeout (\(seconds.printed("%g")) s) passed while a delegate answered")
+        }
         guard let answer, !isCancelled else { throw cancelled }
         return answer
+    }
+
+    /// Nanoseconds left of the resource timeout, not counting time suspended; `nil` when no handler has started its
+    /// clock or the timeout is none (a billion seconds or more, as the watchdog reads it).
+    private func resourceTimeLeft() -> UInt64? {
+        let seconds = session.configuration.timeoutIntervalForResource
+        guard seconds < 1e9 else { return nil }
+        let limit = UInt64(max(0, seconds) * 1e9)
+        return mutable.withLock { m -> UInt64? in
+            guard let start = m.resourceClockStart else { return nil }
+            let now = Watchdog.now()
+            let paused = m.pause.total + (m.pause.since.map { now - min(now, $0) } ?? 0)
+            let spent = (now - min(now, start)) - min(now - min(now, start), paused)
+            return limit - min(limit, spent)
+        }
     }
 
     /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled).
