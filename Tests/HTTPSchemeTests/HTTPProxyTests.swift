@@ -172,6 +172,26 @@ struct HTTPProxyTests {
         #expect(error?.reason?.hasPrefix("the SOCKS proxy 127.0.0.1:\(proxies.socksPort) could not connect to 127.0.0.1:\(closed)") == true, "\(String(describing: error))")
     }
 
+    @Test("socks5:// resolves the server's name here and gives the proxy its address, as curl's; socks5h:// gives the proxy the name")
+    func socksLocalResolution() async throws {
+        let proxies = try proxies()
+        let nginx = try Nginx.require()
+        let local = try #require(HTTPClientOptions.Proxy("socks5://127.0.0.1:\(proxies.socksPort)"))
+        #expect(local.kind == .socks5 && local.resolvesNamesLocally)
+        #expect(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)")?.resolvesNamesLocally == false)
+        let mark = try socksLogMark()
+        let (data, _) = try await session(local).data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
+        #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(try await socksTunnelled(to: nginx.httpPort, after: mark), "dante logged no tunnel to nginx's http port")
+        // A name nobody resolves tells who tried: this end, before the proxy is reached, or the proxy.
+        let nowhere = URL(string: "http://no-such-host.invalid/")!
+        let here = await loadError { _ = try await session(local).data(from: nowhere) }
+        #expect(here?.code == .cannotFindHost && here?.reason?.contains("could not be resolved here") == true, "\(String(describing: here))")
+        let remote = try #require(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)"))
+        let there = await loadError { _ = try await session(remote).data(from: nowhere) }
+        #expect(there != nil && there?.reason?.contains("could not be resolved here") != true, "\(String(describing: there))")
+    }
+
     @Test("Through a SOCKS5 proxy that asks for a user name and password (dante), the right ones open the tunnel; wrong ones, none, or ones too long fail naming the proxy")
     func socksLogin() async throws {
         let proxies = try proxies()
@@ -255,9 +275,11 @@ struct HTTPProxyTests {
         #expect(full == HTTPClientOptions.Proxy(host: "proxy.example", port: 3128, user: "us@er", password: "p:ss"))
         #expect(HTTPClientOptions.Proxy("localhost") == HTTPClientOptions.Proxy(host: "localhost", port: 1080))
         #expect(HTTPClientOptions.Proxy("[::1]:8080") == HTTPClientOptions.Proxy(host: "::1", port: 8080))
-        #expect(HTTPClientOptions.Proxy("socks5://localhost:1080") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
+        var locallyResolved = HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080)
+        locallyResolved.resolvesNamesLocally = true
+        #expect(HTTPClientOptions.Proxy("socks5://localhost:1080") == locallyResolved)
         #expect(HTTPClientOptions.Proxy("SOCKS5H://localhost") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
-        #expect(HTTPClientOptions.Proxy("socks5://us%40er:p%3Aw@localhost:1080")
+        #expect(HTTPClientOptions.Proxy("socks5h://us%40er:p%3Aw@localhost:1080")
                 == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080, user: "us@er", password: "p:w"))
         #expect(HTTPClientOptions.Proxy("socks4://localhost:1080") == nil)
         #expect(HTTPClientOptions.Proxy("http://localhost:99999") == nil)

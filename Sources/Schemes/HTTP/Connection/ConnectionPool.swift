@@ -673,6 +673,23 @@ final class ConnectionPool: Sendable {
         case delegated(ServerTrustCheck)
     }
 
+    /// The first address of `host`, as text, looked up off the event loops (for a SOCKS5 proxy that is given addresses).
+    private static func address(of host: String, port: Int, family: AddressFamily, url: URL) async throws -> String {
+        let lookup: Int32 = switch family {
+        case .ipv4: AF_INET
+        case .ipv6: AF_INET6
+        case .any: AF_UNSPEC
+        }
+        do {
+            let found = try await NIOThreadPool.singleton.runIfActive { try FamilyResolver.addresses(of: host, port: port, family: lookup) }
+            guard let address = found.first?.ipAddress else { throw FamilyResolver.LookupFailed(description: "no address") }
+            return address
+        } catch {
+            throw LoadError(.cannotFindHost, url: url, reason: "\(host) could not be resolved here for the SOCKS5 proxy (socks5://): \(error)",
+                            underlying: error)
+        }
+    }
+
     /// Connects, and for `https` completes the TLS handshake, keeping the server's certificate in `leaf`
     /// when one is given. With a proxy it connects to the proxy instead, and for `https` first opens a
     /// tunnel through it (``ProxyTunnelHandler``).
@@ -697,8 +714,14 @@ final class ConnectionPool: Sendable {
         let proxy = key.options.proxy(for: key.scheme)
         let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? key.options.connectionTarget(host: key.host, port: key.port)
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
-        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name.
-        let tunnelHost = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
+        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name (or, for `socks5://`,
+        // the address this end finds for it).
+        let named = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
+        let tunnelHost = if let proxy, proxy.kind == .socks5, proxy.resolvesNamesLocally, !named.isIPAddress {
+            try await Self.address(of: named, port: key.port, family: key.options.addressFamily, url: url)
+        } else {
+            named
+        }
         // Checked before connecting, so that the error is the request's: what SOCKS5 cannot carry, and its login.
         let socksLogin: SOCKSLogin? = if let proxy, proxy.kind == .socks5 {
             try SOCKSTunnel.check(tunnelHost, through: proxy, url: url)

@@ -38,6 +38,10 @@ extension HTTPClientOptions {
         public var user: String?
         /// The password that goes with ``user``.
         public var password: String?
+        /// For a SOCKS5 proxy: whether this end looks the server's name up and gives the proxy its address (curl's
+        /// `socks5://`), rather than the name for the proxy to resolve (`socks5h://`, the default): a name only this
+        /// machine knows (`/etc/hosts`) is reached so.
+        public var resolvesNamesLocally = false
 
         /// A proxy at `host` and `port`, with credentials if given.
         public init(_ kind: Kind = .http, host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {
@@ -48,10 +52,11 @@ extension HTTPClientOptions {
             self.password = password
         }
 
-        /// A proxy written as curl takes it: `http://user:password@host:port`, `socks5h://host:port`
-        /// (`socks5://` is read the same: the proxy resolves names either way; `socks5h://user:password@host:port`
-        /// logs in), or `host:port` (the scheme `http://` assumed, and the port 1080 when none is given). `nil` for
-        /// any other scheme, or for text that names no host. User and password are percent-decoded.
+        /// A proxy written as curl takes it: `http://user:password@host:port`, `socks5h://host:port` (the proxy
+        /// resolves the server's name; `socks5h://user:password@host:port` logs in), `socks5://host:port` (this end
+        /// resolves it, ``resolvesNamesLocally``), or `host:port` (the scheme `http://` assumed, and the port 1080 when
+        /// none is given). `nil` for any other scheme, or for text that names no host. User and password are
+        /// percent-decoded.
         public init?(_ text: String) {
             let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty else { return nil }
@@ -68,6 +73,7 @@ extension HTTPClientOptions {
             guard (1...65535).contains(url.port ?? 1080) else { return nil }
             self.init(kind, host: bare.lowercased(), port: url.port ?? 1080, user: url.user(percentEncoded: false),
                       password: url.password(percentEncoded: false))
+            resolvesNamesLocally = scheme == "socks5"
         }
 
         /// The proxy curl would use for a URL of `scheme` from these environment variables: `http_proxy` for
