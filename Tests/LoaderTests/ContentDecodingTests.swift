@@ -351,7 +351,7 @@ struct ContentDecodingTests {
         #expect(seen.ended && seen.failures == 1 && seen.bytes == 0, "\(seen)")
     }
 
-    @Test("A HEAD's head, or a 204's, keeps Content-Length and Content-Encoding: they tell of the representation, no body is decoded")
+    @Test("A HEAD's head keeps Content-Length and Content-Encoding: they tell of the representation, no body is decoded")
     func bodilessHeadKept() async throws {
         let url = ZippedHandler.register(Payload(body: Compression.compress(sampleText, .gzip), contentEncoding: "gzip"))
         var head = LoadRequest(url: url)

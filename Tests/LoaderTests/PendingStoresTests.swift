@@ -86,6 +86,7 @@ struct PendingStoresTests {
         let ticket = registry.ticket(for: key)
         let storing = Task { await ticket.store(answer, in: cache) }
         for _ in 0..<500 where !cache.reachedGate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(cache.reachedGate.withLock { $0 })
         registry.void(key)
         await cache.removeCachedResponse(for: key)
         cache.open()

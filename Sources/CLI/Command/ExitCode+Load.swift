@@ -106,8 +106,6 @@ public enum LoadURLExit {
     public static let cannotWriteOutput: Int32 = 23
     /// `-f` saw an HTTP status of 400 or more.
     public static let httpError: Int32 = 22
-    /// A proxy variable names a proxy this tool cannot use (curl's "unsupported proxy scheme": cannot connect).
-    public static let proxyUnusable: Int32 = 7
     /// Usage error.
     public static let usage: Int32 = 2
     /// A URL that cannot be read (a malformed glob too).

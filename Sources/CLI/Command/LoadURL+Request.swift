@@ -214,7 +214,7 @@ extension LoadURL {
             http.httpProxy = chosen
             http.httpsProxy = chosen
         } else {
-            // A variable this tool cannot use fails its loads (``unusableProxies(environment:)``), never goes direct.
+            // A variable this tool cannot use fails its loads (``proxyRefusal(environment:)``), never goes direct.
             http.httpProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "http")
             http.httpsProxy = HTTPClientOptions.Proxy.fromEnvironment(environment, scheme: "https")
         }
@@ -231,20 +231,30 @@ extension LoadURL {
         http.noProxy = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
     }
 
-    /// Without `-x`, the proxy variables this tool cannot use (an `https://` or `socks4://` proxy), by the scheme whose
-    /// loads they name (`http`, `https`), as `NAME ('VALUE')`: such a load fails (7) rather than go direct, which the
-    /// user, who set a proxy, did not ask for.
-    func unusableProxies(environment: [String: String]) -> [String: String] {
+    /// Without `-x`, why a load of a URL may not go: a proxy variable for its scheme (`http` for `http` and `ws`, `https`
+    /// for `https` and `wss`) that this tool cannot use (an `https://` or `socks4://` proxy) and no `no_proxy` exception
+    /// for its host. Such a load fails (7) rather than go direct, which the user, who set a proxy, did not ask for.
+    /// `nil` when no variable needs it.
+    func proxyRefusal(environment: [String: String]) -> (@Sendable (URL) -> LoadError?)? {
         // -x chooses the proxy; --unix-socket uses none.
-        guard proxy == nil, unixSocket == nil else { return [:] }
+        guard proxy == nil, unixSocket == nil else { return nil }
         var unusable: [String: String] = [:]
         for scheme in ["http", "https"] {
-            let names = (scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
-            guard let name = names.first(where: { !(environment[$0] ?? "").isEmpty }), let value = environment[name],
-                  HTTPClientOptions.Proxy(value) == nil else { continue }
-            unusable[scheme] = "\(name) ('\(value)')"
+            if let (name, value) = HTTPClientOptions.Proxy.environmentVariable(environment, scheme: scheme), HTTPClientOptions.Proxy(value) == nil {
+                unusable[scheme] = "\(name) ('\(value)')"
+            }
         }
-        return unusable
+        guard !unusable.isEmpty else { return nil }
+        let named = unusable
+        let exceptions = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
+        return { url in
+            guard let scheme = url.scheme?.lowercased(), let proxy = named[scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme],
+                  var host = url.host(percentEncoded: false)?.lowercased() else { return nil }
+            if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
+            guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: exceptions) else { return nil }
+            return LoadError(.cannotConnectToHost, url: url,
+                             reason: "the proxy \(proxy) is not one this tool can use (an HTTP or SOCKS5 proxy); not connecting without it")
+        }
     }
 
     /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or
@@ -308,9 +318,8 @@ extension LoadURL {
         /// --etag-compare's ETag, read once; a file that cannot be read is each URL's failure (26), as curl's, unless
         /// --etag-save will write it (then an empty ETag, `""`).
         var etagToMatch: Result<String, InputFile.Unreadable>?
-        /// ``LoadURL/unusableProxies(environment:)``, with the hosts `--noproxy` or `no_proxy` exempt.
-        var unusableProxies: [String: String] = [:]
-        var proxyExceptions: [String] = []
+        /// ``LoadURL/proxyRefusal(environment:)``: why a URL (typed, or a redirect's) may not be loaded.
+        var proxyRefusal: (@Sendable (URL) -> LoadError?)?
     }
 
     /// This command's ``RequestOptions``; reads the files the body pieces and `-w @FILE` name.
@@ -320,11 +329,7 @@ extension LoadURL {
         var options = RequestOptions(headerLines: Result { () throws(HeaderLines.Invalid) in try HeaderLines(headers) }, user: user, form: parts, uploadFile: uploadFile,
                                      headOnly: headOnly, method: method, continueAt: continueAt.flatMap(ContinueAt.init))
         options.retry = retryPolicy
-        let environment = ProcessInfo.processInfo.environment
-        options.unusableProxies = unusableProxies(environment: environment)
-        if !options.unusableProxies.isEmpty {
-            options.proxyExceptions = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
-        }
+        options.proxyRefusal = proxyRefusal(environment: ProcessInfo.processInfo.environment)
         if let writeOut, writeOut.hasPrefix("@") {
             do {
                 options.writeOut = String(decoding: try InputFile.contents(of: String(writeOut.dropFirst())), as: UTF8.self)

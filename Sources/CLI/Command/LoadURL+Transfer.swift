@@ -92,11 +92,13 @@ extension LoadURL {
             return LoadURLExit.malformedURL
         }
         let url = pathAsIs ? typed : DotSegments.removed(from: typed)
-        if let refusal = Self.unusableProxyRefusal(url, options: options) {
-            report(refusal.description, status: LoadURLExit.proxyUnusable)
-            summarize(TransferSummary(url: url, exitCode: LoadURLExit.proxyUnusable, error: refusal, urlIndex: index),
+        if let refusal = options.proxyRefusal?(url) {
+            // cannotConnectToHost: 7, curl's for a proxy it cannot use.
+            let status = LoadURLExit.status(for: refusal)
+            report(refusal.description, status: status)
+            summarize(TransferSummary(url: url, exitCode: status, error: refusal, urlIndex: index),
                       format: options.writeOut, index: index, ordered: ordered)
-            return LoadURLExit.proxyUnusable
+            return status
         }
         var summary = TransferSummary(url: url, urlIndex: index)
         // -v, -i and -I (every hop's head), and -w's variables about connections, hear of each exchange through the task's metrics.
@@ -105,7 +107,7 @@ extension LoadURL {
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
                                     trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST,
                                     method: options.method.flatMap { HTTPRequest.Method($0) },
-                                    refusesRedirect: Self.redirectRefusal(options))
+                                    refusesRedirect: options.proxyRefusal)
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []
@@ -334,8 +336,7 @@ extension LoadURL {
                 let output = error as? OutputFile.Failure
                 let resume = error as? ContinueAt.Failure
                 let failure = events?.redirectRefusal ?? output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
-                let status = events?.redirectRefusal != nil ? LoadURLExit.proxyUnusable
-                    : resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
+                let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
                 // Aborted by --fail-early with -Z (another transfer failed): nothing more is told, as curl tells nothing of them.
                 if ordered?.isSilenced == true, Task.isCancelled { return LoadURLExit.status(for: .cancelled) }
                 if output == nil, resume == nil, retry.isTransient(failure), let wait = nextTry(retryAfter: nil) {
@@ -377,28 +378,6 @@ extension LoadURL {
         return LoadError(.dataLengthExceedsMaximum, url: url, reason: "\(what): --max-filesize allows \(limit) bytes")
     }
 
-    /// The failure of a load of `url` whose proxy variable this tool cannot use, unless `url`'s host is exempt.
-    static func unusableProxyRefusal(_ url: URL, options: RequestOptions) -> LoadError? {
-        unusableProxyRefusal(url, unusable: options.unusableProxies, exceptions: options.proxyExceptions)
-    }
-
-    /// ``unusableProxyRefusal(_:options:)`` for each redirect's URL, when there is a variable to refuse.
-    static func redirectRefusal(_ options: RequestOptions) -> (@Sendable (URL) -> LoadError?)? {
-        guard !options.unusableProxies.isEmpty else { return nil }
-        let (unusable, exceptions) = (options.unusableProxies, options.proxyExceptions)
-        return { url in unusableProxyRefusal(url, unusable: unusable, exceptions: exceptions) }
-    }
-
-    private static func unusableProxyRefusal(_ url: URL, unusable: [String: String], exceptions: [String]) -> LoadError? {
-        guard !unusable.isEmpty, let scheme = url.scheme?.lowercased(),
-              let proxy = unusable[scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme],
-              var host = url.host(percentEncoded: false)?.lowercased() else { return nil }
-        if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
-        guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: exceptions) else { return nil }
-        return LoadError(.cannotConnectToHost, url: url,
-                         reason: "the proxy \(proxy) is not one this tool can use (an HTTP or SOCKS5 proxy); not connecting without it")
-    }
-
     /// Why `--compressed` leaves `response`'s body undecoded, in curl's terms, or `nil`: the session decodes every coding
     /// it knows, so a coding still named is one it does not (`compress`), or a stack deeper than five. A response
     /// without a body has nothing to decode.
@@ -408,7 +387,9 @@ extension LoadURL {
         let codings = field.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard !codings.isEmpty else { return nil }
-        if codings.count > 5 { return "the response names \(codings.count) content encodings, more than the 5 that are decoded" }
+        if codings.count > ContentDecoding.deepestStack {
+            return "the response names \(codings.count) content encodings, more than the \(ContentDecoding.deepestStack) that are decoded"
+        }
         return "unrecognized content encoding '\(field)': loadurl decodes \(ContentDecoding.names.joined(separator: ", "))"
     }
 

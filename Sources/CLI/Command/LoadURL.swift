@@ -185,7 +185,6 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("G"), .customLong("get")], help: "Put the -d, --data-binary and --data-urlencode pieces in the URL's query and send GET (HEAD with -I).")
     public var dataInQuery = false
 
-    /// The bytes to ask for, curl's `-r`: `FIRST-LAST`, `FIRST-`, `-SUFFIX`, comma-separated.
     /// curl's `--etag-compare`: sends the ETag this file holds as `If-None-Match`; over HTTP(S).
     @Option(name: .customLong("etag-compare"), help: "Send the ETag FILE holds as If-None-Match (a missing FILE with --etag-save: an empty ETag). HTTP(S).")
     public var etagCompare: String?
@@ -200,6 +199,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             help: "Only if modified after TIME (a date, or a file's modification time; -TIME: only if not modified since). HTTP(S).")
     public var timeCondition: String?
 
+    /// The bytes to ask for, curl's `-r`: `FIRST-LAST`, `FIRST-`, `-SUFFIX`, comma-separated.
     @Option(name: [.customShort("r"), .customLong("range")], help: "Ask for these bytes only: FIRST-LAST, FIRST- or -LAST_N (HTTP may take several, comma-separated).")
     public var range: String?
 

@@ -186,7 +186,7 @@ public struct RedirectMiddleware: LoadMiddleware {
     }
 
     /// The ports a URL of these schemes means when it names none.
-    private static let defaultPorts = ["http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "ftps": 990]
+    package static let defaultPorts = ["http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "ftps": 990]
 }
 
 // Most loads are not redirected: following is the further work, so that its larger async frame (the

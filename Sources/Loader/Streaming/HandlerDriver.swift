@@ -22,8 +22,6 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     let collectsMetrics: Bool
     /// The place of this handler's transaction among the task's (``LoadTask/didCollect(_:)``), -1 before it reports one.
     private let transactionIndex = Atomic<Int>(-1)
-    /// The body bytes the handler delivered, counted only when ``collectsMetrics``: the transaction's count.
-    private let bodyBytes = Atomic<Int64>(0)
 
     private struct Guarded {
         var events: HandlerEventState
@@ -192,15 +190,12 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, didLoad data: Data) {
-        if collectsMetrics { count(data) }
         update { $0.receiveData(data) }
     }
 
     func handler(_ handler: SchemeHandler, didReceive response: LoadResponse, body: Data, finished: Bool) {
-        if collectsMetrics {
-            count(body)
-            if finished { transactionEnded() }
-        }
+        // The body is taken below, with the end: counted here, before the end's event.
+        if finished, collectsMetrics { transactionEnded(taking: Int64(body.count)) }
         // All under one lock, the waiting reader resumed after: it wakes once and finds everything there.
         update { state in
             var effects = state.receiveResponse(response, redirect: nil)
@@ -211,7 +206,6 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     }
 
     func handler(_ handler: SchemeHandler, deliver data: Data) async throws {
-        if collectsMetrics { count(data) }
         var full = false
         update { state in
             let effects = state.receiveData(data)
@@ -255,15 +249,13 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
 
     /// Notes the end of this handler's transaction, if it reported one: before the end's event, which may complete
     /// the task and hand its metrics on.
-    private func transactionEnded() {
+    /// `taking`: body bytes that come with the end, not yet taken.
+    private func transactionEnded(taking more: Int64 = 0) {
         let index = transactionIndex.load(ordering: .acquiring)
-        guard index >= 0, let task = guarded.withLock({ $0.task }) else { return }
-        task.transactionEnded(index, bodyBytes: bodyBytes.load(ordering: .acquiring))
-    }
-
-    /// Adds `data` to the body bytes of this handler's transaction.
-    private func count(_ data: Data) {
-        bodyBytes.add(Int64(data.count), ordering: .releasing)
+        guard index >= 0, let (task, received) = guarded.withLock({ guarded in guarded.task.map { ($0, guarded.events.receivedBytes) } }) else {
+            return
+        }
+        task.transactionEnded(index, bodyBytes: received + more)
     }
 
     func handler(_ handler: SchemeHandler, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {

@@ -149,11 +149,15 @@ struct HandlerEventState {
         return effects
     }
 
+    /// The body bytes taken from the handler, for the transaction's metrics.
+    private(set) var receivedBytes: Int64 = 0
+
     mutating func receiveData(_ data: Data) -> Effects {
         guard terminal == nil else { return violation("data after the terminal event") }
         if case .waiting = head { return fail(contract: "body data before the response") }
         touch()
         guard !data.isEmpty else { return .none }
+        receivedBytes += Int64(data.count)
         if let waiter = consumerWaiter {
             consumerWaiter = nil
             var effects = Effects()

@@ -195,18 +195,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             defer { m.resumeWaiters = []; m.starter = nil; m.endDelegateWait = nil; m.cancelMiddleware = nil }
             return (m.driver, m.swiftTask, m.resumeWaiters, m.starter, m.endDelegateWait, m.cancelMiddleware)
         }
-        driver?.cancel(with: cancellation(currentRequest.url))
+        driver?.cancel(with: LoadError(.cancelled, url: currentRequest.url))
         swiftTask?.cancel()
         middleware?()
         waiters.forEach { $0.resume() }
         delegateWait?()
         starter?(self)
-        if readerHasBody { complete(with: cancellation(currentRequest.url)) }
-    }
-
-    /// The error of a cancelled load of `url`, with the reason the loader gave, if it gave one.
-    private func cancellation(_ url: URL) -> LoadError {
-        LoadError(.cancelled, url: url, reason: mutable.withLock { $0.cancelReason })
+        if readerHasBody { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
     }
 
     /// Whether the body went to a reader who alone would complete the task (a stream from ``LoaderSession/bytes(for:delegate:)``).
@@ -219,7 +214,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             m.readerHasBody = true
             return m.isCancelled
         }
-        if cancelled { complete(with: cancellation(currentRequest.url)) }
+        if cancelled { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
     }
 
     /// Whether ``cancel()`` was called.
@@ -250,7 +245,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// data event follows a cancel, even for a body that had arrived whole.
     func checkCancelled(_ url: URL? = nil) throws {
         guard isCancelled else { return }
-        throw cancellation(url ?? currentRequest.url)
+        throw LoadError(.cancelled, url: url ?? currentRequest.url)
     }
 
     /// When the task's first handler started, on the watchdog's clock: the resource timeout counts from there
@@ -279,7 +274,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             m.currentRequest = request
             return false
         }
-        if cancelled { throw cancellation(request.url) }
+        if cancelled { throw LoadError(.cancelled, url: request.url) }
     }
 
     /// Waits while the task is suspended. Cancelling the waiting Swift task cancels the load (which ends the
@@ -327,7 +322,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             if !m.isCancelled { m.progress.countOfBytesReceived += Int64(data.count) }
             return (m.isCancelled, m.state == .suspended)
         }
-        if cancelled { throw cancellation(currentRequest.url) }
+        if cancelled { throw LoadError(.cancelled, url: currentRequest.url) }
         return suspended
     }
 
@@ -410,11 +405,11 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// The resource timeout runs on while a delegate answers: a wait past it ends with ``LoadError/Code/timedOut``, as
     /// the load would have had a handler been running (only handlers are watched).
     private func asking<Answer: Sendable>(_ ask: @escaping @Sendable () async -> Answer) async throws(LoadError) -> Answer {
-        let cancelled = cancellation(currentRequest.url)
+        let cancelled = LoadError(.cancelled, url: currentRequest.url)
         let timedOut = Locked(false)
         let clock = resourceTimeLeft().map { left in
             Task { [weak self] in
-                try? await Task.sleep(for: .nanoseconds(Int64(min(left, UInt64(Int64.max)))))
+                try? await Task.sleep(for: .nanoseconds(Int64(left)))
                 guard !Task.isCancelled, let self else { return }
                 timedOut.withLock { $0 = true }
                 self.mutable.withLock { $0.endDelegateWait }?()
@@ -463,7 +458,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
                 cancelled.resumeData = error?.resumeData
                 error = cancelled
             } else if m.isCancelled, error?.code == .cancelled, error?.reason == nil, let reason = m.cancelReason {
-                // A cancel seen elsewhere first (a middleware's CancellationError): with the loader's reason too.
+                // Every cancelled error ends here: the loader's reason, if it gave one, is added once, for all of them.
                 error?.reason = reason
             }
             m.state = .completed

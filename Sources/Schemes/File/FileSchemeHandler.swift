@@ -103,10 +103,8 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         var isRegular = FileSize.readable(info, path: path) != nil
         // So may a file of a pseudo file system not known here (binfmt_misc, nfsd, FUSE) that says 0 bytes: one read
         // tells it from an empty file, as curl reads such a file to its end.
-        var firstBytes = Data()
         if isRegular, size == 0, request.method != .head {
-            firstBytes = try readSome(fd: fd, path: path, url: url)
-            isRegular = firstBytes.isEmpty
+            isRegular = try !holdsAByte(fd: fd, path: path, url: url)
         }
         // Only a file of known size can give a range; a pipe or a pseudo file is read whole, whatever is asked.
         if isRegular { fields[.acceptRanges] = "bytes" }
@@ -125,7 +123,6 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
 
         if !isRegular {
             // A pipe, device or pseudo file: no size to check, no offset to read at; read to its end.
-            if !firstBytes.isEmpty { try await client.handler(self, deliver: firstBytes) }
             return try await streamToEnd(fd: fd, path: path, url: url)
         }
         guard let span else { return }
@@ -157,12 +154,12 @@ public final class FileSchemeHandler: SchemeHandler, @unchecked Sendable {
         }
     }
 
-    /// What one `read` of a regular file gives from where it stands (at most ``readSize`` bytes).
-    private func readSome(fd: Int32, path: String, url: URL) throws -> Data {
-        var buffer = [UInt8](repeating: 0, count: Self.readSize)
+    /// Whether the file holds a byte at its start, though its size says 0 (`pread`: the offset stays where it was).
+    private func holdsAByte(fd: Int32, path: String, url: URL) throws -> Bool {
+        var byte: UInt8 = 0
         while true {
-            let got = buffer.withUnsafeMutableBytes { readBytes(fd, $0.baseAddress, Self.readSize) }
-            if got >= 0 { return Data(buffer[0..<got]) }
+            let got = pread(fd, &byte, 1, 0)
+            if got >= 0 { return got == 1 }
             guard errno == EINTR else { throw FileErrors.reading(errno, path: path, url: url) }
         }
     }

@@ -245,15 +245,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
         let question = AuthenticationChallenge(protectionSpace: challenge.space(at: proxy), previousFailureCount: refused, proposedCredential: proposed)
         let disposition = await client.handler(self, didReceive: question)
         guard !Task.isCancelled else { throw LoadError(.cancelled, url: request.url) }
-        switch disposition {
-        case .useCredential(let given):
-            return given
-        case .cancelAuthenticationChallenge:
-            throw LoadError(.userCancelledAuthentication, url: request.url,
-                            reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
-        case .performDefaultHandling, .rejectProtectionSpace, .trustServer:
-            return nil
-        }
+        return try challenge.credential(from: disposition, at: proxy, url: request.url)
     }
 
     /// How many times one load asks about a proxy's challenge.

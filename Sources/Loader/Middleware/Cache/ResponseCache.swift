@@ -42,7 +42,7 @@ extension CachedResponse {
             parts.percentEncodedHost = host.lowercased()
             if parts.percentEncodedPath.isEmpty { parts.percentEncodedPath = "/" }
         }
-        if let port = parts.port, (scheme == "http" && port == 80) || (scheme == "https" && port == 443) { parts.port = nil }
+        if let port = parts.port, let scheme, port == RedirectMiddleware.defaultPorts[scheme] { parts.port = nil }
         return parts.string ?? url.absoluteStringHidingPassword
     }
 }

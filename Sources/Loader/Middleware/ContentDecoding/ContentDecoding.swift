@@ -37,6 +37,8 @@ public struct ContentDecoding: Sendable, Hashable {
     /// Makes the default settings: decoding on, at most 200 decoded bytes per compressed byte past 16 MiB.
     public init() {}
 
+    /// The most codings one body may stack and still be decoded (curl stops at 5 too).
+    package static let deepestStack = 5
     /// The codings a session decodes, as `Content-Encoding` names them.
     public static let names = ["gzip", "deflate", "br", "zstd"]
     /// The codings this session decodes, in the `Accept-Encoding` it sends.

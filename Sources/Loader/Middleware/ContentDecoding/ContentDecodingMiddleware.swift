@@ -18,8 +18,6 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         return request
     }
 
-    /// The most codings one body may stack and still be decoded.
-    static let deepestStack = 5
 
     @inline(never)
     fileprivate func decoded(_ result: LoadResult) -> LoadResult {
@@ -29,7 +27,7 @@ struct ContentDecodingMiddleware: LoadMiddleware {
         let known = codings.compactMap(settings.coding(of:))
         // Anything we cannot undo (zstd, a typo) goes to the caller untouched, header and all; so does a
         // stack deeper than any server sends (curl stops at 5), each layer of which multiplies the expansion.
-        guard known.count == codings.count, !known.isEmpty, known.count <= Self.deepestStack else { return result }
+        guard known.count == codings.count, !known.isEmpty, known.count <= ContentDecoding.deepestStack else { return result }
         var body = result.body
         if let whole = body.whole, let decoded = decodedAtOnce(whole, codings: known) {
             // Came whole and small: decoded here, it goes on whole too, and the caller takes it without reading a stream.

@@ -37,7 +37,7 @@ public enum NetscapeCookieFile {
         guard !domain.isEmpty, !fields[5].isEmpty else { return nil }
         let expires = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
         let cookie = Cookie(name: String(fields[5]), value: fields.count == 7 ? String(fields[6]) : "",
-                            domain: domain.lowercased(), isHostOnly: fields[1].uppercased() != "TRUE",
+                            domain: String(domain), isHostOnly: fields[1].uppercased() != "TRUE",
                             path: fields[2].isEmpty ? "/" : String(fields[2]), expires: expires,
                             isSecure: fields[3].uppercased() == "TRUE", isHTTPOnly: isHTTPOnly, created: now)
         return cookie.isExpired(at: now) ? nil : cookie

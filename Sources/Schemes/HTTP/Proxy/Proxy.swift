@@ -81,9 +81,14 @@ extension HTTPClientOptions {
         /// `https_proxy` or `HTTPS_PROXY` for `https`, then `all_proxy` or `ALL_PROXY`. `nil` when none is set
         /// or the value is not a proxy ``init(_:)`` reads.
         public static func fromEnvironment(_ environment: [String: String], scheme: String) -> Proxy? {
+            environmentVariable(environment, scheme: scheme).flatMap { Proxy($0.value) }
+        }
+
+        /// The variable ``fromEnvironment(_:scheme:)`` reads for `scheme`, by name, with its value (not empty); `nil`
+        /// when none is set, whether or not its value is a proxy ``init(_:)`` reads.
+        package static func environmentVariable(_ environment: [String: String], scheme: String) -> (name: String, value: String)? {
             let names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : scheme == "http" ? ["http_proxy"] : []
-            let value = (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
-            return value.flatMap(Proxy.init)
+            return (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap { name in environment[name].map { (name, $0) } }.first { !$0.1.isEmpty }
         }
 
         /// The hosts `no_proxy` or `NO_PROXY` names in `environment`, as ``HTTPClientOptions/noProxy`` takes them.

@@ -27,6 +27,21 @@ struct ProxyChallenge: Error, Sendable {
         ProtectionSpace(proxyHost: proxy.host, port: proxy.port, realm: realm, authenticationMethod: "Basic")
     }
 
+    /// The credential a delegate's `disposition` gives for this challenge: the one it gave, or `nil` (default handling,
+    /// which the caller may answer from a store, or a refusal). Throws ``LoadError/Code/userCancelledAuthentication``,
+    /// naming `url` and `proxy`, when the delegate cancelled the challenge.
+    func credential(from disposition: ChallengeDisposition, at proxy: HTTPClientOptions.Proxy, url: URL) throws -> Credential? {
+        switch disposition {
+        case .useCredential(let given):
+            return given
+        case .cancelAuthenticationChallenge:
+            throw LoadError(.userCancelledAuthentication, url: url,
+                            reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
+        case .performDefaultHandling, .rejectProtectionSpace, .trustServer:
+            return nil
+        }
+    }
+
 }
 
 /// The proxy credentials each session's delegates gave, by proxy: later requests of that session through the

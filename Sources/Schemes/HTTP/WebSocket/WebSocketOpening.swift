@@ -139,17 +139,10 @@ enum WebSocketOpening {
         let question = AuthenticationChallenge(protectionSpace: space, previousFailureCount: refused, proposedCredential: proxy.credential)
         let disposition = await ask?(question) ?? .performDefaultHandling
         if Task.isCancelled { throw LoadError(.cancelled, url: request.url, reason: "the WebSocket was cancelled while its delegate was asked for the proxy's credentials") }
-        let answer: Credential?
-        switch disposition {
-        case .useCredential(let credential):
-            answer = credential
-        case .cancelAuthenticationChallenge:
-            throw LoadError(.userCancelledAuthentication, url: request.url,
-                            reason: "the delegate cancelled the challenge of the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port))")
-        case .performDefaultHandling:
-            answer = refused == 0 ? session.configuration.credentialStore?.credential(for: space) : nil
-        case .rejectProtectionSpace, .trustServer:
-            answer = nil
+        var answer = try challenge.credential(from: disposition, at: proxy, url: request.url)
+        // Default handling from the store, once, as the loader's driver answers a handler's question.
+        if answer == nil, case .performDefaultHandling = disposition, refused == 0 {
+            answer = session.configuration.credentialStore?.credential(for: space)
         }
         if let answer { credentials.set(answer, session: sessionID, proxy: proxy) }
         return answer
