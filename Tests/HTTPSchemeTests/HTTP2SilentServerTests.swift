@@ -55,7 +55,9 @@ struct HTTP2SilentServerTests {
         post.method = .post
         let waiting = Task { await loadError { _ = try await session.data(for: post) } }
         #expect(await eventually(within: 10) { server.requests(for: "/no-answer") >= 1 }, "the POST never reached the server")
-        let silent = await loadError { _ = try await session.data(for: request("/go-silent", timeout: 1)) }
+        // 2 s, so that the server has read the request before the PING its timeout sends comes (1 s was too short once,
+        // with the whole suite running: the POST then waited out its 30 s).
+        let silent = await loadError { _ = try await session.data(for: request("/go-silent", timeout: 2)) }
         #expect(silent?.code == .timedOut, "\(String(describing: silent))")
         // Its PING unanswered for 5 s, the connection closes, well before the POST's own 30 s.
         let error = await waiting.value

@@ -57,8 +57,10 @@ struct HTTPMetricsTests {
         #expect(response.status?.code == 200 && text.count > gzip.count)
         let transaction = try #require(recorder.finished.withLock { $0.first?.transactions.last })
         #expect(transaction.countOfResponseBodyBytesReceived == Int64(gzip.count))
-        // The copy told as the head came has no count yet: the body had not come.
-        #expect(recorder.collected.withLock { $0.first?.countOfResponseBodyBytesReceived } == 0)
+        // The copy told as the head came is counted only if the whole body had come by then (the reader may be scheduled
+        // after the event loop read it all, as when other tests run beside this one): never a part, nor the decoded size.
+        let told = recorder.collected.withLock { $0.first?.countOfResponseBodyBytesReceived }
+        #expect(told == 0 || told == Int64(gzip.count), "\(String(describing: told))")
     }
 
     @Test("A redirect's two hops: each request as it went out, a new connection then the same one again, the times in order")

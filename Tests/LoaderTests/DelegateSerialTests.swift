@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Loader
 import Synchronization
+import TestSupport
 import Testing
 
 /// Reports upload progress from one task while the response and its body come from another, as an HTTP
@@ -67,5 +68,72 @@ struct DelegateSerialTests {
         // The driver already drops most progress that follows the completion; the task's own check covers the
         // race in between (reported and completed at once), which this run seldom meets.
         #expect(delegate.afterCompletion.load(ordering: .relaxed) == 0, "a delegate call came after the completion")
+    }
+
+    /// Waits in its first data call for the app's lock, as a delegate that guards its state with one does.
+    final class LockTaking: LoadTaskDelegate {
+        let appLock: NSLock
+        let inside = DispatchSemaphore(value: 0)
+        let waiting = Atomic<Bool>(false)
+        let gotLock = Atomic<Bool>(false)
+        let events = Mutex<[String]>([])
+
+        init(appLock: NSLock) { self.appLock = appLock }
+
+        func loadTask(_ task: LoadTask, didReceive data: Data) {
+            let first = events.withLock { e -> Bool in
+                defer { e.append("data") }
+                return !e.contains("data")
+            }
+            guard first else { return }
+            waiting.store(true, ordering: .releasing)
+            inside.signal()
+            // Bounded: the thread that holds the lock gives it up once its cancel() has returned.
+            let got = appLock.lock(before: Date().addingTimeInterval(10))
+            waiting.store(false, ordering: .releasing)
+            gotLock.store(got, ordering: .releasing)
+            if got { appLock.unlock() }
+        }
+
+        func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {
+            events.withLock { $0.append("completed \(error.map { "\($0.code)" } ?? "ok")") }
+        }
+    }
+
+    @Test("cancel() from a thread that holds the app's lock returns while the task's delegate waits for that lock; the delegate hears the end after")
+    func cancelDoesNotWaitForDelegate() async throws {
+        let (probeID, _) = Probes.make()
+        let appLock = NSLock()
+        let delegate = LockTaking(appLock: appLock)
+        let (bytes, _) = try await testSession().bytes(from: URL(string: "stream://\(probeID)/4000000")!, delegate: delegate)
+        // On a thread of its own, as the app's: takes its lock before the body is read, waits until the delegate waits for
+        // it, cancels.
+        let locked = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(wasInside: Bool, returnedWhileWaiting: Bool)?>(nil)
+        Thread.detachNewThread {
+            appLock.lock()
+            locked.signal()
+            let wasInside = delegate.inside.wait(timeout: .now() + 10) == .success
+            bytes.task.cancel()
+            let returnedWhileWaiting = delegate.waiting.load(ordering: .acquiring)
+            appLock.unlock()
+            outcome.withLock { $0 = (wasInside, returnedWhileWaiting) }
+        }
+        #expect(await eventually(within: 10) { locked.wait(timeout: .now()) == .success })
+        let reader = Task { await loadError { for try await _ in bytes.chunks {} } }
+        #expect(await eventually(within: 30) { outcome.withLock { $0 != nil } })
+        let (wasInside, returnedWhileWaiting) = outcome.withLock { $0 } ?? (false, false)
+        #expect(wasInside, "the delegate never heard of a chunk")
+        // Before the delegate queue, cancel() waited for the delegate's call to end, which waited for this lock: both
+        // waited until the delegate gave up after 10 s.
+        #expect(returnedWhileWaiting, "cancel() waited for the delegate call, which waited for the lock cancel()'s caller held")
+        let error = await reader.value
+        #expect(error?.code == .cancelled)
+        #expect(await eventually(within: 10) { delegate.events.withLock { $0.last?.hasPrefix("completed") == true } })
+        let gotLock = delegate.gotLock.load(ordering: .acquiring)
+        #expect(gotLock, "the delegate gave up waiting for the lock")
+        let events = delegate.events.withLock { $0 }
+        #expect(events.filter { $0.hasPrefix("completed") } == ["completed cancelled"], "\(events)")
+        #expect(events.last == "completed cancelled", "a data call came after the completion: \(events)")
     }
 }

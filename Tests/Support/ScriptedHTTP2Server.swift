@@ -17,7 +17,7 @@ import Synchronization
 /// | `/length-mismatch` | a 200 head announcing 10 bytes, then 5 of them ending the stream (a stream error, RFC 9113 §8.1.1) |
 /// | `/bad-field` | a 200 head with a field named in capitals (a malformed response, RFC 9113 §8.2.1) |
 /// | `/no-answer` | no response (the connection is read on: its PINGs are answered) |
-/// | `/go-silent` | no response, and nothing the client sends on the connection taken in any more (its PINGs unanswered): a server gone silent, its socket open |
+/// | `/go-silent` | no response, nothing the client sends on the connection taken in any more, and nothing sent on it (its PINGs unanswered): a server gone silent, its socket open |
 /// | `/connection-error` | no response: a `PING` of 7 bytes on the connection, a connection error (RFC 9113 §6.7), and then nothing |
 /// | `/huge-head` | a 200 head of about 100 KiB (a field of 100,000 bytes), past the 80 KiB the client announces |
 /// | anything else | 404 |
@@ -74,13 +74,24 @@ public final class ScriptedHTTP2Server: Sendable {
         let connections = Mutex(0)
     }
 
-    /// First on each connection: once silent, drops every byte the client sends (its PINGs and requests unread).
-    private final class Silencer: ChannelInboundHandler {
+    /// First on each connection: once silent, drops every byte the client sends (its PINGs and requests unread), and
+    /// every byte NIOHTTP2 would still send: a PING that came in one read with the `/go-silent` request (on a loaded
+    /// machine, the server may read both at once) reached NIOHTTP2 before the silence, which acknowledged it.
+    private final class Silencer: ChannelDuplexHandler {
         typealias InboundIn = ByteBuffer
+        typealias OutboundIn = IOData
         var isSilent = false
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if !isSilent { context.fireChannelRead(data) }
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            if isSilent {
+                promise?.succeed()
+            } else {
+                context.write(data, promise: promise)
+            }
         }
     }
 

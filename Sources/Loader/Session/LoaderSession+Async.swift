@@ -146,7 +146,9 @@ extension LoaderSession {
             // Handed straight on: a result held in this frame would be one more copy of it on every load.
             return try await Self.collectWhole(open(task), into: task)
         } catch {
-            throw Self.fail(task, with: error)
+            let failure = Self.fail(task, with: error)
+            await task.delegatesHeard()
+            throw failure
         }
     }
 
@@ -165,7 +167,9 @@ extension LoaderSession {
             task.didReceive(result.response)
             data = try await collect(result, into: task)
         }
-        if let error = task.complete(with: nil) { throw error }
+        let error = task.complete(with: nil)
+        await task.delegatesHeard()
+        if let error { throw error }
         return (data, result.response)
     }
 
@@ -218,8 +222,11 @@ extension LoaderSession {
             task.didReceive(result.response)
         } catch {
             let failure = LoadError.wrapping(error, url: request.url)
-            throw task.complete(with: failure) ?? failure
+            let error = task.complete(with: failure) ?? failure
+            await task.delegatesHeard()
+            throw error
         }
+        await task.delegatesHeard()
         return (LoadBytes(body: result.body, task: task), result.response)
     }
 

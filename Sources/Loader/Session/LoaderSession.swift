@@ -280,11 +280,15 @@ public final class LoaderSession: Sendable {
             let value = try await consume(task, result)
             if let error = task.complete(with: nil) {
                 undo?(value)
+                await task.delegatesHeard()
                 throw error
             }
+            await task.delegatesHeard()
             return value
         } catch {
-            throw Self.fail(task, with: error)
+            let failure = Self.fail(task, with: error)
+            await task.delegatesHeard()
+            throw failure
         }
     }
 

@@ -25,12 +25,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// The task's own delegate, heard before the session's. Held until the task has told it of its completion, then
     /// let go (`nil`), as URLSession's task lets its delegate go: a delegate that keeps its task makes no cycle.
     public var delegate: (any LoadTaskDelegate)? {
-        guard delegateGate != nil else { return nil }
+        guard delegateQueue != nil else { return nil }
         return mutable.withLock { $0.delegate }
     }
     let session: LoaderSession
-    /// One delegate call at a time; `nil` when there is no delegate.
-    private let delegateGate: DelegateGate?
+    /// The delegates' calls, one at a time; `nil` when there is no delegate.
+    private let delegateQueue: DelegateQueue?
 
     private let mutable: Locked<Mutable>
     /// When the task was made, the start of its metrics' interval; `nil` when it collects none.
@@ -105,9 +105,9 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         self.session = session
         self.originalRequest = request
         // Only a task with a delegate to call needs one (most loads have none).
-        self.delegateGate = delegate != nil || hasSessionDelegate ? DelegateGate() : nil
+        self.delegateQueue = delegate != nil || hasSessionDelegate ? DelegateQueue() : nil
         // Read only for metrics, which only a delegate gets: a clock read fewer on every other load.
-        self.createdAt = delegateGate == nil ? nil : Date()
+        self.createdAt = delegateQueue == nil ? nil : Date()
         self.taskIdentifier = Self.nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         self.mutable = Locked(Mutable(state: starter == nil ? .running : .suspended, delegate: delegate, currentRequest: request,
                                       starter: starter))
@@ -310,7 +310,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// reader waits (``waitWhileSuspended()``) as it would after a chunk. Without delegates, under one lock
     /// instead of four; with them, step by step, since each event may cancel or suspend the task.
     func didReceive(_ response: LoadResponse, wholeBody data: Data) throws -> Bool {
-        guard delegateGate == nil else {
+        guard delegateQueue == nil else {
             didReceive(response)
             try checkCancelled()
             if !data.isEmpty { didReceive(data, notify: true) }
@@ -330,7 +330,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         mutable.withLock { $0.progress.countOfBytesReceived += Int64(data.count) }
         // A stream's reader may hand on a chunk just as a cancel completes the task from another thread:
         // nothing follows the completion.
-        if notify { eachDelegate(unlessCompleted: true) { $0.loadTask(self, didReceive: data) } }
+        if notify { eachDelegate(droppedAfterEnd: true) { $0.loadTask(self, didReceive: data) } }
     }
 
     func didWrite(_ count: Int64) {
@@ -360,7 +360,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         guard sent > 0 else { return }
         // From the handler's side, which may still be sending as the response ends the task: nothing follows
         // the completion.
-        eachDelegate(unlessCompleted: true) {
+        eachDelegate(droppedAfterEnd: true) {
             $0.loadTask(self, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected)
         }
     }
@@ -472,12 +472,23 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         }
         guard outcome.first else { return outcome.error }
         outcome.waiters.forEach { $0.resume() }
-        tellCollected()
-        if let metrics = finishedMetrics() { eachDelegate { $0.loadTask(self, didFinishCollecting: metrics) } }
-        eachDelegate { $0.loadTask(self, didCompleteWithError: outcome.error) }
-        // Told all it will hear: let go, so that a delegate that holds its task does not keep both alive.
-        if delegateGate != nil { mutable.withLock { $0.delegate = nil } }
-        session.taskDidComplete(self)
+        guard let delegateQueue else {
+            session.taskDidComplete(self)
+            return outcome.error
+        }
+        let metrics = finishedMetrics()
+        let delegates = self.delegates
+        // Told all it will hear once this call is delivered: let go, so that a delegate that holds its task does not
+        // keep both alive.
+        mutable.withLock { $0.delegate = nil }
+        let error = outcome.error
+        delegateQueue.add(ends: true) { [self] in
+            tellCollectedNow(to: delegates)
+            if let metrics { delegates.forEach { $0.loadTask(self, didFinishCollecting: metrics) } }
+            delegates.forEach { $0.loadTask(self, didCompleteWithError: error) }
+            // After its delegates heard the end: the session's invalid report comes after every task's completion.
+            session.taskDidComplete(self)
+        }
         return outcome.error
     }
 
@@ -511,17 +522,21 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     /// Tells the delegates of the transactions collected since they last heard, in order.
     private func tellCollected() {
-        // Also once completed: ``complete(with:)`` tells the last ones after marking the task so.
-        guard collectsMetrics, mutable.withLock({ $0.transactionsTold < $0.transactions.count }) else { return }
-        delegateGate?.run {
-            // Taken inside the gate (which `eachDelegate` takes again: it is recursive), so two callers cannot tell one
-            // transaction twice, nor out of order.
-            let untold = mutable.withLock { m -> ArraySlice<LoadTransactionMetrics> in
-                defer { m.transactionsTold = m.transactions.count }
-                return m.transactions[m.transactionsTold...]
-            }
-            for transaction in untold { eachDelegate { $0.loadTask(self, didCollect: transaction) } }
+        // Also once completed: the completion's call tells the last ones.
+        guard collectsMetrics, mutable.withLock({ $0.transactionsTold < $0.transactions.count }), let delegateQueue else { return }
+        let delegates = self.delegates
+        // What is untold is read as the call is delivered: the queue delivers one call at a time, so two calls cannot tell
+        // one transaction twice, nor out of order.
+        delegateQueue.add { [self] in tellCollectedNow(to: delegates) }
+    }
+
+    /// What ``tellCollected()`` queues: tells `delegates` of the transactions untold until now.
+    private func tellCollectedNow(to delegates: [any LoadTaskDelegate]) {
+        let untold = mutable.withLock { m -> ArraySlice<LoadTransactionMetrics> in
+            defer { m.transactionsTold = m.transactions.count }
+            return m.transactions[m.transactionsTold...]
         }
+        for transaction in untold { delegates.forEach { $0.loadTask(self, didCollect: transaction) } }
     }
 
     /// The task's metrics as it completes; `nil` when it collects none.
@@ -533,13 +548,25 @@ public final class LoadTask: Sendable, CustomStringConvertible {
                                redirectCount: redirects)
     }
 
-    private func eachDelegate(unlessCompleted: Bool = false, _ body: (any LoadTaskDelegate) -> Void) {
-        guard let delegateGate else { return }
-        delegateGate.run {
-            if unlessCompleted, state == .completed { return }
-            let delegate = self.delegate
-            if let delegate { body(delegate) }
-            if let sessionDelegate = session.delegate, sessionDelegate !== delegate { body(sessionDelegate) }
-        }
+    /// The task's delegate, then the session's (unless the same), as they are now: a call queued before the task let its
+    /// delegate go still reaches it.
+    private var delegates: [any LoadTaskDelegate] {
+        let delegate = mutable.withLock { $0.delegate }
+        guard let sessionDelegate = session.delegate, sessionDelegate !== delegate else { return delegate.map { [$0] } ?? [] }
+        return delegate.map { [$0, sessionDelegate] } ?? [sessionDelegate]
+    }
+
+    /// Queues `body` for each delegate (``DelegateQueue``); `droppedAfterEnd`: not once the completion is queued.
+    private func eachDelegate(droppedAfterEnd: Bool = false, _ body: @escaping @Sendable (any LoadTaskDelegate) -> Void) {
+        guard let delegateQueue else { return }
+        let delegates = self.delegates
+        delegateQueue.add(droppedAfterEnd: droppedAfterEnd) { delegates.forEach(body) }
+    }
+
+    /// Returns once the delegates have heard every event so far (at once for a task without one): an async load
+    /// returns, and a completion handler runs, after the delegates heard the task's end.
+    func delegatesHeard() async {
+        guard let delegateQueue else { return }
+        await delegateQueue.delivered()
     }
 }
