@@ -136,4 +136,40 @@ struct DelegateSerialTests {
         #expect(events.filter { $0.hasPrefix("completed") } == ["completed cancelled"], "\(events)")
         #expect(events.last == "completed cancelled", "a data call came after the completion: \(events)")
     }
+
+    /// Cancels its task in its first data call, noting what it hears meanwhile.
+    final class CancellingInside: LoadTaskDelegate {
+        let events = Mutex<[String]>([])
+
+        func loadTask(_ task: LoadTask, didReceive data: Data) {
+            let first = events.withLock { e -> Bool in
+                guard !e.contains("cancel") else {
+                    e.append("data after the cancel")
+                    return false
+                }
+                e.append("cancel")
+                return true
+            }
+            guard first else { return }
+            task.cancel()
+            events.withLock { $0.append("cancel returned") }
+        }
+
+        func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {
+            events.withLock { $0.append("completed \(error.map { "\($0.code)" } ?? "ok")") }
+        }
+    }
+
+    @Test("A delegate that cancels its task in a call hears of the end after that call returns, not inside it")
+    func cancelInsideACall() async throws {
+        let (probeID, _) = Probes.make()
+        let delegate = CancellingInside()
+        let (bytes, _) = try await testSession().bytes(from: URL(string: "stream://\(probeID)/4000000")!, delegate: delegate)
+        let error = await loadError { for try await _ in bytes.chunks {} }
+        #expect(error?.code == .cancelled)
+        #expect(await eventually(within: 10) { delegate.events.withLock { $0.last?.hasPrefix("completed") == true } })
+        // With a lock around each call, the completion was told inside the cancelling call: "cancel", "completed", then
+        // "cancel returned".
+        #expect(delegate.events.withLock { $0 } == ["cancel", "cancel returned", "completed cancelled"])
+    }
 }
