@@ -4,11 +4,12 @@ import FoundationEssentials
 /// or for all tasks through the session's ``LoaderSessionDelegate``; a task's own delegate hears each
 /// event first, then the session's.
 ///
-/// Every method has an empty default. Methods are called in event order, one at a time per task, on the thread
-/// that reported the event (or on one delivering the task's earlier events): return quickly, and hand long work
-/// elsewhere. No lock of the loader is held while one runs, so a method may call into its task (cancel it); what
-/// that causes is told after the method returns. An async load returns, and a completion handler runs, after the
-/// delegates heard the task's completion.
+/// Every method has an empty default. Methods are called in event order, one at a time per task, on the thread of
+/// the task's reader (or of a Swift task, for upload progress; never on an event loop): return quickly, and hand long
+/// work elsewhere. No lock of the loader is held while one runs, so a method may call into its task (suspend or cancel
+/// it); what that causes is told after the method returns, and the reader reads on only once the delegates heard each
+/// event it reported. An async load returns, a byte stream ends, and a completion handler runs, after the delegates
+/// heard the task's completion.
 public protocol LoadTaskDelegate: AnyObject, Sendable {
     /// The response head arrived (after middleware: the final response of a redirect chain).
     func loadTask(_ task: LoadTask, didReceive response: LoadResponse)

@@ -161,10 +161,15 @@ extension LoaderSession {
         // past its allocator's slab; the task hears of the head and the body in one step.
         if let whole = result.body.whole {
             // As the reading loop does after each chunk: a delegate may have suspended the task as it heard of it.
-            if try task.didReceive(result.response, wholeBody: whole) { await task.waitWhileSuspended() }
+            if task.hasDelegates {
+                try await task.tell(result.response, wholeBody: whole)
+            } else if try task.didReceive(result.response, wholeBody: whole) {
+                await task.waitWhileSuspended()
+            }
             data = whole
         } else {
             task.didReceive(result.response)
+            await task.delegatesHeard()
             data = try await collect(result, into: task)
         }
         let error = task.complete(with: nil)
@@ -251,6 +256,8 @@ extension LoaderSession {
                 data.append(chunk)
             }
             task.didReceive(chunk, notify: true)
+            // What the delegates did as they heard of it (suspended or cancelled the task) counts before the next chunk.
+            await task.delegatesHeard()
             await task.waitWhileSuspended()
         }
         return data
@@ -277,6 +284,7 @@ extension LoaderSession {
                 let total = offset > 0 ? result.response.headerFields[.contentRange].flatMap(ContentRange.init)?.complete
                                        : result.response.expectedContentLength
                 task.didResume(at: offset, expectedTotal: total)
+                await task.delegatesHeard()
             } else {
                 file = directory.appendingPathComponent("loader-\(UUID().uuidString).tmp")
                 do {
@@ -317,6 +325,7 @@ extension LoaderSession {
                         batch.append(chunk)
                     }
                     if batch.count >= 128 * 1024 { try flush() }
+                    await task.delegatesHeard()
                     await task.waitWhileSuspended()
                 }
             } catch {

@@ -277,6 +277,7 @@ public final class LoaderSession: Sendable {
         do {
             let result = try await open(task)
             task.didReceive(result.response)
+            await task.delegatesHeard()
             let value = try await consume(task, result)
             if let error = task.complete(with: nil) {
                 undo?(value)

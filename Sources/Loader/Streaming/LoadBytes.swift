@@ -100,15 +100,24 @@ public struct LoadBytes: AsyncSequence, Sendable {
                 await task.waitWhileSuspended()
                 do {
                     guard let chunk = try await body.next() else {
-                        if let error = completion.finish(nil) { throw error }
+                        let error = completion.finish(nil)
+                        // The stream ends once the delegates heard its end, as an async load returns.
+                        await task.delegatesHeard()
+                        if let error { throw error }
                         return nil
                     }
                     try task.checkCancelled()
                     task.didReceive(chunk, notify: true)
+                    // What the delegates did as they heard of it (suspended or cancelled the task) counts before the
+                    // caller has it.
+                    await task.delegatesHeard()
+                    try task.checkCancelled()
                     return chunk
                 } catch {
                     let failure = LoadError.wrapping(error, url: task.currentRequest.url)
-                    throw completion.finish(failure) ?? failure
+                    let error = completion.finish(failure) ?? failure
+                    await task.delegatesHeard()
+                    throw error
                 }
             }
         }

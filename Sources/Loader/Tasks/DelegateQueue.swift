@@ -3,11 +3,13 @@ import DequeModule
 /// A task's delegate calls, one at a time and in the order their events happened, as ``LoadTaskDelegate``
 /// promises, with no lock held while a delegate runs.
 ///
-/// Whoever adds a call to an idle queue delivers it, and any added meanwhile, on its own thread; whoever adds one while
-/// another thread delivers leaves it to that thread and goes on. So a caller never waits for a delegate running
-/// elsewhere: ``LoadTask/cancel()`` from a thread that holds the app's lock returns, where a lock around each call
-/// made it wait for a delegate that waited for that lock. A delegate that calls into its task (cancels it) hears of
-/// what that caused after its call returns, not inside it.
+/// Whoever adds a call to an idle queue delivers it, and any added meanwhile, on its own thread (a handler's thread
+/// leaves that to a Swift task: an event loop runs no app code); whoever adds one while another thread delivers leaves
+/// it to that thread and goes on. So a caller never waits for a delegate running elsewhere: ``LoadTask/cancel()`` from
+/// a thread that holds the app's lock returns, where a lock around each call made it wait for a delegate that waited
+/// for that lock. A delegate that calls into its task (cancels it) hears of what that caused after its call returns,
+/// not inside it. The reader, whose next step depends on what the delegates did (suspended or cancelled the task),
+/// awaits ``delivered()`` after each event it reports.
 final class DelegateQueue: Sendable {
     private struct State {
         var calls = Deque<@Sendable () -> Void>()
@@ -23,8 +25,8 @@ final class DelegateQueue: Sendable {
 
     /// Queues `call`, delivering it now unless another thread is delivering. `droppedAfterEnd`: a call dropped when
     /// the completion is queued already (a chunk a reader handed on as a cancel completed the task); `ends`: the
-    /// completion.
-    func add(droppedAfterEnd: Bool = false, ends: Bool = false, _ call: @escaping @Sendable () -> Void) {
+    /// completion; `elsewhere`: from a handler's thread, which does not deliver (a Swift task does).
+    func add(droppedAfterEnd: Bool = false, ends: Bool = false, elsewhere: Bool = false, _ call: @escaping @Sendable () -> Void) {
         let deliverHere = state.withLock { s -> Bool in
             if droppedAfterEnd, s.ended { return false }
             if ends { s.ended = true }
@@ -34,6 +36,15 @@ final class DelegateQueue: Sendable {
             return true
         }
         guard deliverHere else { return }
+        if elsewhere {
+            Task.detached { self.deliver() }
+        } else {
+            deliver()
+        }
+    }
+
+    /// Delivers the queued calls, and those added meanwhile, until none is left.
+    private func deliver() {
         // Bounded by what the delegates add while they run: each of their calls into the task adds at most a few.
         while true {
             let (next, waiters) = state.withLock { s -> ((@Sendable () -> Void)?, [CheckedContinuation<Void, Never>]) in

@@ -305,17 +305,12 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     }
 
     /// What ``didReceive(_:)`` and then ``didReceive(_:notify:)`` for its one chunk (if any) do, for a body that
-    /// came whole, with the checks the reading loop makes around a chunk: throws ``LoadError/Code/cancelled``
-    /// (after the head's event) once the task was cancelled, and returns whether it is suspended, so that the
-    /// reader waits (``waitWhileSuspended()``) as it would after a chunk. Without delegates, under one lock
-    /// instead of four; with them, step by step, since each event may cancel or suspend the task.
+    /// came whole, for a task without delegates (``hasDelegates``; one with them is told by ``tell(_:wholeBody:)``),
+    /// under one lock instead of four, with the checks the reading loop makes around a chunk: throws
+    /// ``LoadError/Code/cancelled`` once the task was cancelled, and returns whether it is suspended, so that the
+    /// reader waits (``waitWhileSuspended()``) as it would after a chunk.
     func didReceive(_ response: LoadResponse, wholeBody data: Data) throws -> Bool {
-        guard delegateQueue == nil else {
-            didReceive(response)
-            try checkCancelled()
-            if !data.isEmpty { didReceive(data, notify: true) }
-            return state == .suspended
-        }
+        assert(delegateQueue == nil, "a task with delegates is told of a whole body by tell(_:wholeBody:)")
         let (cancelled, suspended) = mutable.withLock { m -> (Bool, Bool) in
             m.response = response
             m.progress.countOfBytesExpectedToReceive = response.expectedContentLength
@@ -325,6 +320,22 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         if cancelled { throw LoadError(.cancelled, url: currentRequest.url) }
         return suspended
     }
+
+    /// ``didReceive(_:wholeBody:)`` for a task with delegates: step by step, waiting for them after each event, since
+    /// each may cancel or suspend the task; then waits while it is suspended.
+    func tell(_ response: LoadResponse, wholeBody data: Data) async throws {
+        didReceive(response)
+        await delegatesHeard()
+        try checkCancelled()
+        if !data.isEmpty {
+            didReceive(data, notify: true)
+            await delegatesHeard()
+        }
+        await waitWhileSuspended()
+    }
+
+    /// Whether the task has a delegate to tell of its events (its own or the session's).
+    var hasDelegates: Bool { delegateQueue != nil }
 
     func didReceive(_ data: Data, notify: Bool) {
         mutable.withLock { $0.progress.countOfBytesReceived += Int64(data.count) }
@@ -360,7 +371,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         guard sent > 0 else { return }
         // From the handler's side, which may still be sending as the response ends the task: nothing follows
         // the completion.
-        eachDelegate(droppedAfterEnd: true) {
+        eachDelegate(droppedAfterEnd: true, elsewhere: true) {
             $0.loadTask(self, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected)
         }
     }
@@ -478,14 +489,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         }
         let metrics = finishedMetrics()
         let delegates = self.delegates
-        // Told all it will hear once this call is delivered: let go, so that a delegate that holds its task does not
-        // keep both alive.
-        mutable.withLock { $0.delegate = nil }
         let error = outcome.error
         delegateQueue.add(ends: true) { [self] in
             tellCollectedNow(to: delegates)
             if let metrics { delegates.forEach { $0.loadTask(self, didFinishCollecting: metrics) } }
             delegates.forEach { $0.loadTask(self, didCompleteWithError: error) }
+            // Told all it will hear: let go, so that a delegate that holds its task does not keep both alive.
+            mutable.withLock { $0.delegate = nil }
             // After its delegates heard the end: the session's invalid report comes after every task's completion.
             session.taskDidComplete(self)
         }
@@ -556,15 +566,17 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         return delegate.map { [$0, sessionDelegate] } ?? [sessionDelegate]
     }
 
-    /// Queues `body` for each delegate (``DelegateQueue``); `droppedAfterEnd`: not once the completion is queued.
-    private func eachDelegate(droppedAfterEnd: Bool = false, _ body: @escaping @Sendable (any LoadTaskDelegate) -> Void) {
+    /// Queues `body` for each delegate (``DelegateQueue``); `droppedAfterEnd`: not once the completion is queued;
+    /// `elsewhere`: reported from a handler's thread, which delivers nothing itself.
+    private func eachDelegate(droppedAfterEnd: Bool = false, elsewhere: Bool = false, _ body: @escaping @Sendable (any LoadTaskDelegate) -> Void) {
         guard let delegateQueue else { return }
         let delegates = self.delegates
-        delegateQueue.add(droppedAfterEnd: droppedAfterEnd) { delegates.forEach(body) }
+        delegateQueue.add(droppedAfterEnd: droppedAfterEnd, elsewhere: elsewhere) { delegates.forEach(body) }
     }
 
-    /// Returns once the delegates have heard every event so far (at once for a task without one): an async load
-    /// returns, and a completion handler runs, after the delegates heard the task's end.
+    /// Returns once the delegates have heard every event so far (at once for a task without one): the reader goes on
+    /// after they heard each event it reported, and an async load returns, and a completion handler runs, after they
+    /// heard the task's end.
     func delegatesHeard() async {
         guard let delegateQueue else { return }
         await delegateQueue.delivered()
