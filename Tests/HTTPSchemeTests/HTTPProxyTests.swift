@@ -103,6 +103,44 @@ struct HTTPProxyTests {
         #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
     }
 
+    @Test("Through an HTTPS proxy (https://, TLS to the proxy): http forwarded and https tunnelled, TLS inside TLS; with its login; its certificate checked")
+    func httpsProxy() async throws {
+        let proxies = try proxies()
+        let proxy = try #require(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsPort)"))
+        #expect(proxy.usesTLS && proxy.kind == .http)
+        let session = try session(proxy)
+        let (plain, forwarded) = try await session.data(from: Nginx.http("/hello.txt"))
+        #expect(forwarded.status == .ok && String(decoding: plain, as: UTF8.self) == "Hello from nginx\n")
+        // Forwarded by the proxy, which says so, as through the plain one.
+        #expect(forwarded.headerFields[HTTPField.Name("Via")!]?.contains("tinyproxy") == true, "\(forwarded.headerFields)")
+        let (secure, tunnelled) = try await session.data(from: Nginx.https("/hello.txt"))
+        #expect(tunnelled.status == .ok && String(decoding: secure, as: UTF8.self) == "Hello from nginx\n")
+        #expect(tunnelled.headerFields[HTTPField.Name("Via")!] == nil, "a tunnel's response comes from the server itself")
+
+        let (_, denied) = try await self.session(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsAuthPort)")).data(from: Nginx.http("/hello.txt"))
+        #expect(denied.status.map(\.code) == 407)
+        let login = try self.session(HTTPClientOptions.Proxy("https://user:secret@localhost:\(proxies.tlsAuthPort)"))
+        for url in [try Nginx.http("/hello.txt"), try Nginx.https("/hello.txt")] {
+            let (data, response) = try await login.data(from: url)
+            #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n", "\(url)")
+        }
+
+        // The proxy's certificate is checked against the session's trust roots and the proxy's name: 127.0.0.1 is not a
+        // name the certificate has (localhost alone), and a session without the test CA trusts it under no name.
+        for (host, trusting, code) in [("127.0.0.1", true, LoadError.Code.serverCertificateWrongHost), ("localhost", false, .serverCertificateUntrusted)] {
+            let proxy = try #require(HTTPClientOptions.Proxy("https://\(host):\(proxies.tlsPort)"))
+            let session = try Nginx.session {
+                $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+                if !trusting { $0.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = nil }
+            }
+            let url = try Nginx.http("/hello.txt")
+            let error = await loadError { _ = try await session.data(from: url) }
+            #expect(error?.code == code, "\(String(describing: error))")
+            #expect(error?.url == url)
+            #expect(error?.reason?.hasPrefix("the proxy \(host):\(proxies.tlsPort) (TLS): ") == true, "\(String(describing: error?.reason))")
+        }
+    }
+
     @Test("A proxy that cannot be reached fails the load with cannotConnectToHost naming the URL and the proxy")
     func unreachableProxy() async throws {
         let port = LoopbackPorts.closed()
@@ -282,6 +320,11 @@ struct HTTPProxyTests {
         #expect(HTTPClientOptions.Proxy("socks5h://us%40er:p%3Aw@localhost:1080")
                 == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080, user: "us@er", password: "p:w"))
         #expect(HTTPClientOptions.Proxy("socks4://localhost:1080") == nil)
+        var overTLS = HTTPClientOptions.Proxy(host: "proxy.example", port: 443)
+        overTLS.usesTLS = true
+        #expect(HTTPClientOptions.Proxy("HTTPS://Proxy.Example") == overTLS, "an HTTPS proxy's port is 443 unless given")
+        overTLS.port = 8443
+        #expect(HTTPClientOptions.Proxy("https://proxy.example:8443") == overTLS)
         #expect(HTTPClientOptions.Proxy("http://localhost:99999") == nil)
         #expect(HTTPClientOptions.Proxy("") == nil)
 

@@ -445,11 +445,12 @@ struct WebSocketTests {
         #expect(error?.code == .userAuthenticationRequired && error?.url == url, "\(String(describing: error))")
     }
 
-    @Test("Through the SOCKS5 and the HTTP proxy, ws goes through a tunnel")
+    @Test("Through the SOCKS5, the HTTP and the HTTPS proxy, ws goes through a tunnel")
     func proxied() async throws {
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
         for proxy in [HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort),
-                      HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.port)] {
+                      HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.port),
+                      try #require(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsPort)"))] {
             let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy }
             let socket = session.webSocketTask(with: URL(string: "ws://localhost:\(try servers().port)/echo")!)
             try await socket.send(.string("via \(proxy.kind)"))

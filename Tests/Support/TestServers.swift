@@ -81,6 +81,10 @@ public enum TestServers {
         /// The same, answering 407 without `Proxy-Authorization: Basic` for `user:secret`, and 401 (with
         /// `WWW-Authenticate`) to a wrong one.
         public let authPort: Int
+        /// The two as HTTPS proxies (TLS to the proxy, stunnel in front of tinyproxy), with the test CA's certificate for
+        /// `localhost`: the open one's port and the one asking for `user:secret`.
+        public let tlsPort: Int
+        public let tlsAuthPort: Int
         /// A SOCKS5 proxy (dante) without authentication.
         public let socksPort: Int
         /// A SOCKS5 proxy (dante) that takes only a user name and password (RFC 1929): its port, and the system user
@@ -95,13 +99,14 @@ public enum TestServers {
     /// The running proxies, or `nil` if they could not be started.
     public static let proxies: Proxies? = {
         guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init),
-              let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"] else { return nil }
+              let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"],
+              let tls = environment["PROXY_TLS_PORT"].flatMap(Int.init), let tlsAuth = environment["PROXY_TLS_AUTH_PORT"].flatMap(Int.init) else { return nil }
         var login: (port: Int, user: String, password: String)?
         if let port = environment["SOCKS_AUTH_PORT"].flatMap(Int.init), let user = environment["SOCKS_AUTH_USER"],
            let password = environment["SOCKS_AUTH_PASSWORD"], !password.isEmpty {
             login = (port, user, password)
         }
-        return Proxies(port: port, authPort: auth, socksPort: socks, socksLogin: login, socksLog: socksLog)
+        return Proxies(port: port, authPort: auth, tlsPort: tls, tlsAuthPort: tlsAuth, socksPort: socks, socksLogin: login, socksLog: socksLog)
     }()
 
     /// The WebSocket servers (scripts/ws-server.py): see that script for their paths.

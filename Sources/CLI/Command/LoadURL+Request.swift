@@ -210,7 +210,7 @@ extension LoadURL {
     func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
         if let proxy {
             let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
-                ?? { throw ValidationError("-x wants an HTTP or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
+                ?? { throw ValidationError("-x wants an HTTP, HTTPS or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
             http.httpProxy = chosen
             http.httpsProxy = chosen
         } else {
@@ -227,12 +227,20 @@ extension LoadURL {
                 http[keyPath: keyPath]?.password = credential.password
             }
         }
+        // An HTTPS proxy's certificate is checked with the system's roots and --proxy-cacert's, as curl checks it: not with
+        // --cacert's, nor unchecked under -k, which are for the servers.
+        var proxyTLS = HTTPClientOptions.TLSOptions()
+        proxyTLS.additionalTrustRootsPEMFile = proxyCACertificates
+        proxyTLS.verifiesCertificates = !proxyInsecure
+        for keyPath in [\HTTPClientOptions.httpProxy, \HTTPClientOptions.httpsProxy] where http[keyPath: keyPath]?.usesTLS == true {
+            http[keyPath: keyPath]?.tls = proxyTLS
+        }
         http.tunnelsThroughProxy = proxyTunnel
         http.noProxy = noProxy.map(HTTPClientOptions.Proxy.exceptions(in:)) ?? HTTPClientOptions.Proxy.exceptions(fromEnvironment: environment)
     }
 
     /// Without `-x`, why a load of a URL may not go: a proxy variable for its scheme (`http` for `http` and `ws`, `https`
-    /// for `https` and `wss`) that this tool cannot use (an `https://` or `socks4://` proxy) and no `no_proxy` exception
+    /// for `https` and `wss`) that this tool cannot use (a `socks4://` proxy) and no `no_proxy` exception
     /// for its host. Such a load fails (7) rather than go direct, which the user, who set a proxy, did not ask for.
     /// `nil` when no variable needs it.
     func proxyRefusal(environment: [String: String]) -> (@Sendable (URL) -> LoadError?)? {

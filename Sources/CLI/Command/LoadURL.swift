@@ -383,8 +383,16 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var junkSessionCookies = false
 
     /// The HTTP proxy for every http and https URL; `""` for none, whatever the environment says.
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT] (port 1080 if none), https://[USER:PASSWORD@]HOST[:PORT] (TLS to the proxy; port 443) or socks5h://[USER:PASSWORD@]HOST[:PORT]; '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
     public var proxy: String?
+
+    /// Extra trusted root certificates for an HTTPS proxy (not --cacert's, as curl keeps them apart).
+    @Option(name: .customLong("proxy-cacert"), help: "Trust the CA certificates in the PEM FILE too, for an HTTPS proxy's certificate (--cacert's are for servers).")
+    public var proxyCACertificates: String?
+
+    /// Skip the HTTPS proxy's certificate verification.
+    @Flag(name: .customLong("proxy-insecure"), help: "Do not verify an HTTPS proxy's certificate (dangerous).")
+    public var proxyInsecure = false
 
     /// `http` requests through an HTTP proxy's tunnel too.
     @Flag(name: [.customShort("p"), .customLong("proxytunnel")], help: "Send http requests too through an HTTP proxy in a CONNECT tunnel, rather than forwarded by it.")

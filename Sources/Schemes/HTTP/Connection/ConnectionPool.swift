@@ -712,6 +712,12 @@ final class ConnectionPool: Sendable {
             sslContext = nil
         }
         let proxy = key.options.proxy(for: key.scheme)
+        // An HTTPS proxy: TLS with the proxy first, under whatever goes through it.
+        let proxyTLS: NIOSSLContext? = if let proxy, proxy.usesTLS {
+            try await tls.context(for: proxy.tls ?? key.options.tls, url: url)
+        } else {
+            nil
+        }
         let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? key.options.connectionTarget(host: key.host, port: key.port)
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
         // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name (or, for `socks5://`,
@@ -732,6 +738,7 @@ final class ConnectionPool: Sendable {
         // A task on one of the loops (an EventLoopTaskExecutor) gets its connection on that loop.
         let loops: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? group
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
+        let proxyHandshake: EventLoopPromise<Void>? = proxyTLS == nil ? nil : loops.next().makePromise()
         // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy, and for `http` when asked.
         let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled || key.options.tunnelsThroughProxy } ?? false
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
@@ -762,6 +769,11 @@ final class ConnectionPool: Sendable {
             .channelOption(.recvAllocator, value: ReadBufferSizer(grant: sslContext == nil ? ReadBufferGrant() : nil))
             .channelInitializer { channel in
                 do {
+                    if let proxyTLS, let proxyHandshake, let proxy {
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(NIOSSLClientHandler(context: proxyTLS, serverHostname: proxy.host.isIPAddress ? nil : proxy.host))
+                        try sync.addHandler(HandshakeListener(handshake: proxyHandshake))
+                    }
                     // Through a tunnel, TLS and HTTP start once the proxy has opened it.
                     if let tunnel, let proxy, proxy.kind == .socks5 {
                         try channel.pipeline.syncOperations.addHandlers(
@@ -794,6 +806,7 @@ final class ConnectionPool: Sendable {
         } catch {
             tunnel?.fail(error)
             handshake?.fail(error)
+            proxyHandshake?.fail(error)
             if let socketPath { throw HTTPErrorMapping.unixSocket(error, path: socketPath, url: url) }
             // No address of the version asked for: the name cannot be found as that version's.
             if family != .any, let failure = error as? NIOConnectionError, failure.connectionErrors.isEmpty {
@@ -810,6 +823,20 @@ final class ConnectionPool: Sendable {
                             underlying: mapped.underlying)
         }
         let seconds = key.options.connectTimeout.printed("%g")
+        if let proxyHandshake, let proxy {
+            do {
+                try await Self.complete(proxyHandshake, on: channel, by: connectDeadline, url: url,
+                                        timeout: "no TLS handshake with the proxy within \(seconds) s for the connect and the handshake (the connect timeout)")
+            } catch {
+                tunnel?.fail(error)
+                handshake?.fail(error)
+                channel.close(promise: nil)
+                let mapped = HTTPErrorMapping.map(error, url: url)
+                throw LoadError(mapped.code, url: url,
+                                reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)) (TLS): \(mapped.reason ?? mapped.code.description)",
+                                underlying: mapped.underlying)
+            }
+        }
         if let tunnel {
             do {
                 try await Self.complete(tunnel, on: channel, by: connectDeadline, url: url,

@@ -10,7 +10,7 @@ import Loader
 
 extension HTTPClientOptions {
     /// A proxy that requests go through (``HTTPClientOptions/httpProxy``, ``HTTPClientOptions/httpsProxy``), as
-    /// curl's `-x http://host:port` or `-x socks5h://host:port`.
+    /// curl's `-x http://host:port`, `-x https://host:port` or `-x socks5h://host:port`.
     ///
     /// Through an HTTP proxy, an `http` request goes to the proxy with the whole URL as its target; an `https`
     /// one asks the proxy for a tunnel (`CONNECT host:port`) and speaks TLS with the server inside it, so the
@@ -42,6 +42,13 @@ extension HTTPClientOptions {
         /// `socks5://`), rather than the name for the proxy to resolve (`socks5h://`, the default): a name only this
         /// machine knows (`/etc/hosts`) is reached so.
         public var resolvesNamesLocally = false
+        /// For an HTTP proxy: whether it is reached over TLS (curl's HTTPS proxy, `https://host:port`). The connection
+        /// to the proxy is TLS, checked against the proxy's host name as ``tls`` says; an `https` request's TLS with its
+        /// server then runs inside that, through the proxy's tunnel, and an `http` request goes to the proxy encrypted.
+        public var usesTLS = false
+        /// The TLS settings for the connection to an HTTPS proxy (``usesTLS``): trust roots, checks, client certificate
+        /// (curl's `--proxy-cacert`, `--proxy-insecure`). `nil`, the default: the request's own (``HTTPClientOptions/tls``).
+        public var tls: TLSOptions?
 
         /// A proxy at `host` and `port`, with credentials if given.
         public init(_ kind: Kind = .http, host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {
@@ -52,11 +59,11 @@ extension HTTPClientOptions {
             self.password = password
         }
 
-        /// A proxy written as curl takes it: `http://user:password@host:port`, `socks5h://host:port` (the proxy
-        /// resolves the server's name; `socks5h://user:password@host:port` logs in), `socks5://host:port` (this end
-        /// resolves it, ``resolvesNamesLocally``), or `host:port` (the scheme `http://` assumed, and the port 1080 when
-        /// none is given). `nil` for any other scheme, or for text that names no host. User and password are
-        /// percent-decoded.
+        /// A proxy written as curl takes it: `http://user:password@host:port`, `https://host:port` (an HTTP proxy
+        /// reached over TLS, ``usesTLS``; port 443 when none is given), `socks5h://host:port` (the proxy resolves the
+        /// server's name; `socks5h://user:password@host:port` logs in), `socks5://host:port` (this end resolves it,
+        /// ``resolvesNamesLocally``), or `host:port` (the scheme `http://` assumed, and the port 1080 when none is
+        /// given). `nil` for any other scheme, or for text that names no host. User and password are percent-decoded.
         public init?(_ text: String) {
             let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty else { return nil }
@@ -65,15 +72,17 @@ extension HTTPClientOptions {
                   let host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
             let kind: Kind
             switch scheme {
-            case "http": kind = .http
+            case "http", "https": kind = .http
             case "socks5", "socks5h": kind = .socks5
             default: return nil
             }
             let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-            guard (1...65535).contains(url.port ?? 1080) else { return nil }
-            self.init(kind, host: bare.lowercased(), port: url.port ?? 1080, user: url.user(percentEncoded: false),
+            let port = url.port ?? (scheme == "https" ? 443 : 1080)
+            guard (1...65535).contains(port) else { return nil }
+            self.init(kind, host: bare.lowercased(), port: port, user: url.user(percentEncoded: false),
                       password: url.password(percentEncoded: false))
             resolvesNamesLocally = scheme == "socks5"
+            usesTLS = scheme == "https"
         }
 
         /// The proxy curl would use for a URL of `scheme` from these environment variables: `http_proxy` for
