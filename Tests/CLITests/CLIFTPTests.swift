@@ -75,7 +75,7 @@ struct CLIFTPTests {
         #expect(six.stdout.isEmpty)
     }
 
-    @Test("-x takes FTP through a SOCKS5 or HTTP proxy (its log shows the control and data connections), -U logging in to it; a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
+    @Test("-x takes FTP through a SOCKS5, HTTP or HTTPS proxy (its log shows the control and data connections), -U logging in to it; a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
     func proxies() async throws {
         let server = try ftp()
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
@@ -95,6 +95,14 @@ struct CLIFTPTests {
         #expect(authenticated.status == 0 && authenticated.stdout == "Hello from FTP\n", "\(authenticated.stderr)")
         let unauthenticated = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.authPort)", url])
         #expect(unauthenticated.status != 0 && unauthenticated.stdout.isEmpty, "\(unauthenticated.status)")
+        // An HTTPS proxy (TLS to it), its certificate checked with --proxy-cacert's CA; without it, curl's 60.
+        let ca = try TestServers.requireNginx().caFile
+        let overTLS = try await LoadURLProcess.run(["-sS", "--proxy-cacert", ca, "-x", "https://localhost:\(proxies.tlsAuthPort)", "-U", "user:secret", url])
+        #expect(overTLS.status == 0 && overTLS.stdout == "Hello from FTP\n", "\(overTLS.stderr)")
+        let untrusted = try await LoadURLProcess.run(["-sS", "-x", "https://localhost:\(proxies.tlsPort)", url])
+        #expect(untrusted.status == 60 && untrusted.stdout.isEmpty, "\(untrusted.status): \(untrusted.stderr)")
+        let unchecked = try await LoadURLProcess.run(["-sS", "--proxy-insecure", "-x", "https://localhost:\(proxies.tlsPort)", url])
+        #expect(unchecked.status == 0 && unchecked.stdout == "Hello from FTP\n", "\(unchecked.stderr)")
         let closed = "http://127.0.0.1:\(LoopbackPorts.closed())"
         let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(LoopbackPorts.closed())", url])
         #expect(refused.status == 7 && refused.stdout.isEmpty, "\(refused.status): \(refused.stderr)")

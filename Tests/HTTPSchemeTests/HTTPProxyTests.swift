@@ -133,12 +133,47 @@ struct HTTPProxyTests {
                 $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
                 if !trusting { $0.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = nil }
             }
-            let url = try Nginx.http("/hello.txt")
+            // By the name the certificate has, so that a message naming the server's host would be seen.
+            let url = URL(string: "http://localhost:\(try Nginx.require().httpPort)/hello.txt")!
             let error = await loadError { _ = try await session.data(from: url) }
             #expect(error?.code == code, "\(String(describing: error))")
             #expect(error?.url == url)
             #expect(error?.reason?.hasPrefix("the proxy \(host):\(proxies.tlsPort) (TLS): ") == true, "\(String(describing: error?.reason))")
+            // Said of the proxy: the name it was reached by, never the server's (localhost, a name the certificate has).
+            #expect(trusting == (error?.reason?.hasSuffix("the certificate does not name the host 127.0.0.1") == true), "\(String(describing: error?.reason))")
         }
+    }
+
+    /// Records each server-trust question's leaf certificate, and pins the server's.
+    private final class Pinning: LoaderSessionDelegate {
+        let pinned: Data
+        let seen = Locked<[Data]>([])
+        init(_ pinned: Data) { self.pinned = pinned }
+        func loadTask(_ task: LoadTask, didReceive challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+            guard let leaf = challenge.serverTrust?.certificates.first else { return .performDefaultHandling }
+            seen.withLock { $0.append(leaf) }
+            return leaf == pinned ? .performDefaultHandling : .rejectProtectionSpace
+        }
+    }
+
+    /// The DER bytes of the first certificate in the test servers' PEM file `name`.
+    private func der(_ name: String) throws -> Data {
+        let folder = URL(fileURLWithPath: try Nginx.require().caFile).deletingLastPathComponent()
+        let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END CERTIFICATE-----")[0]
+        return try #require(Data(base64Encoded: body.filter { !$0.isWhitespace }))
+    }
+
+    @Test("Through an HTTPS proxy the server-trust question is about the server's certificate, not the proxy's: a pin of the server's loads")
+    func httpsProxyTrustQuestion() async throws {
+        let proxies = try proxies()
+        let server = try der("server.pem")
+        #expect(try der("proxy.pem") != server, "the proxy shows a certificate of its own")
+        let session = try self.session(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsPort)"))
+        let pinning = Pinning(server)
+        let (data, response) = try await session.data(from: Nginx.https("/hello.txt"), delegate: pinning)
+        #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(pinning.seen.withLock { $0 } == [server], "the delegate was shown another certificate")
     }
 
     @Test("A proxy that cannot be reached fails the load with cannotConnectToHost naming the URL and the proxy")

@@ -261,7 +261,7 @@ extension LoadURL {
             if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
             guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: exceptions) else { return nil }
             return LoadError(.cannotConnectToHost, url: url,
-                             reason: "the proxy \(proxy) is not one this tool can use (an HTTP or SOCKS5 proxy); not connecting without it")
+                             reason: "the proxy \(proxy) is not one this tool can use (an HTTP, HTTPS or SOCKS5 proxy); not connecting without it")
         }
     }
 
@@ -271,6 +271,8 @@ extension LoadURL {
         let chosen = proxy ?? ["ftp_proxy", "FTP_PROXY", "all_proxy", "ALL_PROXY"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         ftp.proxy = chosen.flatMap { $0.isEmpty ? nil : $0 }.map { proxy in proxyUser.map { Self.proxy(proxy, login: Self.credential($0)) } ?? proxy }
         ftp.noProxy = noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
+        ftp.proxyTrustRootsPEMFile = proxyCACertificates
+        ftp.proxyVerifiesCertificates = !proxyInsecure
     }
 
     /// The options that shape each request, read once: ArgumentParser's property wrappers look up generic

@@ -44,10 +44,16 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// for several URLs). 0 closes it at the end of each load.
     @HandlerSetting public var idleConnectionTimeout: TimeInterval = 60
     /// The proxy FTP loads go through, as libcurl takes it: `socks5h://[USER:PASSWORD@]HOST[:PORT]` (SOCKS5, the proxy
-    /// resolving the name), `socks5://…`, or an HTTP proxy (`[http://][USER:PASSWORD@]HOST[:PORT]`), asked for a tunnel
-    /// (`CONNECT`) for the control connection and each data connection. `nil`: none, whatever the environment's
-    /// variables say, as for HTTP (a tool reads them itself, as `loadurl` does).
+    /// resolving the name), `socks5://…`, or an HTTP proxy (`[http://][USER:PASSWORD@]HOST[:PORT]`, or
+    /// `https://…` reached over TLS), asked for a tunnel (`CONNECT`) for the control connection and each data
+    /// connection. `nil`: none, whatever the environment's variables say, as for HTTP (a tool reads them itself, as
+    /// `loadurl` does).
     @HandlerSetting public var proxy: String? = nil
+    /// For an HTTPS ``proxy``: a PEM file of the CA certificates to trust for its certificate, instead of the system's
+    /// (curl's `--proxy-cacert`; ``trustRootsPEMFile`` is for FTPS servers).
+    @HandlerSetting public var proxyTrustRootsPEMFile: String? = nil
+    /// For an HTTPS ``proxy``: whether to verify its certificate and host name (curl's `--proxy-insecure` turns it off).
+    @HandlerSetting public var proxyVerifiesCertificates = true
     /// The hosts reached directly though ``proxy`` is set, as libcurl's `NOPROXY` list reads them: comma-separated
     /// names (each covering the domain beneath it), addresses and blocks (`10.0.0.0/8`), or `*` for every host.
     @HandlerSetting public var noProxy: String? = nil
@@ -121,6 +127,8 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$readsModificationDate = requestValue.$readsModificationDate.over(sessionValue.$readsModificationDate)
         merged.$idleConnectionTimeout = requestValue.$idleConnectionTimeout.over(sessionValue.$idleConnectionTimeout)
         merged.$proxy = requestValue.$proxy.over(sessionValue.$proxy)
+        merged.$proxyTrustRootsPEMFile = requestValue.$proxyTrustRootsPEMFile.over(sessionValue.$proxyTrustRootsPEMFile)
+        merged.$proxyVerifiesCertificates = requestValue.$proxyVerifiesCertificates.over(sessionValue.$proxyVerifiesCertificates)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
         merged.$resolve = sessionValue.$resolve
         if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }

@@ -72,7 +72,8 @@ final class CurlTransfer: @unchecked Sendable {
     struct ShareKey: Hashable {
         let session: Int
         let tls: FTPOptions.TLSUse
-        /// The proxy and its exceptions: a connection made through one is not the one a load without it wants.
+        /// The proxy, its exceptions and an HTTPS proxy's checks: a connection made through one is not the one a load
+        /// without it wants.
         let proxy: [String?]
         /// The `resolve` and `connectTo` entries: a connection made to an address they chose is not the name's own.
         let routes: [String]
@@ -152,7 +153,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         // The key (and the identity files' stat calls) only for a session that keeps connections.
         self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
-            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy],
+            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy, options.proxyTrustRootsPEMFile, options.proxyVerifiesCertificates ? nil : "unchecked"],
                                routes: options.resolveLines + ["--"] + options.connectToLines,
                                trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
@@ -218,6 +219,11 @@ final class CurlTransfer: @unchecked Sendable {
             codes.append(ccurl_setopt_long(easy, CURLOPT_HTTPPROXYTUNNEL, 1))
         }
         if let noProxy = options.noProxy { codes.append(ccurl_setopt_string(easy, CURLOPT_NOPROXY, noProxy)) }
+        if let roots = options.proxyTrustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_PROXY_CAINFO, roots)) }
+        if !options.proxyVerifiesCertificates {
+            codes.append(ccurl_setopt_long(easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0))
+            codes.append(ccurl_setopt_long(easy, CURLOPT_PROXY_SSL_VERIFYHOST, 0))
+        }
         if request.scheme == "ftp", options.tls != .never {
             // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))

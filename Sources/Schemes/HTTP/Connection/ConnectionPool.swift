@@ -635,7 +635,9 @@ final class ConnectionPool: Sendable {
                                      recordingIn: record, unpooled: unpooled)
         } catch {
             let mapped = HTTPErrorMapping.map(error, url: url)
-            guard ask != nil, mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost else { throw error }
+            // The proxy's certificate is not the server's, which the delegate is asked about.
+            guard ask != nil, mapped.code == .serverCertificateUntrusted || mapped.code == .serverCertificateWrongHost,
+                  !(mapped.underlying is ProxyTLSFailure) else { throw error }
             // The default rules refused the server: connect again, this time seeing the chain and letting
             // the delegate decide. It also tells an expired certificate from an untrusted one.
             let check = ServerTrustCheck(key: key, url: url, defaultError: mapped, ask: ask)
@@ -766,7 +768,7 @@ final class ConnectionPool: Sendable {
             .channelOption(.maxMessagesPerRead, value: 1)
             // Large reads for cleartext only: over TLS, NIOSSL decrypts into a buffer of its own, kept per
             // connection at twice the largest read, which the allowance does not count.
-            .channelOption(.recvAllocator, value: ReadBufferSizer(grant: sslContext == nil ? ReadBufferGrant() : nil))
+            .channelOption(.recvAllocator, value: ReadBufferSizer(grant: sslContext == nil && proxyTLS == nil ? ReadBufferGrant() : nil))
             .channelInitializer { channel in
                 do {
                     if let proxyTLS, let proxyHandshake, let proxy {
@@ -831,10 +833,7 @@ final class ConnectionPool: Sendable {
                 tunnel?.fail(error)
                 handshake?.fail(error)
                 channel.close(promise: nil)
-                let mapped = HTTPErrorMapping.map(error, url: url)
-                throw LoadError(mapped.code, url: url,
-                                reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)) (TLS): \(mapped.reason ?? mapped.code.description)",
-                                underlying: mapped.underlying)
+                throw ProxyTLSFailure.error(error, proxy: proxy, url: url)
             }
         }
         if let tunnel {
@@ -907,17 +906,20 @@ final class ConnectionPool: Sendable {
 
         func add(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel) throws {
             if let sslContext {
-                switch verification {
+                let tls = switch verification {
                 case .standard:
                     // The name goes out (SNI) whether or not certificates are checked, as with curl -k:
                     // a server behind a shared address picks its site by it. With checks off, the
                     // context verifies nothing, the name included.
-                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
                 case .delegated(let check):
-                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify))
+                    try NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify)
                 }
+                try sync.addHandler(tls)
                 if let fault { try sync.addHandler(TLSFaultKeeper(into: fault)) }
-                if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf)) }
+                // This handler's certificate, not the first TLS handler's of the pipeline: through an HTTPS proxy that
+                // is the proxy's.
+                if let leaf { try sync.addHandler(PeerCertificateKeeper(into: leaf, from: tls)) }
             }
             guard carriesExchanges else {
                 if let handshake { try sync.addHandler(HandshakeListener(handshake: handshake)) }

@@ -13,16 +13,19 @@ final class PeerCertificateKeeper: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let leaf: Locked<NIOSSLCertificate?>
+    /// The TLS handler whose peer this is (through an HTTPS proxy, the pipeline has the proxy's before it).
+    private let tls: NIOSSLClientHandler
 
-    init(into leaf: Locked<NIOSSLCertificate?>) {
+    init(into leaf: Locked<NIOSSLCertificate?>, from tls: NIOSSLClientHandler) {
         self.leaf = leaf
+        self.tls = tls
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // Before the event goes on: the forwarder behind completes the handshake promise on it.
         if case TLSUserEvent.handshakeCompleted = event {
-            // `try?` flattens: nil when the handler is missing or the server sent no certificate.
-            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate
+            // nil when the server sent no certificate.
+            let certificate = tls.peerCertificate
             leaf.withLock { $0 = certificate }
         }
         context.fireUserInboundEventTriggered(event)
