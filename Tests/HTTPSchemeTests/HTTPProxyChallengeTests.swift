@@ -66,6 +66,24 @@ struct HTTPProxyChallengeTests {
         }
     }
 
+    @Test("An HTTPS proxy's challenge is asked about as its space of type https, for a tunnel and for a forwarded request")
+    func httpsProxyAnswered() async throws {
+        let proxies = try #require(TestServers.proxies, "tinyproxy could not be started by scripts/test-servers")
+        let proxy = try #require(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsAuthPort)"))
+        for url in [try Nginx.https("/hello.txt"), try Nginx.http("/hello.txt")] {
+            // A session each: the credential given is kept for the session's later loads through the proxy.
+            let session = try Nginx.session {
+                $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+                $0.handlerOptions[HTTPClientOptions.self].httpsProxy = proxy
+            }
+            let answerer = ProxyAnswerer([.useCredential(good)])
+            let (data, response) = try await session.data(from: url, delegate: answerer)
+            #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n", "\(url)")
+            let space = try #require(answerer.seen.withLock { $0.first?.protectionSpace }, "\(url): not asked")
+            #expect(space.isProxy && space.proxyType == "https" && space.host == "localhost" && space.port == proxies.tlsAuthPort, "\(url)")
+        }
+    }
+
     @Test("A wrong answer is asked about again with its failure counted and proposed; the right one then goes through")
     func wrongThenRight() async throws {
         let wrong = Credential(user: "user", password: "nope")

@@ -22,9 +22,10 @@ struct ProxyChallenge: Error, Sendable {
         error.underlying as? ProxyChallenge ?? (error.underlying as? ProxyTunnelRefused)?.challenge
     }
 
-    /// The challenge's protection space at `proxy`.
+    /// The challenge's protection space at `proxy`: `proxyType` `"https"` for an HTTPS proxy, as URLSession names it.
     func space(at proxy: HTTPClientOptions.Proxy) -> ProtectionSpace {
-        ProtectionSpace(proxyHost: proxy.host, port: proxy.port, realm: realm, authenticationMethod: "Basic")
+        ProtectionSpace(proxyHost: proxy.host, port: proxy.port, proxyType: proxy.usesTLS ? "https" : "http", realm: realm,
+                        authenticationMethod: "Basic")
     }
 
     /// The credential a delegate's `disposition` gives for this challenge: the one it gave, or `nil` (default handling,
