@@ -176,6 +176,30 @@ struct HTTPProxyTests {
         #expect(pinning.seen.withLock { $0 } == [server], "the delegate was shown another certificate")
     }
 
+    @Test("An HTTPS proxy that wants a client certificate (TLS 1.3: its refusal comes after the handshake) fails naming the proxy; Proxy.tls shows it one, the request's own TLS settings none")
+    func httpsProxyClientCertificate() async throws {
+        let proxies = try proxies()
+        let nginx = try Nginx.require()
+        let folder = URL(fileURLWithPath: nginx.caFile).deletingLastPathComponent()
+        var proxy = try #require(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsClientCertificatePort)"))
+        for url in [try Nginx.http("/hello.txt"), try Nginx.https("/hello.txt")] {
+            let error = await loadError { _ = try await session(proxy).data(from: url) }
+            #expect(error?.code == .clientCertificateRequired, "\(url): \(String(describing: error))")
+            #expect(error?.url == url)
+            #expect(error?.reason?.hasPrefix("the proxy localhost:\(proxies.tlsClientCertificatePort) (TLS): it asks for a TLS client certificate") == true,
+                    "\(url): \(String(describing: error?.reason))")
+        }
+        var tls = HTTPClientOptions.TLSOptions()
+        tls.additionalTrustRootsPEMFile = nginx.caFile
+        tls.clientCertificatePEMFile = folder.appendingPathComponent("client.pem").path
+        tls.clientPrivateKeyPEMFile = folder.appendingPathComponent("client.key").path
+        proxy.tls = tls
+        for url in [try Nginx.http("/hello.txt"), try Nginx.https("/hello.txt")] {
+            let (data, response) = try await session(proxy).data(from: url)
+            #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n", "\(url)")
+        }
+    }
+
     @Test("A proxy that cannot be reached fails the load with cannotConnectToHost naming the URL and the proxy")
     func unreachableProxy() async throws {
         let port = LoopbackPorts.closed()

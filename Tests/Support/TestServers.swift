@@ -85,6 +85,8 @@ public enum TestServers {
         /// `localhost`: the open one's port and the one asking for `user:secret`.
         public let tlsPort: Int
         public let tlsAuthPort: Int
+        /// The open one over TLS 1.3 alone, wanting a client certificate from the test CA.
+        public let tlsClientCertificatePort: Int
         /// A SOCKS5 proxy (dante) without authentication.
         public let socksPort: Int
         /// A SOCKS5 proxy (dante) that takes only a user name and password (RFC 1929): its port, and the system user
@@ -100,13 +102,14 @@ public enum TestServers {
     public static let proxies: Proxies? = {
         guard let port = environment["PROXY_PORT"].flatMap(Int.init), let auth = environment["PROXY_AUTH_PORT"].flatMap(Int.init),
               let socks = environment["SOCKS_PORT"].flatMap(Int.init), let socksLog = environment["SOCKS_LOG"],
-              let tls = environment["PROXY_TLS_PORT"].flatMap(Int.init), let tlsAuth = environment["PROXY_TLS_AUTH_PORT"].flatMap(Int.init) else { return nil }
+              let tls = environment["PROXY_TLS_PORT"].flatMap(Int.init), let tlsAuth = environment["PROXY_TLS_AUTH_PORT"].flatMap(Int.init),
+              let tlsClientCertificate = environment["PROXY_TLS_MTLS_PORT"].flatMap(Int.init) else { return nil }
         var login: (port: Int, user: String, password: String)?
         if let port = environment["SOCKS_AUTH_PORT"].flatMap(Int.init), let user = environment["SOCKS_AUTH_USER"],
            let password = environment["SOCKS_AUTH_PASSWORD"], !password.isEmpty {
             login = (port, user, password)
         }
-        return Proxies(port: port, authPort: auth, tlsPort: tls, tlsAuthPort: tlsAuth, socksPort: socks, socksLogin: login, socksLog: socksLog)
+        return Proxies(port: port, authPort: auth, tlsPort: tls, tlsAuthPort: tlsAuth, tlsClientCertificatePort: tlsClientCertificate, socksPort: socks, socksLogin: login, socksLog: socksLog)
     }()
 
     /// The WebSocket servers (scripts/ws-server.py): see that script for their paths.

@@ -851,6 +851,11 @@ final class ConnectionPool: Sendable {
             } catch {
                 handshake?.fail(error)
                 channel.close(promise: nil)
+                // A TLS failure with an HTTPS proxy after its handshake (a TLS 1.3 refusal of the client's certificate
+                // comes with the first read, the answer to CONNECT) is the proxy's.
+                if let proxy, proxyTLS != nil, error is NIOSSLError || error is BoringSSLError {
+                    throw ProxyTLSFailure.error(error, proxy: proxy, url: url)
+                }
                 throw error
             }
         }
@@ -950,19 +955,21 @@ final class ConnectionPool: Sendable {
                 }))
                 return
             }
-            try Self.addHTTP1Handlers(to: sync, handshake: handshake, tlsFault: fault)
+            // A cleartext request to an HTTPS proxy: the connection's TLS is the proxy's alone, and so are its failures.
+            let tlsProxy = sslContext == nil ? key.options.proxy(for: key.scheme).flatMap { $0.usesTLS ? $0 : nil } : nil
+            try Self.addHTTP1Handlers(to: sync, handshake: handshake, tlsFault: fault, tlsProxy: tlsProxy)
         }
 
         /// HTTP/1.1: one exchange at a time, ending in a ``ResponseForwarder``.
         private static func addHTTP1Handlers(to sync: ChannelPipeline.SynchronousOperations, handshake: EventLoopPromise<Void>?,
-                                             tlsFault: Locked<(any Error)?>?) throws {
+                                             tlsFault: Locked<(any Error)?>?, tlsProxy: HTTPClientOptions.Proxy? = nil) throws {
             // No outbound header validation: the request's fields come from `HTTPFields`, whose
             // names are tokens and values legal, and the plan checks the host it adds (~4% of
             // the CPU per request with 32 in flight went to checking them again).
             let readTail = ReadTail()
             try sync.addHandler(readTail)
             try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
-            try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail, tlsFault: tlsFault))
+            try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail, tlsFault: tlsFault, tlsProxy: tlsProxy))
         }
 
         /// HTTP/2: NIOHTTP2's handler with its streams, and a watcher that tells the pool about the connection.

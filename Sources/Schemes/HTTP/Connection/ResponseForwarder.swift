@@ -3,6 +3,7 @@ import HTTPTypes
 import Loader
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOTLS
 
 /// The last handler of a connection's pipeline: hands each response part of the current exchange to the
@@ -52,15 +53,20 @@ final class ResponseForwarder: ChannelInboundHandler {
     /// What the TLS handler reported (``TLSFaultKeeper``; for an HTTP/2 stream, its connection's): a server's
     /// refusal of the client certificate closes the connection, and the request reports it rather than a bare close.
     private let tlsFault: Locked<(any Error)?>?
+    /// The HTTPS proxy a cleartext request goes to, whose TLS failures (a refused client certificate, under TLS 1.3
+    /// told with the first read) are the proxy's, not the server's.
+    private let tlsProxy: HTTPClientOptions.Proxy?
 
     /// Whether the channel is an HTTP/2 stream (through NIOHTTP2's HTTP/1 codec), which carries one exchange
     /// and closes, rather than an HTTP/1.1 connection.
     private let onStream: Bool
 
     /// - Parameter onStream: The channel is an HTTP/2 stream (see ``HTTP2Connection``).
-    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, onStream: Bool = false, tlsFault: Locked<(any Error)?>? = nil) {
+    init(handshake: EventLoopPromise<Void>?, readTail: ReadTail? = nil, onStream: Bool = false, tlsFault: Locked<(any Error)?>? = nil,
+         tlsProxy: HTTPClientOptions.Proxy? = nil) {
         self.handshake = handshake
         self.tlsFault = tlsFault
+        self.tlsProxy = tlsProxy
         self.readTail = readTail
         self.onStream = onStream
     }
@@ -271,8 +277,12 @@ final class ResponseForwarder: ChannelInboundHandler {
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head",
                                      underlying: ResponseCutShort(.inHead)))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
-            // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.
-            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
+            if let tlsProxy, error is NIOSSLError || error is BoringSSLError {
+                fail(exchange, ProxyTLSFailure.error(error, proxy: tlsProxy, url: exchange.url))
+            } else {
+                // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.
+                fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
+            }
         case .ended(let exchange, _, let lastBytes):
             // After a complete response (a response nobody asked for): it stands; the connection closes below.
             state = .ended(exchange, reusable: false, lastBytes: lastBytes)

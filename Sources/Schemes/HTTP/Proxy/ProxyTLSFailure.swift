@@ -16,7 +16,12 @@ struct ProxyTLSFailure: Error, CustomStringConvertible {
         // Mapped against the proxy's own URL, so that a wrong name names the proxy's host, not the server's.
         let mapped = HTTPErrorMapping.map(error, url: URL(string: "https://\(authority)/") ?? url)
         var reason = mapped.reason ?? mapped.code.description
-        if reason.hasPrefix("the server's ") { reason = "its " + reason.dropFirst("the server's ".count) }
+        // Said of the proxy, which is the server of this TLS connection.
+        if reason.hasPrefix("the server's ") {
+            reason = "its " + reason.dropFirst("the server's ".count)
+        } else if reason.hasPrefix("the server ") {
+            reason = "it " + reason.dropFirst("the server ".count)
+        }
         return LoadError(mapped.code, url: url, reason: "the proxy \(authority) (TLS): \(reason)", underlying: ProxyTLSFailure(underlying: mapped.underlying ?? error))
     }
 }
