@@ -113,9 +113,12 @@ struct HTTPProxyTests {
         #expect(forwarded.status == .ok && String(decoding: plain, as: UTF8.self) == "Hello from nginx\n")
         // Forwarded by the proxy, which says so, as through the plain one.
         #expect(forwarded.headerFields[HTTPField.Name("Via")!]?.contains("tinyproxy") == true, "\(forwarded.headerFields)")
-        let (secure, tunnelled) = try await session.data(from: Nginx.https("/hello.txt"))
+        let metrics = MetricsKeeper()
+        let (secure, tunnelled) = try await session.data(from: Nginx.https("/hello.txt"), delegate: metrics)
         #expect(tunnelled.status == .ok && String(decoding: secure, as: UTF8.self) == "Hello from nginx\n")
         #expect(tunnelled.headerFields[HTTPField.Name("Via")!] == nil, "a tunnel's response comes from the server itself")
+        // Through the proxy's port: the connection's other end.
+        #expect(metrics.ports.withLock { $0 } == [proxies.tlsPort], "\(metrics.ports.withLock { $0 })")
 
         let (_, denied) = try await self.session(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsAuthPort)")).data(from: Nginx.http("/hello.txt"))
         #expect(denied.status.map(\.code) == 407)
@@ -141,6 +144,14 @@ struct HTTPProxyTests {
             #expect(error?.reason?.hasPrefix("the proxy \(host):\(proxies.tlsPort) (TLS): ") == true, "\(String(describing: error?.reason))")
             // Said of the proxy: the name it was reached by, never the server's (localhost, a name the certificate has).
             #expect(trusting == (error?.reason?.hasSuffix("the certificate does not name the host 127.0.0.1") == true), "\(String(describing: error?.reason))")
+        }
+    }
+
+    /// Keeps the remote port of each exchange's connection.
+    private final class MetricsKeeper: LoadTaskDelegate {
+        let ports = Locked<[Int?]>([])
+        func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics) {
+            ports.withLock { $0 += metrics.transactions.map(\.remotePort) }
         }
     }
 
@@ -174,6 +185,10 @@ struct HTTPProxyTests {
         let (data, response) = try await session.data(from: Nginx.https("/hello.txt"), delegate: pinning)
         #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         #expect(pinning.seen.withLock { $0 } == [server], "the delegate was shown another certificate")
+        // That connection was the proxy's (the next load goes on it).
+        let metrics = MetricsKeeper()
+        _ = try await session.data(from: Nginx.https("/hello.txt"), delegate: metrics)
+        #expect(metrics.ports.withLock { $0 } == [proxies.tlsPort], "not through the proxy: \(metrics.ports.withLock { $0 })")
     }
 
     @Test("An HTTPS proxy that wants a client certificate (TLS 1.3: its refusal comes after the handshake) fails naming the proxy; Proxy.tls shows it one, the request's own TLS settings none")

@@ -172,4 +172,39 @@ struct DelegateSerialTests {
         // "cancel returned".
         #expect(delegate.events.withLock { $0 } == ["cancel", "cancel returned", "completed cancelled"])
     }
+
+    /// Takes the app's lock as it hears of the task's end.
+    final class LockingAtEnd: LoadTaskDelegate {
+        let appLock: NSLock
+        let gotLock = Mutex<Bool?>(nil)
+        init(appLock: NSLock) { self.appLock = appLock }
+        func loadTask(_ task: LoadTask, didCompleteWithError error: LoadError?) {
+            // Bounded: on the cancelling thread itself, which holds the lock, this would wait for ever.
+            let got = appLock.lock(before: Date().addingTimeInterval(5))
+            if got { appLock.unlock() }
+            gotLock.withLock { $0 = got }
+        }
+    }
+
+    @Test("cancel() of a byte stream made under the app's lock returns, and the delegate hears of the end elsewhere, once the lock is free")
+    func cancelDeliversElsewhere() async throws {
+        let (probeID, _) = Probes.make()
+        let appLock = NSLock()
+        let delegate = LockingAtEnd(appLock: appLock)
+        let (bytes, _) = try await testSession().bytes(from: URL(string: "stream://\(probeID)/4000000")!, delegate: delegate)
+        var iterator = bytes.chunks.makeAsyncIterator()
+        #expect(try await iterator.next() != nil)
+        // No delegate call is running now: the cancelling thread would deliver the end itself, inside cancel().
+        let cancelled = Mutex(false)
+        Thread.detachNewThread {
+            appLock.lock()
+            bytes.task.cancel()
+            cancelled.withLock { $0 = true }
+            appLock.unlock()
+        }
+        #expect(await eventually(within: 10) { cancelled.withLock { $0 } })
+        #expect(await eventually(within: 20) { delegate.gotLock.withLock { $0 } != nil })
+        // Told inside cancel() on the thread that held the lock, the delegate waited 5 s for it and gave up.
+        #expect(delegate.gotLock.withLock { $0 } == true, "the end was told inside cancel(), on the thread holding the lock")
+    }
 }

@@ -556,6 +556,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
+        if proxyInsecure, !silent {
+            StandardStreams.error("loadurl: warning: --proxy-insecure: the HTTPS proxy's certificate is not verified\n")
+        }
         var requestOptions = command.requestOptions
         // As curl, -s or not: a misspelt variable would otherwise print nothing, unnoticed.
         for name in TransferSummary.unknownVariables(in: requestOptions.writeOut) {

@@ -5,8 +5,9 @@ import FoundationEssentials
 /// event first, then the session's.
 ///
 /// Every method has an empty default. Methods are called in event order, one at a time per task, on the thread of
-/// the task's reader (or of a Swift task, for upload progress; never on an event loop): return quickly, and hand long
-/// work elsewhere. No lock of the loader is held while one runs, so a method may call into its task (suspend or cancel
+/// the task's reader (an event loop only when the reader runs there, as on ``LoaderSession`` calls made with an event
+/// loop's task executor), or on a Swift task's for upload progress and for the end a ``LoadTask/cancel()`` caused; never
+/// on a handler's own thread nor inside `cancel()`: return quickly, and hand long work elsewhere. No lock of the loader is held while one runs, so a method may call into its task (suspend or cancel
 /// it); what that causes is told after the method returns, and the reader reads on only once the delegates heard each
 /// event it reported. An async load returns, a byte stream ends, and a completion handler runs, after the delegates
 /// heard the task's completion.

@@ -146,9 +146,7 @@ extension LoaderSession {
             // Handed straight on: a result held in this frame would be one more copy of it on every load.
             return try await Self.collectWhole(open(task), into: task)
         } catch {
-            let failure = Self.fail(task, with: error)
-            await task.delegatesHeard()
-            throw failure
+            throw await Self.failOnceHeard(task, with: error)
         }
     }
 
@@ -162,7 +160,7 @@ extension LoaderSession {
         if let whole = result.body.whole {
             // As the reading loop does after each chunk: a delegate may have suspended the task as it heard of it.
             if task.hasDelegates {
-                try await task.tell(result.response, wholeBody: whole)
+                try await task.didReceiveWaitingForDelegates(result.response, wholeBody: whole)
             } else if try task.didReceive(result.response, wholeBody: whole) {
                 await task.waitWhileSuspended()
             }
@@ -172,9 +170,7 @@ extension LoaderSession {
             await task.delegatesHeard()
             data = try await collect(result, into: task)
         }
-        let error = task.complete(with: nil)
-        await task.delegatesHeard()
-        if let error { throw error }
+        if let error = await task.completeOnceHeard(with: nil) { throw error }
         return (data, result.response)
     }
 
@@ -227,9 +223,7 @@ extension LoaderSession {
             task.didReceive(result.response)
         } catch {
             let failure = LoadError.wrapping(error, url: request.url)
-            let error = task.complete(with: failure) ?? failure
-            await task.delegatesHeard()
-            throw error
+            throw await task.completeOnceHeard(with: failure) ?? failure
         }
         await task.delegatesHeard()
         return (LoadBytes(body: result.body, task: task), result.response)

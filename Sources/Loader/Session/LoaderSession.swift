@@ -279,17 +279,13 @@ public final class LoaderSession: Sendable {
             task.didReceive(result.response)
             await task.delegatesHeard()
             let value = try await consume(task, result)
-            if let error = task.complete(with: nil) {
+            if let error = await task.completeOnceHeard(with: nil) {
                 undo?(value)
-                await task.delegatesHeard()
                 throw error
             }
-            await task.delegatesHeard()
             return value
         } catch {
-            let failure = Self.fail(task, with: error)
-            await task.delegatesHeard()
-            throw failure
+            throw await Self.failOnceHeard(task, with: error)
         }
     }
 
@@ -298,6 +294,13 @@ public final class LoaderSession: Sendable {
     static func fail(_ task: LoadTask, with error: any Error) -> LoadError {
         let failure = LoadError.wrapping(error, url: task.currentRequest.url)
         return task.complete(with: failure) ?? failure
+    }
+
+    /// ``fail(_:with:)``, returning once the task's delegates heard the end (``LoadTask/delegatesHeard()``).
+    static func failOnceHeard(_ task: LoadTask, with error: any Error) async -> LoadError {
+        let failure = fail(task, with: error)
+        await task.delegatesHeard()
+        return failure
     }
 
     /// Makes a running task for an async call and runs it, forwarding Swift task cancellation to it.

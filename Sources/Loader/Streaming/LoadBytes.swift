@@ -108,10 +108,12 @@ public struct LoadBytes: AsyncSequence, Sendable {
                     }
                     try task.checkCancelled()
                     task.didReceive(chunk, notify: true)
-                    // What the delegates did as they heard of it (suspended or cancelled the task) counts before the
-                    // caller has it.
-                    await task.delegatesHeard()
-                    try task.checkCancelled()
+                    if task.hasDelegates {
+                        // What the delegates did as they heard of it (suspended or cancelled the task) counts before
+                        // the caller has it.
+                        await task.delegatesHeard()
+                        try task.checkCancelled()
+                    }
                     return chunk
                 } catch {
                     let failure = LoadError.wrapping(error, url: task.currentRequest.url)

@@ -61,8 +61,8 @@ final class DelegateQueue: Sendable {
         }
     }
 
-    /// Returns once every call queued so far has been delivered (at once when none is pending), so that an async
-    /// load returns after its delegates heard its end, as URLSession's does.
+    /// Returns once the queue is empty: every call queued so far delivered, and any added meanwhile (at once when none
+    /// is pending), so that an async load returns after its delegates heard its end, as URLSession's does.
     func delivered() async {
         guard state.withLock({ $0.delivering || !$0.calls.isEmpty }) else { return }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in

@@ -201,7 +201,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         waiters.forEach { $0.resume() }
         delegateWait?()
         starter?(self)
-        if readerHasBody { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
+        // Its delegates hear of it on another thread: the caller may hold a lock a delegate takes.
+        if readerHasBody { complete(with: LoadError(.cancelled, url: currentRequest.url), deliveringElsewhere: true) }
     }
 
     /// Whether the body went to a reader who alone would complete the task (a stream from ``LoaderSession/bytes(for:delegate:)``).
@@ -214,7 +215,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
             m.readerHasBody = true
             return m.isCancelled
         }
-        if cancelled { complete(with: LoadError(.cancelled, url: currentRequest.url)) }
+        if cancelled { complete(with: LoadError(.cancelled, url: currentRequest.url), deliveringElsewhere: true) }
     }
 
     /// Whether ``cancel()`` was called.
@@ -305,12 +306,13 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     }
 
     /// What ``didReceive(_:)`` and then ``didReceive(_:notify:)`` for its one chunk (if any) do, for a body that
-    /// came whole, for a task without delegates (``hasDelegates``; one with them is told by ``tell(_:wholeBody:)``),
+    /// came whole, for a task without delegates (``hasDelegates``; one with them is told by
+    /// ``didReceiveWaitingForDelegates(_:wholeBody:)``),
     /// under one lock instead of four, with the checks the reading loop makes around a chunk: throws
     /// ``LoadError/Code/cancelled`` once the task was cancelled, and returns whether it is suspended, so that the
     /// reader waits (``waitWhileSuspended()``) as it would after a chunk.
     func didReceive(_ response: LoadResponse, wholeBody data: Data) throws -> Bool {
-        assert(delegateQueue == nil, "a task with delegates is told of a whole body by tell(_:wholeBody:)")
+        assert(delegateQueue == nil, "a task with delegates is told of a whole body by didReceiveWaitingForDelegates(_:wholeBody:)")
         let (cancelled, suspended) = mutable.withLock { m -> (Bool, Bool) in
             m.response = response
             m.progress.countOfBytesExpectedToReceive = response.expectedContentLength
@@ -323,7 +325,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
 
     /// ``didReceive(_:wholeBody:)`` for a task with delegates: step by step, waiting for them after each event, since
     /// each may cancel or suspend the task; then waits while it is suspended.
-    func tell(_ response: LoadResponse, wholeBody data: Data) async throws {
+    func didReceiveWaitingForDelegates(_ response: LoadResponse, wholeBody data: Data) async throws {
         didReceive(response)
         await delegatesHeard()
         try checkCancelled()
@@ -380,6 +382,8 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
     func willRedirect(_ response: LoadResponse, to request: LoadRequest) async throws(LoadError) -> LoadRequest? {
         tellCollected()
+        // The collected transactions are told before the question, whichever thread delivers them.
+        await delegatesHeard()
         var proposed: LoadRequest? = request
         let delegate = self.delegate
         if let delegate, let current = proposed {
@@ -401,6 +405,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// ``LoadError/Code/cancelled`` if the task is cancelled while they answer.
     func didReceive(_ challenge: AuthenticationChallenge) async throws(LoadError) -> ChallengeDisposition {
         tellCollected()
+        await delegatesHeard()
         let delegate = self.delegate
         if let delegate {
             let answer = try await asking { await delegate.loadTask(self, didReceive: challenge) }
@@ -457,9 +462,10 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled).
+    /// Ends the task once; returns the error it ended with (a cancelled task always ends cancelled). `deliveringElsewhere`:
+    /// the delegates hear of it on a Swift task of their queue's, not on the caller's thread (a ``cancel()``).
     @discardableResult
-    func complete(with error: LoadError?) -> LoadError? {
+    func complete(with error: LoadError?, deliveringElsewhere: Bool = false) -> LoadError? {
         let outcome = mutable.withLock { m -> (first: Bool, error: LoadError?, waiters: [CheckedContinuation<Void, Never>]) in
             guard m.state != .completed else { return (false, m.error, []) }
             var error = error
@@ -490,7 +496,7 @@ public final class LoadTask: Sendable, CustomStringConvertible {
         let metrics = finishedMetrics()
         let delegates = self.delegates
         let error = outcome.error
-        delegateQueue.add(ends: true) { [self] in
+        delegateQueue.add(ends: true, elsewhere: deliveringElsewhere) { [self] in
             tellCollectedNow(to: delegates)
             if let metrics { delegates.forEach { $0.loadTask(self, didFinishCollecting: metrics) } }
             delegates.forEach { $0.loadTask(self, didCompleteWithError: error) }
@@ -577,8 +583,18 @@ public final class LoadTask: Sendable, CustomStringConvertible {
     /// Returns once the delegates have heard every event so far (at once for a task without one): the reader goes on
     /// after they heard each event it reported, and an async load returns, and a completion handler runs, after they
     /// heard the task's end.
+    @inline(__always)  // On every load's path: without delegates, one branch, no call (nor its async frame).
     func delegatesHeard() async {
         guard let delegateQueue else { return }
         await delegateQueue.delivered()
+    }
+
+    /// ``complete(with:deliveringElsewhere:)``, then ``delegatesHeard()``: how a reader ends the task, so that the caller
+    /// goes on once the delegates heard the end.
+    @inline(__always)
+    func completeOnceHeard(with error: LoadError?) async -> LoadError? {
+        let ended = complete(with: error)
+        await delegatesHeard()
+        return ended
     }
 }

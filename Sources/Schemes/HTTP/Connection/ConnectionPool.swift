@@ -715,7 +715,7 @@ final class ConnectionPool: Sendable {
         }
         let proxy = key.options.proxy(for: key.scheme)
         // An HTTPS proxy: TLS with the proxy first, under whatever goes through it.
-        let proxyTLS: NIOSSLContext? = if let proxy, proxy.usesTLS {
+        let proxyTLS: NIOSSLContext? = if let proxy, proxy.kind == .http, proxy.usesTLS {
             try await tls.context(for: proxy.tls ?? key.options.tls, url: url)
         } else {
             nil
@@ -746,7 +746,8 @@ final class ConnectionPool: Sendable {
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
-                                        negotiatesProtocol: offersHTTP2, speaksHTTP2: speaksHTTP2, key: key, record: record)
+                                        negotiatesProtocol: offersHTTP2, speaksHTTP2: speaksHTTP2, key: key, record: record,
+                                        tlsProxy: sslContext == nil && proxyTLS != nil ? proxy : nil)
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -853,7 +854,7 @@ final class ConnectionPool: Sendable {
                 channel.close(promise: nil)
                 // A TLS failure with an HTTPS proxy after its handshake (a TLS 1.3 refusal of the client's certificate
                 // comes with the first read, the answer to CONNECT) is the proxy's.
-                if let proxy, proxyTLS != nil, error is NIOSSLError || error is BoringSSLError {
+                if let proxy, proxyTLS != nil, ProxyTLSFailure.isTLS(error) {
                     throw ProxyTLSFailure.error(error, proxy: proxy, url: url)
                 }
                 throw error
@@ -908,6 +909,8 @@ final class ConnectionPool: Sendable {
         let key: Key
         /// How the connection opened, for an HTTP/2 connection's first stream.
         let record: ConnectionRecord?
+        /// For a cleartext request to an HTTPS proxy: that proxy, whose alone the connection's TLS (and its failures) is.
+        let tlsProxy: HTTPClientOptions.Proxy?
 
         func add(to sync: ChannelPipeline.SynchronousOperations, of channel: any Channel) throws {
             if let sslContext {
@@ -955,8 +958,6 @@ final class ConnectionPool: Sendable {
                 }))
                 return
             }
-            // A cleartext request to an HTTPS proxy: the connection's TLS is the proxy's alone, and so are its failures.
-            let tlsProxy = sslContext == nil ? key.options.proxy(for: key.scheme).flatMap { $0.usesTLS ? $0 : nil } : nil
             try Self.addHTTP1Handlers(to: sync, handshake: handshake, tlsFault: fault, tlsProxy: tlsProxy)
         }
 

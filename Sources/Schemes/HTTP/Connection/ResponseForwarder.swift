@@ -3,7 +3,6 @@ import HTTPTypes
 import Loader
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 import NIOTLS
 
 /// The last handler of a connection's pipeline: hands each response part of the current exchange to the
@@ -277,7 +276,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head",
                                      underlying: ResponseCutShort(.inHead)))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
-            if let tlsProxy, error is NIOSSLError || error is BoringSSLError {
+            if let tlsProxy, ProxyTLSFailure.isTLS(error) {
                 fail(exchange, ProxyTLSFailure.error(error, proxy: tlsProxy, url: exchange.url))
             } else {
                 // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.

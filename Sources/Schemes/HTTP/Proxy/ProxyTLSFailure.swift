@@ -1,13 +1,20 @@
 import FoundationEssentials
 import Loader
+import NIOSSL
 
-/// A TLS handshake with an HTTPS proxy that failed: the `underlying` of the load's error, which names the proxy, so
-/// that it is told from the server's own refusal (which a delegate may overrule; the proxy's it is not asked about).
+/// A TLS failure with an HTTPS proxy (in its handshake, or after it: a TLS 1.3 refusal of the client's certificate comes
+/// with the first read): the `underlying` of the load's error, which names the proxy, so that it is told from the
+/// server's own (which a delegate may overrule; the proxy's it is not asked about).
 struct ProxyTLSFailure: Error, CustomStringConvertible {
     /// What NIOSSL or the connection reported.
     let underlying: any Error
 
-    var description: String { "the HTTPS proxy's TLS handshake failed: \(underlying)" }
+    var description: String { "TLS with the HTTPS proxy failed: \(underlying)" }
+
+    /// Whether `error` is one of TLS's (NIOSSL's, or BoringSSL's from a read after the handshake).
+    static func isTLS(_ error: any Error) -> Bool {
+        error is NIOSSLError || error is BoringSSLError
+    }
 
     /// The load's error for `error`, met in the handshake with `proxy`: mapped as a server's TLS failure would be (its
     /// code: an untrusted certificate, a wrong name, an expired one), said of the proxy, and naming the load's `url`.
