@@ -68,6 +68,21 @@ struct CLIProcessTests {
         #expect(all.status == 37 && all.stdout == "after")
     }
 
+    @Test("-Z --fail-early --remove-on-error: a transfer aborted part way has its file removed too, as curl's cleanup does")
+    func abortedFileRemoved() async throws {
+        let nginx = try TestServers.requireNginx()
+        let late = try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers").port
+        try await withTemporaryFolder("cli-aborted") { folder in
+            let file = folder.appendingPathComponent("4m.bin").path
+            // The 4 MiB body comes at 256 KiB/s; the other transfer fails after a second (-m 1; its answer is 3 s late).
+            let run = try await LoadURLProcess.run(["-s", "-Z", "--fail-early", "--remove-on-error", "-o", file,
+                                                    "http://127.0.0.1:\(nginx.httpPort)/slow/4m.bin",
+                                                    "--next", "-m", "1", "http://127.0.0.1:\(late)/slow/\(UUID().uuidString)/1"])
+            #expect(run.status == 28, "\(run.status): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: file), "the aborted transfer's partial file was left")
+        }
+    }
+
     @Test("--stderr FILE takes what goes to standard error, for every operation; --stderr - sends it to standard output")
     func standardErrorRedirected() async throws {
         let log = try TempFile("", name: "stderr.log")

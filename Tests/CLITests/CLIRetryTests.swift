@@ -130,6 +130,32 @@ struct CLIRetryTests {
         }
     }
 
+    @Test("A retry takes back only what its try wrote: --no-clobber's NAME.1, written again, never the kept file; an output that cannot be cut back (a pipe) fails the transfer (23) rather than take the bytes twice; /dev/null is fine")
+    func retryTakesBackItsOwn() async throws {
+        let ftp = try #require(TestServers.ftp, "the FTP servers could not be started by scripts/test-servers")
+        // The server drops the data connection after about 100 KB of every download.
+        let cut = "ftp://127.0.0.1:\(ftp.cutPort)/300k.bin"
+        let retrying = ["-S", "--retry", "1", "--retry-all-errors", "--retry-delay", "1"]
+        try await withTemporaryFolder("cli-retry-own") { folder in
+            let kept = folder.appendingPathComponent("report.bin").path
+            try Data("keep\n".utf8).write(to: URL(fileURLWithPath: kept))
+            let run = try await LoadURLProcess.run(retrying + ["--no-clobber", "-o", kept, cut])
+            #expect(run.status == 18 && run.stderr.contains("retrying"), "\(run.status): \(run.stderr)")
+            // It emptied the kept file, and the second try went to report.bin.2.
+            #expect(try String(contentsOfFile: kept, encoding: .utf8) == "keep\n", "the file --no-clobber keeps was written")
+            let size = try FileManager.default.attributesOfItem(atPath: kept + ".1")[.size] as? Int ?? 0
+            #expect(size >= 100_000 && size < 150_000, "report.bin.1 holds \(size) bytes: not one try's")
+            #expect(!FileManager.default.fileExists(atPath: kept + ".2"), "the retry made a file of its own")
+        }
+        // Standard output is a pipe here: the first try's bytes cannot be taken back (the retry's appended to them).
+        let piped = try await LoadURLProcess.run(retrying + ["-o", "/dev/stdout", cut])
+        #expect(piped.status == 23 && piped.stderr.contains("cannot take back what the try wrote to /dev/stdout"), "\(piped.status): \(piped.stderr)")
+        // Read as text, each byte that is not UTF-8 is one replacement character: at most as many characters as bytes.
+        #expect(piped.stdout.unicodeScalars.count < 150_000, "\(piped.stdout.unicodeScalars.count) characters: the bytes came twice")
+        let discarded = try await LoadURLProcess.run(retrying + ["-o", "/dev/null", cut])
+        #expect(discarded.status == 18 && discarded.stderr.contains("0 retries left"), "\(discarded.status): \(discarded.stderr)")
+    }
+
     @Test("Which failures count as transient, and the waits, by curl's rules")
     func policy() {
         let url = URL(string: "ftp://127.0.0.1/x")!

@@ -41,8 +41,8 @@ extension LoadURL {
         if let method, HTTPRequest.Method(method) == nil {
             throw ValidationError("-X wants a request method (a token: letters, digits and !#$%&'*+-.^_`|~), not '\(method)'")
         }
-        // As curl: more than its limit is its limit; fewer than one is no number of transfers.
-        if parallelMax < 1 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
+        // As curl: more than its limit is its limit, 0 its default (50); a negative number is no number of transfers.
+        if parallelMax < 0 { throw ValidationError("--parallel-max wants a number of transfers from 1 to \(Self.parallelLimit), not \(parallelMax)") }
         // As curl: the file -C goes on with must be known before the server names one.
         if remoteHeaderName, continueAt != nil { throw ValidationError("-J cannot go with -C") }
         if let continueAt {

@@ -40,7 +40,8 @@ extension LoadURL {
     /// others' read 0), so that it is the run's.
     static func transferAll(_ transfers: [(operation: PreparedOperation, index: Int)], width: Int, failingEarly: Bool = false) async -> [Int32] {
         let ordered = OrderedOutput()
-        let width = min(width, parallelLimit)
+        // --parallel-max 0 is curl's default, 50.
+        let width = width == 0 ? 50 : min(width, parallelLimit)
         return await withTaskGroup(of: (Int, Int32).self) { group in
             var statuses = [Int32](repeating: 0, count: transfers.count)
             // Set once --fail-early has stopped the run: the statuses after that are the aborted transfers'.
@@ -141,8 +142,11 @@ extension LoadURL {
         var wroteToStandardOutput = false
         // Where the first try began writing a file output (-C N's offset, else 0): each retry writes from there again.
         var firstOffset: Int64?
-        // Whether this try opened the output file (only once a response came, and not for a 503 tried again).
-        var outputOpened = false
+        // This try's output: whether it opened a file (only once a byte came), and which (--no-clobber's NAME.N).
+        var tryOutput: OutputFile?
+        // The file an earlier try opened under --no-clobber, which the next tries write again (as curl goes on with the
+        // file it made), not a NAME.N after it.
+        var madeByEarlierTry: String?
         // --remove-on-error: the file the last try wrote from its start, removed if the transfer fails, as curl's does; not
         // a file it never opened, which is the user's as it was, nor one it appended to (-C: unlike curl, which removes
         // what earlier transfers fetched too). Before the summary, which names it.
@@ -175,18 +179,20 @@ extension LoadURL {
             // The next try writes the same file, the name a server gave under -J included.
             summary = TransferSummary(url: url, urlIndex: index, filename: destination)
             events?.startTry()
-            // A file this try opened is written again from where the first try began (-C - goes on from its end
-            // instead), whether or not the next try writes a byte: from -C N's offset a file that cannot be cut back
-            // would take the next try's bytes after this one's, and the transfer fails instead. One this try never
-            // opened (it failed before a response, or its 503 is tried again) is left as it was, as curl leaves it.
-            let opened = outputOpened
-            outputOpened = false
-            if opened, let destination, options.continueAt?.origin != .outputFile, let firstOffset,
-               truncate(destination, off_t(firstOffset)) != 0, firstOffset > 0 {
-                let cause = Errno(rawValue: errno)
-                rewindFailure = OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url,
-                                                                    reason: "cannot cut \(destination) back to byte \(firstOffset) for the retry: \(cause)",
-                                                                    underlying: cause))
+            // The file this try opened (its first byte came: one never opened, or a 503 tried again, is left as it was,
+            // as curl leaves it; under --no-clobber the NAME.N it made, never the file it kept) is written again from
+            // where the first try began (-C - goes on from its end instead), whether or not the next try writes a byte.
+            // One that cannot be cut back (standard output as a file, a FIFO) would take the next try's bytes after
+            // this one's: the transfer fails instead, as curl's does (23).
+            let opened = tryOutput.flatMap { $0.opened ? $0.path : nil }
+            tryOutput = nil
+            if let opened, options.continueAt?.origin != .outputFile, let firstOffset {
+                if noClobber { madeByEarlierTry = opened }
+                if let cause = Self.cutBack(opened, to: firstOffset) {
+                    rewindFailure = OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url,
+                                                                        reason: "cannot take back what the try wrote to \(opened) for the retry: \(cause)",
+                                                                        underlying: cause))
+                }
             }
             try? await Task.sleep(for: .seconds(wait))
             meter = ProgressMeter(enabled: showsMeter, label: showsMeter ? url.lastPathComponent : "")
@@ -271,8 +277,8 @@ extension LoadURL {
                     (destination, namedByServer) = (path, true)
                     summary.filename = path
                 }
-                let output = try OutputFile(path: destination, createDirectories: createDirectories, url: url, appends: offset > 0,
-                                            keepsExisting: noClobber)
+                let output = try OutputFile(path: madeByEarlierTry ?? destination, createDirectories: createDirectories, url: url,
+                                            appends: offset > 0, keepsExisting: noClobber && madeByEarlierTry == nil)
                 defer {
                     output.close()
                     // Not one appended to (-C): its bytes from before are the user's.
@@ -280,7 +286,7 @@ extension LoadURL {
                     // --no-clobber may have written another name (%{filename_effective}).
                     if output.opened { summary.filename = output.path }
                 }
-                outputOpened = destination != nil
+                if destination != nil { tryOutput = output }
                 if destination == nil, let ordered, !ordered.isNow {
                     spool = SpooledOutput(url: url, directory: session.configuration.temporaryDirectory.path)
                 }
@@ -338,7 +344,11 @@ extension LoadURL {
                 let failure = events?.redirectRefusal ?? output?.error ?? resume?.error ?? LoadError.wrapping(error, url: url)
                 let status = resume?.status ?? (output == nil ? LoadURLExit.status(for: failure) : LoadURLExit.cannotWriteOutput)
                 // Aborted by --fail-early with -Z (another transfer failed): nothing more is told, as curl tells nothing of them.
-                if ordered?.isSilenced == true, Task.isCancelled { return LoadURLExit.status(for: .cancelled) }
+                // Its status still counts for --remove-on-error, which takes its partial file away, as curl's cleanup does.
+                if ordered?.isSilenced == true, Task.isCancelled {
+                    summary.exitCode = LoadURLExit.status(for: .cancelled)
+                    return summary.exitCode
+                }
                 if output == nil, resume == nil, retry.isTransient(failure), let wait = nextTry(retryAfter: nil) {
                     meter.finish()
                     await retrying(after: failure.description, wait: wait)
@@ -366,6 +376,20 @@ extension LoadURL {
 
     /// As curl's `-R`, after a transfer that succeeded: a regular output file gets the resource's time; one that
     /// cannot be set is no failure of the transfer.
+    /// Takes back what a failed try wrote to `path` after `offset`, for the retry that writes it again; the reason it
+    /// cannot, if it cannot. A regular file is cut back (`truncate`); the null device kept nothing; anything else (a pipe,
+    /// a FIFO, a terminal named as the output) cannot take bytes back, so the retry's would follow them.
+    static func cutBack(_ path: String, to offset: Int64) -> Errno? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return Errno(rawValue: errno) }
+        if status.st_mode & S_IFMT == S_IFREG {
+            return truncate(path, off_t(offset)) == 0 ? nil : Errno(rawValue: errno)
+        }
+        var null = stat()
+        if status.st_mode & S_IFMT == S_IFCHR, stat("/dev/null", &null) == 0, null.st_rdev == status.st_rdev { return nil }
+        return .illegalSeek
+    }
+
     private static func stamp(_ path: String, with response: LoadResponse) {
         guard let time = response.headerFields[.lastModified].flatMap(HTTPDate.parse),
               (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular else { return }

@@ -466,7 +466,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var failEarly = false
 
     /// With ``parallel``, how many transfers run at once.
-    @Option(name: .customLong("parallel-max"), help: "With -Z, run at most NUM transfers at once (1 to 300).")
+    @Option(name: .customLong("parallel-max"), help: "With -Z, run at most NUM transfers at once (1 to 300; 0 for the default, 50).")
     public var parallelMax = 50
 
     /// Makes the command with no arguments; ArgumentParser fills it in.
