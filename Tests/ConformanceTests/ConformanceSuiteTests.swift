@@ -44,6 +44,7 @@ final class EverythingCacheEquivalent: MemoryHandler, @unchecked Sendable { over
 final class TransactionUnasked: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionUnasked } }
 final class TransactionAfterResponse: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .transactionAfterResponse } }
 final class IgnoresBackpressureSlowly: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresBackpressureSlowly } }
+final class WaitsForReaderBriefly: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .waitsForReaderBriefly } }
 final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStop } }
 final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
 final class ReportsFromTwoThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .reportsFromTwoThreads } }
@@ -92,6 +93,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (RedirectNeverEnds.self, .exactlyOneTerminalEvent),
     (IgnoresBackpressure.self, .slowReaderBoundsMemory),
     (IgnoresBackpressureSlowly.self, .slowReaderBoundsMemory),
+    (WaitsForReaderBriefly.self, .slowReaderBoundsMemory),
 ]
 
 @Suite("The conformance suite proves itself", .serialized)

@@ -35,6 +35,9 @@ enum Defect: Sendable {
     /// As ``ignoresBackpressure``, at a network's pace (a chunk every 5 ms, about 50 MB/s): the reader's one-second pause
     /// of the memory check leaves it under the bound.
     case ignoresBackpressureSlowly
+    /// Waits for the reader (whenReadyForData), but 40 ms at most, then sends anyway: at full speed while the reader
+    /// keeps up, at about 6 MB/s (a common network's pace) while it does not.
+    case waitsForReaderBriefly
     /// Calls every two requests of the scheme cache-equivalent (say, comparing schemes only).
     case everythingCacheEquivalent
     /// Reports its transaction's metrics after the response, when asked for them.
@@ -253,6 +256,24 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
                 client.handler(self, didLoad: Self.chunk.withUnsafeBytes { Data($0) })
                 sent += Self.chunk.count
                 try await Task.sleep(for: .milliseconds(defect == .ignoresBackpressure ? 1 : 5))
+            }
+            return
+        }
+        if defect == .waitsForReaderBriefly {
+            var sent = 0
+            while sent < Self.largeSize, !Task.isCancelled {
+                client.handler(self, didLoad: Self.chunk.withUnsafeBytes { Data($0) })
+                sent += Self.chunk.count
+                // The defect: whichever comes first, the reader's readiness or 40 ms.
+                let resume = Locked<CheckedContinuation<Void, Never>?>(nil)
+                await withCheckedContinuation { (waiting: CheckedContinuation<Void, Never>) in
+                    resume.withLock { $0 = waiting }
+                    client.handler(self, whenReadyForData: { resume.withLock { $0.take() }?.resume() })
+                    Task {
+                        try? await Task.sleep(for: .milliseconds(40))
+                        resume.withLock { $0.take() }?.resume()
+                    }
+                }
             }
             return
         }
