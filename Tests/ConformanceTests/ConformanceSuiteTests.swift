@@ -163,6 +163,18 @@ struct ConformanceSuiteTests {
         #expect(report.failedProperties.count == ConformanceProperty.allCases.count)
     }
 
+    @Test("With one success body, concurrent loads cannot be told apart: the property is unchecked, not passed")
+    func oneBodyLeavesConcurrencyUnchecked() async {
+        let one = ConformanceFixtures(success: [.init(url: URL(string: "mem://small")!, body: MemoryHandler.small)])
+        let report = await ConformanceSuite.run(MemoryHandler.self, fixtures: one)
+        guard case .skipped(let why)? = report.outcome(of: .concurrentLoadsAreCorrect) else {
+            Issue.record("concurrentLoadsAreCorrect: \(String(describing: report.outcome(of: .concurrentLoadsAreCorrect)))")
+            return
+        }
+        #expect(why.contains("two at least"), "\(why)")
+        #expect(report.allPassed && !report.allChecked, "\(report)")
+    }
+
     @Test("Every property has a broken handler that the suite catches, and only for that property")
     func everyPropertyIsProven() {
         #expect(Set(brokenHandlers.map(\.1)) == Set(ConformanceProperty.allCases))
