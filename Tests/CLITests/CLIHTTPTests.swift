@@ -566,6 +566,9 @@ struct CLIHTTPTests {
         // A head that cannot be written (a full device) fails the transfer with 23, as curl's does.
         let full = try await LoadURLProcess.run(["-sS", "-D", "/dev/full", "-o", "/dev/null", "http://127.0.0.1:\(server.httpPort)/hello.txt"])
         #expect(full.status == 23 && full.stderr.contains("-D") && full.stderr.contains("No space left on device"), "\(full.stderr)")
+        // With -f and a 404 too: the head that could not be written is told (23), not hidden behind the 22.
+        let failing = try await LoadURLProcess.run(["-sSf", "-D", "/dev/full", "http://127.0.0.1:\(server.httpPort)/nope"])
+        #expect(failing.status == 23 && failing.stderr.contains("No space left on device"), "\(failing.status): \(failing.stderr)")
     }
 
     @Test("--fail-with-body writes an error's body and exits 22; -f writes none")

@@ -199,6 +199,11 @@ extension LoadURL {
             started = ContinuousClock.now
             retried += 1
         }
+        // Throws what kept the -D file from taking a head, if anything did: a local failure (23), as the output's.
+        func checkHeaderDump() throws {
+            guard let failure = events?.headerDumpFailure else { return }
+            throw OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "-D: cannot write the head: \(failure)", underlying: failure))
+        }
         // Cancels `bytes`' load and retries after `problem`, if another try is allowed: `false` when it is not.
         func tryAgain(cancelling bytes: LoadBytes, after problem: String, retryAfter: String?) async -> Bool {
             guard let wait = nextTry(retryAfter: retryAfter) else { return false }
@@ -247,6 +252,8 @@ extension LoadURL {
                 if failsOnHTTPError, let status = response.status, status.code >= 400 {
                     guard failWithBody, offset == 0 else {
                         bytes.task.cancel()
+                        // A -D file that could not take the head is told first, as curl fails at the head's write (23).
+                        try checkHeaderDump()
                         return failed(withHTTPStatus: status.code, summary: &summary)
                     }
                     httpError = status.code
@@ -332,9 +339,7 @@ extension LoadURL {
                     if !ordered.isSilenced { try sink.drain(into: output) }
                 }
                 try output.finish()
-                if let failure = events?.headerDumpFailure {
-                    throw OutputFile.Failure(error: LoadError(.cannotWriteToFile, url: url, reason: "-D: cannot write the head: \(failure)", underlying: failure))
-                }
+                try checkHeaderDump()
                 if let httpError { return failed(withHTTPStatus: httpError, summary: &summary) }
                 if remoteTime, let written = output.path { Self.stamp(written, with: response) }
                 return 0
