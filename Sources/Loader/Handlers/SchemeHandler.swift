@@ -34,7 +34,8 @@ import Synchronization
 ///   that reports. (A `load()` override need not care: the base class's stop takes no lock.) Otherwise neither
 ///   is called on a thread the handler is blocking, so either may take a lock the handler's work also takes.
 /// - The client may be called from any thread. A handler reports its events in order (from one task or
-///   queue at a time). After ``stopLoading()`` returns, further events are ignored.
+///   queue at a time). After ``stopLoading()`` returns, further events are ignored; the handler should stop
+///   sending them at once (the conformance suite allows those in flight 200 ms, and four chunks).
 /// - The class is `Sendable` because the loader hands instances between threads. Its own stored
 ///   properties are immutable or atomic; a subclass that adds mutable state must guard it too
 ///   (``Locked``, or an atomic), which is why subclasses are declared `@unchecked Sendable`.
