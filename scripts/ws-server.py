@@ -22,7 +22,7 @@ request's own target); /auth-bearer offers only Bearer, which no client here ans
 still alone after 5 seconds gets 503 "alone" (so that transfers meant to run at once can show that they did).
 /flaky/ID/N answers the first N GETs for ID with 503 "busy" and Retry-After: 2, then 200 "recovered";
 /flaky-plain/ID/N the same without Retry-After; /slow/ID/N waits 3 seconds before answering each of the first N, then
-answers at once ("on time"). /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
+answers at once ("on time"); /head-then-close sends a head promising 1000 bytes and closes with none. /drop sends "dropping" and ends the TCP connection (a FIN) a second later without a close frame, /drop-now at once; any other
 path is refused with 404. Per-message compression (permessage-deflate, the package's default, taken when the client offers
 it): /extensions sends the Sec-WebSocket-Extensions of its 101 answer ("" for none), then echoes; /fragmented sends one
 compressible text message in three frames, then echoes; /bomb sends 8 MiB of zeros as one message (some 8 KiB
@@ -182,6 +182,9 @@ async def plain_answer(request):
         return challenge(request) or Response(200, "OK", Headers([("Content-Length", "4")]), b"page")
     if request.path.split("/")[1] in ("flaky", "flaky-plain", "slow") and request.path.count("/") == 3:
         return await flaky(request.path)
+    if request.path == "/head-then-close":
+        # A head that promises 1000 bytes, then the connection closes with none sent.
+        return Response(200, "OK", Headers([("Content-Length", "1000")]), b"")
     if request.path.startswith("/barrier/") and request.path.count("/") == 3:
         return await barrier(request.path)
     if request.path.startswith("/closes/"):

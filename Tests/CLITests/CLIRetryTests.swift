@@ -95,6 +95,13 @@ struct CLIRetryTests {
         #expect(failing.status == 22, "\(failing.stderr)")
         #expect(try String(contentsOf: file, encoding: .utf8) == "keep\n", "emptied by a 503 tried again")
 
+        // A head, then the connection closed before any byte of the body: no try opened the file (the first byte opens it).
+        let webSockets = try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+        let headOnly = try await LoadURLProcess.run(["-S", "--retry", "1", "--retry-all-errors", "--retry-delay", "1", "-o", file.path,
+                                                     "http://127.0.0.1:\(webSockets.port)/head-then-close"])
+        #expect(headOnly.status == 18 && headOnly.stderr.contains("retrying"), "\(headOnly.status): \(headOnly.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "keep\n", "emptied by a retry after a head without a body")
+
         let missing = folder.appendingPathComponent("new.bin")
         let resumed = try await LoadURLProcess.run(["-S", "-C", "5", "--retry", "1", "--retry-delay", "1", "--retry-connrefused", "-o", missing.path, closed])
         #expect(resumed.status == 7 && resumed.stderr.contains("retrying"), "\(resumed.status): \(resumed.stderr)")
