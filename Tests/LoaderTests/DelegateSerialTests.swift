@@ -113,7 +113,9 @@ struct DelegateSerialTests {
         Thread.detachNewThread {
             appLock.lock()
             locked.signal()
-            let wasInside = delegate.inside.wait(timeout: .now() + 10) == .success
+            // Bounds for a hang, generous: in the full run other tests hold the cooperative pool's two threads for
+            // seconds (the conformance suite's thread-blocking fixtures), and the reader waits for one.
+            let wasInside = delegate.inside.wait(timeout: .now() + 60) == .success
             bytes.task.cancel()
             let returnedWhileWaiting = delegate.waiting.load(ordering: .acquiring)
             appLock.unlock()
@@ -121,7 +123,7 @@ struct DelegateSerialTests {
         }
         #expect(await eventually(within: 10) { locked.wait(timeout: .now()) == .success })
         let reader = Task { await loadError { for try await _ in bytes.chunks {} } }
-        #expect(await eventually(within: 30) { outcome.withLock { $0 != nil } })
+        #expect(await eventually(within: 90) { outcome.withLock { $0 != nil } })
         let (wasInside, returnedWhileWaiting) = outcome.withLock { $0 } ?? (false, false)
         #expect(wasInside, "the delegate never heard of a chunk")
         // Before the delegate queue, cancel() waited for the delegate's call to end, which waited for this lock: both

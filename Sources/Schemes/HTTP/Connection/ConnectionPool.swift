@@ -595,7 +595,12 @@ final class ConnectionPool: Sendable {
         // The pipeline torn down: the connection closed, refusing the client certificate perhaps, or the server hung
         // up before the request was given it (while the delegate decided on its certificate, say).
         let closedAsItOpened = {
-            TLSFaultKeeper.refusal(in: fault, url: url)
+            // Through an HTTPS proxy, a TLS fault is the proxy's (a TLS 1.3 refusal of the client certificate that came
+            // before the request went out).
+            if let proxy = Self.tlsProxy(of: key), let error = fault?.withLock({ $0 }), ProxyTLSFailure.isTLS(error) {
+                return ProxyTLSFailure.error(error, proxy: proxy, url: url)
+            }
+            return TLSFaultKeeper.refusal(in: fault, url: url)
                 ?? LoadError(.networkConnectionLost, url: url, reason: "the connection closed as it opened, before the request was sent",
                              underlying: RequestNotSent())
         }
@@ -625,7 +630,7 @@ final class ConnectionPool: Sendable {
         let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
         // What closed a new TLS connection before it could be put to use (a server's alert refusing the client), or
         // a cleartext HTTP/2 one (an HTTP/1 answer to its preface).
-        var fault: Locked<(any Error)?>? = key.scheme == "https" || key.speaksHTTP2 ? Locked(nil) : nil
+        var fault: Locked<(any Error)?>? = key.scheme == "https" || key.speaksHTTP2 || Self.tlsProxy(of: key) != nil ? Locked(nil) : nil
         // How the connection opened, for its first exchange's metrics.
         var record = ConnectionRecord()
         let channel: any Channel
@@ -692,6 +697,13 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// The HTTPS proxy a cleartext request of `key` goes to (forwarded or tunnelled), whose alone the connection's TLS,
+    /// and its failures, are; `nil` otherwise.
+    static func tlsProxy(of key: Key) -> HTTPClientOptions.Proxy? {
+        guard key.scheme != "https", let proxy = key.options.proxy(for: key.scheme), proxy.kind == .http, proxy.usesTLS else { return nil }
+        return proxy
+    }
+
     /// Connects, and for `https` completes the TLS handshake, keeping the server's certificate in `leaf`
     /// when one is given. With a proxy it connects to the proxy instead, and for `https` first opens a
     /// tunnel through it (``ProxyTunnelHandler``).
@@ -747,7 +759,7 @@ final class ConnectionPool: Sendable {
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
                                         negotiatesProtocol: offersHTTP2, speaksHTTP2: speaksHTTP2, key: key, record: record,
-                                        tlsProxy: sslContext == nil && proxyTLS != nil ? proxy : nil)
+                                        tlsProxy: Self.tlsProxy(of: key))
         // One budget for the connect, the tunnel and the handshake together: each gets what the one before left.
         let connectBudget = Self.timeAmount(key.options.connectTimeout)
         let connectDeadline = NIODeadline.now() + connectBudget
@@ -776,6 +788,8 @@ final class ConnectionPool: Sendable {
                         let sync = channel.pipeline.syncOperations
                         try sync.addHandler(NIOSSLClientHandler(context: proxyTLS, serverHostname: proxy.host.isIPAddress ? nil : proxy.host))
                         try sync.addHandler(HandshakeListener(handshake: proxyHandshake))
+                        // A cleartext request's connection: what closes it as it opens is the proxy's TLS fault.
+                        if sslContext == nil, let fault { try sync.addHandler(TLSFaultKeeper(into: fault)) }
                     }
                     // Through a tunnel, TLS and HTTP start once the proxy has opened it.
                     if let tunnel, let proxy, proxy.kind == .socks5 {
