@@ -94,7 +94,7 @@ final class ResponseForwarder: ChannelInboundHandler {
             context?.read()
         case .closed:
             // A server's refusal of the client certificate closed it: that is the request's error.
-            if let refusal = TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) { throw refusal }
+            if let refusal = faultRefusal(url: exchange.url) { throw refusal }
             guard onStream else {
                 throw LoadError(.networkConnectionLost, url: exchange.url, reason: "the connection closed before the request was sent",
                                 underlying: RequestNotSent())
@@ -245,13 +245,13 @@ final class ResponseForwarder: ChannelInboundHandler {
         switch state {
         case .awaitingHead(let exchange):
             let closer = silence.map { "no response came: \($0)" } ?? "the server closed the connection without a response"
-            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url)
+            fail(exchange, faultRefusal(url: exchange.url)
                 ?? LoadError(.networkConnectionLost, url: exchange.url, reason: closer, underlying: ResponseCutShort(.beforeResponse)))
         case .body(let exchange, let received, let expected, _):
             // An HTTP/2 connection the server's breach of the protocol closed says so.
             var cut = Self.cutInBody(exchange, received: received, expected: expected)
             if let silence { cut.reason = "the body stopped after \(received) bytes: \(silence)" }
-            fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? cut)
+            fail(exchange, faultRefusal(url: exchange.url) ?? cut)
         case .ended(let exchange, _, _):
             // Closed in the burst that completed the response (the server's choice, or an error after the end).
             finish(exchange, reusable: false)
@@ -280,7 +280,7 @@ final class ResponseForwarder: ChannelInboundHandler {
                 fail(exchange, ProxyTLSFailure.error(error, proxy: tlsProxy, url: exchange.url))
             } else {
                 // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.
-                fail(exchange, TLSFaultKeeper.refusal(in: tlsFault, url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
+                fail(exchange, faultRefusal(url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
             }
         case .ended(let exchange, _, let lastBytes):
             // After a complete response (a response nobody asked for): it stands; the connection closes below.
@@ -289,6 +289,15 @@ final class ResponseForwarder: ChannelInboundHandler {
             handshake?.fail(error)
         }
         context.close(promise: nil)
+    }
+
+    /// The TLS fault kept on the connection as the load's error (``TLSFaultKeeper/refusal(in:url:)``), said of the HTTPS
+    /// proxy when the connection's TLS is the proxy's alone (a cleartext request to it).
+    private func faultRefusal(url: URL) -> LoadError? {
+        if let tlsProxy, let error = tlsFault?.withLock({ $0 }), ProxyTLSFailure.isTLS(error) {
+            return ProxyTLSFailure.error(error, proxy: tlsProxy, url: url)
+        }
+        return TLSFaultKeeper.refusal(in: tlsFault, url: url)
     }
 
     /// Why the client closed the connection, when it did so for a server gone silent (an HTTP/2 stream's connection).
