@@ -276,12 +276,9 @@ final class ResponseForwarder: ChannelInboundHandler {
             fail(exchange, LoadError(.networkConnectionLost, url: exchange.url, reason: "the server closed the connection in the middle of the response head",
                                      underlying: ResponseCutShort(.inHead)))
         case .awaitingHead(let exchange), .body(let exchange, _, _, _):
-            if let tlsProxy, ProxyTLSFailure.isTLS(error) {
-                fail(exchange, ProxyTLSFailure.error(error, proxy: tlsProxy, url: exchange.url))
-            } else {
-                // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's.
-                fail(exchange, faultRefusal(url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
-            }
+            // On an HTTP/2 stream, the close of its connection by a refused client certificate comes as the stream's;
+            // through an HTTPS proxy, the fault kept is the proxy's (faultRefusal).
+            fail(exchange, faultRefusal(url: exchange.url) ?? HTTPErrorMapping.map(error, url: exchange.url))
         case .ended(let exchange, _, let lastBytes):
             // After a complete response (a response nobody asked for): it stands; the connection closes below.
             state = .ended(exchange, reusable: false, lastBytes: lastBytes)
