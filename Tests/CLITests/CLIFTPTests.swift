@@ -75,7 +75,7 @@ struct CLIFTPTests {
         #expect(six.stdout.isEmpty)
     }
 
-    @Test("-x takes FTP through a SOCKS5, HTTP or HTTPS proxy (its log shows the control and data connections), -U logging in to it; a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
+    @Test("-x takes FTP through a SOCKS5, SOCKS4, HTTP or HTTPS proxy (its log shows the control and data connections), -U logging in to it; a proxy that refuses is exit 7; -x '' goes direct whatever all_proxy says, and all_proxy alone is used, as curl")
     func proxies() async throws {
         let server = try ftp()
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
@@ -87,6 +87,8 @@ struct CLIFTPTests {
         let lines = ((try? String(contentsOfFile: proxies.socksLog, encoding: .utf8)) ?? "").components(separatedBy: "\n").dropFirst(max(0, before - 1))
         #expect(lines.contains { $0.contains("pass(") && $0.contains("127.0.0.1.\(server.port)") }, "the SOCKS proxy did not carry the control connection")
         #expect(lines.filter { $0.contains("pass(") }.count >= 2, "the data connection went around the proxy")
+        let socks4 = try await LoadURLProcess.run(["-sS", "-x", "socks4://127.0.0.1:\(proxies.socksPort)", url])
+        #expect(socks4.status == 0 && socks4.stdout == "Hello from FTP\n", "SOCKS4, as libcurl speaks it: \(socks4.stderr)")
 
         let http = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.port)", url])
         #expect(http.status == 0 && http.stdout == "Hello from FTP\n", "\(http.stderr)")

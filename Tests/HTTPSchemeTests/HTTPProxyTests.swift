@@ -239,22 +239,6 @@ struct HTTPProxyTests {
         #expect(String(decoding: direct, as: UTF8.self) == "Hello from nginx\n")
     }
 
-    /// The SOCKS proxy's log: its length now, and whether it said since then that it opened a tunnel to
-    /// 127.0.0.1's `port` (dante writes `127.0.0.1.PORT`). The log is the proxy's whole life (and the CLI tests'
-    /// too): only what comes after the mark counts.
-    private func socksLogMark() throws -> Int {
-        (try? Data(contentsOf: URL(fileURLWithPath: try proxies().socksLog)).count) ?? 0
-    }
-
-    private func socksTunnelled(to port: Int, after mark: Int) async throws -> Bool {
-        let log = try proxies().socksLog
-        return await eventually(within: 5) {
-            let data = (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()
-            let text = String(decoding: data.dropFirst(mark), as: UTF8.self)
-            return text.split(separator: "\n").contains { $0.contains("pass(") && $0.hasSuffix(" 127.0.0.1.\(port)") }
-        }
-    }
-
     @Test("Through a SOCKS5 proxy (dante) http and https open a tunnel, the proxy resolving the name; a target it cannot reach is named")
     func socks() async throws {
         let proxies = try proxies()
@@ -262,14 +246,14 @@ struct HTTPProxyTests {
         let proxy = try #require(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)"))
         #expect(proxy.kind == .socks5)
         let session = try session(proxy)
-        let mark = try socksLogMark()
+        let log = SOCKSLog(proxies.socksLog)
         let (data, response) = try await session.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
         #expect(response.headerFields[HTTPField.Name("Via")!] == nil)
-        #expect(try await socksTunnelled(to: nginx.httpPort, after: mark), "dante logged no tunnel to nginx's http port")
+        #expect(await log.tunnelled(to: nginx.httpPort), "dante logged no tunnel to nginx's http port")
         let (secure, _) = try await session.data(from: Nginx.https("/300k.bin"))
         #expect(Bytes.difference(secure, try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))) == nil)
-        #expect(try await socksTunnelled(to: nginx.httpsPort, after: mark), "dante logged no tunnel to nginx's https port")
+        #expect(await log.tunnelled(to: nginx.httpsPort), "dante logged no tunnel to nginx's https port")
 
         // A name longer than SOCKS5's 255 bytes is refused, not sent (NIOSOCKS would trap on it).
         let long = URL(string: "http://" + String(repeating: "a.", count: 140) + "test/")!
@@ -291,10 +275,10 @@ struct HTTPProxyTests {
         let local = try #require(HTTPClientOptions.Proxy("socks5://127.0.0.1:\(proxies.socksPort)"))
         #expect(local.kind == .socks5 && local.resolvesNamesLocally)
         #expect(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)")?.resolvesNamesLocally == false)
-        let mark = try socksLogMark()
+        let log = SOCKSLog(proxies.socksLog)
         let (data, _) = try await session(local).data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
-        #expect(try await socksTunnelled(to: nginx.httpPort, after: mark), "dante logged no tunnel to nginx's http port")
+        #expect(await log.tunnelled(to: nginx.httpPort), "dante logged no tunnel to nginx's http port")
         // A name nobody resolves tells who tried: this end, before the proxy is reached, or the proxy.
         let nowhere = URL(string: "http://no-such-host.invalid/")!
         let here = await loadError { _ = try await session(local).data(from: nowhere) }
@@ -393,7 +377,7 @@ struct HTTPProxyTests {
         #expect(HTTPClientOptions.Proxy("SOCKS5H://localhost") == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080))
         #expect(HTTPClientOptions.Proxy("socks5h://us%40er:p%3Aw@localhost:1080")
                 == HTTPClientOptions.Proxy(.socks5, host: "localhost", port: 1080, user: "us@er", password: "p:w"))
-        #expect(HTTPClientOptions.Proxy("socks4://localhost:1080") == nil)
+        #expect(HTTPClientOptions.Proxy("ftp://localhost:1080") == nil, "no proxy of another protocol")
         var overTLS = HTTPClientOptions.Proxy(host: "proxy.example", port: 443)
         overTLS.usesTLS = true
         #expect(HTTPClientOptions.Proxy("HTTPS://Proxy.Example") == overTLS, "an HTTPS proxy's port is 443 unless given")

@@ -210,7 +210,7 @@ extension LoadURL {
     func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
         if let proxy {
             let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
-                ?? { throw ValidationError("-x wants an HTTP, HTTPS or SOCKS5 proxy, [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT] or socks5h://[USER:PASSWORD@]HOST[:PORT], not '\(proxy)'") }()
+                ?? { throw ValidationError("-x wants an HTTP, HTTPS, SOCKS5 or SOCKS4 proxy, [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT], socks5h://[USER:PASSWORD@]HOST[:PORT] or socks4a://[USER@]HOST[:PORT], not '\(proxy)'") }()
             http.httpProxy = chosen
             http.httpsProxy = chosen
         } else {
@@ -240,7 +240,7 @@ extension LoadURL {
     }
 
     /// Without `-x`, why a load of a URL may not go: a proxy variable for its scheme (`http` for `http` and `ws`, `https`
-    /// for `https` and `wss`) that this tool cannot use (a `socks4://` proxy) and no `no_proxy` exception
+    /// for `https` and `wss`) that this tool cannot use (an unknown scheme, `ftp://`) and no `no_proxy` exception
     /// for its host. Such a load fails (7) rather than go direct, which the user, who set a proxy, did not ask for.
     /// `nil` when no variable needs it.
     func proxyRefusal(environment: [String: String]) -> (@Sendable (URL) -> LoadError?)? {
@@ -261,7 +261,7 @@ extension LoadURL {
             if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
             guard !HTTPClientOptions.Proxy.bypasses(host, exceptions: exceptions) else { return nil }
             return LoadError(.cannotConnectToHost, url: url,
-                             reason: "the proxy \(proxy) is not one this tool can use (an HTTP, HTTPS or SOCKS5 proxy); not connecting without it")
+                             reason: "the proxy \(proxy) is not one this tool can use (an HTTP, HTTPS, SOCKS5 or SOCKS4 proxy); not connecting without it")
         }
     }
 

@@ -383,7 +383,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var junkSessionCookies = false
 
     /// The HTTP proxy for every http and https URL; `""` for none, whatever the environment says.
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT] (TLS to the proxy; port 443 if none) or socks5h://[USER:PASSWORD@]HOST[:PORT] (port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT] (TLS to the proxy; port 443 if none), socks5h://[USER:PASSWORD@]HOST[:PORT] or socks4a://[USER@]HOST[:PORT] (socks5:// and socks4:// resolve the name here; port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
     public var proxy: String?
 
     /// Extra trusted root certificates for an HTTPS proxy (not --cacert's, as curl keeps them apart).

@@ -44,7 +44,7 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// for several URLs). 0 closes it at the end of each load.
     @HandlerSetting public var idleConnectionTimeout: TimeInterval = 60
     /// The proxy FTP loads go through, as libcurl takes it: `socks5h://[USER:PASSWORD@]HOST[:PORT]` (SOCKS5, the proxy
-    /// resolving the name), `socks5://…`, or an HTTP proxy (`[http://][USER:PASSWORD@]HOST[:PORT]`, or
+    /// resolving the name), `socks5://…`, `socks4a://[USER@]HOST[:PORT]`, `socks4://…`, or an HTTP proxy (`[http://][USER:PASSWORD@]HOST[:PORT]`, or
     /// `https://…` reached over TLS), asked for a tunnel (`CONNECT`) for the control connection and each data
     /// connection. `nil`: none, whatever the environment's variables say, as for HTTP (a tool reads them itself, as
     /// `loadurl` does).

@@ -680,8 +680,9 @@ final class ConnectionPool: Sendable {
         case delegated(ServerTrustCheck)
     }
 
-    /// The first address of `host`, as text, looked up off the event loops (for a SOCKS5 proxy that is given addresses).
-    private static func address(of host: String, port: Int, family: AddressFamily, url: URL) async throws -> String {
+    /// The first address of `host`, as text, looked up off the event loops (for a SOCKS proxy that is given addresses).
+    private static func address(of host: String, port: Int, family: AddressFamily, proxy: HTTPClientOptions.Proxy,
+                                url: URL) async throws -> String {
         let lookup: Int32 = switch family {
         case .ipv4: AF_INET
         case .ipv6: AF_INET6
@@ -692,7 +693,8 @@ final class ConnectionPool: Sendable {
             guard let address = found.first?.ipAddress else { throw FamilyResolver.LookupFailed(description: "no address") }
             return address
         } catch {
-            throw LoadError(.cannotFindHost, url: url, reason: "\(host) could not be resolved here for the SOCKS5 proxy (socks5://): \(error)",
+            let (kind, scheme) = proxy.kind == .socks4 ? ("SOCKS4", "socks4://, which takes IPv4 addresses") : ("SOCKS5", "socks5://")
+            throw LoadError(.cannotFindHost, url: url, reason: "\(host) could not be resolved here for the \(kind) proxy (\(scheme)): \(error)",
                             underlying: error)
         }
     }
@@ -734,17 +736,18 @@ final class ConnectionPool: Sendable {
         }
         let (dialHost, dialPort) = proxy.map { ($0.host, $0.port) } ?? key.options.connectionTarget(host: key.host, port: key.port)
         let target = key.options.resolve["\(dialHost):\(dialPort)"] ?? dialHost
-        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name (or, for `socks5://`,
-        // the address this end finds for it).
+        // What a SOCKS proxy is asked to reach: the host's override, if it has one, else its name (or, for `socks5://`
+        // and `socks4://`, the address this end finds for it: IPv4 for SOCKS4).
         let named = key.options.resolve["\(key.host):\(key.port)"] ?? key.host
-        let tunnelHost = if let proxy, proxy.kind == .socks5, proxy.resolvesNamesLocally, !named.isIPAddress {
-            try await Self.address(of: named, port: key.port, family: key.options.addressFamily, url: url)
+        let tunnelHost = if let proxy, proxy.kind.isSOCKS, proxy.resolvesNamesLocally, !named.isIPAddress {
+            try await Self.address(of: named, port: key.port, family: proxy.kind == .socks4 ? .ipv4 : key.options.addressFamily,
+                                   proxy: proxy, url: url)
         } else {
             named
         }
-        // Checked before connecting, so that the error is the request's: what SOCKS5 cannot carry, and its login.
-        let socksLogin: SOCKSLogin? = if let proxy, proxy.kind == .socks5 {
-            try SOCKSTunnel.check(tunnelHost, through: proxy, url: url)
+        // Checked before connecting, so that the error is the request's: what the SOCKS request cannot carry, and its login.
+        let socksHandshake: SOCKSTunnel.Handshake? = if let proxy, proxy.kind.isSOCKS {
+            try SOCKSTunnel.check(tunnelHost, port: key.port, through: proxy, url: url)
         } else {
             nil
         }
@@ -754,7 +757,7 @@ final class ConnectionPool: Sendable {
         let handshake: EventLoopPromise<Void>? = sslContext == nil ? nil : loops.next().makePromise()
         let proxyHandshake: EventLoopPromise<Void>? = proxyTLS == nil ? nil : loops.next().makePromise()
         // A tunnel through the proxy: always through SOCKS, for `https` through an HTTP proxy, and for `http` when asked.
-        let tunnels = proxy.map { $0.kind == .socks5 || sslContext != nil || unpooled || key.options.tunnelsThroughProxy } ?? false
+        let tunnels = proxy.map { $0.kind.isSOCKS || sslContext != nil || unpooled || key.options.tunnelsThroughProxy } ?? false
         let tunnel: EventLoopPromise<Void>? = tunnels ? loops.next().makePromise() : nil
         let exchange = ExchangeHandlers(sslContext: sslContext, verification: verification, leaf: leaf, fault: fault, handshake: handshake,
                                         serverName: key.host.isIPAddress ? nil : key.host, carriesExchanges: !unpooled,
@@ -792,9 +795,9 @@ final class ConnectionPool: Sendable {
                         if sslContext == nil, let fault { try sync.addHandler(TLSFaultKeeper(into: fault)) }
                     }
                     // Through a tunnel, TLS and HTTP start once the proxy has opened it.
-                    if let tunnel, let proxy, proxy.kind == .socks5 {
+                    if let tunnel, let proxy, let socksHandshake {
                         try channel.pipeline.syncOperations.addHandlers(
-                            SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, login: socksLogin, url: url,
+                            SOCKSTunnel.handlers(to: tunnelHost, port: key.port, through: proxy, handshake: socksHandshake, url: url,
                                                  established: tunnel))
                     } else if let tunnel, let proxy {
                         try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(

@@ -17,7 +17,9 @@ extension HTTPClientOptions {
     /// proxy sees only the host and port. Credentials go in a `Proxy-Authorization` field, Basic, to the proxy
     /// alone; without them, the proxy's challenge (407) is asked about through the delegates (see
     /// ``HTTPSchemeHandler/load()``). Through a SOCKS5 proxy both open a tunnel (RFC 1928), and the proxy resolves
-    /// the server's name; with a ``user``, the client logs in with user name and password (RFC 1929).
+    /// the server's name; with a ``user``, the client logs in with user name and password (RFC 1929). A SOCKS4 proxy
+    /// opens a tunnel too, to an IPv4 address this end looks up (`socks4://`), or to a name the proxy resolves
+    /// (`socks4a://`); a ``user`` is sent as SOCKS4's user ID, with no password.
     public struct Proxy: Sendable, Hashable {
         /// The protocol spoken with the proxy.
         public enum Kind: Sendable, Hashable {
@@ -26,6 +28,13 @@ extension HTTPClientOptions {
             /// A SOCKS5 proxy, given the server's name to resolve (curl's `socks5h`), logged in to with user name
             /// and password when a ``Proxy/user`` is set.
             case socks5
+            /// A SOCKS4 proxy: given an IPv4 address this end looks up (curl's `socks4`), or, when
+            /// ``Proxy/resolvesNamesLocally`` is `false`, the server's name to resolve (SOCKS4a, curl's `socks4a`). A
+            /// ``Proxy/user`` goes as the request's user ID; SOCKS4 has no password.
+            case socks4
+
+            /// Whether the proxy is a SOCKS proxy, through which every request opens a tunnel.
+            public var isSOCKS: Bool { self != .http }
         }
 
         /// The protocol spoken with the proxy.
@@ -34,13 +43,15 @@ extension HTTPClientOptions {
         public var host: String
         /// The proxy's port.
         public var port: Int
-        /// The user name for the proxy's Basic authentication (HTTP) or its user name and password login (SOCKS5).
+        /// The user name for the proxy's Basic authentication (HTTP), its user name and password login (SOCKS5), or the
+        /// user ID of a SOCKS4 request.
         public var user: String?
         /// The password that goes with ``user``.
         public var password: String?
-        /// For a SOCKS5 proxy: whether this end looks the server's name up and gives the proxy its address (curl's
-        /// `socks5://`), rather than the name for the proxy to resolve (`socks5h://`, the default): a name only this
-        /// machine knows (`/etc/hosts`) is reached so.
+        /// For a SOCKS proxy: whether this end looks the server's name up and gives the proxy its address (curl's
+        /// `socks5://` and `socks4://`), rather than the name for the proxy to resolve (`socks5h://` and `socks4a://`;
+        /// the default): a name only this machine knows (`/etc/hosts`) is reached so. SOCKS4 carries IPv4 addresses
+        /// alone.
         public var resolvesNamesLocally = false
         /// For an HTTP proxy: whether it is reached over TLS (curl's HTTPS proxy, `https://host:port`). The connection
         /// to the proxy is TLS, checked against the proxy's host name as ``tls`` says; an `https` request's TLS with its
@@ -62,8 +73,10 @@ extension HTTPClientOptions {
         /// A proxy written as curl takes it: `http://user:password@host:port`, `https://host:port` (an HTTP proxy
         /// reached over TLS, ``usesTLS``; port 443 when none is given), `socks5h://host:port` (the proxy resolves the
         /// server's name; `socks5h://user:password@host:port` logs in), `socks5://host:port` (this end resolves it,
-        /// ``resolvesNamesLocally``), or `host:port` (the scheme `http://` assumed, and the port 1080 when none is
-        /// given). `nil` for any other scheme, or for text that names no host. User and password are percent-decoded.
+        /// ``resolvesNamesLocally``), `socks4a://[user@]host:port` (SOCKS4a: the proxy resolves the name),
+        /// `socks4://[user@]host:port` (SOCKS4: this end resolves it to an IPv4 address), or `host:port` (the scheme
+        /// `http://` assumed). The port is 1080 when none is given, but for `https://`. `nil` for any other scheme, or for
+        /// text that names no host. User and password are percent-decoded.
         public init?(_ text: String) {
             let trimmed = text.trimmingSpaces()
             guard !trimmed.isEmpty else { return nil }
@@ -74,6 +87,7 @@ extension HTTPClientOptions {
             switch scheme {
             case "http", "https": kind = .http
             case "socks5", "socks5h": kind = .socks5
+            case "socks4", "socks4a": kind = .socks4
             default: return nil
             }
             let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
@@ -81,7 +95,7 @@ extension HTTPClientOptions {
             guard (1...65535).contains(port) else { return nil }
             self.init(kind, host: bare.lowercased(), port: port, user: url.user(percentEncoded: false),
                       password: url.password(percentEncoded: false))
-            resolvesNamesLocally = scheme == "socks5"
+            resolvesNamesLocally = scheme == "socks5" || scheme == "socks4"
             usesTLS = scheme == "https"
         }
 
@@ -130,7 +144,7 @@ extension HTTPClientOptions {
         }
 
         /// The bytes of an IPv4 or IPv6 address written in `text`, or `nil` for a name.
-        private static func addressBytes(_ text: String) -> [UInt8]? {
+        static func addressBytes(_ text: String) -> [UInt8]? {
             var v4 = in_addr()
             if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
             var v6 = in6_addr()

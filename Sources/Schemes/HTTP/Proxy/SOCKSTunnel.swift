@@ -3,43 +3,74 @@ import Loader
 import NIOCore
 import NIOSOCKS
 
-/// The handlers around NIOSOCKS's `SOCKSClientHandler` that open a tunnel through a SOCKS5 proxy on a connection
-/// that does not read on its own (`autoRead` off), which that handler expects: ``ReadPump`` (before it) asks
-/// for each read until the tunnel is open, a ``SOCKSLoginHandler`` (before it, when the proxy has a user) logs
-/// in with user name and password, and ``Outcome`` (after it) succeeds `established` when the proxy says the
-/// tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS and HTTP handlers are added once it
-/// is open, after these are taken out (``remove(from:)``).
+/// The handlers that open a tunnel through a SOCKS proxy on a connection that does not read on its own (`autoRead`
+/// off): ``ReadPump`` first asks for each read until the tunnel is open. For SOCKS4, ``SOCKS4Handler`` follows. For
+/// SOCKS5, NIOSOCKS's `SOCKSClientHandler` follows (which expects that), a ``SOCKSLoginHandler`` before it when the
+/// proxy has a user (it logs in with user name and password), and ``Outcome`` after it, which succeeds
+/// `established` when the proxy says the tunnel is up, or fails it with a ``LoadError`` naming the proxy. The TLS
+/// and HTTP handlers are added once it is open, after these are taken out (``remove(from:)``).
 enum SOCKSTunnel {
-    /// The handlers in pipeline order, for `host` (checked already: ``check(_:through:url:)``, which gave `login`).
-    static func handlers(to host: String, port: Int, through proxy: HTTPClientOptions.Proxy, login: SOCKSLogin?, url: URL,
-                         established: EventLoopPromise<Void>) throws -> [any ChannelHandler] {
-        let address: SOCKSAddress
-        let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
-        if host.isIPAddress {
-            address = .address(try SocketAddress(ipAddress: host, port: port))
-        } else {
-            address = .domain(host, port: port)
-        }
-        let pump = ReadPump()
-        let target = HTTPClientOptions.Proxy.authority(host, port)
-        let outcome = Outcome(pump: pump, name: name, target: target, loggingIn: login != nil, url: url, established: established)
-        return [pump] + (login.map { [SOCKSLoginHandler($0)] } ?? []) + [SOCKSClientHandler(targetAddress: address), outcome]
+    /// The handshake a SOCKS proxy is asked for, its bytes checked before the connection is made.
+    enum Handshake {
+        /// SOCKS5, logging in when there is a login.
+        case socks5(SOCKSLogin?)
+        /// SOCKS4 or SOCKS4a, its request made.
+        case socks4(SOCKS4Handshake)
     }
 
-    /// The login for `proxy`, if it has a user; throws unless the proxy can be asked for `host`: SOCKS5 gives the
+    /// The handlers in pipeline order, to `host` at `port` (checked already: ``check(_:port:through:url:)``, which
+    /// gave `handshake`).
+    static func handlers(to host: String, port: Int, through proxy: HTTPClientOptions.Proxy, handshake: Handshake, url: URL,
+                         established: EventLoopPromise<Void>) throws -> [any ChannelHandler] {
+        let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
+        let pump = ReadPump()
+        let target = HTTPClientOptions.Proxy.authority(host, port)
+        switch handshake {
+        case .socks4(let request):
+            return [pump, SOCKS4Handler(request, pump: pump, name: name, target: target, url: url, established: established)]
+        case .socks5(let login):
+            let address: SOCKSAddress = if host.isIPAddress {
+                .address(try SocketAddress(ipAddress: host, port: port))
+            } else {
+                .domain(host, port: port)
+            }
+            let outcome = Outcome(pump: pump, name: name, target: target, loggingIn: login != nil, url: url, established: established)
+            return [pump] + (login.map { [SOCKSLoginHandler($0)] } ?? []) + [SOCKSClientHandler(targetAddress: address), outcome]
+        }
+    }
+
+    /// The handshake to ask `proxy` for `host` at `port`; throws unless the proxy can be asked for it. SOCKS5 gives the
     /// name, the user name and the password one byte of length each (RFC 1928 §5, RFC 1929), and NIOSOCKS traps on
-    /// a longer name. The pool checks before it connects, so that the error is the request's, not the connection's.
-    static func check(_ host: String, through proxy: HTTPClientOptions.Proxy, url: URL) throws -> SOCKSLogin? {
+    /// a longer name; SOCKS4 carries IPv4 addresses alone, and fields that a NUL ends. The pool checks before it
+    /// connects, so that the error is the request's, not the connection's.
+    static func check(_ host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL) throws -> Handshake {
+        let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
+        if proxy.kind == .socks4 {
+            let target: SOCKS4Handshake.Target = if let address = HTTPClientOptions.Proxy.addressBytes(host) {
+                .address(address)
+            } else {
+                .name(host)
+            }
+            do {
+                return .socks4(try SOCKS4Handshake(target: target, port: port, userID: proxy.user ?? ""))
+            } catch {
+                let reason = switch error {
+                case .notIPv4: "the SOCKS4 proxy \(name) takes IPv4 addresses only, not \(host) (socks5h:// takes any)"
+                case .tooLong: "the SOCKS4 proxy \(name) is sent a user ID and a name of at most \(SOCKS4Handshake.longestField) bytes each"
+                case .holdsNUL: "a SOCKS4 proxy's user ID and the host name may not hold a NUL byte"
+                }
+                throw LoadError(host.isIPAddress ? .cannotConnectToHost : .badURL, url: url, reason: reason)
+            }
+        }
         guard host.utf8.count <= 255 else {
             throw LoadError(.badURL, url: url, reason: "the host name is longer than the 255 bytes a SOCKS5 proxy takes")
         }
-        guard let credential = proxy.credential else { return nil }
+        guard let credential = proxy.credential else { return .socks5(nil) }
         guard let login = SOCKSLogin(user: credential.user, password: credential.password) else {
-            let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
             throw LoadError(.userAuthenticationRequired, url: url,
                             reason: "the user name for the SOCKS proxy \(name) must be 1 to 255 bytes long, and the password at most 255")
         }
-        return login
+        return .socks5(login)
     }
 
     /// Takes the handshake's handlers out of `pipeline`, once the tunnel is open.
@@ -48,12 +79,13 @@ enum SOCKSTunnel {
         if let login = try? pipeline.handler(type: SOCKSLoginHandler.self) { pipeline.removeHandler(login, promise: nil) }
         if let socks = try? pipeline.handler(type: SOCKSClientHandler.self) { pipeline.removeHandler(socks, promise: nil) }
         if let outcome = try? pipeline.handler(type: Outcome.self) { pipeline.removeHandler(outcome, promise: nil) }
+        if let socks4 = try? pipeline.handler(type: SOCKS4Handler.self) { pipeline.removeHandler(socks4, promise: nil) }
     }
 
     /// Asks for a read when the connection is up and after each read, until told to stop.
     final class ReadPump: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
-        fileprivate var stopped = false
+        var stopped = false
 
         func handlerAdded(context: ChannelHandlerContext) {
             if context.channel.isActive { context.read() }
