@@ -445,10 +445,11 @@ struct WebSocketTests {
         #expect(error?.code == .userAuthenticationRequired && error?.url == url, "\(String(describing: error))")
     }
 
-    @Test("Through the SOCKS5, the HTTP and the HTTPS proxy, ws goes through a tunnel")
+    @Test("Through the SOCKS5, the SOCKS4, the HTTP and the HTTPS proxy, ws goes through a tunnel")
     func proxied() async throws {
         let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
         for proxy in [HTTPClientOptions.Proxy(.socks5, host: "127.0.0.1", port: proxies.socksPort),
+                      try #require(HTTPClientOptions.Proxy("socks4://127.0.0.1:\(proxies.socksPort)")),
                       HTTPClientOptions.Proxy(host: "127.0.0.1", port: proxies.port),
                       try #require(HTTPClientOptions.Proxy("https://localhost:\(proxies.tlsPort)"))] {
             let session = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy }
