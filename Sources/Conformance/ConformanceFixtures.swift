@@ -38,6 +38,10 @@ public struct ConformanceFixtures: Sendable {
     /// Response fields that may differ between two loads of the same URL (lowercased names), ignored when
     /// loads are compared: `date`, `age`, `expires` and `set-cookie` by default.
     public var volatileFields: Set<String> = ["date", "age", "expires", "set-cookie"]
+    /// Settings every load of the suite carries: those of its sessions (``Loader/LoaderSession/Configuration/handlerOptions``)
+    /// and of the requests it gives the handler itself. For what the fixtures' server needs of your handler: its test
+    /// CA, HTTP/2 with prior knowledge. Empty by default.
+    public var handlerOptions = HandlerOptions()
 
     /// Makes fixtures.
     public init(

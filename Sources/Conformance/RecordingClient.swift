@@ -195,10 +195,13 @@ struct DirectLoad {
     let client: RecordingClient
     let calls: HandlerCalls
 
-    init(_ handlerClass: SchemeHandler.Type, url: URL, calls: HandlerCalls, keepsBody: Bool = true, holdsAfter: Int? = nil,
-         collectsMetrics: Bool = false, lingers: Bool = false) {
+    /// A load of `url` carrying `options` (the fixtures' ``ConformanceFixtures/handlerOptions``).
+    init(_ handlerClass: SchemeHandler.Type, url: URL, options: HandlerOptions, calls: HandlerCalls, keepsBody: Bool = true,
+         holdsAfter: Int? = nil, collectsMetrics: Bool = false, lingers: Bool = false) {
         let client = RecordingClient(keepsBody: keepsBody, holdsAfter: holdsAfter, collectsMetrics: collectsMetrics, lingers: lingers)
-        let request = handlerClass.canonicalRequest(for: LoadRequest(url: url))
+        var given = LoadRequest(url: url)
+        given.options = options
+        let request = handlerClass.canonicalRequest(for: given)
         self.client = client
         self.calls = calls
         self.handler = handlerClass.init(request: request, cachedResponse: nil, client: client)
@@ -206,9 +209,10 @@ struct DirectLoad {
 
     /// Starts a load, waits for its end (or `timeout`), stops it as the loader does, and lets late
     /// events arrive for a moment.
-    static func run(_ handlerClass: SchemeHandler.Type, url: URL, calls: HandlerCalls, timeout: TimeInterval,
+    static func run(_ handlerClass: SchemeHandler.Type, url: URL, fixtures: ConformanceFixtures, calls: HandlerCalls,
                     collectsMetrics: Bool = false) async -> (events: [RecordingClient.Event], body: Data, ended: Bool) {
-        await DirectLoad(handlerClass, url: url, calls: calls, collectsMetrics: collectsMetrics).run(timeout: timeout)
+        await DirectLoad(handlerClass, url: url, options: fixtures.handlerOptions, calls: calls, collectsMetrics: collectsMetrics)
+            .run(timeout: fixtures.timeout)
     }
 
     /// Starts this load, waits for its end (or `timeout`), stops it as the loader does, and lets late

@@ -56,6 +56,8 @@ final class HangsInStop: MemoryHandler, @unchecked Sendable { override class var
 final class StopsWhenDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .stopsWhenDeliverThrows } }
 final class LearnsOfStopLate: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .learnsOfStopLate } }
 final class IgnoresDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresDeliverThrows } }
+final class KeepsDescriptorForSession: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsDescriptorForSession } }
+final class KeptDescriptorCorruptsNextLoad: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keptDescriptorCorruptsNextLoad } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -81,6 +83,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (BlocksInStop.self, .stopsPromptly),
     (IgnoresDeliverThrows.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),
+    (KeptDescriptorCorruptsNextLoad.self, .cancellationReleasesResources),
     (LeaksDescriptorOnFinish.self, .finishedLoadsReleaseResources),
     (FailsOnLateStop.self, .stopLoadingIsSafe),
     (SharesStateAcrossLoads.self, .concurrentLoadsAreCorrect),
@@ -136,6 +139,12 @@ struct ConformanceSuiteTests {
     func stopsWhenDeliverThrows(handler: SchemeHandler.Type) async throws {
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(handler, fixtures: memFixtures) }
         #expect(report.allPassed, "\(report)")
+    }
+
+    @Test("A handler that keeps a cancelled load's descriptor for its session's later loads, closing it when the session ends (as an HTTP/2 connection outlives a stream), keeps every property")
+    func keepsDescriptorForSession() async throws {
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(KeepsDescriptorForSession.self, fixtures: memFixtures) }
+        #expect(report.allPassed && report.allChecked, "\(report)")
     }
 
     @Test("A startLoading() or stopLoading() that never returns fails its property naming the URL, and the suite returns with every other property not checked", arguments: [

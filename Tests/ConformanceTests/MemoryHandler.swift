@@ -67,6 +67,12 @@ enum Defect: Sendable {
     case learnsOfStopLate
     /// Calls `deliver` with `try?`, ignoring the throw that tells it of the stop, and goes on delivering.
     case ignoresDeliverThrows
+    /// Not a defect: a load of the large fixture opens a descriptor that stays, once the load ends (cancelled or not),
+    /// for its session's later loads, and `sessionDidEnd` closes it: a multiplexed connection, as HTTP/2's.
+    case keepsDescriptorForSession
+    /// As ``keepsDescriptorForSession``, and a small load in a session that holds such a descriptor gives a corrupt
+    /// body: a connection kept mid-body, its next response read from the middle of the last.
+    case keptDescriptorCorruptsNextLoad
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -164,8 +170,28 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         client.handler(self, didLoad: body)
     }
 
+    /// The descriptors kept for each session's later loads (``Defect/keepsDescriptorForSession``), by its identifier.
+    static let keptDescriptors = Locked<[Int: [Int32]]>([:])
+
+    override class func sessionDidEnd(_ identifier: Int) {
+        Self.keptDescriptors.withLock { $0.removeValue(forKey: identifier) }?.forEach { close($0) }
+    }
+
+    /// Keeps `descriptor` for the load's session, or closes it when the load has none (driven directly).
+    private func keepForSession(_ descriptor: Int32) {
+        guard let session = request.sessionIdentifier else {
+            close(descriptor)
+            return
+        }
+        Self.keptDescriptors.withLock { $0[session, default: []].append(descriptor) }
+    }
+
     private func sendSmall(_ body: Data, url: URL) async throws {
         if defect == .leaksDescriptorOnFinish { _ = open("/dev/null", O_RDONLY) }
+        if defect == .keptDescriptorCorruptsNextLoad, let session = request.sessionIdentifier,
+           Self.keptDescriptors.withLock({ $0[session] != nil }) {
+            return respond(Data(body.reversed()), url: url)
+        }
         var response = LoadResponse(url: url, mimeType: "text/plain", expectedContentLength: Int64(body.count + (defect == .wrongContentLength ? 1 : 0)))
         if defect == .varyingHeader {
             response.headerFields[HTTPField.Name("X-Load")!] = String(Self.loadCount.wrappingAdd(1, ordering: .relaxed).newValue)
@@ -247,6 +273,12 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     private func sendLarge(url: URL) async throws {
         let descriptor = defect == .leaksDescriptor ? open("/dev/null", O_RDONLY) : -1
         client.handler(self, didReceive: LoadResponse(url: url, mimeType: "application/octet-stream", expectedContentLength: Int64(Self.largeSize)))
+        if defect == .keepsDescriptorForSession || defect == .keptDescriptorCorruptsNextLoad {
+            let kept = open("/dev/null", O_RDONLY)
+            defer { keepForSession(kept) }
+            for _ in 0..<(Self.largeSize / Self.chunk.count) { try await client.handler(self, deliver: Self.chunk) }
+            return
+        }
         if defect == .ignoresBackpressure || defect == .ignoresBackpressureSlowly {
             // The defect: chunks pushed with didLoad every millisecond (about 250 MB/s), never asking
             // whenReadyForData; slower than a reader at full speed, faster than one that stops.

@@ -6,7 +6,7 @@ enum EventChecks {
     static func run(_ handlerClass: SchemeHandler.Type, _ fixtures: ConformanceFixtures, _ calls: HandlerCalls, into report: inout ConformanceReport) async {
         for resource in fixtures.success {
             // Each report lingers a moment, so that one the handler makes from elsewhere meanwhile is caught.
-            let load = DirectLoad(handlerClass, url: resource.url, calls: calls, lingers: true)
+            let load = DirectLoad(handlerClass, url: resource.url, options: fixtures.handlerOptions, calls: calls, lingers: true)
             let (events, body, ended) = await load.run(timeout: fixtures.timeout)
             let url = resource.url.absoluteString
             if let overlap = load.client.overlaps.first {
@@ -56,7 +56,7 @@ enum EventChecks {
 
         // Asked for metrics, the first fixture's transactions (if any) come before its response.
         if let first = fixtures.success.first {
-            let (events, _, _) = await DirectLoad.run(handlerClass, url: first.url, calls: calls, timeout: fixtures.timeout, collectsMetrics: true)
+            let (events, _, _) = await DirectLoad.run(handlerClass, url: first.url, fixtures: fixtures, calls: calls, collectsMetrics: true)
             let head = events.firstIndex(where: isHead) ?? events.endIndex
             let late = events[head...].contains(where: \.isTransaction)
             report.record(.transactionsBeforeResponse, late
@@ -67,15 +67,15 @@ enum EventChecks {
         // A load that fails, one that is redirected, and one that takes its time end as any other: one terminal
         // event, nothing after.
         if let slow = fixtures.slow {
-            let (events, _, ended) = await DirectLoad.run(handlerClass, url: slow, calls: calls, timeout: fixtures.timeout)
+            let (events, _, ended) = await DirectLoad.run(handlerClass, url: slow, fixtures: fixtures, calls: calls)
             _ = checkTerminal(events, ended: ended, url: slow.absoluteString, fixtures, into: &report)
         }
         if let missing = fixtures.missing {
-            let (events, _, ended) = await DirectLoad.run(handlerClass, url: missing, calls: calls, timeout: fixtures.timeout)
+            let (events, _, ended) = await DirectLoad.run(handlerClass, url: missing, fixtures: fixtures, calls: calls)
             _ = checkTerminal(events, ended: ended, url: missing.absoluteString, fixtures, into: &report)
         }
         if let redirect = fixtures.redirect {
-            let (events, _, ended) = await DirectLoad.run(handlerClass, url: redirect, calls: calls, timeout: fixtures.timeout)
+            let (events, _, ended) = await DirectLoad.run(handlerClass, url: redirect, fixtures: fixtures, calls: calls)
             _ = checkTerminal(events, ended: ended, url: redirect.absoluteString, fixtures, into: &report)
             // Proposed with wasRedirectedTo, or a response that redirects by its status and Location (as HTTP's do): the
             // loader's redirect layer follows either.

@@ -11,6 +11,7 @@ enum SessionChecks {
                         middleware: [any LoadMiddleware] = []) -> LoaderSession {
         var configuration = LoaderSession.Configuration.ephemeral
         configuration.handlerClasses = [handlerClass]
+        configuration.handlerOptions = fixtures.handlerOptions
         configuration.middleware = middleware
         configuration.redirectLimit = 0
         configuration.timeoutIntervalForRequest = fixtures.timeout

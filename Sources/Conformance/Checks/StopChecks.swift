@@ -23,7 +23,7 @@ enum StopChecks {
         // loads faster than the checks can look (a file read whole within startLoading()).
         var exercised = 0
         for moment in ["right after startLoading()", "after the response", "mid-body"] {
-            let load = DirectLoad(handlerClass, url: target, calls: calls, keepsBody: false, holdsAfter: 1)
+            let load = DirectLoad(handlerClass, url: target, options: fixtures.handlerOptions, calls: calls, keepsBody: false, holdsAfter: 1)
             guard await load.start() else { return }
             switch moment {
             case "after the response": _ = await waitFor(load.client, seconds: fixtures.timeout) { if case .response = $0 { return true } else { return false } }
@@ -58,7 +58,7 @@ enum StopChecks {
         }
 
         // stopLoading() after completion, and twice.
-        let load = DirectLoad(handlerClass, url: first.url, calls: calls)
+        let load = DirectLoad(handlerClass, url: first.url, options: fixtures.handlerOptions, calls: calls)
         guard await load.start() else { return }
         _ = await load.client.waitForTerminal(seconds: fixtures.timeout)
         try? await Task.sleep(for: .milliseconds(50))
