@@ -58,6 +58,7 @@ final class LearnsOfStopLate: MemoryHandler, @unchecked Sendable { override clas
 final class IgnoresDeliverThrows: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .ignoresDeliverThrows } }
 final class KeepsDescriptorForSession: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsDescriptorForSession } }
 final class KeptDescriptorCorruptsNextLoad: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keptDescriptorCorruptsNextLoad } }
+final class ParksDescriptorPerLoad: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .parksDescriptorPerLoad } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -84,6 +85,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (IgnoresDeliverThrows.self, .stopsPromptly),
     (LeaksDescriptor.self, .cancellationReleasesResources),
     (KeptDescriptorCorruptsNextLoad.self, .cancellationReleasesResources),
+    (ParksDescriptorPerLoad.self, .cancellationReleasesResources),
     (LeaksDescriptorOnFinish.self, .finishedLoadsReleaseResources),
     (FailsOnLateStop.self, .stopLoadingIsSafe),
     (SharesStateAcrossLoads.self, .concurrentLoadsAreCorrect),

@@ -67,12 +67,16 @@ enum Defect: Sendable {
     case learnsOfStopLate
     /// Calls `deliver` with `try?`, ignoring the throw that tells it of the stop, and goes on delivering.
     case ignoresDeliverThrows
-    /// Not a defect: a load of the large fixture opens a descriptor that stays, once the load ends (cancelled or not),
-    /// for its session's later loads, and `sessionDidEnd` closes it: a multiplexed connection, as HTTP/2's.
+    /// Not a defect: the first load of the large fixture in a session opens a descriptor that stays, once the load
+    /// ends (cancelled or not), for the session's later loads, which use it, and `sessionDidEnd` closes it: a
+    /// multiplexed connection, as HTTP/2's.
     case keepsDescriptorForSession
     /// As ``keepsDescriptorForSession``, and a small load in a session that holds such a descriptor gives a corrupt
     /// body: a connection kept mid-body, its next response read from the middle of the last.
     case keptDescriptorCorruptsNextLoad
+    /// Each load of the large fixture opens a descriptor of its own and parks it until the session ends: closed in the
+    /// end, but one more for every cancel while the session lives.
+    case parksDescriptorPerLoad
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -177,7 +181,7 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         Self.keptDescriptors.withLock { $0.removeValue(forKey: identifier) }?.forEach { close($0) }
     }
 
-    /// Keeps `descriptor` for the load's session, or closes it when the load has none (driven directly).
+    /// Keeps `descriptor` for the load's session until it ends, or closes it when the load has none (driven directly).
     private func keepForSession(_ descriptor: Int32) {
         guard let session = request.sessionIdentifier else {
             close(descriptor)
@@ -273,9 +277,11 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     private func sendLarge(url: URL) async throws {
         let descriptor = defect == .leaksDescriptor ? open("/dev/null", O_RDONLY) : -1
         client.handler(self, didReceive: LoadResponse(url: url, mimeType: "application/octet-stream", expectedContentLength: Int64(Self.largeSize)))
-        if defect == .keepsDescriptorForSession || defect == .keptDescriptorCorruptsNextLoad {
-            let kept = open("/dev/null", O_RDONLY)
-            defer { keepForSession(kept) }
+        if defect == .keepsDescriptorForSession || defect == .keptDescriptorCorruptsNextLoad || defect == .parksDescriptorPerLoad {
+            // One per session, used again by its later loads; for the defect, one more per load.
+            let session = request.sessionIdentifier
+            let reused = defect != .parksDescriptorPerLoad && session.map { id in Self.keptDescriptors.withLock { $0[id] != nil } } == true
+            if !reused { keepForSession(open("/dev/null", O_RDONLY)) }
             for _ in 0..<(Self.largeSize / Self.chunk.count) { try await client.handler(self, deliver: Self.chunk) }
             return
         }

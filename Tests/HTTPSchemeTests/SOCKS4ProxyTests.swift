@@ -26,19 +26,31 @@ struct SOCKS4ProxyTests {
         #expect(local.authorization == nil, "no Proxy-Authorization field for a SOCKS proxy")
     }
 
-    @Test("Through dante with socks4://: http and https open a tunnel to the address this end resolved, which dante logs")
+    /// The local port of each exchange's connection: the client's end, as the proxy sees it.
+    private final class LocalPorts: LoadTaskDelegate {
+        let ports = Locked<[Int]>([])
+        func loadTask(_ task: LoadTask, didFinishCollecting metrics: LoadTaskMetrics) {
+            ports.withLock { $0 += metrics.transactions.compactMap(\.localPort) }
+        }
+    }
+
+    @Test("Through dante with socks4://: http and https open a tunnel, which dante logs for this connection")
     func throughDante() async throws {
         let proxies = try #require(TestServers.proxies, "dante could not be started by scripts/test-servers")
         let nginx = try Nginx.require()
         let proxy = try #require(HTTPClientOptions.Proxy("socks4://127.0.0.1:\(proxies.socksPort)"))
         let log = SOCKSLog(proxies.socksLog)
         let session = try session(proxy)
-        let (data, _) = try await session.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!)
+        let plain = LocalPorts()
+        let (data, _) = try await session.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hello.txt")!, delegate: plain)
         #expect(String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
-        #expect(await log.tunnelled(to: nginx.httpPort), "dante logged no tunnel to nginx's http port")
-        let (secure, _) = try await session.data(from: Nginx.https("/300k.bin"))
-        #expect(Bytes.difference(secure, try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))) == nil)
-        #expect(await log.tunnelled(to: nginx.httpsPort), "dante logged no tunnel to nginx's https port")
+        let plainPort = try #require(plain.ports.withLock { $0.first })
+        #expect(await log.tunnelled(to: nginx.httpPort, from: plainPort), "dante logged no tunnel to nginx's http port from \(plainPort)")
+        let secure = LocalPorts()
+        let (body, _) = try await session.data(from: Nginx.https("/300k.bin"), delegate: secure)
+        #expect(Bytes.difference(body, try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/300k.bin"))) == nil)
+        let securePort = try #require(secure.ports.withLock { $0.first })
+        #expect(await log.tunnelled(to: nginx.httpsPort, from: securePort), "dante logged no tunnel to nginx's https port from \(securePort)")
 
         // A port nothing listens on: dante says 91, and the error names the proxy, the target and the code.
         let closed = LoopbackPorts.closed()
@@ -63,7 +75,7 @@ struct SOCKS4ProxyTests {
         #expect(server.requests.last == [4, 1, 0, 80, 10, 1, 2, 3] + Array("alice".utf8) + [0])
     }
 
-    @Test("socks4:// resolves the name here to an IPv4 address; an IPv6 address is refused before the proxy is reached")
+    @Test("socks4:// resolves the name here to an IPv4 address; an IPv6 address, or a user ID too long, is refused before the proxy is reached")
     func socks4ResolvesHere() async throws {
         let server = try ScriptedSOCKS4Server(reply: ScriptedSOCKS4Server.reply(90))
         let proxy = try #require(HTTPClientOptions.Proxy("socks4://127.0.0.1:\(server.port)"))
@@ -75,7 +87,13 @@ struct SOCKS4ProxyTests {
         let error = await loadError { _ = try await session(proxy).data(from: v6) }
         #expect(error?.code == .cannotConnectToHost && error?.url == v6, "\(String(describing: error))")
         #expect(error?.reason?.contains("takes IPv4 addresses only, not ::1") == true, "\(String(describing: error))")
-        #expect(server.requests.count == 1, "nothing sent for an address SOCKS4 cannot carry")
+        // A user ID longer than a SOCKS4 request takes: the proxy's setting, not the URL, is at fault.
+        var named = proxy
+        named.user = String(repeating: "u", count: 256)
+        let url = URL(string: "http://localhost:8080/")!
+        let long = await loadError { _ = try await session(named).data(from: url) }
+        #expect(long?.code == .userAuthenticationRequired && long?.reason?.contains("user ID") == true, "\(String(describing: long))")
+        #expect(server.requests.count == 1, "nothing sent for an address SOCKS4 cannot carry, nor for a user ID it cannot")
     }
 
     @Test("A SOCKS4 proxy's refusals, a reply of another protocol, bytes after the reply, and a close before it fail the load naming the proxy",
@@ -83,6 +101,7 @@ struct SOCKS4ProxyTests {
               (ScriptedSOCKS4Server.reply(92) as [UInt8]?, LoadError.Code.userAuthenticationRequired, "could not reach the identd of this machine"),
               (ScriptedSOCKS4Server.reply(93), .userAuthenticationRequired, "identd reports another user ID"),
               (ScriptedSOCKS4Server.reply(91), .cannotConnectToHost, "refused the request or could not connect to example.test:80 (SOCKS4 reply 91)"),
+              (ScriptedSOCKS4Server.reply(17), .cannotConnectToHost, "answered with an unknown code to example.test:80 (SOCKS4 reply 17)"),
               ([5, 0, 0, 0, 0, 0, 0, 0], .cannotConnectToHost, "did not answer as a SOCKS4 proxy (its reply began with 5, not 0)"),
               (ScriptedSOCKS4Server.reply(90) + Array("HTTP".utf8), .badServerResponse, "sent bytes after opening the tunnel to example.test:80"),
               (nil, .networkConnectionLost, "closed the connection before opening the tunnel to example.test:80"),
@@ -113,7 +132,8 @@ struct SOCKS4ProxyTests {
         #expect(other.receive([5, 90, 0, 0, 0, 0, 0, 0]) == .malformed(5))
 
         #expect(throws: SOCKS4Handshake.Unsendable.notIPv4) { try SOCKS4Handshake(target: .address(Array(repeating: 0, count: 16)), port: 1, userID: "") }
-        #expect(throws: SOCKS4Handshake.Unsendable.holdsNUL) { try SOCKS4Handshake(target: .name("a.test"), port: 1, userID: "a\u{0}b") }
-        #expect(throws: SOCKS4Handshake.Unsendable.tooLong) { try SOCKS4Handshake(target: .name(String(repeating: "a", count: 256)), port: 1, userID: "") }
+        #expect(throws: SOCKS4Handshake.Unsendable.userID) { try SOCKS4Handshake(target: .name("a.test"), port: 1, userID: "a\u{0}b") }
+        #expect(throws: SOCKS4Handshake.Unsendable.userID) { try SOCKS4Handshake(target: .name("a.test"), port: 1, userID: String(repeating: "u", count: 256)) }
+        #expect(throws: SOCKS4Handshake.Unsendable.name) { try SOCKS4Handshake(target: .name(String(repeating: "a", count: 256)), port: 1, userID: "") }
     }
 }

@@ -38,11 +38,11 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
     /// one for its TLS name and certificate checks. No proxy is used while it is set, as curl does not mix the two.
     /// Connections to different sockets are never shared.
     @HandlerSetting public var unixSocketPath: String? = nil
-    /// The proxy (HTTP, HTTPS or SOCKS5) that `http` requests and `ws` handshakes go through (curl's `-x`, or
+    /// The proxy (HTTP, HTTPS, SOCKS5 or SOCKS4) that `http` requests and `ws` handshakes go through (curl's `-x`, or
     /// `http_proxy`); `nil` (the default) connects to servers directly. A request may set `nil` to go directly
     /// whatever its session sets. See ``Proxy``.
     @HandlerSetting public var httpProxy: Proxy? = nil
-    /// The proxy (HTTP, HTTPS or SOCKS5) that `https` requests and `wss` handshakes go through, always in a tunnel
+    /// The proxy (HTTP, HTTPS, SOCKS5 or SOCKS4) that `https` requests and `wss` handshakes go through, always in a tunnel
     /// (curl's `-x`, or `https_proxy`); `nil` (the default) connects directly. Set both to send everything
     /// through one proxy.
     @HandlerSetting public var httpsProxy: Proxy? = nil

@@ -14,12 +14,17 @@ struct SOCKSLog {
     }
 
     /// Whether the proxy said, since the mark, that it opened a tunnel to 127.0.0.1's `port` (dante writes
-    /// `127.0.0.1.PORT`); waits up to 5 s for the line, which dante may write after the load ended.
-    func tunnelled(to port: Int) async -> Bool {
+    /// `127.0.0.1.PORT`), for the client connection from 127.0.0.1's `clientPort` when one is given (the line begins
+    /// with the client's address: other tests' tunnels to the same port do not count then); waits up to 5 s for the
+    /// line, which dante may write after the load ended.
+    func tunnelled(to port: Int, from clientPort: Int? = nil) async -> Bool {
         await eventually(within: 5) {
             let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
             let text = String(decoding: data.dropFirst(mark), as: UTF8.self)
-            return text.split(separator: "\n").contains { $0.contains("pass(") && $0.hasSuffix(" 127.0.0.1.\(port)") }
+            return text.split(separator: "\n").contains { line in
+                line.contains("pass(") && line.hasSuffix(" 127.0.0.1.\(port)")
+                    && clientPort.map { line.contains("[: 127.0.0.1.\($0) ") } ?? true
+            }
         }
     }
 }

@@ -18,7 +18,9 @@ final class SOCKS4Handler: ChannelInboundHandler, RemovableChannelHandler {
     private let url: URL
     private let established: EventLoopPromise<Void>
     private var sent = false
+    /// Whether `established` was completed (granted or failed), and whether it was granted.
     private var done = false
+    private var granted = false
 
     init(_ handshake: SOCKS4Handshake, pump: SOCKSTunnel.ReadPump, name: String, target: String, url: URL,
          established: EventLoopPromise<Void>) {
@@ -46,6 +48,10 @@ final class SOCKS4Handler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Between the grant and this handler's removal nothing may come (the HTTP handlers are not there yet to read it):
+        // the server cannot speak before the client's first bytes. The connection closes, as the SOCKS5 handshake's
+        // `Outcome` closes it; the pool, which already has it, then finds it closed.
+        if granted { return fail(context, LoadError(.badServerResponse, url: url, reason: "the SOCKS proxy \(name) sent bytes after opening the tunnel to \(target)")) }
         guard !done else { return }
         let buffer = unwrapInboundIn(data)
         switch handshake.receive(buffer.readableBytesView) {
@@ -53,12 +59,14 @@ final class SOCKS4Handler: ChannelInboundHandler, RemovableChannelHandler {
             return
         case .granted(extra: 0):
             done = true
+            granted = true
             pump.stopped = true
             established.succeed()
         case .granted:
             fail(context, LoadError(.badServerResponse, url: url, reason: "the SOCKS proxy \(name) sent bytes after opening the tunnel to \(target)"))
         case .refused(let code):
-            let error = LoadError(code == 91 ? .cannotConnectToHost : .userAuthenticationRequired, url: url,
+            // 92 and 93 are about identd and the user ID; 91, and any code SOCKS4 does not define, a refusal.
+            let error = LoadError(code == 92 || code == 93 ? .userAuthenticationRequired : .cannotConnectToHost, url: url,
                                   reason: "the SOCKS4 proxy \(name) \(SOCKS4Handshake.meaning(of: code)) to \(target) (SOCKS4 reply \(code))")
             fail(context, error)
         case .malformed(let version):
@@ -80,6 +88,7 @@ final class SOCKS4Handler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
+    /// Fails the tunnel with `error` (if it was not granted already), and closes the connection.
     private func fail(_ context: ChannelHandlerContext, _ error: LoadError) {
         done = true
         established.fail(error)

@@ -25,10 +25,10 @@ struct SOCKS4Handshake {
 
     /// Why a request cannot be written.
     enum Unsendable: Error, Equatable {
-        /// The user ID or the name holds a NUL byte, which ends each field.
-        case holdsNUL
-        /// The user ID or the name is longer than `SOCKS4Handshake.longestField` bytes.
-        case tooLong
+        /// The user ID holds a NUL byte, which ends the field, or is longer than `SOCKS4Handshake.longestField` bytes.
+        case userID
+        /// The name holds a NUL byte, or is longer than `SOCKS4Handshake.longestField` bytes.
+        case name
         /// An IPv6 address, which SOCKS4 cannot carry.
         case notIPv4
     }
@@ -43,8 +43,7 @@ struct SOCKS4Handshake {
     /// The request to reach `target` at `port` as `userID` (empty when none).
     init(target: Target, port: Int, userID: String) throws(Unsendable) {
         let user = Array(userID.utf8)
-        guard !user.contains(0) else { throw .holdsNUL }
-        guard user.count <= Self.longestField else { throw .tooLong }
+        guard !user.contains(0), user.count <= Self.longestField else { throw .userID }
         var bytes: [UInt8] = [4, 1, UInt8(truncatingIfNeeded: port >> 8), UInt8(truncatingIfNeeded: port)]
         switch target {
         case .address(let address):
@@ -52,8 +51,7 @@ struct SOCKS4Handshake {
             bytes += address + user + [0]
         case .name(let name):
             let host = Array(name.utf8)
-            guard !host.contains(0) else { throw .holdsNUL }
-            guard host.count <= Self.longestField else { throw .tooLong }
+            guard !host.contains(0), host.count <= Self.longestField else { throw .name }
             // 0.0.0.x with x not 0: "the name follows" (SOCKS4a).
             bytes += [0, 0, 0, 1] + user + [0] + host + [0]
         }

@@ -41,7 +41,8 @@ enum SOCKSTunnel {
 
     /// The handshake to ask `proxy` for `host` at `port`; throws unless the proxy can be asked for it. SOCKS5 gives the
     /// name, the user name and the password one byte of length each (RFC 1928 §5, RFC 1929), and NIOSOCKS traps on
-    /// a longer name; SOCKS4 carries IPv4 addresses alone, and fields that a NUL ends. The pool checks before it
+    /// a longer name; SOCKS4 carries IPv4 addresses alone (an IPv6 address is refused, even for SOCKS4a, which could
+    /// send it as a name), and fields that a NUL ends. The pool checks before it
     /// connects, so that the error is the request's, not the connection's.
     static func check(_ host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL) throws -> Handshake {
         let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
@@ -54,12 +55,16 @@ enum SOCKSTunnel {
             do {
                 return .socks4(try SOCKS4Handshake(target: target, port: port, userID: proxy.user ?? ""))
             } catch {
-                let reason = switch error {
-                case .notIPv4: "the SOCKS4 proxy \(name) takes IPv4 addresses only, not \(host) (socks5h:// takes any)"
-                case .tooLong: "the SOCKS4 proxy \(name) is sent a user ID and a name of at most \(SOCKS4Handshake.longestField) bytes each"
-                case .holdsNUL: "a SOCKS4 proxy's user ID and the host name may not hold a NUL byte"
+                let limit = SOCKS4Handshake.longestField
+                switch error {
+                case .notIPv4:
+                    throw LoadError(.cannotConnectToHost, url: url, reason: "the SOCKS4 proxy \(name) takes IPv4 addresses only, not \(host) (socks5h:// takes any)")
+                case .userID:
+                    throw LoadError(.userAuthenticationRequired, url: url,
+                                    reason: "the user ID for the SOCKS4 proxy \(name) must be at most \(limit) bytes, with no NUL byte")
+                case .name:
+                    throw LoadError(.badURL, url: url, reason: "the host name is longer than the \(limit) bytes sent to a SOCKS4a proxy, or holds a NUL byte")
                 }
-                throw LoadError(host.isIPAddress ? .cannotConnectToHost : .badURL, url: url, reason: reason)
             }
         }
         guard host.utf8.count <= 255 else {
