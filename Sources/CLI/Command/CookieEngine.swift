@@ -1,14 +1,6 @@
 import Cookies
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Loader
-import SystemPackage
 
 /// What `-b`, `-c` and `-j` ask for, as curl reads them: a `-b` with a `=` is cookies typed on the line, sent
 /// with every HTTP request; any other `-b` names a file (Netscape format) read into the jar, and turns the jar on
@@ -55,38 +47,7 @@ struct CookieEngine: Sendable {
     /// failure leaves the file as it was. Throws a ``LoadError`` that names the file and the cause.
     func save() throws(LoadError) {
         guard let savePath, let jar else { return }
-        let text = NetscapeCookieFile.text(for: jar.cookies)
-        if savePath == "-" {
-            StandardStreams.output(text)
-            return
-        }
-        let file = URL(fileURLWithPath: savePath)
-        var status = stat()
-        if stat(savePath, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-            // Not a regular file (`/dev/null`, a pipe): written in place, as curl does; a rename would replace it.
-            do {
-                let descriptor = try FileDescriptor.open(FilePath(savePath), .writeOnly)
-                try descriptor.closeAfter { _ = try descriptor.writeAll(text.utf8) }
-            } catch {
-                throw LoadError(.cannotWriteToFile, url: file, reason: "cannot save the cookie jar to \(savePath): \(error)", underlying: error)
-            }
-            return
-        }
-        // A new file of an unguessable name, made here and nowhere else (exclusive, no link followed), then
-        // renamed over the old: a link planted beside the jar cannot redirect the write.
-        let temporary = FilePath(savePath + ".loadurl-" + UUID().uuidString)
-        var created = false
-        do {
-            // Owner-only, as the jar holds session tokens.
-            let descriptor = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .exclusiveCreate, .noFollow],
-                                                     permissions: .ownerReadWrite)
-            created = true
-            try descriptor.closeAfter { _ = try descriptor.writeAll(text.utf8) }
-            guard rename(temporary.string, savePath) == 0 else { throw Errno(rawValue: errno) }
-        } catch {
-            if created { _ = unlink(temporary.string) }
-            throw LoadError(.cannotWriteToFile, url: file, reason: "cannot save the cookie jar to \(savePath): \(error)", underlying: error)
-        }
+        try StateFile.write(NetscapeCookieFile.text(for: jar.cookies), to: savePath, what: "the cookie jar")
     }
 
     /// The jar's cookies followed by the typed ones, which go to every `http`, `https`, `ws` and `wss` URL as

@@ -378,6 +378,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("c"), .customLong("cookie-jar")], help: "Keep cookies between the URLs and write them all to FILE at the end ('-' for stdout), in Netscape format.")
     public var cookieJar: String?
 
+    /// The HSTS cache file (curl's `--hsts`): HTTP Strict Transport Security is on only with it.
+    @Option(name: .customLong("hsts"), help: "Keep HTTP Strict Transport Security: go to https for the hosts FILE names, and write back to FILE, at the end, the hosts whose servers asked for it (curl's format; '' keeps them in memory alone).")
+    public var hsts: String?
+
     /// Leave session cookies out of the -b files.
     @Flag(name: [.customShort("j"), .customLong("junk-session-cookies")], help: "Leave the session cookies of -b files out, as a new browser session would.")
     public var junkSessionCookies = false
@@ -403,7 +407,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     public var noProxy: String?
 
     /// The proxy's credentials.
-    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "Log in to the proxy as USER:PASSWORD (Basic to an HTTP proxy, RFC 1929 to a SOCKS5 one).")
+    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "Log in to the proxy as USER:PASSWORD (Basic to an HTTP proxy, RFC 1929 to a SOCKS5 one; to a SOCKS4 one the user goes as its user ID, the password unused).")
     public var proxyUser: String?
 
     /// Never draw the progress meter.
@@ -553,6 +557,9 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         let cookieEngine = CookieEngine(cookieArguments: cookies, jarPath: self.cookieJar, junkSessionCookies: junkSessionCookies,
                                         sharedJar: cookieJar)
         configuration.cookieStore = cookieEngine.store
+        // As curl: no HSTS without --hsts.
+        let hstsFile = hsts.map(HSTSCacheFile.init(path:))
+        configuration.hstsStore = hstsFile?.store
         if insecure, !silent {
             StandardStreams.error("loadurl: warning: -k: server certificates are not verified\n")
         }
@@ -573,6 +580,7 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
             }
         }
         let session = LoaderSession(configuration: configuration, delegate: command.challengeAnswers)
-        return .success(PreparedOperation(command: command, session: session, options: requestOptions, cookieEngine: cookieEngine))
+        return .success(PreparedOperation(command: command, session: session, options: requestOptions, cookieEngine: cookieEngine,
+                                          hstsFile: hstsFile))
     }
 }

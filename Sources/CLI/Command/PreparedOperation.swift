@@ -11,18 +11,22 @@ final class PreparedOperation: Sendable {
     let session: LoaderSession
     let options: LoadURL.RequestOptions
     let cookieEngine: CookieEngine
+    /// `--hsts`'s file, if given.
+    let hstsFile: HSTSCacheFile?
 
-    init(command: LoadURL, session: LoaderSession, options: LoadURL.RequestOptions, cookieEngine: CookieEngine) {
-        (self.command, self.session, self.options, self.cookieEngine) = (command, session, options, cookieEngine)
+    init(command: LoadURL, session: LoaderSession, options: LoadURL.RequestOptions, cookieEngine: CookieEngine, hstsFile: HSTSCacheFile?) {
+        (self.command, self.session, self.options, self.cookieEngine, self.hstsFile) = (command, session, options, cookieEngine, hstsFile)
     }
 
-    /// Ends the session and writes the cookie jar (`-c`), whatever the transfers did, as curl writes it; returns
-    /// the operation's exit status: `status` (its transfers' last failure), or 23 for a jar that cannot be written
-    /// after transfers that all worked (curl only warns, and the cookies would be lost unseen).
+    /// Ends the session and writes the cookie jar (`-c`) and the HSTS cache (`--hsts`), whatever the transfers did,
+    /// as curl writes them; returns the operation's exit status: `status` (its transfers' last failure), or 23 for a
+    /// file that cannot be written after transfers that all worked (curl only warns, and what they learnt would be
+    /// lost unseen).
     func finish(status: Int32) -> Int32 {
         session.finishTasksAndInvalidate()
         do {
             try cookieEngine.save()
+            try hstsFile?.save()
         } catch {
             command.report(error.description, status: LoadURLExit.cannotWriteOutput)
             return status == 0 ? LoadURLExit.cannotWriteOutput : status

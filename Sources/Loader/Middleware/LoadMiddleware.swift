@@ -53,7 +53,7 @@ struct MiddlewareChain: Sendable {
 
     init(layers: [any LoadMiddleware]) {
         self.layers = layers
-        // At most 64, one bit each in `passDown`'s mask (a session has three, four with a cookie store).
+        // At most 64, one bit each in `passDown`'s mask (a session has four, five with a cookie store).
         var first = layers.count
         while first > 0, layers.count - first < 64, layers[first - 1] is any BuiltInLayer { first -= 1 }
         firstBuiltIn = first

@@ -30,6 +30,10 @@ extension LoaderSession {
         /// `CookieJar` is one; sessions given the same store share its cookies. A request that sets its own
         /// `Cookie` field is sent with it alone.
         public var cookieStore: (any CookieStore)?
+        /// The hosts the session reaches over HTTPS alone, as their servers asked (HTTP Strict Transport Security,
+        /// RFC 6797): an `http` request to one goes as `https`. A new store in memory by default, which the sessions made
+        /// from this value share; `nil` turns it off (as curl without `--hsts`).
+        public var hstsStore: HSTSStore? = HSTSStore()
         /// Where the session keeps HTTP responses for later requests, or `nil` (the default) to keep none.
         /// ``MemoryResponseCache`` keeps them in memory; the `DiskStores` library's `DiskResponseCache` on
         /// disk. What is stored, and when a stored response answers a request, follow RFC 9111 and each request's

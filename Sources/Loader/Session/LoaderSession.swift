@@ -60,6 +60,7 @@ public final class LoaderSession: Sendable {
         // The app's middleware first, then the built-in policies in the documented order.
         var layers = configuration.middleware
         if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)) }
+        if let hstsStore = configuration.hstsStore { layers.append(HSTSMiddleware(store: hstsStore)) }
         let authentication = AuthenticationMiddleware(store: configuration.credentialStore)
         self.authentication = authentication
         layers.append(authentication)

@@ -1,0 +1,53 @@
+import FoundationEssentials
+import HTTPTypes
+
+/// HTTP Strict Transport Security (RFC 6797): an `http` request to a host its store (``HSTSStore``) knows goes as
+/// `https` instead (port 80, when written, as 443; any other port kept), and each `Strict-Transport-Security` field
+/// of a response that came over HTTPS is given to the store. One over plain HTTP is ignored, as the RFC asks.
+///
+/// Below redirects (each hop is upgraded on its own) and above authentication, cookies and the cache, which then see
+/// the `https` URL the request goes to. The response's URL is the `https` one.
+struct HSTSMiddleware: LoadMiddleware {
+    let store: HSTSStore
+
+    static let field = HTTPField.Name("Strict-Transport-Security")!
+
+    func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
+        try await loadSplit(request, context: context, next: next)
+    }
+
+    /// `url` as `https`, port 80 as 443; `nil` when it cannot be rewritten.
+    static func upgraded(_ url: URL) -> URL? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.scheme = "https"
+        if components.port == 80 { components.port = 443 }
+        return components.url
+    }
+}
+
+// Everyday work only: the scheme checked on the way down, one field read from an HTTPS response on the way up.
+extension HSTSMiddleware: BuiltInLayer {
+    func passingDown(_ request: LoadRequest) -> (request: LoadRequest, transforms: Bool) {
+        switch request.scheme {
+        case "https":
+            return (request, true)
+        case "http":
+            // The store's count first, without a lock: most sessions hold no policy, and the URL's host costs a parse.
+            guard !store.isEmpty, let host = request.url.host(percentEncoded: false), store.requiresHTTPS(host),
+                  let secure = Self.upgraded(request.url) else { return (request, false) }
+            var request = request
+            request.url = secure
+            return (request, true)
+        default:
+            return (request, false)
+        }
+    }
+
+    func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
+        let url = result.response.url
+        guard url.scheme?.lowercased() == "https", let value = result.response.headerFields[Self.field],
+              let host = url.host(percentEncoded: false) else { return result }
+        store.record(value, for: host)
+        return result
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HTTPScheme
+import HTTPTypes
+import Loader
+import TestSupport
+import Testing
+
+/// HTTP Strict Transport Security against nginx, whose `/hsts` sends `Strict-Transport-Security: max-age=3600;
+/// includeSubDomains` (and `/hsts-off` `max-age=0`) on its HTTP and HTTPS ports alike. A plain `http` request to
+/// its HTTPS port gets nginx's 400, so whether a request went as `https` shows in its status.
+@Suite("http: HTTP Strict Transport Security (RFC 6797) against nginx")
+struct HTTPStrictTransportTests {
+    /// `http://localhost:<the HTTPS port><path>`: a 400 in plain HTTP, the file over HTTPS.
+    private func plainToTLSPort(_ path: String = "/hello.txt") throws -> URL {
+        URL(string: "http://localhost:\(try Nginx.require().httpsPort)\(path)")!
+    }
+
+    @Test("After an HTTPS response with the field, an http request to the host goes as https (its port kept); max-age=0 ends it")
+    func upgradesKnownHost() async throws {
+        let session = try Nginx.session()
+        let (_, before) = try await session.data(from: try plainToTLSPort())
+        #expect(before.status == .badRequest, "plain HTTP to the TLS port, before any policy")
+
+        let (on, _) = try await session.data(from: Nginx.https("/hsts"))
+        #expect(String(decoding: on, as: UTF8.self) == "hsts on\n")
+        let (data, response) = try await session.data(from: try plainToTLSPort())
+        #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        let httpsPort = try Nginx.require().httpsPort
+        #expect(response.url.scheme == "https" && response.url.port == httpsPort, "\(response.url)")
+        #expect(try #require(session.configuration.hstsStore).entries.map(\.host) == ["localhost"])
+
+        _ = try await session.data(from: Nginx.https("/hsts-off"))
+        let (_, after) = try await session.data(from: try plainToTLSPort())
+        #expect(after.status == .badRequest, "max-age=0 ended the policy")
+    }
+
+    @Test("The field over plain HTTP sets no policy; a session without a store upgrades nothing")
+    func ignoredWhereItMustBe() async throws {
+        let nginx = try Nginx.require()
+        let session = try Nginx.session()
+        let (_, plain) = try await session.data(from: URL(string: "http://localhost:\(nginx.httpPort)/hsts")!)
+        #expect(plain.headerFields[HTTPField.Name("Strict-Transport-Security")!] != nil, "nginx sends it over HTTP too")
+        #expect(try #require(session.configuration.hstsStore).entries.isEmpty)
+        let (_, still) = try await session.data(from: try plainToTLSPort())
+        #expect(still.status == .badRequest)
+
+        let off = try Nginx.session { $0.hstsStore = nil }
+        _ = try await off.data(from: Nginx.https("/hsts"))
+        let (_, unchanged) = try await off.data(from: try plainToTLSPort())
+        #expect(unchanged.status == .badRequest, "no store, no upgrade")
+    }
+
+    @Test("Sessions given one store share what it learns, and a redirect to an http URL of the host is upgraded too")
+    func sharedStoreAndRedirects() async throws {
+        let store = HSTSStore()
+        let first = try Nginx.session { $0.hstsStore = store }
+        let second = try Nginx.session { $0.hstsStore = store }
+        _ = try await first.data(from: Nginx.https("/hsts"))
+        let (data, response) = try await second.data(from: try plainToTLSPort())
+        #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
+        // nginx's /redirect answers 301 to /hello.txt: over plain HTTP to the TLS port that is a 400, so a 200 here
+        // means the first hop went as https.
+        let (redirected, final) = try await second.data(from: try plainToTLSPort("/redirect"))
+        #expect(final.status == .ok && String(decoding: redirected, as: UTF8.self) == "Hello from nginx\n")
+    }
+}
