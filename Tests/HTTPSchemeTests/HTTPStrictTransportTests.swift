@@ -50,6 +50,20 @@ struct HTTPStrictTransportTests {
         #expect(unchanged.status == .badRequest, "no store, no upgrade")
     }
 
+    @Test("A ws: socket to a host the store covers opens as wss: (its port kept): the WebSocket server's TLS port takes no plain handshake")
+    func upgradesWebSockets() async throws {
+        let sockets = try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+        let session = try Nginx.session()
+        let url = URL(string: "ws://localhost:\(sockets.tlsPort)/echo")!
+        let plain = await loadError { try await session.webSocketTask(with: url).send(.string("plain")) }
+        #expect(plain != nil, "a plain handshake to the TLS port fails")
+        _ = try await session.data(from: Nginx.https("/hsts"))
+        let socket = session.webSocketTask(with: url)
+        try await socket.send(.string("upgraded"))
+        #expect(try await socket.receive() == .string("upgraded"))
+        socket.cancel()
+    }
+
     @Test("Sessions given one store share what it learns, and a redirect to an http URL of the host is upgraded too")
     func sharedStoreAndRedirects() async throws {
         let store = HSTSStore()

@@ -48,10 +48,14 @@ struct HSTSTests {
         #expect(kept.requiresHTTPS("www.kept.test"))
     }
 
-    @Test("The layer rewrites an http URL to a known host as https, port 80 as 443 and any other port kept")
+    @Test("An http URL of a covered host goes as https, ws as wss, port 80 as 443 and any other port kept; others as they are")
     func upgrade() throws {
-        #expect(HSTSMiddleware.upgraded(URL(string: "http://example.test/a?b#c")!)?.absoluteString == "https://example.test/a?b#c")
-        #expect(HSTSMiddleware.upgraded(URL(string: "http://example.test:80/")!)?.absoluteString == "https://example.test:443/")
-        #expect(HSTSMiddleware.upgraded(URL(string: "http://user@example.test:8080/")!)?.absoluteString == "https://user@example.test:8080/")
+        let store = HSTSStore(entries: [.init(host: "example.test", includesSubdomains: false, expires: nil)])
+        func secure(_ text: String) -> String? { store.secureURL(for: URL(string: text)!)?.absoluteString }
+        #expect(secure("http://example.test/a?b#c") == "https://example.test/a?b#c")
+        #expect(secure("HTTP://Example.Test:80/") == "https://Example.Test:443/")
+        #expect(secure("http://user@example.test:8080/") == "https://user@example.test:8080/")
+        #expect(secure("ws://example.test/socket") == "wss://example.test/socket")
+        #expect(secure("https://example.test/") == nil && secure("ftp://example.test/") == nil && secure("http://other.test/") == nil)
     }
 }

@@ -31,7 +31,7 @@ extension LoaderSession {
         /// `Cookie` field is sent with it alone.
         public var cookieStore: (any CookieStore)?
         /// The hosts the session reaches over HTTPS alone, as their servers asked (HTTP Strict Transport Security,
-        /// RFC 6797): an `http` request to one goes as `https`. A new store in memory by default, which the sessions made
+        /// RFC 6797): an `http` request to one goes as `https`, a WebSocket's `ws:` as `wss:`. A new store in memory by default, which the sessions made
         /// from this value share; `nil` turns it off (as curl without `--hsts`).
         public var hstsStore: HSTSStore? = HSTSStore()
         /// Where the session keeps HTTP responses for later requests, or `nil` (the default) to keep none.

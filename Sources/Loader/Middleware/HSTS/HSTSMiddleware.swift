@@ -15,14 +15,6 @@ struct HSTSMiddleware: LoadMiddleware {
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         try await loadSplit(request, context: context, next: next)
     }
-
-    /// `url` as `https`, port 80 as 443; `nil` when it cannot be rewritten.
-    static func upgraded(_ url: URL) -> URL? {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        components.scheme = "https"
-        if components.port == 80 { components.port = 443 }
-        return components.url
-    }
 }
 
 // Everyday work only: the scheme checked on the way down, one field read from an HTTPS response on the way up.
@@ -33,8 +25,7 @@ extension HSTSMiddleware: BuiltInLayer {
             return (request, true)
         case "http":
             // The store's count first, without a lock: most sessions hold no policy, and the URL's host costs a parse.
-            guard !store.isEmpty, let host = request.url.host(percentEncoded: false), store.requiresHTTPS(host),
-                  let secure = Self.upgraded(request.url) else { return (request, false) }
+            guard !store.isEmpty, let secure = store.secureURL(for: request.url) else { return (request, false) }
             var request = request
             request.url = secure
             return (request, true)

@@ -72,6 +72,17 @@ public final class HSTSStore: Sendable {
         }
     }
 
+    /// `url` as it must go under the policies: an `http` URL of a host they cover as `https`, a `ws` one as `wss` (port 80,
+    /// when written, as 443; any other port kept); `nil` when it goes as it is.
+    package func secureURL(for url: URL) -> URL? {
+        guard !isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "ws",
+              let host = url.host(percentEncoded: false), requiresHTTPS(host),
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.scheme = scheme == "ws" ? "wss" : "https"
+        if components.port == 80 { components.port = 443 }
+        return components.url
+    }
+
     /// Takes the policy a `Strict-Transport-Security` field of `value` states for `host`, from a response that came
     /// over HTTPS: kept (or renewed) for its `max-age`, or ended by a `max-age` of 0. A value that states no policy,
     /// and any for an IP address, changes nothing.

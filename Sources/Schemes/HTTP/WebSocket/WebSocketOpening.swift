@@ -55,6 +55,8 @@ enum WebSocketOpening {
         var proxyRefusals = 0
         while true {
             if Task.isCancelled { throw LoadError(.cancelled, url: current.url, reason: "the WebSocket was cancelled while it opened") }
+            // A host the session's HSTS store covers is reached over TLS, as an `http` load goes as `https` (RFC 6797).
+            if let secure = session.configuration.hstsStore?.secureURL(for: current.url) { current.url = secure }
             // A Basic credential the session's loads saw this server accept at or above this path goes ahead, as with
             // a load (not over one the request carries, nor once this hop was challenged).
             let httpURL = try? standIn(for: current.url)
