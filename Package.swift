@@ -90,6 +90,8 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                // SHA-256 of a server's public key, for pinned keys.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/Schemes/HTTP",
             swiftSettings: strict

@@ -221,7 +221,13 @@ struct HTTPNginxTests {
         var direct = HTTPClientOptions()
         direct.httpsProxy = nil
         #expect(HTTPClientOptions.merged(direct, over: proxied).httpsProxy == nil, "a request that sets no proxy goes directly")
-        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 6)
+        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 7)
+        var pinned = HTTPClientOptions()
+        pinned.tls.pinnedPublicKeys = ["sha256//AAAA"]
+        #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: pinned).tls.pinnedPublicKeys == ["sha256//AAAA"], "a request keeps its session's pins")
+        var unpinned = HTTPClientOptions()
+        unpinned.tls.pinnedPublicKeys = []
+        #expect(HTTPClientOptions.merged(unpinned, over: pinned).tls.pinnedPublicKeys.isEmpty, "a request may set none")
         var identified = HTTPClientOptions()
         identified.tls.clientCertificatePEMFile = "/client.pem"
         identified.tls.clientPrivateKeyPEMFile = "/client.key"

@@ -60,6 +60,7 @@ public enum LoadURLExit {
         if error.underlying is RangeNotSatisfiable { return 36 }
         if error.underlying is FTPActiveModeFailure { return 30 }
         if error.underlying is ProxyTunnelRefused { return 56 }
+        if error.underlying is PublicKeyPinMismatch { return 90 }
         switch (error.underlying as? ResponseCutShort)?.point {
         case .beforeResponse?: return 52
         case .inBody?: return 18

@@ -129,6 +129,7 @@ extension LoadURL {
         var http = HTTPClientOptions()
         http.tls.additionalTrustRootsPEMFile = caCertificates
         http.tls.verifiesCertificates = !insecure
+        if let pinnedPublicKey { http.tls.pinnedPublicKeys = try Self.pins(pinnedPublicKey) }
         if let clientCertificate {
             (http.tls.clientCertificatePEMFile, http.tls.clientPrivateKeyPassphrase) = Self.split(certificate: clientCertificate, passphrase: clientKeyPassphrase)
             http.tls.clientPrivateKeyPEMFile = clientKey
@@ -203,6 +204,25 @@ extension LoadURL {
             }
         }
         return (file, passphrase)
+    }
+
+    /// The pins `--pinnedpubkey` gives, as curl reads it: `sha256//BASE64` hashes joined with `;`, or a file holding a
+    /// public key (PEM or DER).
+    static func pins(_ value: String) throws -> Set<String> {
+        if value.hasPrefix("sha256//") {
+            let pins = value.split(separator: ";").map { String($0.trimmingSpaces()) }
+            guard pins.allSatisfy({ $0.hasPrefix("sha256//") && Data(base64Encoded: String($0.dropFirst(8))) != nil }) else {
+                throw ValidationError("--pinnedpubkey wants 'sha256//BASE64' hashes joined with ';', or a public key file, not '\(value)'")
+            }
+            return Set(pins)
+        }
+        guard let contents = try? InputFile.contents(of: value) else {
+            throw ValidationError("--pinnedpubkey: cannot read the public key file \(value)")
+        }
+        guard let pin = PublicKeyPins.pin(ofPublicKeyFile: contents) else {
+            throw ValidationError("--pinnedpubkey: \(value) holds no public key (PEM 'BEGIN PUBLIC KEY' or DER)")
+        }
+        return [pin]
     }
 
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as

@@ -47,9 +47,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
          23  cannot write output              63  body too large
          25  server refused the upload        67  login denied
          26  cannot read upload or -K file    78  remote resource not found
-         28  timed out                        92  server reset the HTTP/2 stream
-         33  -C: the rest cannot be had       99  other
-         35  TLS failure                     130  cancelled
+         28  timed out                        90  pinned public key not matched
+         33  -C: the rest cannot be had       92  server reset the HTTP/2 stream
+         35  TLS failure                      99  other
+                                             130  cancelled
         """
     )
 
@@ -296,6 +297,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// Skip certificate verification.
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's certificate (dangerous).")
     public var insecure = false
+
+    /// Public keys the server must have (curl's `--pinnedpubkey`).
+    @Option(name: .customLong("pinnedpubkey"), help: ArgumentHelp("Refuse an https or wss server whose public key is not one of these: 'sha256//BASE64' (several joined with ';'), or a PEM or DER public key file (exit 90 on a mismatch).", valueName: "hashes"))
+    public var pinnedPublicKey: String?
 
     /// `--ssl-reqd`: FTP over TLS (`AUTH TLS`) or fail.
     @Flag(name: .customLong("ssl-reqd"), help: "Require TLS for ftp:// URLs (AUTH TLS, explicit FTPS), or fail.")

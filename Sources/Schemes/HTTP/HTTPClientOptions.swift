@@ -132,6 +132,12 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         @HandlerSetting public var clientPrivateKeyPEMFile: String? = nil
         /// The passphrase of an encrypted private key: curl's `--pass`.
         @HandlerSetting public var clientPrivateKeyPassphrase: String? = nil
+        /// The public keys the server's certificate may have, each `sha256//` and the base64 of the SHA-256 of its
+        /// SubjectPublicKeyInfo (DER): curl's `--pinnedpubkey`, OkHttp's `CertificatePinner`. Empty (the default): any
+        /// key the trust checks accept. Checked on each new connection after those checks (with
+        /// ``verifiesCertificates`` off too); another key fails the load with
+        /// ``LoadError/Code/serverCertificateUntrusted``, its `underlying` a ``PublicKeyPinMismatch``.
+        @HandlerSetting public var pinnedPublicKeys: Set<String> = []
 
         /// Makes the default TLS settings: TLS 1.2 or later, the system's trust store, full verification, no
         /// client certificate.
@@ -143,6 +149,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
             merged.$minimumVersion = request.$minimumVersion.over(session.$minimumVersion)
             merged.$additionalTrustRootsPEMFile = request.$additionalTrustRootsPEMFile.over(session.$additionalTrustRootsPEMFile)
             merged.$verifiesCertificates = request.$verifiesCertificates.over(session.$verifiesCertificates)
+            merged.$pinnedPublicKeys = request.$pinnedPublicKeys.over(session.$pinnedPublicKeys)
             // A request's own certificate comes with its own key and passphrase (or none): the session's key
             // would not be this certificate's.
             if !request.$clientCertificatePEMFile.isSet {

@@ -627,7 +627,9 @@ final class ConnectionPool: Sendable {
         -> (channel: any Channel, fault: Locked<(any Error)?>?, record: ConnectionRecord) {
         // The delegate is asked about a server the default rules accepted: keep its certificate.
         let asksAboutTrust = key.scheme == "https" && key.options.tls.verifiesCertificates && ask != nil
-        let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust ? Locked(nil) : nil
+        // And for pinned public keys, checked after the trust checks.
+        let pins = key.scheme == "https" ? key.options.tls.pinnedPublicKeys : []
+        let leaf: Locked<NIOSSLCertificate?>? = asksAboutTrust || !pins.isEmpty ? Locked(nil) : nil
         // What closed a new TLS connection before it could be put to use (a server's alert refusing the client), or
         // a cleartext HTTP/2 one (an HTTP/1 answer to its preface).
         var fault: Locked<(any Error)?>? = key.scheme == "https" || key.speaksHTTP2 || Self.tlsProxy(of: key) != nil ? Locked(nil) : nil
@@ -650,8 +652,8 @@ final class ConnectionPool: Sendable {
             fault = Locked(nil)
             record = ConnectionRecord()
             do {
-                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: nil, keepingFaultIn: fault,
-                                         recordingIn: record, unpooled: unpooled)
+                channel = try await dial(key, url: url, verification: .delegated(check), keepingLeafIn: pins.isEmpty ? nil : leaf,
+                                         keepingFaultIn: fault, recordingIn: record, unpooled: unpooled)
                 delegateDecided = true
             } catch {
                 // Why it failed as it failed; then the question, if still being asked, is let finish first.
@@ -661,9 +663,17 @@ final class ConnectionPool: Sendable {
             }
         }
         // One question per connection, as URLSession asks: the delegated attempt has had its answer.
-        if !delegateDecided, let leaf, let ask {
+        if !delegateDecided, asksAboutTrust, let leaf, let ask {
             do {
                 try await ServerTrustCheck.confirm(leaf.withLock { $0 }, key: key, url: url, ask: ask)
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+        }
+        if !pins.isEmpty, let leaf {
+            do {
+                try PublicKeyPins.check(leaf.withLock { $0 }, pins: pins, url: url)
             } catch {
                 channel.close(promise: nil)
                 throw error
