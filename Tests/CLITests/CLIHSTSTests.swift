@@ -42,11 +42,18 @@ struct CLIHSTSTests {
         let off = try await LoadURLProcess.run(["-sS", "--hsts", cache, "--cacert", nginx.caFile, "https://localhost:\(nginx.httpsPort)/hsts-off"])
         #expect(off.status == 0 && off.stdout == "hsts off\n")
         #expect(try String(contentsOfFile: cache, encoding: .utf8).split(separator: "\n").allSatisfy { $0.hasPrefix("#") })
-        try "# by hand\nlocalhost \"unlimited\"\nnot a line\n.expired.test \"20000101 00:00:00\"\n".write(toFile: cache, atomically: true, encoding: .utf8)
-        let byHand = try await LoadURLProcess.run(["-sS", "--hsts", cache, "--cacert", nginx.caFile, plain])
+        try "# by hand\nlocalhost \"unlimited\"\nnot a line\n.expired.test \"20000101 00:00:00\"\n.future.test \"20991231 23:59:58\"\n"
+            .write(toFile: cache, atomically: true, encoding: .utf8)
+        // In another time zone: the stamps are UTC, read and written alike.
+        let byHand = try await LoadURLProcess.run(["-sS", "--hsts", cache, "--cacert", nginx.caFile, plain], environment: ["TZ": "America/New_York"])
         #expect(byHand.status == 0 && byHand.stdout == "Hello from nginx\n", "\(byHand.status) \(byHand.stderr)")
         let kept = try String(contentsOfFile: cache, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
-        #expect(kept == ["localhost \"unlimited\""], "the expired entry and the junk line are gone: \(kept)")
+        #expect(kept == [".future.test \"20991231 23:59:58\"", "localhost \"unlimited\""],
+                "the expired entry and the junk line are gone, the others written back as read: \(kept)")
+
+        // A proxy variable is judged for the URL as it goes: https_proxy, unusable here, refuses an http URL sent as https.
+        let proxied = try await LoadURLProcess.run(["-sS", "--hsts", cache, "--cacert", nginx.caFile, plain], environment: ["https_proxy": "ftp://127.0.0.1:9"])
+        #expect(proxied.status == 7 && proxied.stderr.contains("https_proxy ('ftp://127.0.0.1:9')"), "\(proxied.status) \(proxied.stderr)")
 
         // '' keeps them in memory: learnt and used within the run, no file written.
         let memory = try await LoadURLProcess.run(["-sS", "--hsts", "", "--cacert", nginx.caFile, "https://localhost:\(nginx.httpsPort)/hsts", plain])

@@ -72,9 +72,24 @@ struct HTTPStrictTransportTests {
         _ = try await first.data(from: Nginx.https("/hsts"))
         let (data, response) = try await second.data(from: try plainToTLSPort())
         #expect(response.status == .ok && String(decoding: data, as: UTF8.self) == "Hello from nginx\n")
-        // nginx's /redirect answers 301 to /hello.txt: over plain HTTP to the TLS port that is a 400, so a 200 here
-        // means the first hop went as https.
-        let (redirected, final) = try await second.data(from: try plainToTLSPort("/redirect"))
+        // /to-plain-http answers 301 to http://localhost:<the TLS port>/hello.txt: that hop goes as https too.
+        let (redirected, final) = try await second.data(from: Nginx.https("/to-plain-http"))
         #expect(final.status == .ok && String(decoding: redirected, as: UTF8.self) == "Hello from nginx\n")
+        #expect(final.url.scheme == "https")
+        // An http request sent as https, redirected on the same https origin: its Authorization stays with it, the
+        // hop judged from where the request went (nginx's Location is https://localhost:<the TLS port>/authorization).
+        var request = LoadRequest(url: try plainToTLSPort("/redirect-to-authorization"))
+        request.headerFields[.authorization] = "Bearer kept"
+        let (authorized, _) = try await second.data(for: request)
+        #expect(String(decoding: authorized, as: UTF8.self) == "authorization=Bearer kept\n")
+    }
+
+    @Test("Of two Strict-Transport-Security fields the first counts (the fields joined would state no policy)")
+    func firstFieldCounts() async throws {
+        let session = try Nginx.session()
+        let (_, twice) = try await session.data(from: Nginx.https("/hsts-twice"))
+        #expect(twice.headerFields[values: HTTPField.Name("Strict-Transport-Security")!].count == 2)
+        let (_, response) = try await session.data(from: try plainToTLSPort())
+        #expect(response.status == .ok && response.url.scheme == "https")
     }
 }

@@ -57,5 +57,7 @@ struct HSTSTests {
         #expect(secure("http://user@example.test:8080/") == "https://user@example.test:8080/")
         #expect(secure("ws://example.test/socket") == "wss://example.test/socket")
         #expect(secure("https://example.test/") == nil && secure("ftp://example.test/") == nil && secure("http://other.test/") == nil)
+        let relative = URL(string: "/p?q", relativeTo: URL(string: "http://example.test/base/")!)!
+        #expect(store.secureURL(for: relative)?.absoluteString == "https://example.test/p?q", "resolved against its base first")
     }
 }

@@ -20,14 +20,15 @@ struct HSTSCacheFile: Sendable {
     /// The policies of the file at `path` (none when it does not exist or cannot be read, as curl starts empty then).
     init(path: String) {
         savePath = path.isEmpty ? nil : path
-        let text = path.isEmpty ? nil : (try? InputFile.contents(of: path)).map { String(decoding: $0, as: UTF8.self) }
+        // A file named `-` is a file, as for curl: not standard input.
+        let text = path.isEmpty ? nil : FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
         store = HSTSStore(entries: text.map(Self.entries(in:)) ?? [])
     }
 
     /// Writes the policies in force to the file, whole or not at all.
     func save() throws(LoadError) {
         guard let savePath else { return }
-        try StateFile.write(Self.text(for: store.entries), to: savePath, what: "the HSTS cache")
+        try StateFile.write(Self.text(for: store.entries), to: savePath, what: "the HSTS cache", dashIsStandardOutput: false)
     }
 
     /// The policies `text` holds; lines that are no policy are skipped.

@@ -93,7 +93,10 @@ extension LoadURL {
             return LoadURLExit.malformedURL
         }
         let url = pathAsIs ? typed : DotSegments.removed(from: typed)
-        if let refusal = options.proxyRefusal?(url) {
+        // Judged by the URL as it goes: an http one that --hsts sends as https is https's proxy's.
+        let hsts = session.configuration.hstsStore
+        let proxyRefusal = options.proxyRefusal.map { refusal in { @Sendable (url: URL) in refusal(hsts?.secureURL(for: url) ?? url) } }
+        if let refusal = proxyRefusal?(url) {
             // cannotConnectToHost: 7, curl's for a proxy it cannot use.
             let status = LoadURLExit.status(for: refusal)
             report(refusal.description, status: status)
@@ -108,7 +111,7 @@ extension LoadURL {
                                     autoReferer: options.autoReferer, netrcAuthorization: netrcAuthorization(options: options),
                                     trustsRedirects: locationTrusted, keepingPOSTAfter: statusesKeepingPOST,
                                     method: options.method.flatMap { HTTPRequest.Method($0) },
-                                    refusesRedirect: options.proxyRefusal)
+                                    refusesRedirect: proxyRefusal)
         defer {
             summary.seconds = Self.seconds(since: started)
             summary.transactions = events?.transactions ?? []

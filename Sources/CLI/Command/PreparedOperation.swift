@@ -24,14 +24,21 @@ final class PreparedOperation: Sendable {
     /// lost unseen).
     func finish(status: Int32) -> Int32 {
         session.finishTasksAndInvalidate()
+        // Each written whatever became of the other.
+        var saved = true
         do {
             try cookieEngine.save()
+        } catch {
+            command.report(error.description, status: LoadURLExit.cannotWriteOutput)
+            saved = false
+        }
+        do {
             try hstsFile?.save()
         } catch {
             command.report(error.description, status: LoadURLExit.cannotWriteOutput)
-            return status == 0 ? LoadURLExit.cannotWriteOutput : status
+            saved = false
         }
-        return status
+        return saved || status != 0 ? status : LoadURLExit.cannotWriteOutput
     }
 }
 

@@ -12,10 +12,10 @@ import SystemPackage
 /// A file `loadurl` writes when its transfers end, with what they learnt (the cookie jar of `-c`, the HSTS cache of
 /// `--hsts`): whole or not at all, so that a failure leaves the old file as it was.
 enum StateFile {
-    /// Writes `text` to `path` (`-`: standard output); `what` names the file's contents in the error, a ``LoadError``
-    /// that names the file and the cause.
-    static func write(_ text: String, to path: String, what: String) throws(LoadError) {
-        if path == "-" {
+    /// Writes `text` to `path` (`-`: standard output, when `dashIsStandardOutput`); `what` names the file's contents in
+    /// the error, a ``LoadError`` that names the file and the cause.
+    static func write(_ text: String, to path: String, what: String, dashIsStandardOutput: Bool = true) throws(LoadError) {
+        if path == "-", dashIsStandardOutput {
             StandardStreams.output(text)
             return
         }

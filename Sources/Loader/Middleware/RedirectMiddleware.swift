@@ -22,6 +22,10 @@ public struct RedirectMiddleware: LoadMiddleware {
     /// delegate's `willPerformRedirection` may put them back).
     public var allowedSchemes: Set<String>
 
+    /// The session's HSTS store (set by the session): a hop sent as `https` though its URL says `http` is judged from
+    /// where it went, its `Location` resolved against that and its credentials kept on that origin.
+    var hstsStore: HSTSStore?
+
     /// The schemes curl follows by default: `http`, `https` and `ftp`.
     public static let defaultAllowedSchemes: Set<String> = ["http", "https", "ftp"]
 
@@ -93,8 +97,10 @@ public struct RedirectMiddleware: LoadMiddleware {
     /// result's body, if a server's `Location` is not a URL or leads to a scheme not allowed.
     @inline(never)
     func redirect(for result: LoadResult, from request: LoadRequest) throws(LoadError) -> LoadRequest? {
+        // Where the request went: as HSTS sent it, when it did.
+        let origin = hstsStore?.secureURL(for: request.url) ?? request.url
         if var proposed = result.redirectRequest {
-            Self.leaveBehind(in: &proposed, from: request.url)
+            Self.leaveBehind(in: &proposed, from: origin)
             return proposed
         }
         // The first Location only: the fields' subscript would join several with ", " into one URL. An empty one
@@ -102,12 +108,12 @@ public struct RedirectMiddleware: LoadMiddleware {
         guard Self.mayRedirect(result), let status = result.response.status,
               let location = result.response.headerFields[values: .location].first, !location.isEmpty
         else { return nil }
-        guard let target = Self.target(of: location, from: request.url) else {
+        guard let target = Self.target(of: location, from: origin) else {
             result.body.discard()
             throw LoadError(.badServerResponse, url: request.url,
                             reason: "the redirect's Location '\(location.prefix(200))' is not a URL")
         }
-        guard let scheme = target.scheme?.lowercased(), scheme == request.scheme || allowedSchemes.contains(scheme) else {
+        guard let scheme = target.scheme?.lowercased(), scheme == request.scheme || scheme == origin.scheme || allowedSchemes.contains(scheme) else {
             result.body.discard()
             let allowed = allowedSchemes.sorted().joined(separator: ", ")
             throw LoadError(.unsupportedURL, url: request.url,
@@ -130,7 +136,7 @@ public struct RedirectMiddleware: LoadMiddleware {
             throw LoadError(.unsupportedURL, url: request.url,
                             reason: "the \(status.code) redirect to \(target.absoluteStringHidingPassword) is not followed: it would send the request's body to \(scheme):")
         }
-        Self.leaveBehind(in: &next, from: request.url)
+        Self.leaveBehind(in: &next, from: origin)
         return next
     }
 

@@ -59,7 +59,11 @@ public final class LoaderSession: Sendable {
         self.registry = registry
         // The app's middleware first, then the built-in policies in the documented order.
         var layers = configuration.middleware
-        if configuration.redirectLimit > 0 { layers.append(RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)) }
+        if configuration.redirectLimit > 0 {
+            var redirects = RedirectMiddleware(limit: configuration.redirectLimit, allowedSchemes: configuration.redirectSchemes)
+            redirects.hstsStore = configuration.hstsStore
+            layers.append(redirects)
+        }
         if let hstsStore = configuration.hstsStore { layers.append(HSTSMiddleware(store: hstsStore)) }
         let authentication = AuthenticationMiddleware(store: configuration.credentialStore)
         self.authentication = authentication

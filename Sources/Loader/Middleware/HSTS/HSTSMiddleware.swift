@@ -36,7 +36,8 @@ extension HSTSMiddleware: BuiltInLayer {
 
     func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
         let url = result.response.url
-        guard url.scheme?.lowercased() == "https", let value = result.response.headerFields[Self.field],
+        // The first field alone (RFC 6797 §8.1): the fields' subscript would join two into one value, which no policy reads.
+        guard url.scheme?.lowercased() == "https", let value = result.response.headerFields[values: Self.field].first,
               let host = url.host(percentEncoded: false) else { return result }
         store.record(value, for: host)
         return result

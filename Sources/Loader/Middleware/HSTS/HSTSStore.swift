@@ -73,14 +73,21 @@ public final class HSTSStore: Sendable {
     }
 
     /// `url` as it must go under the policies: an `http` URL of a host they cover as `https`, a `ws` one as `wss` (port 80,
-    /// when written, as 443; any other port kept); `nil` when it goes as it is.
+    /// when written, as 443; any other port kept); `nil` when it goes as it is. Never `nil` for a covered host: a URL
+    /// that will not take the port's rewrite still gets its scheme's.
     package func secureURL(for url: URL) -> URL? {
-        guard !isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "ws",
-              let host = url.host(percentEncoded: false), requiresHTTPS(host),
-              var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        components.scheme = scheme == "ws" ? "wss" : "https"
-        if components.port == 80 { components.port = 443 }
-        return components.url
+        guard !isEmpty else { return nil }
+        let url = url.absoluteURL
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "ws",
+              let host = url.host(percentEncoded: false), requiresHTTPS(host) else { return nil }
+        let secure = scheme == "ws" ? "wss" : "https"
+        if var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+            components.scheme = secure
+            if components.port == 80 { components.port = 443 }
+            if let rewritten = components.url { return rewritten }
+        }
+        let text = url.absoluteString
+        return URL(string: secure + text.dropFirst(scheme.count)) ?? url
     }
 
     /// Takes the policy a `Strict-Transport-Security` field of `value` states for `host`, from a response that came
@@ -94,7 +101,8 @@ public final class HSTSStore: Sendable {
             if header.maxAge == 0 {
                 policies[name] = nil
             } else {
-                let expires = now.addingTimeInterval(TimeInterval(min(header.maxAge, Int(Int32.max) * 16)))
+                // At most some 1,100 years: a max-age past what a date holds is for ever, near enough.
+                let expires = now.addingTimeInterval(min(TimeInterval(header.maxAge), 35e9))
                 policies[name] = Entry(host: name, includesSubdomains: header.includesSubdomains, expires: expires)
             }
             count.store(policies.count, ordering: .relaxed)
