@@ -18,7 +18,7 @@ struct CLIPinnedKeyTests {
         return data
     }
 
-    @Test("sha256// hashes (one right among several: 0) and a PEM or DER key file load; another key exits 90; a malformed value is a usage error")
+    @Test("sha256// hashes (one right among several: 0) and a PEM or DER key file load, over HTTPS and FTPS; another key exits 90; a malformed value is a usage error")
     func pins() async throws {
         let nginx = try TestServers.requireNginx()
         let certificate = URL(fileURLWithPath: nginx.caFile).deletingLastPathComponent().appendingPathComponent("server.pem").path
@@ -43,6 +43,14 @@ struct CLIPinnedKeyTests {
             let run = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "--pinnedpubkey", file.path, url])
             #expect(run.status == 0 && run.stdout == "Hello from nginx\n", "\(file.lastPathComponent): \(run.status) \(run.stderr)")
         }
+        // FTPS as well, through libcurl's CURLOPT_PINNEDPUBLICKEY: pyftpdlib shows the same certificate.
+        let ftp = try #require(TestServers.ftp, "pyftpdlib could not be started by scripts/test-servers")
+        let ftps = "ftp://localhost:\(ftp.tlsPort)/hello.txt"
+        let pinnedFTPS = try await LoadURLProcess.run(["-sS", "--ssl-reqd", "--cacert", nginx.caFile, "--pinnedpubkey", "sha256//\(hash)", ftps])
+        #expect(pinnedFTPS.status == 0 && pinnedFTPS.stdout == "Hello from FTP\n", "\(pinnedFTPS.status) \(pinnedFTPS.stderr)")
+        let wrongFTPS = try await LoadURLProcess.run(["-sS", "--ssl-reqd", "--cacert", nginx.caFile, "--pinnedpubkey", wrong, ftps])
+        #expect(wrongFTPS.status == 90 && wrongFTPS.stdout.isEmpty, "\(wrongFTPS.status) \(wrongFTPS.stderr)")
+
         let malformed = try await LoadURLProcess.run(["-sS", "--pinnedpubkey", "sha256//not base64!", url])
         #expect(malformed.status == 2, "\(malformed.status) \(malformed.stderr)")
     }

@@ -181,6 +181,7 @@ extension LoadURL {
         configuration.handlerOptions[FTPOptions.self].createsMissingDirectories = ftpCreateDirectories
         // -k, --cacert and -E hold for FTPS as for HTTPS.
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
+        configuration.handlerOptions[FTPOptions.self].pinnedPublicKeys = http.tls.pinnedPublicKeys
         configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
         configuration.handlerOptions[FTPOptions.self].clientCertificatePEMFile = http.tls.clientCertificatePEMFile
         configuration.handlerOptions[FTPOptions.self].clientPrivateKeyPEMFile = http.tls.clientPrivateKeyPEMFile

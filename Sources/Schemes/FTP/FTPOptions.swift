@@ -35,6 +35,11 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var clientPrivateKeyPEMFile: String? = nil
     /// The passphrase of an encrypted private key: curl's `--pass`.
     @HandlerSetting public var clientPrivateKeyPassphrase: String? = nil
+    /// The public keys an FTPS server's certificate may have, each `sha256//` and the base64 of the SHA-256 of its
+    /// SubjectPublicKeyInfo (libcurl's `CURLOPT_PINNEDPUBLICKEY`, curl's `--pinnedpubkey`). Empty (the default): any
+    /// key. Another key fails the load with ``LoadError/Code/serverCertificateUntrusted``, its `underlying` a
+    /// ``Loader/PublicKeyPinMismatch``.
+    @HandlerSetting public var pinnedPublicKeys: Set<String> = []
 
     /// Whether a download asks the server for the file's time (`MDTM`) to give `Last-Modified`: one more round
     /// trip per file, which curl makes only with `-R` (and `loadurl` only when it prints the response head).
@@ -118,6 +123,7 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$addressFamily = requestValue.$addressFamily.over(sessionValue.$addressFamily)
         merged.$trustRootsPEMFile = requestValue.$trustRootsPEMFile.over(sessionValue.$trustRootsPEMFile)
         merged.$verifiesCertificates = requestValue.$verifiesCertificates.over(sessionValue.$verifiesCertificates)
+        merged.$pinnedPublicKeys = requestValue.$pinnedPublicKeys.over(sessionValue.$pinnedPublicKeys)
         // A request's own certificate comes with its own key and passphrase (or none).
         if !requestValue.$clientCertificatePEMFile.isSet {
             merged.$clientCertificatePEMFile = sessionValue.$clientCertificatePEMFile

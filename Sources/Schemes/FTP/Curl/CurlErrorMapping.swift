@@ -88,7 +88,7 @@ enum CurlErrorMapping {
         case CURLE_COULDNT_CONNECT, CURLE_FTP_ACCEPT_FAILED, CURLE_FTP_CANT_GET_HOST, CURLE_FTP_PORT_FAILED:
             return .cannotConnectToHost
         case CURLE_OPERATION_TIMEDOUT, CURLE_FTP_ACCEPT_TIMEOUT: return .timedOut
-        case CURLE_PEER_FAILED_VERIFICATION: return .serverCertificateUntrusted
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_PINNEDPUBKEYNOTMATCH: return .serverCertificateUntrusted
         case CURLE_USE_SSL_FAILED, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED:
             return .secureConnectionFailed

@@ -79,6 +79,8 @@ final class CurlTransfer: @unchecked Sendable {
         let routes: [String]
         let trustRootsPEMFile: String?
         let verifiesCertificates: Bool
+        /// The pinned public keys: a connection made without them was not checked against them.
+        let pinnedPublicKeys: Set<String>
         /// The client certificate, its key and passphrase: a connection shows the server one identity only.
         let clientIdentity: [String?]
         /// The certificate's and key's files as they are now: kept connections (and their TLS sessions) made with a
@@ -88,6 +90,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The client certificate the transfer shows an FTPS server, and its key's file, if any, for an error that names them.
     private let clientCertificatePEMFile: String?
     private let clientPrivateKeyPEMFile: String?
+    /// The pins the transfer was given, for the error that says none matched.
+    private let pinnedPublicKeys: Set<String>
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// The share handle of its own that holds the connection of a transfer that keeps none, which the engine frees
@@ -151,12 +155,14 @@ final class CurlTransfer: @unchecked Sendable {
         let options = request.options[FTPOptions.self]
         self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
+        self.pinnedPublicKeys = options.pinnedPublicKeys
         // The key (and the identity files' stat calls) only for a session that keeps connections.
         self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
             let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy, options.proxyTrustRootsPEMFile, options.proxyVerifiesCertificates ? nil : "unchecked"],
                                routes: options.resolveLines + ["--"] + options.connectToLines,
                                trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
+                               pinnedPublicKeys: options.pinnedPublicKeys,
                                clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
                                clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
             return (key: key, idleTimeout: idleTimeout)
@@ -229,6 +235,10 @@ final class CurlTransfer: @unchecked Sendable {
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
         }
         if let roots = options.trustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_CAINFO, roots)) }
+        if !options.pinnedPublicKeys.isEmpty {
+            let pins = options.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//" + $0 }.sorted()
+            codes.append(ccurl_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";")))
+        }
         if let certificate = options.clientCertificatePEMFile {
             codes.append(ccurl_setopt_string(easy, CURLOPT_SSLCERT, certificate))
             codes.append(ccurl_setopt_string(easy, CURLOPT_SSLKEY, options.clientPrivateKeyPEMFile ?? certificate))
@@ -383,6 +393,11 @@ final class CurlTransfer: @unchecked Sendable {
             lostKeptConnection.store(made == 0, ordering: .releasing)
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
+        if code == CURLE_SSL_PINNEDPUBKEYNOTMATCH {
+            let mismatch = PublicKeyPinMismatch(found: nil, pinned: pinnedPublicKeys.sorted())
+            error.underlying = mismatch
+            error.reason = "\(mismatch) (libcurl \(code.rawValue))"
+        }
         if code == CURLE_SSL_CERTPROBLEM, let clientCertificatePEMFile {
             // libcurl could not use the client certificate or its key: the caller's files, not the server. Its
             // message says which: "unable to set private key file", or "could not load PEM client certificate …

@@ -3,20 +3,6 @@ import FoundationEssentials
 import Loader
 import NIOSSL
 
-/// Why a connection was refused though its certificate may be trusted: the server's public key is none of those the
-/// request pinned (``HTTPClientOptions/TLSOptions/pinnedPublicKeys``). The ``LoadError``'s `underlying`; `loadurl`
-/// exits 90 for it, as curl does.
-public struct PublicKeyPinMismatch: Error, Sendable, CustomStringConvertible {
-    /// The server's key, as a pin would name it: `sha256//` and the base64 of the SHA-256 of its SubjectPublicKeyInfo.
-    public let found: String
-    /// The pins the request gave.
-    public let pinned: [String]
-
-    public var description: String {
-        "the server's public key (\(found)) is none of the pinned ones (\(pinned.joined(separator: ";")))"
-    }
-}
-
 /// Public key pinning as curl's `--pinnedpubkey sha256//…` and OkHttp's `CertificatePinner` check it: the SHA-256 of
 /// the leaf certificate's SubjectPublicKeyInfo (DER), in base64, must be one of the pins. Checked once per connection,
 /// after the handshake and the trust checks.
