@@ -22,7 +22,7 @@ extension LoadURL {
         "-d": "--data", "--data": "--data", "--data-binary": "--data-binary", "-F": "--form", "--form": "--form", "--form-string": "--form-string", "-T": "--upload-file",
         "--upload-file": "--upload-file", "--max-redirs": "--max-redirs", "-u": "--user", "--user": "--user",
         "--cacert": "--cacert", "-E": "--cert", "--cert": "--cert", "--key": "--key", "--pass": "--pass", "--resolve": "--resolve", "--connect-to": "--connect-to", "--stderr": "--stderr", "--etag-compare": "--etag-compare", "--etag-save": "--etag-save", "--unix-socket": "--unix-socket", "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar",
-        "--cookie-jar": "--cookie-jar", "--hsts": "--hsts", "--pinnedpubkey": "--pinnedpubkey", "-x": "--proxy", "--proxy": "--proxy", "--proxy-cacert": "--proxy-cacert", "--noproxy": "--noproxy", "-U": "--proxy-user",
+        "--cookie-jar": "--cookie-jar", "--hsts": "--hsts", "--pinnedpubkey": "--pinnedpubkey", "-x": "--proxy", "--proxy": "--proxy", "--socks5": "--socks5", "--socks5-hostname": "--socks5-hostname", "--socks4": "--socks4", "--socks4a": "--socks4a", "--proxy-cacert": "--proxy-cacert", "--noproxy": "--noproxy", "-U": "--proxy-user",
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
         "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",

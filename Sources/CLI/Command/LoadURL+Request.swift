@@ -226,10 +226,27 @@ extension LoadURL {
         return [pin]
     }
 
+    /// The proxy the command line names: `-x`'s, or a `--socks5`, `--socks5-hostname`, `--socks4` or `--socks4a` one as
+    /// that scheme's URL; `nil` for none. curl takes a `--socks` option beside `-x` as a proxy in front of that one (a
+    /// chain): this tool does not chain proxies, and says so (a usage error), as it does for two `--socks` options.
+    func chosenProxy() throws -> String? {
+        let socks = [("socks5", socks5), ("socks5h", socks5Hostname), ("socks4", socks4), ("socks4a", socks4a)]
+            .compactMap { scheme, value in value.map { (scheme, $0) } }
+        guard let (scheme, value) = socks.first else { return proxy }
+        let names = ["socks5": "--socks5", "socks5h": "--socks5-hostname", "socks4": "--socks4", "socks4a": "--socks4a"]
+        guard socks.count == 1 else {
+            throw ValidationError("give one of --socks5, --socks5-hostname, --socks4 and --socks4a, not \(socks.map { names[$0.0]! }.joined(separator: " and "))")
+        }
+        if let proxy, !proxy.isEmpty {
+            throw ValidationError("\(names[scheme]!) with -x would put one proxy in front of another, which this tool does not do")
+        }
+        return value.contains("://") ? value : scheme + "://" + value
+    }
+
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as
     /// curl reads them (`http_proxy` for http, `https_proxy` for https, `all_proxy` for both, `no_proxy`).
     func setProxies(_ http: inout HTTPClientOptions, environment: [String: String]) throws {
-        if let proxy {
+        if let proxy = try chosenProxy() {
             let chosen = try proxy.isEmpty ? nil : HTTPClientOptions.Proxy(proxy)
                 ?? { throw ValidationError("-x wants an HTTP, HTTPS, SOCKS5 or SOCKS4 proxy, [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT], socks5h://[USER:PASSWORD@]HOST[:PORT] or socks4a://[USER@]HOST[:PORT], not '\(proxy)'") }()
             http.httpProxy = chosen
@@ -265,8 +282,8 @@ extension LoadURL {
     /// for its host. Such a load fails (7) rather than go direct, which the user, who set a proxy, did not ask for.
     /// `nil` when no variable needs it.
     func proxyRefusal(environment: [String: String]) -> (@Sendable (URL) -> LoadError?)? {
-        // -x chooses the proxy; --unix-socket uses none.
-        guard proxy == nil, unixSocket == nil else { return nil }
+        // -x (or a --socks option) chooses the proxy; --unix-socket uses none.
+        guard (try? chosenProxy()) == nil, unixSocket == nil else { return nil }
         var unusable: [String: String] = [:]
         for scheme in ["http", "https"] {
             if let (name, value) = HTTPClientOptions.Proxy.environmentVariable(environment, scheme: scheme), HTTPClientOptions.Proxy(value) == nil {
@@ -289,7 +306,7 @@ extension LoadURL {
     /// The proxy of FTP loads as curl picks it: `-x`'s (`-x ''`, none), else `ftp_proxy`, `FTP_PROXY`, `all_proxy` or
     /// `ALL_PROXY`; with `--noproxy`'s or `no_proxy`'s exceptions; `-U`'s login in its URL, unless it has one.
     func setFTPProxy(_ ftp: inout FTPOptions, environment: [String: String]) {
-        let chosen = proxy ?? ["ftp_proxy", "FTP_PROXY", "all_proxy", "ALL_PROXY"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        let chosen = (try? chosenProxy()) ?? ["ftp_proxy", "FTP_PROXY", "all_proxy", "ALL_PROXY"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         ftp.proxy = chosen.flatMap { $0.isEmpty ? nil : $0 }.map { proxy in proxyUser.map { Self.proxy(proxy, login: Self.credential($0)) } ?? proxy }
         ftp.noProxy = noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         ftp.proxyTrustRootsPEMFile = proxyCACertificates
