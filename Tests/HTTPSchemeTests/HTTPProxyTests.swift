@@ -169,10 +169,7 @@ struct HTTPProxyTests {
 
     /// The DER bytes of the first certificate in the test servers' PEM file `name`.
     private func der(_ name: String) throws -> Data {
-        let folder = URL(fileURLWithPath: try Nginx.require().caFile).deletingLastPathComponent()
-        let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END CERTIFICATE-----")[0]
-        return try #require(Data(base64Encoded: body.filter { !$0.isWhitespace }))
+        try derOfPEM(URL(fileURLWithPath: try Nginx.require().caFile).deletingLastPathComponent().appendingPathComponent(name).path)
     }
 
     @Test("Through an HTTPS proxy the server-trust question is about the server's certificate, not the proxy's: a pin of the server's loads")

@@ -17,13 +17,6 @@ private final class TrustDecider: LoaderSessionDelegate {
     var trusts: [ServerTrust] { seen.withLock { $0.compactMap(\.serverTrust) } }
 }
 
-/// The DER bytes of the first certificate in a PEM file.
-private func derOfPEM(_ path: String) throws -> Data {
-    let text = try String(contentsOfFile: path, encoding: .utf8)
-    let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END CERTIFICATE-----")[0]
-    return try #require(Data(base64Encoded: body.filter { !$0.isWhitespace }))
-}
-
 /// A session with no extra trust roots: the test CA is unknown to it.
 private func untrustingSession(delegate: (any LoaderSessionDelegate)? = nil) -> LoaderSession {
     plainHTTPSession(delegate: delegate)

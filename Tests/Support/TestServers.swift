@@ -81,9 +81,10 @@ public enum TestServers {
         /// The same, answering 407 without `Proxy-Authorization: Basic` for `user:secret`, and 401 (with
         /// `WWW-Authenticate`) to a wrong one.
         public let authPort: Int
-        /// The two as HTTPS proxies (TLS to the proxy, stunnel in front of tinyproxy), with the test CA's certificate for
-        /// `localhost`: the open one's port and the one asking for `user:secret`.
+        /// ``port``'s proxy as an HTTPS proxy (TLS to the proxy, stunnel in front of tinyproxy), with the test CA's
+        /// certificate for `localhost`.
         public let tlsPort: Int
+        /// ``authPort``'s proxy (asking for `user:secret`) as an HTTPS proxy, as ``tlsPort``.
         public let tlsAuthPort: Int
         /// The open one over TLS 1.3 alone, wanting a client certificate from the test CA.
         public let tlsClientCertificatePort: Int
