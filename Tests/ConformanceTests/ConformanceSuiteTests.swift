@@ -1,5 +1,5 @@
 import Foundation
-import HandlerConformance
+@testable import HandlerConformance
 import Loader
 import TestSupport
 import Testing
@@ -164,6 +164,23 @@ struct ConformanceSuiteTests {
         #expect(Set(report.skippedProperties) == Set(ConformanceProperty.allCases).subtracting(classLevel).subtracting([property]), "\(report)")
         if case .failed(let message)? = report.outcome(of: property) {
             #expect(message.contains(call) && message.contains("mem://small") && message.contains("had not returned"), "\(message)")
+        }
+    }
+
+    @Test("Without /proc (not Linux) the memory and descriptor properties are not checked, rather than passed with nothing seen; the backpressure half still fails a handler that ignores its reader", arguments: [
+        (MemoryHandler.self as SchemeHandler.Type, nil as ConformanceProperty?),
+        (IgnoresBackpressure.self as SchemeHandler.Type, ConformanceProperty.slowReaderBoundsMemory),
+    ])
+    func withoutProc(handler: SchemeHandler.Type, failing: ConformanceProperty?) async throws {
+        let report = try await ExclusiveGate.memory.exclusive {
+            await ResourceProbes.$root.withValue("/nonexistent/proc/self") { await ConformanceSuite.run(handler, fixtures: memFixtures) }
+        }
+        let unprobed: Set<ConformanceProperty> = [.cancellationReleasesResources, .finishedLoadsReleaseResources]
+        #expect(report.failedProperties == (failing.map { [$0] } ?? []), "\(report)")
+        #expect(Set(report.skippedProperties) == (failing == nil ? unprobed.union([.slowReaderBoundsMemory]) : unprobed), "\(report)")
+        for property in unprobed {
+            guard case .skipped(let why)? = report.outcome(of: property) else { continue }
+            #expect(why.contains("/nonexistent/proc/self/status") && why.contains("Linux's /proc"), "\(why)")
         }
     }
 
