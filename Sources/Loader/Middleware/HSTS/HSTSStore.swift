@@ -118,7 +118,5 @@ public final class HSTSStore: Sendable {
     }
 
     /// Whether `name` is an IPv4 or IPv6 address, which no policy covers (RFC 6797 §8.1.1).
-    static func isIPAddress(_ name: String) -> Bool {
-        name.contains(":") || name.utf8.allSatisfy { $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-    }
+    static func isIPAddress(_ name: String) -> Bool { IPAddressText.isAddress(name) }
 }

@@ -1178,8 +1178,5 @@ final class ConnectionPool: Sendable {
 
 extension String {
     /// Whether this is an IPv4 or IPv6 address literal (which SNI must not carry).
-    var isIPAddress: Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
-    }
+    var isIPAddress: Bool { IPAddressText.isAddress(self) }
 }

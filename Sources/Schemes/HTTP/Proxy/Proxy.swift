@@ -144,13 +144,7 @@ extension HTTPClientOptions {
         }
 
         /// The bytes of an IPv4 or IPv6 address written in `text`, or `nil` for a name.
-        static func addressBytes(_ text: String) -> [UInt8]? {
-            var v4 = in_addr()
-            if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-            var v6 = in6_addr()
-            if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-            return nil
-        }
+        static func addressBytes(_ text: String) -> [UInt8]? { IPAddressText.bytes(text) }
 
         /// Whether `address` is the one `block` writes, or within it when it has a prefix length (`/n`).
         private static func address(_ address: [UInt8], isIn block: String) -> Bool {
