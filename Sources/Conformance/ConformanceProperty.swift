@@ -34,8 +34,9 @@ public enum ConformanceProperty: String, CaseIterable, Sendable, CustomStringCon
     /// mid-body).
     case stopsPromptly
     /// A cancelled load releases its file descriptors, or keeps them for its session's later loads: a descriptor
-    /// still open 2 s after the cancel must then serve the next load (of the first success fixture, whose body must
-    /// match) and close when the session ends (a multiplexed connection, as HTTP/2's, outlives a cancelled stream).
+    /// still open 2 s after the cancel must then serve the next load (of the success fixture on the large one's origin,
+    /// else the first; its body must match), a second cancelled load may leave nothing more open, and all must close
+    /// when the session ends (a multiplexed connection, as HTTP/2's, outlives a cancelled stream).
     /// The check reads the whole process's descriptors, so a descriptor left open fails it only if each of three runs
     /// finds one (other work in the process seldom repeats); a load that fails or does not end as cancelled, and a
     /// next load that fails or gives other bytes, fail it at once.

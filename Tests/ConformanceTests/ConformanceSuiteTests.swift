@@ -59,6 +59,7 @@ final class IgnoresDeliverThrows: MemoryHandler, @unchecked Sendable { override 
 final class KeepsDescriptorForSession: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsDescriptorForSession } }
 final class KeptDescriptorCorruptsNextLoad: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keptDescriptorCorruptsNextLoad } }
 final class ParksDescriptorPerLoad: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .parksDescriptorPerLoad } }
+final class KeepsDescriptorPerOrigin: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .keepsDescriptorPerOrigin } }
 
 /// Each broken handler and the one property it breaks.
 let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
@@ -143,9 +144,11 @@ struct ConformanceSuiteTests {
         #expect(report.allPassed, "\(report)")
     }
 
-    @Test("A handler that keeps a cancelled load's descriptor for its session's later loads, closing it when the session ends (as an HTTP/2 connection outlives a stream), keeps every property")
-    func keepsDescriptorForSession() async throws {
-        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(KeepsDescriptorForSession.self, fixtures: memFixtures) }
+    @Test("A handler that keeps a cancelled load's descriptor for its session's later loads, closing it when the session ends (as an HTTP/2 connection outlives a stream), keeps every property; so does one keeping one per origin, whose next load (another origin) opens one more", arguments: [
+        KeepsDescriptorForSession.self as SchemeHandler.Type, KeepsDescriptorPerOrigin.self,
+    ])
+    func keepsDescriptorForSession(handler: SchemeHandler.Type) async throws {
+        let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(handler, fixtures: memFixtures) }
         #expect(report.allPassed && report.allChecked, "\(report)")
     }
 

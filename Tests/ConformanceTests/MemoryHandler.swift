@@ -77,6 +77,9 @@ enum Defect: Sendable {
     /// Each load of the large fixture opens a descriptor of its own and parks it until the session ends: closed in the
     /// end, but one more for every cancel while the session lives.
     case parksDescriptorPerLoad
+    /// Not a defect: every load keeps one descriptor for its session and host (its origin), used again by the later
+    /// loads of that origin and closed at the session's end: a pool of one multiplexed connection per origin.
+    case keepsDescriptorPerOrigin
 }
 
 /// The reference handler of the suite's own tests: `mem://small`, `mem://other`, `mem://large`,
@@ -126,6 +129,17 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     override func load() async throws {
         let url = request.url
         let host = url.host ?? url.absoluteString.split(separator: ":").last.map(String.init) ?? ""
+        if defect == .keepsDescriptorPerOrigin, let session = request.sessionIdentifier {
+            let key = OriginKey(session: session, host: host)
+            if Self.keptByOrigin.withLock({ $0[key] == nil }) {
+                let descriptor = open("/dev/null", O_RDONLY)
+                if let extra = Self.keptByOrigin.withLock({ kept -> Int32? in
+                    if kept[key] != nil { return descriptor }
+                    kept[key] = descriptor
+                    return nil
+                }) { close(extra) }
+            }
+        }
         switch host {
         case "missing":
             if defect == .missingIsSuccess {
@@ -179,6 +193,20 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
 
     override class func sessionDidEnd(_ identifier: Int) {
         Self.keptDescriptors.withLock { $0.removeValue(forKey: identifier) }?.forEach { close($0) }
+        let origins = Self.keptByOrigin.withLock { kept in
+            let ended = kept.filter { $0.key.session == identifier }
+            for key in ended.keys { kept[key] = nil }
+            return Array(ended.values)
+        }
+        origins.forEach { close($0) }
+    }
+
+    /// The descriptor kept for each session and host (``Defect/keepsDescriptorPerOrigin``).
+    static let keptByOrigin = Locked<[OriginKey: Int32]>([:])
+
+    struct OriginKey: Hashable {
+        let session: Int
+        let host: String
     }
 
     /// Keeps `descriptor` for the load's session until it ends, or closes it when the load has none (driven directly).

@@ -47,7 +47,6 @@ struct HTTPConformanceTests {
         fixtures.volatileFields.insert("x-connection")
         fixtures.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = nginx.caFile
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(HTTPSchemeHandler.self, fixtures: fixtures) }
-        print(report)
         #expect(report.allPassed, "\(report)")
         #expect(report.outcome(of: .cancellationReleasesResources) == .passed)
         #expect(report.skippedProperties == [.missingResourceFails], "\(report)")

@@ -44,7 +44,7 @@ struct HTTPPinnedKeyTests {
         }
     }
 
-    @Test("Another key fails the load as untrusted, naming the URL, the server's pin and the pinned ones, even with verification off; a request's own pins are not met by its session's unpinned connection")
+    @Test("Another key fails the load (and a WebSocket's opening) as untrusted, naming the URL, the server's pin and the pinned ones, even with verification off; a request's own pins are not met by its session's unpinned connection")
     func mismatch() async throws {
         let pin = try Self.nginxPin()
         let wrong = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
@@ -55,6 +55,15 @@ struct HTTPPinnedKeyTests {
             let mismatch = try #require(error?.underlying as? PublicKeyPinMismatch, "\(String(describing: error))")
             #expect(mismatch.found == pin && mismatch.pinned == [wrong])
         }
+        // A WebSocket's TLS too (the WebSocket server shows nginx's certificate).
+        let sockets = try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+        let wss = URL(string: "wss://localhost:\(sockets.tlsPort)/echo")!
+        let refusedSocket = await loadError { try await session(pins: [wrong]).webSocketTask(with: wss).send(.string("pinned")) }
+        #expect(refusedSocket?.underlying is PublicKeyPinMismatch, "\(String(describing: refusedSocket))")
+        let socket = try session(pins: [pin]).webSocketTask(with: wss)
+        try await socket.send(.string("pinned"))
+        #expect(try await socket.receive() == .string("pinned"))
+        socket.cancel()
         // A connection made without pins is not lent to a request that pins another key.
         let plain = try Nginx.session()
         _ = try await plain.data(from: url)

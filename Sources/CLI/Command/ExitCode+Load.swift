@@ -36,6 +36,7 @@ import Loader
 /// | 63 | the body exceeded the maximum size |
 /// | 67 | login denied |
 /// | 78 | the remote resource does not exist (an FTP file included) |
+/// | 90 | the server's public key is none of `--pinnedpubkey`'s |
 /// | 92 | the server reset the HTTP/2 stream before the response was complete (curl: HTTP/2 stream error) |
 /// | 130 | cancelled (interrupted) |
 /// | 99 | anything else |
@@ -45,7 +46,7 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {

@@ -208,11 +208,13 @@ extension LoadURL {
     }
 
     /// The pins `--pinnedpubkey` gives, as curl reads it: `sha256//BASE64` hashes joined with `;`, or a file holding a
-    /// public key (PEM or DER).
+    /// public key (PEM or DER). Checked before any transfer: a hash that is no SHA-256, or a file that cannot be read or
+    /// holds no key, is a usage error (curl reads the file as it connects, and fails the transfer with 90).
     static func pins(_ value: String) throws -> Set<String> {
         if value.hasPrefix("sha256//") {
             let pins = value.split(separator: ";").map { String($0.trimmingSpaces()) }
-            guard pins.allSatisfy({ $0.hasPrefix("sha256//") && Data(base64Encoded: String($0.dropFirst(8))) != nil }) else {
+            // A SHA-256 is 32 bytes: 44 characters of base64.
+            guard pins.allSatisfy({ $0.hasPrefix("sha256//") && Data(base64Encoded: String($0.dropFirst(8)))?.count == 32 }) else {
                 throw ValidationError("--pinnedpubkey wants 'sha256//BASE64' hashes joined with ';', or a public key file, not '\(value)'")
             }
             return Set(pins)
@@ -227,20 +229,24 @@ extension LoadURL {
     }
 
     /// The proxy the command line names: `-x`'s, or a `--socks5`, `--socks5-hostname`, `--socks4` or `--socks4a` one as
-    /// that scheme's URL; `nil` for none. curl takes a `--socks` option beside `-x` as a proxy in front of that one (a
-    /// chain): this tool does not chain proxies, and says so (a usage error), as it does for two `--socks` options.
+    /// that scheme's URL; `nil` for none. curl takes the last of these given: the options here are read without their
+    /// order, so more than one is a usage error that says so.
     func chosenProxy() throws -> String? {
         let socks = [("socks5", socks5), ("socks5h", socks5Hostname), ("socks4", socks4), ("socks4a", socks4a)]
             .compactMap { scheme, value in value.map { (scheme, $0) } }
         guard let (scheme, value) = socks.first else { return proxy }
         let names = ["socks5": "--socks5", "socks5h": "--socks5-hostname", "socks4": "--socks4", "socks4a": "--socks4a"]
         guard socks.count == 1 else {
-            throw ValidationError("give one of --socks5, --socks5-hostname, --socks4 and --socks4a, not \(socks.map { names[$0.0]! }.joined(separator: " and "))")
+            throw ValidationError("give one of --socks5, --socks5-hostname, --socks4 and --socks4a, not \(socks.map { names[$0.0]! }.joined(separator: " and ")) (curl takes the last; this tool does not know their order)")
         }
         if let proxy, !proxy.isEmpty {
-            throw ValidationError("\(names[scheme]!) with -x would put one proxy in front of another, which this tool does not do")
+            throw ValidationError("give -x or \(names[scheme]!), not both (curl takes the last; this tool does not know their order)")
         }
-        return value.contains("://") ? value : scheme + "://" + value
+        let url = value.contains("://") ? value : scheme + "://" + value
+        guard HTTPClientOptions.Proxy(url) != nil else {
+            throw ValidationError("\(names[scheme]!) wants HOST[:PORT], not '\(value)'")
+        }
+        return url
     }
 
     /// The proxies `-x`, `-U` and `--noproxy` ask for, or, without `-x`, those of `environment`'s variables, as

@@ -395,13 +395,16 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "Send http, https, ws and wss requests through the proxy [http://][USER:PASSWORD@]HOST[:PORT], https://[USER:PASSWORD@]HOST[:PORT] (TLS to the proxy; port 443 if none), socks5h://[USER:PASSWORD@]HOST[:PORT] or socks4a://[USER@]HOST[:PORT] (socks5:// and socks4:// resolve the name here; port 1080 if none); '' for none. Without it, http_proxy, https_proxy and all_proxy are read, as curl reads them.")
     public var proxy: String?
 
-    /// curl's `--socks5`, `--socks5-hostname`, `--socks4` and `--socks4a`: `-x` with that scheme.
+    /// curl's `--socks5`: `-x socks5://` with this host and port.
     @Option(name: .customLong("socks5"), help: ArgumentHelp("As -x socks5://HOST[:PORT]: a SOCKS5 proxy, the name resolved here.", valueName: "host[:port]"))
     public var socks5: String?
+    /// curl's `--socks5-hostname`: `-x socks5h://` with this host and port.
     @Option(name: .customLong("socks5-hostname"), help: ArgumentHelp("As -x socks5h://HOST[:PORT]: a SOCKS5 proxy that resolves the name.", valueName: "host[:port]"))
     public var socks5Hostname: String?
+    /// curl's `--socks4`: `-x socks4://` with this host and port.
     @Option(name: .customLong("socks4"), help: ArgumentHelp("As -x socks4://HOST[:PORT]: a SOCKS4 proxy, the name resolved here.", valueName: "host[:port]"))
     public var socks4: String?
+    /// curl's `--socks4a`: `-x socks4a://` with this host and port.
     @Option(name: .customLong("socks4a"), help: ArgumentHelp("As -x socks4a://HOST[:PORT]: a SOCKS4a proxy that resolves the name.", valueName: "host[:port]"))
     public var socks4a: String?
 

@@ -14,6 +14,7 @@ public struct PublicKeyPinMismatch: Error, Sendable, CustomStringConvertible {
         self.pinned = pinned
     }
 
+    /// The server's pin, if known, and the pins it is none of.
     public var description: String {
         let key = found.map { " (\($0))" } ?? ""
         return "the server's public key\(key) is none of the pinned ones (\(pinned.joined(separator: ";")))"

@@ -136,7 +136,9 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         /// SubjectPublicKeyInfo (DER): curl's `--pinnedpubkey`, OkHttp's `CertificatePinner`. Empty (the default): any
         /// key the trust checks accept. Checked on each new connection after those checks (with
         /// ``verifiesCertificates`` off too); another key fails the load with
-        /// ``LoadError/Code/serverCertificateUntrusted``, its `underlying` a ``PublicKeyPinMismatch``.
+        /// ``LoadError/Code/serverCertificateUntrusted``, its `underlying` a ``Loader/PublicKeyPinMismatch``. For the
+        /// origin server alone: an HTTPS proxy's certificate is not checked against them (curl pins a proxy with a
+        /// `--proxy-pinnedpubkey` of its own, which this has no counterpart of).
         @HandlerSetting public var pinnedPublicKeys: Set<String> = []
 
         /// Makes the default TLS settings: TLS 1.2 or later, the system's trust store, full verification, no

@@ -90,8 +90,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The client certificate the transfer shows an FTPS server, and its key's file, if any, for an error that names them.
     private let clientCertificatePEMFile: String?
     private let clientPrivateKeyPEMFile: String?
-    /// The pins the transfer was given, for the error that says none matched.
-    private let pinnedPublicKeys: Set<String>
+    /// The pins the transfer was given, each `sha256//…`, sorted: for libcurl, and for the error that says none matched.
+    private let pins: [String]
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// The share handle of its own that holds the connection of a transfer that keeps none, which the engine frees
@@ -155,7 +155,7 @@ final class CurlTransfer: @unchecked Sendable {
         let options = request.options[FTPOptions.self]
         self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
-        self.pinnedPublicKeys = options.pinnedPublicKeys
+        self.pins = options.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//" + $0 }.sorted()
         // The key (and the identity files' stat calls) only for a session that keeps connections.
         self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
             let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy, options.proxyTrustRootsPEMFile, options.proxyVerifiesCertificates ? nil : "unchecked"],
@@ -235,8 +235,7 @@ final class CurlTransfer: @unchecked Sendable {
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
         }
         if let roots = options.trustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_CAINFO, roots)) }
-        if !options.pinnedPublicKeys.isEmpty {
-            let pins = options.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//" + $0 }.sorted()
+        if !pins.isEmpty {
             codes.append(ccurl_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";")))
         }
         if let certificate = options.clientCertificatePEMFile {
@@ -394,7 +393,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         if code == CURLE_SSL_PINNEDPUBKEYNOTMATCH {
-            let mismatch = PublicKeyPinMismatch(found: nil, pinned: pinnedPublicKeys.sorted())
+            let mismatch = PublicKeyPinMismatch(found: nil, pinned: pins)
             error.underlying = mismatch
             error.reason = "\(mismatch) (libcurl \(code.rawValue))"
         }

@@ -59,6 +59,7 @@ extension HTTPClientOptions {
         public var usesTLS = false
         /// The TLS settings for the connection to an HTTPS proxy (``usesTLS``): trust roots, checks, client certificate
         /// (curl's `--proxy-cacert`, `--proxy-insecure`). `nil`, the default: the request's own (``HTTPClientOptions/tls``).
+        /// Pinned public keys are the origin server's alone, here or there: never checked against the proxy.
         public var tls: TLSOptions?
 
         /// A proxy at `host` and `port`, with credentials if given.
