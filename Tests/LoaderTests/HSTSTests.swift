@@ -11,6 +11,10 @@ struct HSTSTests {
         #expect(HSTSHeader("includesubdomains; max-age=60; preload; x=\"y\"") == HSTSHeader(maxAge: 60, includesSubdomains: true),
                 "unknown directives are ignored")
         #expect(HSTSHeader("max-age=0") == HSTSHeader(maxAge: 0, includesSubdomains: false))
+        #expect(HSTSHeader("max-age=60; ext=\"a;max-age=5\"") == HSTSHeader(maxAge: 60, includesSubdomains: false),
+                "a ; inside a quoted value ends no directive")
+        #expect(HSTSHeader("ext=\"a\\\";max-age=5\"; max-age=7") == HSTSHeader(maxAge: 7, includesSubdomains: false),
+                "nor after an escaped quote")
         #expect(HSTSHeader("max-age=99999999999999999999999")?.maxAge == .max, "a number past Int is for ever")
         for invalid in ["", "includeSubDomains", "max-age", "max-age=", "max-age=-1", "max-age=1.5", "max-age=abc",
                         "max-age=1; max-age=2", "max-age=1; includeSubDomains; includesubdomains"] {

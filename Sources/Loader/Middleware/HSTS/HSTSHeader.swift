@@ -17,7 +17,7 @@ struct HSTSHeader: Equatable {
         var maxAge: Int?
         var includesSubdomains = false
         var seen: Set<String> = []
-        for directive in value.split(separator: ";", omittingEmptySubsequences: true) {
+        for directive in Self.directives(of: value) {
             let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0].trimmingWhitespace().lowercased()
             guard !name.isEmpty else { continue }
@@ -39,6 +39,32 @@ struct HSTSHeader: Equatable {
         guard let maxAge else { return nil }
         self.maxAge = maxAge
         self.includesSubdomains = includesSubdomains
+    }
+}
+
+extension HSTSHeader {
+    /// `value` split at the `;` that end directives: not at one inside a quoted-string value (RFC 6797 §6.1, whose
+    /// values may be quoted; a backslash quotes the character after it there).
+    static func directives(of value: String) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = value.startIndex
+        var quoted = false
+        var escaped = false
+        for index in value.indices {
+            let character = value[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == ";", !quoted {
+                pieces.append(value[start..<index])
+                start = value.index(after: index)
+            }
+        }
+        pieces.append(value[start...])
+        return pieces.filter { !$0.isEmpty }
     }
 }
 
