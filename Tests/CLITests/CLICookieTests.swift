@@ -12,16 +12,10 @@ struct CLICookieTests {
         return "http://127.0.0.1:\(nginx.httpPort)"
     }
 
-    private func scratch() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-cookies-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-
     @Test("-c writes the cookies of a redirected login in Netscape format, owner-only; -b reads them back; -j leaves session ones out")
     func jarRoundTrip() async throws {
         let base = try base()
-        let folder = try scratch()
+        let folder = try scratchFolder("cli-cookies")
         defer { try? FileManager.default.removeItem(at: folder) }
         let jar = folder.appendingPathComponent("jar.txt").path
         let login = try await LoadURLProcess.run(["-sS", "-L", "-c", jar, "\(base)/cookies/login"])
@@ -51,7 +45,7 @@ struct CLICookieTests {
     @Test("A file written by curl is read: domain cookies with a leading dot, HttpOnly lines, comments; expired lines are skipped")
     func curlFile() async throws {
         let base = try base()
-        let folder = try scratch()
+        let folder = try scratchFolder("cli-cookies")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("curl.txt")
         try """

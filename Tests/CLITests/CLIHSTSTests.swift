@@ -6,16 +6,10 @@ import Testing
 /// a plain `http` request to nginx's HTTPS port gets its 400, so whether a request went as `https` shows in the output.
 @Suite("loadurl: --hsts (HTTP Strict Transport Security, curl's cache file)")
 struct CLIHSTSTests {
-    private func scratch() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-hsts-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-
     @Test("--hsts FILE writes the policies the transfers learnt in curl's format, and a later run goes to https for its hosts; without --hsts nothing is upgraded")
     func learnsAndKeeps() async throws {
         let nginx = try TestServers.requireNginx()
-        let folder = try scratch()
+        let folder = try scratchFolder("loadurl-hsts")
         defer { try? FileManager.default.removeItem(at: folder) }
         let cache = folder.appendingPathComponent("hsts.txt").path
         let plain = "http://localhost:\(nginx.httpsPort)/hello.txt"

@@ -32,8 +32,7 @@ struct CLIPinnedKeyTests {
         #expect(mismatch.status == 90 && mismatch.stdout.isEmpty, "\(mismatch.status) \(mismatch.stderr)")
         #expect(mismatch.stderr.contains("sha256//\(hash)"), "the server's pin is told: \(mismatch.stderr)")
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loadurl-pins-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try scratchFolder("loadurl-pins")
         defer { try? FileManager.default.removeItem(at: folder) }
         let pem = folder.appendingPathComponent("key.pem")
         try openssl("openssl x509 -in \"$1\" -pubkey -noout", [certificate]).write(to: pem)

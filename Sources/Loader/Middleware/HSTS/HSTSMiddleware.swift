@@ -24,8 +24,8 @@ extension HSTSMiddleware: BuiltInLayer {
         case "https":
             return (request, true)
         case "http":
-            // The store's count first, without a lock: most sessions hold no policy, and the URL's host costs a parse.
-            guard !store.isEmpty, let secure = store.secureURL(for: request.url) else { return (request, false) }
+            // secureURL looks at the store's count first, without a lock or a parse of the host: most sessions hold none.
+            guard let secure = store.secureURL(for: request.url) else { return (request, false) }
             var request = request
             request.url = secure
             return (request, true)

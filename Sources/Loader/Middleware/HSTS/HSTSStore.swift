@@ -52,7 +52,7 @@ public final class HSTSStore: Sendable {
     public func requiresHTTPS(_ host: String, at now: Date = Date()) -> Bool {
         guard !isEmpty else { return false }
         let name = Self.normalized(host)
-        guard !name.isEmpty, !Self.isIPAddress(name) else { return false }
+        guard !name.isEmpty, !IPAddressText.isAddress(name) else { return false }
         return policies.withLock { policies in
             var domain = Substring(name)
             var congruent = true
@@ -96,7 +96,7 @@ public final class HSTSStore: Sendable {
     public func record(_ value: String, for host: String, at now: Date = Date()) {
         guard let header = HSTSHeader(value) else { return }
         let name = Self.normalized(host)
-        guard !name.isEmpty, !Self.isIPAddress(name) else { return }
+        guard !name.isEmpty, !IPAddressText.isAddress(name) else { return }
         policies.withLock { policies in
             if header.maxAge == 0 {
                 policies[name] = nil
@@ -116,7 +116,4 @@ public final class HSTSStore: Sendable {
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         return name
     }
-
-    /// Whether `name` is an IPv4 or IPv6 address, which no policy covers (RFC 6797 §8.1.1).
-    static func isIPAddress(_ name: String) -> Bool { IPAddressText.isAddress(name) }
 }

@@ -132,7 +132,7 @@ extension HTTPClientOptions {
         /// `--noproxy` (blocks since curl 7.86).
         package static func bypasses(_ host: String, exceptions: [String]) -> Bool {
             let name = host.hasSuffix(".") ? String(host.dropLast()) : host
-            let address = addressBytes(name)
+            let address = IPAddressText.bytes(name)
             return exceptions.contains { entry in
                 var entry = entry.lowercased()
                 if entry == "*" { return true }
@@ -144,13 +144,11 @@ extension HTTPClientOptions {
             }
         }
 
-        /// The bytes of an IPv4 or IPv6 address written in `text`, or `nil` for a name.
-        static func addressBytes(_ text: String) -> [UInt8]? { IPAddressText.bytes(text) }
 
         /// Whether `address` is the one `block` writes, or within it when it has a prefix length (`/n`).
         private static func address(_ address: [UInt8], isIn block: String) -> Bool {
             let parts = block.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let network = addressBytes(String(parts[0])), network.count == address.count else { return false }
+            guard let network = IPAddressText.bytes(String(parts[0])), network.count == address.count else { return false }
             guard let bits = parts.count == 2 ? Int(parts[1]) : network.count * 8, (0...network.count * 8).contains(bits) else { return false }
             for index in 0..<network.count where bits > index * 8 {
                 let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - min(8, bits - index * 8)))

@@ -47,7 +47,7 @@ enum SOCKSTunnel {
     static func check(_ host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL) throws -> Handshake {
         let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
         if proxy.kind == .socks4 {
-            let target: SOCKS4Handshake.Target = if let address = HTTPClientOptions.Proxy.addressBytes(host) {
+            let target: SOCKS4Handshake.Target = if let address = IPAddressText.bytes(host) {
                 .address(address)
             } else {
                 .name(host)
