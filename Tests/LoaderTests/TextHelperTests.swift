@@ -27,6 +27,8 @@ struct TextHelperTests {
         #expect("   ".trimmingSpaces() == "")
         #expect("".trimmingSpaces() == "")
         #expect("\u{00A0}x".trimmingSpaces() == "\u{00A0}x")  // not HTTP whitespace
+        #expect(" é\tx ".trimmingSpaces() == "é\tx")
+        #expect("\t 42 ".dropFirst().trimmingSpaces() == "42")
         #expect("[::1]".trimming(while: { $0 == "[" || $0 == "]" }) == "::1")
     }
 

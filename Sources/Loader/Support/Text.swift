@@ -13,7 +13,22 @@ import Darwin
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs: HTTP's optional whitespace around values.
     package func trimmingSpaces() -> SubSequence {
-        trimming(while: { $0 == " " || $0 == "\t" })
+        // Over the UTF-8 bytes, not the characters: breaking a field value into grapheme clusters to find two
+        // ASCII bytes took 2% of a small response's samples in `perf` (its `Content-Length`, on every response).
+        // One pass forward: a protocol's UTF-8 view is not bidirectional.
+        let bytes = utf8
+        var first: Index?
+        var end = startIndex
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let here = index
+            bytes.formIndex(after: &index)
+            guard bytes[here] != UInt8(ascii: " "), bytes[here] != UInt8(ascii: "\t") else { continue }
+            if first == nil { first = here }
+            end = index
+        }
+        guard let first else { return self[endIndex...] }
+        return self[first..<end]
     }
 
     /// The text without the leading and trailing characters that match `predicate`.
