@@ -4,7 +4,7 @@ one (downloads throttled), one that drops the data connection mid-file, one that
 MDTM and closed control connection to ROOT/counted-events and hangs up on the command after a download of
 then-hang-up.txt (for the tests of kept connections), a sixth like it for the CLI's tests, and explicit FTPS that
 wants a client certificate from the CA beside CERT (ca.pem) on its connections; one that never answers QUIT, and one
-that sends each 226 (transfer complete) 15 s late. Usage:
+that sends each 226 (transfer complete) 15 s late; and explicit FTPS speaking TLS 1.2 alone, and TLS 1.3 alone. Usage:
     ftp-server.py ROOT CERT KEY ENV_FILE
 ROOT/pub is the anonymous (read-only) area; user "user" with password "secret" may write in ROOT/pub/upload. On the
 plain server, a download of busy-N-ID.txt (any N and ID) is refused with 450 the first N times for that name, then
@@ -18,6 +18,7 @@ from pyftpdlib.authorizers import DummyAuthorizer
 from pyftpdlib.handlers import DTPHandler, FTPHandler, TLS_FTPHandler, ThrottledDTPHandler
 from pyftpdlib.ioloop import IOLoop
 from pyftpdlib.servers import FTPServer
+from OpenSSL import SSL
 
 root, cert, key, env_file = sys.argv[1:5]
 
@@ -170,7 +171,19 @@ def client_certificate_context():
     return context
 
 
-def handler(base, dtp=None, tls=False, client_certificates=False):
+def one_version_context(version):
+    """A TLS context that speaks one TLS version alone (pyOpenSSL's constant, such as SSL.TLS1_2_VERSION), for the tests
+    of the lowest and highest versions a client accepts."""
+    from OpenSSL import SSL
+    context = SSL.Context(SSL.TLS_SERVER_METHOD)
+    context.use_certificate_chain_file(cert)
+    context.use_privatekey_file(key)
+    context.set_min_proto_version(version)
+    context.set_max_proto_version(version)
+    return context
+
+
+def handler(base, dtp=None, tls=False, client_certificates=False, only_version=None):
     class Handler(base):
         pass
     Handler.authorizer = authorizer
@@ -186,6 +199,8 @@ def handler(base, dtp=None, tls=False, client_certificates=False):
         Handler.tls_data_required = True
     if client_certificates:
         Handler.ssl_context = client_certificate_context()
+    if only_version is not None:
+        Handler.ssl_context = one_version_context(only_version)
     return Handler
 
 
@@ -200,8 +215,10 @@ servers = {
     "FTP_COUNTED_PORT": FTPServer(("127.0.0.1", 0), handler(CountingHandler), ioloop=ioloop, backlog=1024),
     "FTP_COUNTED_CLI_PORT": FTPServer(("127.0.0.1", 0), handler(CountingForCLI), ioloop=ioloop, backlog=1024),
     "FTPS_MTLS_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True, client_certificates=True), ioloop=ioloop, backlog=1024),
+    "FTPS_TLS12_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True, only_version=SSL.TLS1_2_VERSION), ioloop=ioloop, backlog=1024),
+    "FTPS_TLS13_PORT": FTPServer(("127.0.0.1", 0), handler(TLS_FTPHandler, tls=True, only_version=SSL.TLS1_3_VERSION), ioloop=ioloop, backlog=1024),
 }
-# No connection limit: pyftpdlib counts every socket of the nine servers (listeners and data connections too) against
+# No connection limit: pyftpdlib counts every socket of the servers (listeners and data connections too) against
 # one server's max_cons, and one turned away is closed at once, its 421 possibly unsent (a client then reads a bare EOF).
 for server in servers.values():
     server.max_cons = 0

@@ -194,7 +194,7 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 20)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 22)
         // Routes merge as HTTP's do: the session's, with the request's over them.
         var routed = FTPOptions()
         routed.resolve = ["a:21": "127.0.0.1"]

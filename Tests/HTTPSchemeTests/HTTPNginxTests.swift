@@ -221,7 +221,7 @@ struct HTTPNginxTests {
         var direct = HTTPClientOptions()
         direct.httpsProxy = nil
         #expect(HTTPClientOptions.merged(direct, over: proxied).httpsProxy == nil, "a request that sets no proxy goes directly")
-        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 7)
+        #expect(Mirror(reflecting: HTTPClientOptions.TLSOptions()).children.count == 8)
         var pinned = HTTPClientOptions()
         pinned.tls.pinnedPublicKeys = ["sha256//AAAA"]
         #expect(HTTPClientOptions.merged(HTTPClientOptions(), over: pinned).tls.pinnedPublicKeys == ["sha256//AAAA"], "a request keeps its session's pins")

@@ -20,6 +20,9 @@ public enum TestServers {
         public let h2FewStreamsPort: Int
         /// An HTTPS port whose certificate (for `localhost`, from the test CA) expired in 2020.
         public let expiredPort: Int
+        /// An HTTPS port that speaks TLS 1.2 alone (`ssl_protocols TLSv1.2`), serving the same folder; the others speak
+        /// 1.2 and 1.3.
+        public let tls12Port: Int
         /// Whether nginx also listens on `[::1]` (the HTTP port), which it does where the machine has IPv6.
         public let ipv6: Bool
         /// The PEM file of the test CA.
@@ -67,6 +70,10 @@ public enum TestServers {
         /// Explicit FTPS like ``tlsPort``, taking only clients that show a certificate the test CA signed
         /// (``MutualTLS`` has them).
         public let clientCertificatePort: Int
+        /// Explicit FTPS like ``tlsPort``, speaking TLS 1.2 alone.
+        public let tls12Port: Int
+        /// Explicit FTPS like ``tlsPort``, speaking TLS 1.3 alone.
+        public let tls13Port: Int
         /// The folder served as `/`.
         public let root: String
         /// The PEM file of the test CA.
@@ -184,10 +191,11 @@ public enum TestServers {
         guard let http = values["HTTP_PORT"].flatMap(Int.init), let https = values["HTTPS_PORT"].flatMap(Int.init),
               let h2 = values["H2_PORT"].flatMap(Int.init), let h2c = values["H2C_PORT"].flatMap(Int.init), let h2GoAway = values["H2_GOAWAY_PORT"].flatMap(Int.init),
               let h2Few = values["H2_FEW_STREAMS_PORT"].flatMap(Int.init),
-              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let ca = values["CA"], let www = values["ROOT"],
+              let expired = values["EXPIRED_PORT"].flatMap(Int.init), let tls12 = values["TLS12_PORT"].flatMap(Int.init),
+              let ca = values["CA"], let www = values["ROOT"],
               let socket = values["HTTP_UNIX_SOCKET"], let tlsSocket = values["HTTPS_UNIX_SOCKET"], let h2cSocket = values["H2C_UNIX_SOCKET"]
         else { return nil }
-        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2cPort: h2c, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired,
+        return Nginx(httpPort: http, httpsPort: https, h2Port: h2, h2cPort: h2c, h2GoAwayPort: h2GoAway, h2FewStreamsPort: h2Few, expiredPort: expired, tls12Port: tls12,
                      ipv6: values["IPV6"] == "1", caFile: ca, root: www, unixSocket: socket, tlsUnixSocket: tlsSocket,
                      h2cUnixSocket: h2cSocket)
     }()
@@ -199,7 +207,8 @@ public enum TestServers {
               let slow = values["FTP_SLOW_PORT"].flatMap(Int.init), let cut = values["FTP_CUT_PORT"].flatMap(Int.init),
               let silent = values["FTP_SILENT_QUIT_PORT"].flatMap(Int.init), let late = values["FTP_LATE_226_PORT"].flatMap(Int.init),
               let counted = values["FTP_COUNTED_PORT"].flatMap(Int.init), let countedCLI = values["FTP_COUNTED_CLI_PORT"].flatMap(Int.init),
-              let mutual = values["FTPS_MTLS_PORT"].flatMap(Int.init),
+              let mutual = values["FTPS_MTLS_PORT"].flatMap(Int.init), let tls12 = values["FTPS_TLS12_PORT"].flatMap(Int.init),
+              let tls13 = values["FTPS_TLS13_PORT"].flatMap(Int.init),
               let root = values["FTP_ROOT"], let ca = values["CA"]
         else { return nil }
         // The servers write beside the served folder, not in it.
@@ -207,7 +216,7 @@ public enum TestServers {
         return FTP(port: port, tlsPort: tls, slowPort: slow, cutPort: cut, silentToQuitPort: silent, lateAcknowledgingPort: late,
                    countedPort: counted, countedEvents: parent.appendingPathComponent("counted-events").path,
                    countedCLIPort: countedCLI, countedCLIEvents: parent.appendingPathComponent("counted-cli-events").path,
-                   clientCertificatePort: mutual, root: root, caFile: ca)
+                   clientCertificatePort: mutual, tls12Port: tls12, tls13Port: tls13, root: root, caFile: ca)
     }()
 
     /// What `scripts/test-servers start` wrote to `.build/test-servers/env` (it starts the servers if they

@@ -130,6 +130,12 @@ extension LoadURL {
         http.tls.additionalTrustRootsPEMFile = caCertificates
         http.tls.verifiesCertificates = !insecure
         if let pinnedPublicKey { http.tls.pinnedPublicKeys = try Self.pins(pinnedPublicKey) }
+        if let tlsMinimum { http.tls.minimumVersion = tlsMinimum.version }
+        if let tlsMaximum { http.tls.maximumVersion = try TLSVersionChoice.maximum(tlsMaximum) }
+        // No TLS connection could open with both: said before any transfer rather than at each one's handshake.
+        if http.tls.minimumVersion > http.tls.maximumVersion {
+            throw ValidationError("--tls-max \(tlsMaximum ?? "") is below the lowest version asked for (--tlsv1.3)")
+        }
         if let clientCertificate {
             (http.tls.clientCertificatePEMFile, http.tls.clientPrivateKeyPassphrase) = Self.split(certificate: clientCertificate, passphrase: clientKeyPassphrase)
             http.tls.clientPrivateKeyPEMFile = clientKey
@@ -182,6 +188,8 @@ extension LoadURL {
         // -k, --cacert and -E hold for FTPS as for HTTPS.
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
         configuration.handlerOptions[FTPOptions.self].pinnedPublicKeys = http.tls.pinnedPublicKeys
+        configuration.handlerOptions[FTPOptions.self].minimumTLSVersion = http.tls.minimumVersion
+        configuration.handlerOptions[FTPOptions.self].maximumTLSVersion = http.tls.maximumVersion
         configuration.handlerOptions[FTPOptions.self].trustRootsPEMFile = caCertificates
         configuration.handlerOptions[FTPOptions.self].clientCertificatePEMFile = http.tls.clientCertificatePEMFile
         configuration.handlerOptions[FTPOptions.self].clientPrivateKeyPEMFile = http.tls.clientPrivateKeyPEMFile

@@ -302,6 +302,14 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("pinnedpubkey"), help: ArgumentHelp("Refuse an https or wss server whose public key is not one of these: 'sha256//BASE64' (several joined with ';'), or a PEM or DER public key file (exit 90 on a mismatch).", valueName: "hashes"))
     public var pinnedPublicKey: String?
 
+    /// The lowest TLS version: `--tlsv1.2` or `--tlsv1.3`, the last given winning, as in curl.
+    @Flag(exclusivity: .chooseLast)
+    public var tlsMinimum: TLSVersionChoice?
+
+    /// The highest TLS version offered (curl's `--tls-max`).
+    @Option(name: .customLong("tls-max"), help: ArgumentHelp("Offer no TLS version above VERSION: 1.2, 1.3 or default (https, wss, FTPS).", valueName: "VERSION"))
+    public var tlsMaximum: String?
+
     /// `--ssl-reqd`: FTP over TLS (`AUTH TLS`) or fail.
     @Flag(name: .customLong("ssl-reqd"), help: "Require TLS for ftp:// URLs (AUTH TLS, explicit FTPS), or fail.")
     public var requireTLS = false

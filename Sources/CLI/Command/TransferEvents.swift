@@ -161,6 +161,7 @@ final class TransferEvents: LoadTaskDelegate {
         // The proxy's tunnel, as it opened (curl tells its CONNECT alike).
         text += transaction.dialogue.map { $0 + "\n" }.joined()
         let version = transaction.networkProtocolName == "h2" ? "HTTP/2" : "HTTP/1.1"
+        if let tls = transaction.negotiatedTLSProtocolVersion, !transaction.isReusedConnection { text += "* SSL connection using \(tls)\n" }
         if transaction.networkProtocolName == "h2", !transaction.isReusedConnection { text += "* Using HTTP/2\n" }
         // As the handler wrote it (the whole URL to an HTTP proxy); a handler of another protocol may give none.
         let target = transaction.requestTarget ?? request.url.path(percentEncoded: true)

@@ -46,6 +46,9 @@ public struct LoadTransactionMetrics: Sendable {
     public var secureConnectionStartDate: Date?
     /// When the TLS handshake of the new connection ended; `nil` without one.
     public var secureConnectionEndDate: Date?
+    /// The TLS version the connection's handshake with the server settled on (a proxy's own TLS aside), on a new
+    /// connection and a reused one alike; `nil` without TLS, or where the handler cannot tell.
+    public var negotiatedTLSProtocolVersion: TLSProtocolVersion?
     /// When the request began to go out.
     public var requestStartDate: Date?
     /// When the response's head arrived.

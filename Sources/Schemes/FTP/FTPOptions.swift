@@ -41,6 +41,12 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// ``Loader/PublicKeyPinMismatch``.
     @HandlerSetting public var pinnedPublicKeys: Set<String> = []
 
+    /// The lowest TLS version FTPS accepts (libcurl's `CURLOPT_SSLVERSION`, curl's `--tlsv1.2` and `--tlsv1.3`).
+    @HandlerSetting public var minimumTLSVersion: TLSProtocolVersion = .tls12
+    /// The highest TLS version FTPS offers (curl's `--tls-max`). Below ``minimumTLSVersion``, FTPS loads fail with
+    /// ``LoadError/Code/secureConnectionFailed``.
+    @HandlerSetting public var maximumTLSVersion: TLSProtocolVersion = .tls13
+
     /// Whether a download asks the server for the file's time (`MDTM`) to give `Last-Modified`: one more round
     /// trip per file, which curl makes only with `-R` (and `loadurl` only when it prints the response head).
     @HandlerSetting public var readsModificationDate = true
@@ -124,6 +130,8 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$trustRootsPEMFile = requestValue.$trustRootsPEMFile.over(sessionValue.$trustRootsPEMFile)
         merged.$verifiesCertificates = requestValue.$verifiesCertificates.over(sessionValue.$verifiesCertificates)
         merged.$pinnedPublicKeys = requestValue.$pinnedPublicKeys.over(sessionValue.$pinnedPublicKeys)
+        merged.$minimumTLSVersion = requestValue.$minimumTLSVersion.over(sessionValue.$minimumTLSVersion)
+        merged.$maximumTLSVersion = requestValue.$maximumTLSVersion.over(sessionValue.$maximumTLSVersion)
         // A request's own certificate comes with its own key and passphrase (or none).
         if !requestValue.$clientCertificatePEMFile.isSet {
             merged.$clientCertificatePEMFile = sessionValue.$clientCertificatePEMFile

@@ -117,8 +117,12 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
 
     /// TLS settings.
     public struct TLSOptions: Sendable, Hashable {
-        /// The lowest TLS version accepted.
+        /// The lowest TLS version accepted: curl's `--tlsv1.2` and `--tlsv1.3`, URLSession's
+        /// `tlsMinimumSupportedProtocolVersion`.
         @HandlerSetting public var minimumVersion: Version = .tls12
+        /// The highest TLS version offered: curl's `--tls-max`, URLSession's `tlsMaximumSupportedProtocolVersion`. Below
+        /// ``minimumVersion``, no connection can open: loads fail with ``LoadError/Code/secureConnectionFailed``.
+        @HandlerSetting public var maximumVersion: Version = .tls13
         /// A PEM file of extra trusted root certificates, added to the system's.
         @HandlerSetting public var additionalTrustRootsPEMFile: String? = nil
         /// Whether to verify the server's certificate and host name. Turning it off is curl's `-k`.
@@ -141,7 +145,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         /// `--proxy-pinnedpubkey` of its own, which this has no counterpart of).
         @HandlerSetting public var pinnedPublicKeys: Set<String> = []
 
-        /// Makes the default TLS settings: TLS 1.2 or later, the system's trust store, full verification, no
+        /// Makes the default TLS settings: TLS 1.2 or 1.3, the system's trust store, full verification, no
         /// client certificate.
         public init() {}
 
@@ -149,6 +153,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
         static func merged(_ request: TLSOptions, over session: TLSOptions) -> TLSOptions {
             var merged = request
             merged.$minimumVersion = request.$minimumVersion.over(session.$minimumVersion)
+            merged.$maximumVersion = request.$maximumVersion.over(session.$maximumVersion)
             merged.$additionalTrustRootsPEMFile = request.$additionalTrustRootsPEMFile.over(session.$additionalTrustRootsPEMFile)
             merged.$verifiesCertificates = request.$verifiesCertificates.over(session.$verifiesCertificates)
             merged.$pinnedPublicKeys = request.$pinnedPublicKeys.over(session.$pinnedPublicKeys)
@@ -162,12 +167,7 @@ public struct HTTPClientOptions: Sendable, Hashable, HandlerOptionKey {
             return merged
         }
 
-        /// A TLS protocol version.
-        public enum Version: Sendable, Hashable {
-            /// TLS 1.2.
-            case tls12
-            /// TLS 1.3.
-            case tls13
-        }
+        /// A TLS protocol version (the loader's, which metrics name too).
+        public typealias Version = TLSProtocolVersion
     }
 }

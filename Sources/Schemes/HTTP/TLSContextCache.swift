@@ -79,7 +79,12 @@ final class TLSContextCache: Sendable {
     /// A new context for the setting, read from its files now.
     private static func makeContext(_ options: HTTPClientOptions.TLSOptions, checksHostname: Bool, offersHTTP2: Bool, url: URL) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
+        guard options.minimumVersion <= options.maximumVersion else {
+            throw LoadError(.secureConnectionFailed, url: url,
+                            reason: "no TLS version to speak: the lowest allowed (\(options.minimumVersion)) is above the highest (\(options.maximumVersion))")
+        }
         configuration.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
+        configuration.maximumTLSVersion = options.maximumVersion == .tls12 ? .tlsv12 : .tlsv13
         if offersHTTP2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
         if !options.verifiesCertificates {
             configuration.certificateVerification = .none

@@ -81,6 +81,8 @@ final class CurlTransfer: @unchecked Sendable {
         let verifiesCertificates: Bool
         /// The pinned public keys: a connection made without them was not checked against them.
         let pinnedPublicKeys: Set<String>
+        /// The lowest and highest TLS versions: a connection that speaks one outside them is not used.
+        let tlsVersions: [TLSProtocolVersion]
         /// The client certificate, its key and passphrase: a connection shows the server one identity only.
         let clientIdentity: [String?]
         /// The certificate's and key's files as they are now: kept connections (and their TLS sessions) made with a
@@ -163,6 +165,7 @@ final class CurlTransfer: @unchecked Sendable {
                                trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
                                pinnedPublicKeys: options.pinnedPublicKeys,
+                               tlsVersions: [options.minimumTLSVersion, options.maximumTLSVersion],
                                clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
                                clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
             return (key: key, idleTimeout: idleTimeout)
@@ -234,6 +237,13 @@ final class CurlTransfer: @unchecked Sendable {
             // CURLUSESSL_TRY is 1, CURLUSESSL_ALL is 3.
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
         }
+        if request.scheme == "ftps" || options.tls != .never {
+            guard options.minimumTLSVersion <= options.maximumTLSVersion else {
+                throw LoadError(.secureConnectionFailed, url: url,
+                                reason: "no TLS version to speak: the lowest allowed (\(options.minimumTLSVersion)) is above the highest (\(options.maximumTLSVersion))")
+            }
+            codes.append(ccurl_setopt_long(easy, CURLOPT_SSLVERSION, Self.sslVersion(options.minimumTLSVersion, through: options.maximumTLSVersion)))
+        }
         if let roots = options.trustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_CAINFO, roots)) }
         if !pins.isEmpty {
             codes.append(ccurl_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";")))
@@ -300,6 +310,13 @@ final class CurlTransfer: @unchecked Sendable {
         let end = past - 1
         let ranToEnd = last.map { end < $0 } ?? true
         return "bytes \(first)-\(end)/" + (ranToEnd ? String(end + 1) : "*")
+    }
+
+    /// libcurl's `CURLOPT_SSLVERSION` for TLS from `lowest` through `highest`: the lowest's `CURL_SSLVERSION_TLSv1_x`
+    /// (6 for 1.2, 7 for 1.3) with the highest's `CURL_SSLVERSION_MAX_TLSv1_x` (the same number, shifted 16 bits up).
+    static func sslVersion(_ lowest: TLSProtocolVersion, through highest: TLSProtocolVersion) -> Int {
+        func number(_ version: TLSProtocolVersion) -> Int { version == .tls12 ? 6 : 7 }
+        return number(lowest) | number(highest) << 16
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` as libcurl's range text (`a-b`, `a-`, `-n`); `nil` for

@@ -951,6 +951,7 @@ final class ConnectionPool: Sendable {
                     try NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: check.verify)
                 }
                 try sync.addHandler(tls)
+                if let record { try sync.addHandler(TLSVersionKeeper(into: record, from: tls)) }
                 if let fault { try sync.addHandler(TLSFaultKeeper(into: fault)) }
                 // This handler's certificate, not the first TLS handler's of the pipeline: through an HTTPS proxy that
                 // is the proxy's.

@@ -24,7 +24,10 @@ final class ExchangeMetrics: Sendable {
         transaction.isReusedConnection = reused
         transaction.isProxyConnection = proxied
         // A new connection's own times (a wait for the pool to give one is not part of them).
-        let opened = reused ? nil : connection.record?.facts
+        let facts = connection.record?.facts
+        let opened = reused ? nil : facts
+        // The version goes with every exchange of the connection, as URLSession's metrics give it.
+        transaction.negotiatedTLSProtocolVersion = facts?.tlsVersion
         transaction.connectStartDate = opened?.connectStart
         transaction.connectEndDate = opened?.connectEnd
         transaction.secureConnectionStartDate = opened?.secureConnectionStart
