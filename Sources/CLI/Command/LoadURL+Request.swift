@@ -119,6 +119,11 @@ extension LoadURL {
         // As curl: no limit on how long a transfer may go without progress (the session's default is 60 s);
         // -m bounds the whole transfer.
         configuration.timeoutIntervalForRequest = .infinity
+        // -y/-Y: a transfer that sends nothing for -y's seconds is below any limit; the session's idle timeout says so
+        // even while nothing comes for the body's loop to look at.
+        if let speedTime, !(speedTime >= 0) { throw ValidationError("--speed-time wants a number of seconds, 0 or more, not \(speedTime.printed("%g"))") }
+        if let speedLimit, speedLimit < 0 { throw ValidationError("--speed-limit wants a number of bytes per second, 0 or more, not \(speedLimit)") }
+        if let lowSpeedLimit { configuration.timeoutIntervalForRequest = lowSpeedLimit.seconds }
         configuration.redirectLimit = followRedirects || locationTrusted ? (maxRedirects < 0 ? Int.max : maxRedirects) : 0
         // `-L --max-redirs 0` fails at the first redirect (47), as curl's does; without -L a redirect is the result.
         if followRedirects || locationTrusted, maxRedirects == 0 { configuration.middleware.append(RedirectMiddleware(limit: 0)) }
@@ -361,6 +366,8 @@ extension LoadURL {
         var maxFileSize: Int64?
         /// --limit-rate's bytes per second; `nil` for none.
         var rateLimit: Int64?
+        /// -Y and -y; `nil` for neither.
+        var lowSpeed: LowSpeedLimit?
         /// Whether -T's file is read whole once, for several URLs to upload it: standard input from a pipe, a FIFO, which
         /// can be read only once (the second URL would upload nothing). A regular file is read as each upload is sent.
         var readsUploadOnce = false
@@ -450,7 +457,16 @@ extension LoadURL {
         }
         options.maxFileSize = maxFileSize.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
+        options.lowSpeed = lowSpeedLimit
         return options
+    }
+
+    /// `-Y` and `-y` as curl reads them: either alone sets the other to its default (1 byte per second, 30 s); either at
+    /// 0 turns the check off.
+    var lowSpeedLimit: LowSpeedLimit? {
+        guard speedLimit != nil || speedTime != nil else { return nil }
+        let limit = LowSpeedLimit(bytesPerSecond: speedLimit ?? 1, seconds: speedTime ?? 30)
+        return limit.bytesPerSecond > 0 && limit.seconds > 0 ? limit : nil
     }
 
     /// `--connect-to`'s `HOST1:PORT1:HOST2:PORT2` as ``HTTPClientOptions/connectTo`` takes it (`"host1:port1"` →

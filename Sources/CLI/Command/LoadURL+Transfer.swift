@@ -311,6 +311,7 @@ extension LoadURL {
                 let deadline = maxTime.flatMap { $0 > 0 ? started.advanced(by: .seconds($0)) : nil }
                 func copyBody() async throws {
                     let pacer = options.rateLimit.map { RatePacer(bytesPerSecond: $0, deadline: deadline) }
+                    var lowSpeed = LowSpeedLimit.Watch()
                     for try await chunk in bytes.chunks {
                         if let maxFileSize, summary.bytes + Int64(chunk.count) > maxFileSize {
                             bytes.task.cancel()
@@ -319,6 +320,10 @@ extension LoadURL {
                         try put(chunk)
                         summary.bytes += Int64(chunk.count)
                         meter.update(received: summary.bytes, expected: response.expectedContentLength)
+                        if let limit = options.lowSpeed, lowSpeed.tooSlow(total: summary.bytes, at: Self.seconds(since: started), under: limit) {
+                            bytes.task.cancel()
+                            throw limit.error(for: url)
+                        }
                         do {
                             try await pacer?.pause(after: summary.bytes)
                         } catch is RatePacer.DeadlinePassed {

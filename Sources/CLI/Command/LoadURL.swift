@@ -217,6 +217,14 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Option(name: .customLong("limit-rate"), help: "Take each response body at most SPEED bytes per second on average (K, M, G suffixes; 0: no limit).")
     public var limitRate: String?
 
+    /// curl's `-Y`/`--speed-limit`: the slowest rate, in bytes per second, a transfer may keep up for `--speed-time`.
+    @Option(name: [.customShort("Y"), .customLong("speed-limit")], help: "Abort (28) a transfer slower than SPEED bytes per second for --speed-time seconds (30 unless given).")
+    public var speedLimit: Int64?
+
+    /// curl's `-y`/`--speed-time`: for how long a transfer may be slower than `--speed-limit` before it is aborted.
+    @Option(name: [.customShort("y"), .customLong("speed-time")], help: "Abort (28) a transfer slower than --speed-limit (1 byte per second unless given) for SECONDS on end.")
+    public var speedTime: Double?
+
     /// The longest opening a connection may take, curl's `--connect-timeout`.
     @Option(name: .customLong("connect-timeout"), help: "Give up opening a connection after SECONDS (TLS included; 0: the default, 30).")
     public var connectTimeout: Double?
