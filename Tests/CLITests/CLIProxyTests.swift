@@ -139,7 +139,7 @@ struct CLIProxyTests {
         #expect(socket.status == 0 && socket.stdout == "Hello from nginx\n", "\(socket.stderr)")
     }
 
-    @Test("-x socks5h:// and socks4:// (and curl's --socks5, --socks5-hostname, --socks4) go through the SOCKS proxy; a proxy of another kind is a usage error (2), said before any transfer, and in a variable fails its loads (7)")
+    @Test("-x socks5h:// and socks4:// (and curl's --socks5, --socks5-hostname, --socks4) go through the SOCKS proxy; a proxy of another kind is a usage error (2), said before any transfer, and in a variable fails its loads (7); a SOCKS refusal is 97")
     func socksAndUnsupported() async throws {
         let (nginx, proxies) = try servers()
         let socks = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(proxies.socksPort)", "--cacert", nginx.caFile,
@@ -154,7 +154,8 @@ struct CLIProxyTests {
         let inURL = try await LoadURLProcess.run(["-sS", "-x", "socks5h://\(socksLogin.user):\(socksLogin.password)@127.0.0.1:\(socksLogin.port)", hello])
         #expect(inURL.status == 0 && inURL.stdout == "Hello from nginx\n", "\(inURL.stderr)")
         let refused = try await LoadURLProcess.run(["-sS", "-x", "socks5h://127.0.0.1:\(socksLogin.port)", "-U", "\(socksLogin.user):wrong", hello])
-        #expect(refused.status == 67 && refused.stdout.isEmpty, "login denied: \(refused.status) \(refused.stdout)")
+        // A SOCKS handshake that fails is curl's 97 (a proxy handshake error), the login's refusal too.
+        #expect(refused.status == 97 && refused.stdout.isEmpty, "login denied: \(refused.status) \(refused.stdout)")
         #expect(refused.stderr.contains("refused the user name and password"), "\(refused.stderr)")
         let unusable = try await LoadURLProcess.run(["-sS", "http://127.0.0.1:\(nginx.httpPort)/hello.txt"], environment: ["http_proxy": "ftp://127.0.0.1:1"])
         // Never direct: the load fails, naming the variable (see `environment` for https_proxy and no_proxy).
@@ -163,7 +164,7 @@ struct CLIProxyTests {
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("-x wants an HTTP, HTTPS, SOCKS5 or SOCKS4 proxy"), "\(run.stderr)")
-        // SOCKS4, the name resolved here; SOCKS4a, which dante refuses (91): exit 7, as a proxy that cannot connect.
+        // SOCKS4, the name resolved here; SOCKS4a, which dante refuses (91): exit 97, as curl's.
         let socks4 = try await LoadURLProcess.run(["-sS", "-x", "socks4://127.0.0.1:\(proxies.socksPort)", "--cacert", nginx.caFile,
                                                    hello, "https://localhost:\(nginx.httpsPort)/hello.txt"])
         #expect(socks4.status == 0 && socks4.stdout == "Hello from nginx\nHello from nginx\n", "\(socks4.stderr)")
@@ -173,14 +174,26 @@ struct CLIProxyTests {
             #expect(run.status == 0 && run.stdout == "Hello from nginx\n", "\(option): \(run.status) \(run.stderr)")
         }
         let viaSocks4a = try await LoadURLProcess.run(["-sS", "--socks4a", "127.0.0.1:\(proxies.socksPort)", hello])
-        #expect(viaSocks4a.status == 7 && viaSocks4a.stderr.contains("SOCKS4 reply 91"), "dante refuses SOCKS4a: \(viaSocks4a.stderr)")
+        #expect(viaSocks4a.status == 97 && viaSocks4a.stderr.contains("SOCKS4 reply 91"), "dante refuses SOCKS4a: \(viaSocks4a.stderr)")
         let chained = try await LoadURLProcess.run(["-sS", "--socks5", "127.0.0.1:1", "-x", "http://127.0.0.1:2", hello])
         #expect(chained.status == 2 && chained.stderr.contains("give -x or --socks5, not both"), "\(chained.stderr)")
         let twice = try await LoadURLProcess.run(["-sS", "--socks5", "127.0.0.1:1", "--socks4", "127.0.0.1:2", hello])
         #expect(twice.status == 2 && twice.stderr.contains("--socks5 and --socks4"), "\(twice.stderr)")
         let socks4a = try await LoadURLProcess.run(["-sS", "-x", "socks4a://127.0.0.1:\(proxies.socksPort)", hello])
-        #expect(socks4a.status == 7 && socks4a.stdout.isEmpty, "\(socks4a.status) \(socks4a.stdout)")
+        #expect(socks4a.status == 97 && socks4a.stdout.isEmpty, "\(socks4a.status) \(socks4a.stdout)")
         #expect(socks4a.stderr.contains("the SOCKS4 proxy 127.0.0.1:\(proxies.socksPort) refused the request or could not connect to localhost:\(nginx.httpPort) (SOCKS4 reply 91)"),
                 "\(socks4a.stderr)")
+    }
+
+    @Test("A proxy whose name is not found exits 5 (an HTTP or a SOCKS proxy), not the server's 6, as curl's; one that refuses the connection, 7")
+    func unreachableProxies() async throws {
+        let nginx = try TestServers.requireNginx()
+        let hello = "http://localhost:\(nginx.httpPort)/hello.txt"
+        for proxy in ["http://no-such-proxy.invalid:3128", "socks5h://no-such-proxy.invalid:1080"] {
+            let run = try await LoadURLProcess.run(["-sS", "-x", proxy, hello])
+            #expect(run.status == 5 && run.stdout.isEmpty && run.stderr.contains("no-such-proxy.invalid"), "\(proxy): \(run.status) \(run.stderr)")
+        }
+        let refused = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(LoopbackPorts.closed())", hello])
+        #expect(refused.status == 7, "\(refused.status) \(refused.stderr)")
     }
 }

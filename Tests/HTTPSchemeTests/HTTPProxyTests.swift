@@ -212,7 +212,7 @@ struct HTTPProxyTests {
         }
     }
 
-    @Test("A proxy that cannot be reached fails the load with cannotConnectToHost naming the URL and the proxy")
+    @Test("A proxy that cannot be reached fails the load with cannotConnectToHost naming the URL and the proxy; one whose name is not found, with cannotFindHost and a ProxyFailure")
     func unreachableProxy() async throws {
         let port = LoopbackPorts.closed()
         for url in [try Nginx.http("/hello.txt"), try Nginx.https("/hello.txt")] {
@@ -222,6 +222,12 @@ struct HTTPProxyTests {
             #expect(error?.reason?.hasPrefix("the proxy 127.0.0.1:\(port): ") == true, "\(String(describing: error))")
             #expect((error?.underlying as? POSIXError)?.code == .ECONNREFUSED, "\(String(describing: error?.underlying))")
         }
+        // A proxy whose name is not found: cannotFindHost, its underlying a ProxyFailure of the lookup, not the server's.
+        let url = try Nginx.http("/hello.txt")
+        let unnamed = await loadError { _ = try await session(HTTPClientOptions.Proxy(host: "no-such-proxy.invalid", port: 3128)).data(from: url) }
+        let failure = unnamed?.underlying as? ProxyFailure
+        #expect(unnamed?.code == .cannotFindHost && failure?.step == .nameLookup && failure?.proxy == "no-such-proxy.invalid:3128",
+                "\(String(describing: unnamed))")
     }
 
     @Test("Hosts in noProxy, and a request that sets no proxy, go directly")
@@ -302,6 +308,7 @@ struct HTTPProxyTests {
         wrong.password = "not the secret"
         let refused = await loadError { _ = try await session(wrong).data(from: url) }
         #expect(refused?.code == .userAuthenticationRequired, "\(String(describing: refused))")
+        #expect((refused?.underlying as? ProxyFailure)?.step == .socksHandshake, "\(String(describing: refused?.underlying))")
         #expect(refused?.url == url)
         #expect(refused?.reason?.hasPrefix("the SOCKS proxy \(name) refused the user name and password") == true, "\(String(describing: refused))")
 

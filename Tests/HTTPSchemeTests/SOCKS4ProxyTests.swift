@@ -114,6 +114,9 @@ struct SOCKS4ProxyTests {
         #expect(error?.code == code && error?.url == url, "\(String(describing: error))")
         #expect(error?.reason?.hasPrefix("the SOCKS") == true && error?.reason?.contains("127.0.0.1:\(server.port)") == true, "\(String(describing: error))")
         #expect(error?.reason?.contains(saying) == true, "\(String(describing: error))")
+        // The proxy's failure, not the server's: what a tool tells apart (curl's 97).
+        let failure = error?.underlying as? ProxyFailure
+        #expect(failure?.step == .socksHandshake && failure?.proxy == "127.0.0.1:\(server.port)", "\(String(describing: error?.underlying))")
     }
 
     @Test("The SOCKS4 request's bytes, a reply in pieces, and what cannot be sent")

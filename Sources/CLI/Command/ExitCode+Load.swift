@@ -12,6 +12,7 @@ import Loader
 /// | 1 | no handler for the URL's scheme (curl: unsupported protocol) |
 /// | 2 | usage error: unknown option, missing URL (curl: failed to initialize) |
 /// | 3 | malformed URL |
+/// | 5 | the proxy's name could not be resolved |
 /// | 6 | host not found |
 /// | 7 | cannot connect |
 /// | 16 | the server did not speak HTTP/2 as it must (curl: HTTP/2 framing layer) |
@@ -38,6 +39,7 @@ import Loader
 /// | 78 | the remote resource does not exist (an FTP file included) |
 /// | 90 | the server's public key is none of `--pinnedpubkey`'s |
 /// | 92 | the server reset the HTTP/2 stream before the response was complete (curl: HTTP/2 stream error) |
+/// | 97 | a SOCKS proxy refused the tunnel or its login, or broke its handshake (curl: proxy handshake error) |
 /// | 130 | cancelled (interrupted) |
 /// | 99 | anything else |
 public enum LoadURLExit {
@@ -46,7 +48,7 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, a proxy whose name is not found or whose SOCKS handshake fails (``Loader/ProxyFailure``) curl's 5 and 97, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
@@ -62,6 +64,11 @@ public enum LoadURLExit {
         if error.underlying is FTPActiveModeFailure { return 30 }
         if error.underlying is ProxyTunnelRefused { return 56 }
         if error.underlying is PublicKeyPinMismatch { return 90 }
+        switch (error.underlying as? ProxyFailure)?.step {
+        case .nameLookup?: return 5
+        case .socksHandshake?: return 97
+        case nil: break
+        }
         switch (error.underlying as? ResponseCutShort)?.point {
         case .beforeResponse?: return 52
         case .inBody?: return 18

@@ -39,16 +39,17 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
           1  unsupported scheme               37  file missing or unreadable
           2  usage                            47  too many redirects
           3  malformed URL                    52  closed without a response
-          6  host not found                   56  connection lost, bad response,
-          7  cannot connect                       client certificate refused
-         16  server broke HTTP/2              58  client certificate unusable
-         18  body cut short                   60  untrusted or mismatched certificate
-         22  HTTP error with -f               61  cannot decode body
-         23  cannot write output              63  body too large
-         25  server refused the upload        67  login denied
-         26  cannot read upload or -K file    78  remote resource not found
-         28  timed out                        90  pinned public key not matched
-         33  -C: the rest cannot be had       92  server reset the HTTP/2 stream
+          5  proxy's name not found           56  connection lost, bad response,
+          6  host not found                       client certificate refused
+          7  cannot connect                   58  client certificate unusable
+         16  server broke HTTP/2              60  untrusted or mismatched certificate
+         18  body cut short                   61  cannot decode body
+         22  HTTP error with -f               63  body too large
+         23  cannot write output              67  login denied
+         25  server refused the upload        78  remote resource not found
+         26  cannot read upload or -K file    90  pinned public key not matched
+         28  timed out (-m, -y/-Y too)        92  server reset the HTTP/2 stream
+         33  -C: the rest cannot be had       97  SOCKS proxy refused or failed
          35  TLS failure                      99  other
                                              130  cancelled
         """

@@ -12,13 +12,16 @@ enum CurlErrorMapping {
 
     /// What the code says beyond the error's code: how far a response had come, for the codes that say its connection
     /// ended early; a range that starts past the file's end (libcurl's resume offset beyond the size); an active-mode
-    /// data connection that could not be set up.
+    /// data connection that could not be set up; a proxy whose name could not be resolved, or whose SOCKS handshake
+    /// failed (libcurl's `CURLE_PROXY` is its SOCKS code).
     private static func underlying(_ code: CURLcode) -> (any Error)? {
         switch code {
         case CURLE_PARTIAL_FILE: return ResponseCutShort(.inBody(received: nil, expected: nil))
         case CURLE_GOT_NOTHING: return ResponseCutShort(.beforeResponse)
         case CURLE_BAD_DOWNLOAD_RESUME: return RangeNotSatisfiable(size: nil)
         case CURLE_FTP_PORT_FAILED: return FTPActiveModeFailure()
+        case CURLE_COULDNT_RESOLVE_PROXY: return ProxyFailure(.nameLookup, proxy: nil)
+        case CURLE_PROXY: return ProxyFailure(.socksHandshake, proxy: nil)
         default: return nil
         }
     }

@@ -842,15 +842,21 @@ final class ConnectionPool: Sendable {
             if family != .any, let failure = error as? NIOConnectionError, failure.connectionErrors.isEmpty {
                 let version = family == .ipv4 ? "IPv4" : "IPv6"
                 let cause = (family == .ipv4 ? failure.dnsAError : failure.dnsAAAAError).map { ": \($0)" } ?? ""
-                let whose = proxy.map { "the proxy \(HTTPClientOptions.Proxy.authority($0.host, $0.port)): " } ?? ""
+                let name = proxy.map { HTTPClientOptions.Proxy.authority($0.host, $0.port) }
+                let whose = name.map { "the proxy \($0): " } ?? ""
+                // A proxy's name with no address of that version is its failure (curl's 5); an address of the other
+                // version is not a name that failed (curl cannot connect to it: 7).
+                let proxyFailure = IPAddressText.bytes(failure.host) == nil ? name.map { ProxyFailure(.nameLookup, proxy: $0, cause: failure) } : nil
                 throw LoadError(.cannotFindHost, url: url,
                                 reason: "\(whose)cannot resolve \(failure.host) to an \(version) address (\(version) alone asked for)\(cause)",
-                                underlying: failure)
+                                underlying: proxyFailure ?? failure)
             }
             guard let proxy else { throw error }
             let mapped = HTTPErrorMapping.map(error, url: url)
-            throw LoadError(mapped.code, url: url, reason: "the proxy \(HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)): \(mapped.reason ?? mapped.code.description)",
-                            underlying: mapped.underlying)
+            let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
+            // The proxy's own name not found is its failure, not the server's (curl's 5, not 6).
+            let underlying = mapped.code == .cannotFindHost ? ProxyFailure(.nameLookup, proxy: name, cause: mapped.underlying) : mapped.underlying
+            throw LoadError(mapped.code, url: url, reason: "the proxy \(name): \(mapped.reason ?? mapped.code.description)", underlying: underlying)
         }
         let seconds = key.options.connectTimeout.printed("%g")
         if let proxyHandshake, let proxy {

@@ -83,7 +83,8 @@ final class SOCKS4Handler: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if !done {
             done = true
-            established.fail(LoadError(.networkConnectionLost, url: url, reason: "the SOCKS proxy \(name) closed the connection before opening the tunnel to \(target)"))
+            established.fail(SOCKSTunnel.proxyFailure(LoadError(.networkConnectionLost, url: url,
+                                                                reason: "the SOCKS proxy \(name) closed the connection before opening the tunnel to \(target)"), proxy: name))
         }
         context.fireChannelInactive()
     }
@@ -91,7 +92,7 @@ final class SOCKS4Handler: ChannelInboundHandler, RemovableChannelHandler {
     /// Fails the tunnel with `error` (if it was not granted already), and closes the connection.
     private func fail(_ context: ChannelHandlerContext, _ error: LoadError) {
         done = true
-        established.fail(error)
+        established.fail(SOCKSTunnel.proxyFailure(error, proxy: name))
         context.close(promise: nil)
     }
 }

@@ -39,6 +39,14 @@ enum SOCKSTunnel {
         }
     }
 
+    /// `error` with a ``Loader/ProxyFailure`` of the SOCKS handshake at `proxy` as its `underlying` (the cause it had
+    /// before kept inside): a tool tells such a failure from one of the server behind (curl's 97).
+    static func proxyFailure(_ error: LoadError, proxy: String) -> LoadError {
+        var error = error
+        error.underlying = ProxyFailure(.socksHandshake, proxy: proxy, cause: error.underlying)
+        return error
+    }
+
     /// The handshake to ask `proxy` for `host` at `port`; throws unless the proxy can be asked for it. SOCKS5 gives the
     /// name, the user name and the password one byte of length each (RFC 1928 §5, RFC 1929), and NIOSOCKS traps on
     /// a longer name; SOCKS4 carries IPv4 addresses alone (an IPv6 address is refused, even for SOCKS4a, which could
@@ -162,12 +170,13 @@ enum SOCKSTunnel {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            established.fail(LoadError(.networkConnectionLost, url: url, reason: "the SOCKS proxy \(name) closed the connection before opening the tunnel to \(target)"))
+            established.fail(SOCKSTunnel.proxyFailure(LoadError(.networkConnectionLost, url: url,
+                                                                reason: "the SOCKS proxy \(name) closed the connection before opening the tunnel to \(target)"), proxy: name))
             context.fireChannelInactive()
         }
 
-        private func fail(_ context: ChannelHandlerContext, _ error: any Error) {
-            established.fail(error)
+        private func fail(_ context: ChannelHandlerContext, _ error: LoadError) {
+            established.fail(SOCKSTunnel.proxyFailure(error, proxy: name))
             context.close(promise: nil)
         }
     }
