@@ -159,7 +159,6 @@ class CountingForCLI(CountingHandler):
 def client_certificate_context():
     """A server TLS context that takes only clients showing a certificate the test CA signed (pyOpenSSL's, as
     pyftpdlib's TLS handler uses)."""
-    from OpenSSL import SSL
     context = SSL.Context(SSL.TLS_SERVER_METHOD)
     context.use_certificate_chain_file(cert)
     context.use_privatekey_file(key)
@@ -174,7 +173,6 @@ def client_certificate_context():
 def one_version_context(version):
     """A TLS context that speaks one TLS version alone (pyOpenSSL's constant, such as SSL.TLS1_2_VERSION), for the tests
     of the lowest and highest versions a client accepts."""
-    from OpenSSL import SSL
     context = SSL.Context(SSL.TLS_SERVER_METHOD)
     context.use_certificate_chain_file(cert)
     context.use_privatekey_file(key)

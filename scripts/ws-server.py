@@ -8,7 +8,8 @@ with 4000 "done"; /big sends one 2 MiB binary message; /many sends the texts "0"
 binary messages of 256 KiB (each filled with its index) and closes with 1000;
 /cookie sends the Cookie field of the handshake, then its X-Greeting field; /protocol takes "chat" when the client
 offers it (else no subprotocol) and sends the one it took ("" for none); /protocol-unasked answers with the
-subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2). Redirects (302, no
+subprotocol "unasked" whatever the client offered (a server breaking RFC 6455 §4.2.2); /hsts echoes as /echo does, its 101
+answer carrying Strict-Transport-Security: max-age=600. Redirects (302, no
 WebSocket): /moved to /echo; /moved-cookie sets the cookie moved=1 and goes to /cookie; /moved-secure to the TLS
 server's wss://localhost:PORT/echo (another origin), /moved-secure-cookie to its /cookie; /moved-http to http://127.0.0.1:PORT/echo (http standing for
 ws); /moved-loop to itself; /moved-file to file:///etc/hostname. Challenges (401 until answered, then the socket sends
@@ -58,7 +59,7 @@ from websockets.datastructures import Headers
 from websockets.frames import Opcode
 
 cert, key, env_file, unix_socket = sys.argv[1:5]
-PATHS = {"/burst", "/burst-ping", "/slow-reader", "/no-read", "/trickle", "/zeros-close", "/no-connection", "/no-connection-echo", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked"}
+PATHS = {"/burst", "/burst-ping", "/slow-reader", "/no-read", "/trickle", "/zeros-close", "/no-connection", "/no-connection-echo", "/zeros", "/extensions", "/fragmented", "/bomb", "/bad-extension", "/unoffered-extension", "/forced-deflate", "/wire", "/authorization", "/echo", "/close", "/big", "/many", "/flood", "/cookie", "/drop", "/drop-now", "/protocol", "/protocol-unasked", "/hsts"}
 
 
 # The ports both servers listen on, once they do (for the redirects that name them).
@@ -212,6 +213,8 @@ FORGED_EXTENSIONS = {"/bad-extension": "permessage-deflate; client_max_window_bi
 def forge_answer(connection, request, response):
     if request.path in ("/no-connection", "/no-connection-echo") and response.status_code == 101:
         del response.headers["Connection"]
+    if request.path == "/hsts" and response.status_code == 101:
+        response.headers["Strict-Transport-Security"] = "max-age=600"
     if request.path in FORGED_EXTENSIONS and response.status_code == 101:
         if "Sec-WebSocket-Extensions" in response.headers:
             del response.headers["Sec-WebSocket-Extensions"]
@@ -229,7 +232,7 @@ def select_subprotocol(connection, subprotocols):
 
 async def handle(ws):
     path = ws.request.path
-    if path in ("/echo", "/no-connection-echo"):
+    if path in ("/echo", "/no-connection-echo", "/hsts"):
         async for message in ws:
             await ws.send(message)
     elif path == "/burst":

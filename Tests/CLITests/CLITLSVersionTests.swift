@@ -11,8 +11,10 @@ struct CLITLSVersionTests {
         let nginx = try TestServers.requireNginx()
         let modern = "https://localhost:\(nginx.httpsPort)/hello.txt"
         let old = "https://localhost:\(nginx.tls12Port)/hello.txt"
-        let plain = try await LoadURLProcess.run(["-sSv", "--cacert", nginx.caFile, modern])
-        #expect(plain.status == 0 && plain.stdout == "Hello from nginx\n" && plain.stderr.contains("* SSL connection using TLSv1.3\n"), "\(plain.stderr)")
+        // Once per connection: the second URL goes on the first's.
+        let plain = try await LoadURLProcess.run(["-sSv", "--cacert", nginx.caFile, modern, modern])
+        #expect(plain.status == 0 && plain.stdout == "Hello from nginx\nHello from nginx\n", "\(plain.stderr)")
+        #expect(plain.stderr.components(separatedBy: "* SSL connection using TLSv1.3\n").count == 2, "\(plain.stderr)")
         let capped = try await LoadURLProcess.run(["-sSv", "--cacert", nginx.caFile, "--tls-max", "1.2", modern])
         #expect(capped.status == 0 && capped.stderr.contains("* SSL connection using TLSv1.2\n"), "\(capped.status) \(capped.stderr)")
         let refused = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "--tlsv1.3", old])
@@ -32,11 +34,16 @@ struct CLITLSVersionTests {
         }
     }
 
-    @Test("--tls-max below --tlsv1.3, below TLS 1.2, or not a version is a usage error (2)")
+    @Test("--tls-max below TLS 1.2, or not a version, is a usage error (2); below --tlsv1.3 it fails each TLS transfer (35), as curl, and no other")
     func usage() async throws {
-        for options in [["--tlsv1.3", "--tls-max", "1.2"], ["--tls-max", "1.1"], ["--tls-max", "2"]] {
+        for options in [["--tls-max", "1.1"], ["--tls-max", "2"]] {
             let run = try await LoadURLProcess.run(["-sS"] + options + ["https://localhost:1/"])
             #expect(run.status == 2 && run.stderr.contains("--tls-max"), "\(options): \(run.status) \(run.stderr)")
         }
+        let nginx = try TestServers.requireNginx()
+        let none = try await LoadURLProcess.run(["-sS", "--cacert", nginx.caFile, "--tlsv1.3", "--tls-max", "1.2", "https://localhost:\(nginx.httpsPort)/hello.txt"])
+        #expect(none.status == 35 && none.stderr.contains("no TLS version"), "\(none.status) \(none.stderr)")
+        let plain = try await LoadURLProcess.run(["-sS", "--tlsv1.3", "--tls-max", "1.2", "http://127.0.0.1:\(nginx.httpPort)/hello.txt"])
+        #expect(plain.status == 0 && plain.stdout == "Hello from nginx\n", "\(plain.status) \(plain.stderr)")
     }
 }

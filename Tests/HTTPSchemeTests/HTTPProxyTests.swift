@@ -286,6 +286,7 @@ struct HTTPProxyTests {
         let nowhere = URL(string: "http://no-such-host.invalid/")!
         let here = await loadError { _ = try await session(local).data(from: nowhere) }
         #expect(here?.code == .cannotFindHost && here?.reason?.contains("could not be resolved here") == true, "\(String(describing: here))")
+        #expect((here?.underlying as? ProxyFailure)?.step == .socksHandshake, "the SOCKS proxy could not be asked (curl's 97): \(String(describing: here?.underlying))")
         let remote = try #require(HTTPClientOptions.Proxy("socks5h://127.0.0.1:\(proxies.socksPort)"))
         let there = await loadError { _ = try await session(remote).data(from: nowhere) }
         #expect(there != nil && there?.reason?.contains("could not be resolved here") != true, "\(String(describing: there))")

@@ -64,6 +64,29 @@ struct HTTPStrictTransportTests {
         socket.cancel()
     }
 
+    @Test("A wss: handshake's answer with the field sets a policy, as an HTTPS response's does; a ws: one's does not")
+    func learnsFromWebSockets() async throws {
+        let sockets = try #require(TestServers.webSockets, "the WebSocket servers could not be started by scripts/test-servers")
+        // The plain server sends the field too: over ws it must be ignored.
+        let plainSession = try Nginx.session()
+        let plain = plainSession.webSocketTask(with: URL(string: "ws://localhost:\(sockets.port)/hsts")!)
+        try await plain.send(.string("plain"))
+        #expect(try await plain.receive() == .string("plain"))
+        plain.cancel()
+        #expect(try #require(plainSession.configuration.hstsStore).entries.isEmpty)
+
+        let session = try Nginx.session()
+        let secure = session.webSocketTask(with: URL(string: "wss://localhost:\(sockets.tlsPort)/hsts")!)
+        try await secure.send(.string("secure"))
+        #expect(try await secure.receive() == .string("secure"))
+        secure.cancel()
+        let store = try #require(session.configuration.hstsStore)
+        #expect(store.entries.map(\.host) == ["localhost"] && store.requiresHTTPS("localhost"))
+        // And it holds for the session's loads: plain HTTP to nginx's TLS port goes as https.
+        let (_, response) = try await session.data(from: try plainToTLSPort())
+        #expect(response.status == .ok && response.url.scheme == "https", "\(response.url)")
+    }
+
     @Test("Sessions given one store share what it learns, and a redirect to an http URL of the host is upgraded too")
     func sharedStoreAndRedirects() async throws {
         let store = HSTSStore()

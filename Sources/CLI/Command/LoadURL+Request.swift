@@ -137,16 +137,15 @@ extension LoadURL {
         if let pinnedPublicKey { http.tls.pinnedPublicKeys = try Self.pins(pinnedPublicKey) }
         if let tlsMinimum { http.tls.minimumVersion = tlsMinimum.version }
         if let tlsMaximum { http.tls.maximumVersion = try TLSVersionChoice.maximum(tlsMaximum) }
-        // No TLS connection could open with both: said before any transfer rather than at each one's handshake.
-        if http.tls.minimumVersion > http.tls.maximumVersion {
-            throw ValidationError("--tls-max \(tlsMaximum ?? "") is below the lowest version asked for (--tlsv1.3)")
-        }
         if let clientCertificate {
             (http.tls.clientCertificatePEMFile, http.tls.clientPrivateKeyPassphrase) = Self.split(certificate: clientCertificate, passphrase: clientKeyPassphrase)
             http.tls.clientPrivateKeyPEMFile = clientKey
         } else if clientKey != nil || clientKeyPassphrase != nil {
             throw ValidationError("--key and --pass need --cert (the client certificate they belong to)")
         }
+        // -Z opens as many connections to a host as transfers run at once, as curl (which has no limit per host): a
+        // transfer waiting for one of the pool's eight would wait for others to end, its -y time running.
+        if parallel { http.maximumConnectionsPerHost = max(http.maximumConnectionsPerHost, parallelMax == 0 ? 50 : min(parallelMax, Self.parallelLimit)) }
         http.allowsHTTP2 = httpVersion != .http1_1
         http.http2PriorKnowledge = httpVersion == .http2PriorKnowledge
         // -A '' and -H 'User-Agent:' send none, as curl's: not the handler's own either. (A malformed -H is each

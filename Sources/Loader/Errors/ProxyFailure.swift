@@ -10,7 +10,8 @@ public struct ProxyFailure: Error, Sendable, CustomStringConvertible {
         /// The proxy's own name could not be resolved (curl's 5).
         case nameLookup
         /// A SOCKS proxy refused the request or the login, answered other than SOCKS, or closed the connection before
-        /// opening the tunnel (curl's 97).
+        /// opening the tunnel; or it could not be asked for the server (a name to resolve here that is not found, an
+        /// address, a name or a login too long for the protocol). curl's 97.
         case socksHandshake
     }
 

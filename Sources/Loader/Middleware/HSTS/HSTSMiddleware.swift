@@ -10,8 +10,6 @@ import HTTPTypes
 struct HSTSMiddleware: LoadMiddleware {
     let store: HSTSStore
 
-    static let field = HTTPField.Name("Strict-Transport-Security")!
-
     func load(_ request: LoadRequest, context: LoadContext, next: LoadNext) async throws -> LoadResult {
         try await loadSplit(request, context: context, next: next)
     }
@@ -35,11 +33,7 @@ extension HSTSMiddleware: BuiltInLayer {
     }
 
     func transformed(_ result: LoadResult, sent: LoadRequest?) -> LoadResult {
-        let url = result.response.url
-        // The first field alone (RFC 6797 §8.1): the fields' subscript would join two into one value, which no policy reads.
-        guard url.scheme?.lowercased() == "https", let value = result.response.headerFields[values: Self.field].first,
-              let host = url.host(percentEncoded: false) else { return result }
-        store.record(value, for: host)
+        store.record(from: result.response)
         return result
     }
 }

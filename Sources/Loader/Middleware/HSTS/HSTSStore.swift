@@ -1,4 +1,5 @@
 import FoundationEssentials
+import HTTPTypes
 import Synchronization
 
 /// The hosts that are to be reached over HTTPS alone (HTTP Strict Transport Security, RFC 6797), as their servers
@@ -89,6 +90,19 @@ public final class HSTSStore: Sendable {
         let text = url.absoluteString
         return URL(string: secure + text.dropFirst(scheme.count)) ?? url
     }
+
+    /// Takes the policy of `response`'s first `Strict-Transport-Security` field (RFC 6797 §8.1: a second is ignored) if
+    /// the response came over TLS, `https` or `wss` (a WebSocket handshake's answer); one over plain HTTP is ignored, as
+    /// the RFC asks.
+    package func record(from response: LoadResponse) {
+        let url = response.url
+        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "wss",
+              let value = response.headerFields[values: Self.field].first, let host = url.host(percentEncoded: false) else { return }
+        record(value, for: host)
+    }
+
+    /// The field that states a policy.
+    static let field = HTTPField.Name("Strict-Transport-Security")!
 
     /// Takes the policy a `Strict-Transport-Security` field of `value` states for `host`, from a response that came
     /// over HTTPS: kept (or renewed) for its `max-age`, or ended by a `max-age` of 0. A value that states no policy,

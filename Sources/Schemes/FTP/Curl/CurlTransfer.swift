@@ -81,7 +81,7 @@ final class CurlTransfer: @unchecked Sendable {
         let verifiesCertificates: Bool
         /// The pinned public keys: a connection made without them was not checked against them.
         let pinnedPublicKeys: Set<String>
-        /// The lowest and highest TLS versions: a connection that speaks one outside them is not used.
+        /// The lowest and highest TLS versions (none for plain FTP): a connection that speaks one outside them is not used.
         let tlsVersions: [TLSProtocolVersion]
         /// The client certificate, its key and passphrase: a connection shows the server one identity only.
         let clientIdentity: [String?]
@@ -94,6 +94,8 @@ final class CurlTransfer: @unchecked Sendable {
     private let clientPrivateKeyPEMFile: String?
     /// The pins the transfer was given, each `sha256//…`, sorted: for libcurl, and for the error that says none matched.
     private let pins: [String]
+    /// The host of the proxy the transfer goes through, if any, for an error that names it.
+    private let proxyHost: String?
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// The share handle of its own that holds the connection of a transfer that keeps none, which the engine frees
@@ -158,6 +160,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         self.pins = options.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//" + $0 }.sorted()
+        self.proxyHost = options.proxy.flatMap { URLComponents(string: $0.contains("://") ? $0 : "http://" + $0)?.host }
         // The key (and the identity files' stat calls) only for a session that keeps connections.
         self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
             let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy, options.proxyTrustRootsPEMFile, options.proxyVerifiesCertificates ? nil : "unchecked"],
@@ -165,7 +168,7 @@ final class CurlTransfer: @unchecked Sendable {
                                trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
                                pinnedPublicKeys: options.pinnedPublicKeys,
-                               tlsVersions: [options.minimumTLSVersion, options.maximumTLSVersion],
+                               tlsVersions: request.scheme == "ftps" || options.tls != .never ? [options.minimumTLSVersion, options.maximumTLSVersion] : [],
                                clientIdentity: [options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile, options.clientPrivateKeyPassphrase],
                                clientIdentityFiles: FileStamp.of(options.clientCertificatePEMFile, options.clientPrivateKeyPEMFile))
             return (key: key, idleTimeout: idleTimeout)
@@ -409,6 +412,11 @@ final class CurlTransfer: @unchecked Sendable {
             lostKeptConnection.store(made == 0, ordering: .releasing)
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
+        // The proxy's failure, named: libcurl 7.88 tells a SOCKS proxy's name not found as a host's (its message names it).
+        if let proxyHost, error.underlying is ProxyFailure
+            || (code == CURLE_COULDNT_RESOLVE_HOST && String(cString: errorBuffer).contains(proxyHost)) {
+            error.underlying = ProxyFailure((error.underlying as? ProxyFailure)?.step ?? .nameLookup, proxy: proxyHost)
+        }
         if code == CURLE_SSL_PINNEDPUBKEYNOTMATCH {
             let mismatch = PublicKeyPinMismatch(found: nil, pinned: pins)
             error.underlying = mismatch

@@ -704,8 +704,9 @@ final class ConnectionPool: Sendable {
             return address
         } catch {
             let (kind, scheme) = proxy.kind == .socks4 ? ("SOCKS4", "socks4://, which takes IPv4 addresses") : ("SOCKS5", "socks5://")
+            // The proxy could not be asked: curl's 97, as for a refusal.
             throw LoadError(.cannotFindHost, url: url, reason: "\(host) could not be resolved here for the \(kind) proxy (\(scheme)): \(error)",
-                            underlying: error)
+                            underlying: ProxyFailure(.socksHandshake, proxy: HTTPClientOptions.Proxy.authority(proxy.host, proxy.port), cause: error))
         }
     }
 
@@ -845,7 +846,7 @@ final class ConnectionPool: Sendable {
                 let name = proxy.map { HTTPClientOptions.Proxy.authority($0.host, $0.port) }
                 let whose = name.map { "the proxy \($0): " } ?? ""
                 // A proxy's name with no address of that version is its failure (curl's 5); an address of the other
-                // version is not a name that failed (curl cannot connect to it: 7).
+                // version is no name that failed.
                 let proxyFailure = IPAddressText.bytes(failure.host) == nil ? name.map { ProxyFailure(.nameLookup, proxy: $0, cause: failure) } : nil
                 throw LoadError(.cannotFindHost, url: url,
                                 reason: "\(whose)cannot resolve \(failure.host) to an \(version) address (\(version) alone asked for)\(cause)",

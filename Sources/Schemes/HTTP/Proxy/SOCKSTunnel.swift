@@ -54,6 +54,16 @@ enum SOCKSTunnel {
     /// connects, so that the error is the request's, not the connection's.
     static func check(_ host: String, port: Int, through proxy: HTTPClientOptions.Proxy, url: URL) throws -> Handshake {
         let name = HTTPClientOptions.Proxy.authority(proxy.host, proxy.port)
+        do {
+            return try handshake(host, port: port, through: proxy, name: name, url: url)
+        } catch {
+            // A proxy that cannot be asked for the server fails as one that refused it (curl's 97).
+            throw proxyFailure(error, proxy: name)
+        }
+    }
+
+    /// What ``check(_:port:through:url:)`` does, its errors not yet marked as the proxy's.
+    private static func handshake(_ host: String, port: Int, through proxy: HTTPClientOptions.Proxy, name: String, url: URL) throws(LoadError) -> Handshake {
         if proxy.kind == .socks4 {
             let target: SOCKS4Handshake.Target = if let address = IPAddressText.bytes(host) {
                 .address(address)

@@ -70,12 +70,12 @@ enum WebSocketOpening {
                 proxyQuestions += 1
                 proxyCredential = answer
             } catch let challenge as HandshakeChallenge {
-                saveCookies(of: challenge.response, from: current.url, in: session)
+                keepState(of: challenge.response, from: current.url, in: session)
                 // Refused, the kept credential is no longer sent ahead, by loads either.
                 if let kept, let httpURL { session.forgetKeptAuthorization(kept, for: httpURL) }
                 answered = try await answer(challenge, to: current, answering: &answering, ask: ask)
             } catch let redirect as HandshakeRedirect {
-                saveCookies(of: redirect.response, from: current.url, in: session)
+                keepState(of: redirect.response, from: current.url, in: session)
                 let limit = session.configuration.redirectLimit
                 guard limit > 0 else {
                     throw LoadError(.badServerResponse, url: current.url,
@@ -150,11 +150,14 @@ enum WebSocketOpening {
         return answer
     }
 
-    /// Keeps the cookies a handshake's refusal set, for the next try.
-    private static func saveCookies(of response: LoadResponse, from url: URL, in session: LoaderSession) {
-        guard let store = session.configuration.cookieStore else { return }
-        let values = response.headerFields[values: .setCookie]
-        if !values.isEmpty { store.save(setCookie: values, from: url) }
+    /// Keeps what an answer to the handshake (a 101, a refusal, a redirect) leaves with the session: its cookies, for
+    /// the next try, and over `wss` its `Strict-Transport-Security` policy, as an HTTPS response's.
+    private static func keepState(of response: LoadResponse, from url: URL, in session: LoaderSession) {
+        if let store = session.configuration.cookieStore {
+            let values = response.headerFields[values: .setCookie]
+            if !values.isEmpty { store.save(setCookie: values, from: url) }
+        }
+        session.configuration.hstsStore?.record(from: response)
     }
 
     /// The `http:` or `https:` URL a `ws:` or `wss:` one stands for: the handshake is an HTTP request to it.
@@ -298,7 +301,7 @@ enum WebSocketOpening {
             }
             let response = LoadResponse(url: url, head: answer)
             try checkSubprotocol(of: response, offered: http.headerFields[.secWebSocketProtocol])
-            saveCookies(of: response, from: url, in: session)
+            keepState(of: response, from: url, in: session)
             return (connection, response)
         } catch {
             // Failed where it may never have been completed (the server closed before the handlers went in).
