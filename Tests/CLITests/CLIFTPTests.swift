@@ -115,8 +115,10 @@ struct CLIFTPTests {
         let excepted = try await LoadURLProcess.run(["-sS", "--noproxy", "127.0.0.1", url], environment: ["all_proxy": closed])
         #expect(excepted.status == 0, "\(excepted.stderr)")
         // As curl: a proxy whose name is not found is 5, a SOCKS proxy that refuses (dante turns SOCKS4a away) 97.
-        let unnamed = try await LoadURLProcess.run(["-sS", "-x", "http://no-such-proxy.invalid:3128", url])
-        #expect(unnamed.status == 5 && unnamed.stdout.isEmpty, "\(unnamed.status): \(unnamed.stderr)")
+        for proxy in ["http://no-such-proxy.invalid:3128", "socks5h://no-such-proxy.invalid:1080"] {
+            let unnamed = try await LoadURLProcess.run(["-sS", "-x", proxy, url])
+            #expect(unnamed.status == 5 && unnamed.stdout.isEmpty, "\(proxy): \(unnamed.status): \(unnamed.stderr)")
+        }
         let socks4a = try await LoadURLProcess.run(["-sS", "-x", "socks4a://127.0.0.1:\(proxies.socksPort)", url])
         #expect(socks4a.status == 97 && socks4a.stdout.isEmpty, "\(socks4a.status): \(socks4a.stderr)")
     }

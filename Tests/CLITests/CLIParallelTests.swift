@@ -24,10 +24,10 @@ struct CLIParallelTests {
         #expect(run.stdout == "first[000]together[200]Hello from nginx\n[200]together[200]together[200]last[000]")
     }
 
-    @Test("-Z opens as many connections to one host as transfers run at once (curl has no limit per host), past the pool's eight")
+    @Test("With -y, -Z opens as many connections to one host as transfers run at once (curl has no limit per host), past the pool's eight, so that none waits for one with its -y time running")
     func manyToOneHost() async throws {
         let url = try barrier(12)
-        let run = try await LoadURLProcess.run(["-sS", "-Z", "--parallel-max", "12", "-w", "%{http_code} "] + Array(repeating: url, count: 12))
+        let run = try await LoadURLProcess.run(["-sS", "-Z", "-y", "30", "--parallel-max", "12", "-w", "%{http_code} "] + Array(repeating: url, count: 12))
         #expect(run.status == 0 && run.stdout == String(repeating: "together200 ", count: 12), "\(run.stdout) \(run.stderr)")
     }
 
