@@ -201,6 +201,46 @@ struct CLIFTPTests {
         #expect(stored == Data("uploaded by loadurl\n".utf8))
     }
 
+    @Test("-a appends an upload to its FTP file; -l lists a folder's names alone (NLST), as curl's")
+    func appendAndListOnly() async throws {
+        let server = try ftp()
+        let file = try uploadFile("a line\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let name = "cli-append-\(UUID().uuidString).txt"
+        let url = "ftp://127.0.0.1:\(server.port)/upload/\(name)"
+        for _ in 0..<2 {
+            let run = try await LoadURLProcess.run(["-sS", "-a", "-u", "user:secret", "-T", file.path, url])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: server.root + "/upload/" + name)) == Data("a line\na line\n".utf8))
+        let names = try await LoadURLProcess.run(["-sS", "-l", "ftp://127.0.0.1:\(server.port)/folder/"])
+        #expect(names.status == 0 && names.stdout.split(whereSeparator: \.isNewline).sorted() == ["a.txt", "b.txt", "sub"], "\(names.stdout)")
+        let long = try await LoadURLProcess.run(["-sS", "ftp://127.0.0.1:\(server.port)/folder/"])
+        #expect(long.status == 0 && long.stdout.contains("b.txt") && long.stdout.split(whereSeparator: \.isNewline).sorted() != ["a.txt", "b.txt", "sub"],
+                "without -l the server's long listing: \(long.stdout)")
+    }
+
+    @Test("-Q sends FTP commands: -CMD after the transfer (a DELE of the file fetched), CMD before it; a refusal exits 21 with nothing written, *CMD goes on; a line break is a usage error")
+    func quote() async throws {
+        let server = try ftp()
+        let file = try uploadFile("fetched, then deleted\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let name = "cli-quote-\(UUID().uuidString).txt"
+        let url = "ftp://user:secret@127.0.0.1:\(server.port)/upload/\(name)"
+        let stored = try await LoadURLProcess.run(["-sS", "-T", file.path, url])
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let fetched = try await LoadURLProcess.run(["-sS", "-Q", "-DELE \(name)", url])
+        #expect(fetched.status == 0 && fetched.stdout == "fetched, then deleted\n", "\(fetched.status) \(fetched.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: server.root + "/upload/" + name), "the DELE after the transfer removed it")
+        let hello = "ftp://user:secret@127.0.0.1:\(server.port)/hello.txt"
+        let refused = try await LoadURLProcess.run(["-sS", "-Q", "DELE no-such-file-\(UUID().uuidString)", hello])
+        #expect(refused.status == 21 && refused.stdout.isEmpty && refused.stderr.contains("550"), "\(refused.status) \(refused.stderr)")
+        let tolerated = try await LoadURLProcess.run(["-sS", "-Q", "*DELE no-such-file-\(UUID().uuidString)", hello])
+        #expect(tolerated.status == 0 && tolerated.stdout == "Hello from FTP\n", "\(tolerated.status) \(tolerated.stderr)")
+        let broken = try await LoadURLProcess.run(["-sS", "-Q", "NOOP\r\nDELE hello.txt", hello])
+        #expect(broken.status == 2 && broken.stderr.contains("line break"), "\(broken.status) \(broken.stderr)")
+    }
+
     @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, a later --ftp-pasv undoes it (the last wins); -P with an address names where the server connects back to")
     func createDirectoriesAndActiveMode() async throws {
         let server = try ftp()

@@ -59,6 +59,16 @@ struct FTPDownloadTests {
         #expect(recorder.collected.withLock { $0.count } == 2)
     }
 
+    @Test("Asked for names alone (NLST), a folder's listing is its entries' names, a line each")
+    func namesOnly() async throws {
+        var request = LoadRequest(url: try FTPServers.url("/folder/"))
+        request.options[FTPOptions.self].listsNamesOnly = true
+        let (data, response) = try await FTPServers.session().data(for: request)
+        #expect(response.mimeType == "text/plain")
+        let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
+        #expect(lines.sorted() == ["a.txt", "b.txt", "sub"], "\(lines)")
+    }
+
     @Test("A URL ending in / (or with no path) lists the folder as text/plain; FTPListing parses it")
     func listing() async throws {
         let (data, response) = try await FTPServers.session().data(from: try FTPServers.url("/folder/"))

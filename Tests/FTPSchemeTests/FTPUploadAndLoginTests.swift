@@ -99,6 +99,52 @@ struct FTPUploadAndLoginTests {
         #expect(missing?.code == .fileDoesNotExist, "\(String(describing: missing))")
     }
 
+    @Test("An upload appends to its file when asked (APPE), making it if it is not there; otherwise it replaces the file")
+    func appends() async throws {
+        let path = uploadPath("append.txt")
+        var request = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"), method: .put)
+        request.options[FTPOptions.self].appendsUploads = true
+        request.body = .bytes(Data("one\n".utf8))
+        _ = try await FTPServers.session().data(for: request)
+        request.body = .bytes(Data("two\n".utf8))
+        _ = try await FTPServers.session().data(for: request)
+        #expect(try FTPServers.file(path) == Data("one\ntwo\n".utf8))
+        request.options[FTPOptions.self].appendsUploads = false
+        request.body = .bytes(Data("three\n".utf8))
+        _ = try await FTPServers.session().data(for: request)
+        #expect(try FTPServers.file(path) == Data("three\n".utf8))
+    }
+
+    @Test("Commands sent around the transfer: a DELE after it removes the file fetched; a refused one fails the load (FTPCommandRefused with the server's reply) before anything is fetched, unless marked *; a line break is refused before anything is sent")
+    func commands() async throws {
+        let path = uploadPath("quoted.txt")
+        let name = String(path.split(separator: "/").last!)
+        var upload = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"), method: .put)
+        upload.body = .bytes(Data("fetched, then deleted\n".utf8))
+        _ = try await FTPServers.session().data(for: upload)
+        var fetch = LoadRequest(url: try FTPServers.url(path, userInfo: "user:secret"))
+        fetch.options[FTPOptions.self].commandsAfterTransfer = ["DELE \(name)"]
+        let (data, _) = try await FTPServers.session().data(for: fetch)
+        #expect(data == Data("fetched, then deleted\n".utf8))
+        #expect(!FileManager.default.fileExists(atPath: try FTPServers.require().root + path), "the DELE after the transfer removed it")
+
+        let hello = try FTPServers.url("/hello.txt", userInfo: "user:secret")
+        var refused = LoadRequest(url: hello)
+        refused.options[FTPOptions.self].commandsAfterLogin = ["DELE no-such-file-\(UUID().uuidString)"]
+        let delegate = FTPDelegate()
+        let error = await loadError { _ = try await FTPServers.session().data(for: refused, delegate: delegate) }
+        let refusal = error?.underlying as? FTPCommandRefused
+        #expect(error?.code == .badServerResponse && error?.url == hello && refusal?.reply?.code == 550, "\(String(describing: error))")
+        var tolerated = refused
+        tolerated.options[FTPOptions.self].commandsAfterLogin = ["*DELE no-such-file-\(UUID().uuidString)"]
+        #expect(try await FTPServers.session().data(for: tolerated).0 == Data("Hello from FTP\n".utf8))
+
+        var broken = LoadRequest(url: hello)
+        broken.options[FTPOptions.self].commandsBeforeTransfer = ["NOOP\r\nDELE hello.txt"]
+        let injected = await loadError { _ = try await FTPServers.session().data(for: broken) }
+        #expect(injected?.code == .unsupportedURL && injected?.reason?.contains("line break") == true, "\(String(describing: injected))")
+    }
+
     @Test("An upload creates missing folders only when asked")
     func missingDirectories() async throws {
         let path = "/upload/\(UUID().uuidString)/deep/f.txt"
@@ -194,7 +240,7 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 22)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 27)
         // Routes merge as HTTP's do: the session's, with the request's over them.
         var routed = FTPOptions()
         routed.resolve = ["a:21": "127.0.0.1"]

@@ -17,6 +17,7 @@ import Loader
 /// | 7 | cannot connect |
 /// | 16 | the server did not speak HTTP/2 as it must (curl: HTTP/2 framing layer) |
 /// | 18 | the connection ended before the body was whole (curl: partial file) |
+/// | 21 | the FTP server refused a command `-Q` gave (curl: quote error) |
 /// | 22 | `-f` and the server answered with an HTTP error status (400 or above) |
 /// | 23 | the output file could not be written |
 /// | 25 | the server refused the upload (FTP: `STOR` denied) |
@@ -48,7 +49,7 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, a proxy whose name is not found or whose SOCKS handshake fails (``Loader/ProxyFailure``) curl's 5 and 97, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, an FTP command refused (``FTPScheme/FTPCommandRefused``) curl's 21, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, a proxy whose name is not found or whose SOCKS handshake fails (``Loader/ProxyFailure``) curl's 5 and 97, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
@@ -62,6 +63,7 @@ public enum LoadURLExit {
         if error.underlying is HTTP2StreamReset { return 92 }
         if error.underlying is RangeNotSatisfiable { return 36 }
         if error.underlying is FTPActiveModeFailure { return 30 }
+        if error.underlying is FTPCommandRefused { return 21 }
         if error.underlying is ProxyTunnelRefused { return 56 }
         if error.underlying is PublicKeyPinMismatch { return 90 }
         switch (error.underlying as? ProxyFailure)?.step {

@@ -193,6 +193,16 @@ extension LoadURL {
         configuration.handlerOptions[FTPOptions.self].usesActiveMode = ftpPort != nil && !ftpPassive
         if let ftpPort, ftpPort != "-" { configuration.handlerOptions[FTPOptions.self].activeModeAddress = ftpPort }
         configuration.handlerOptions[FTPOptions.self].createsMissingDirectories = ftpCreateDirectories
+        configuration.handlerOptions[FTPOptions.self].appendsUploads = appendUpload
+        configuration.handlerOptions[FTPOptions.self].listsNamesOnly = listOnly
+        for command in quote {
+            guard !command.contains(where: { $0.isNewline || $0 == "\0" }) else { throw ValidationError("-Q: an FTP command cannot hold a line break: \(command.debugDescription)") }
+            switch command.first {
+            case "-": configuration.handlerOptions[FTPOptions.self].commandsAfterTransfer.append(String(command.dropFirst()))
+            case "+": configuration.handlerOptions[FTPOptions.self].commandsBeforeTransfer.append(String(command.dropFirst()))
+            default: configuration.handlerOptions[FTPOptions.self].commandsAfterLogin.append(command)
+            }
+        }
         // -k, --cacert and -E hold for FTPS as for HTTPS.
         configuration.handlerOptions[FTPOptions.self].verifiesCertificates = !insecure
         configuration.handlerOptions[FTPOptions.self].pinnedPublicKeys = http.tls.pinnedPublicKeys

@@ -35,22 +35,23 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
         (with -Z, all their transfers at once) and share their cookies (in those that -b or -c turn the jar on for).
 
         Exit status (curl's numbers):
-          0  success                          36  -C, -r: the offset is past the end
-          1  unsupported scheme               37  file missing or unreadable
-          2  usage                            47  too many redirects
-          3  malformed URL                    52  closed without a response
-          5  proxy's name not found           56  connection lost, bad response,
-          6  host not found                       client certificate refused
-          7  cannot connect                   58  client certificate unusable
-         16  server broke HTTP/2              60  untrusted or mismatched certificate
-         18  body cut short                   61  cannot decode body
+          0  success                          35  TLS failure
+          1  unsupported scheme               36  -C, -r: the offset is past the end
+          2  usage                            37  file missing or unreadable
+          3  malformed URL                    47  too many redirects
+          5  proxy's name not found           52  closed without a response
+          6  host not found                   56  connection lost, bad response,
+          7  cannot connect                       client certificate refused
+         16  server broke HTTP/2              58  client certificate unusable
+         18  body cut short                   60  untrusted or mismatched certificate
+         21  FTP command (-Q) refused         61  cannot decode body
          22  HTTP error with -f               63  body too large
          23  cannot write output              67  login denied
          25  server refused the upload        78  remote resource not found
          26  cannot read upload or -K file    90  pinned public key not matched
          28  timed out (-m, -y/-Y too)        92  server reset the HTTP/2 stream
          33  -C: the rest cannot be had       97  SOCKS proxy refused or failed
-         35  TLS failure                      99  other
+                                              99  other
                                              130  cancelled
         """
     )
@@ -326,6 +327,19 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     /// `--ftp-create-dirs`: an FTP upload creates the folders its path names that are missing.
     @Flag(name: .customLong("ftp-create-dirs"), help: "With -T to an ftp:// URL, create the folders of its path that are missing.")
     public var ftpCreateDirectories = false
+
+    /// `-a`/`--append`: an FTP upload adds to the end of its file rather than replacing it.
+    @Flag(name: [.customShort("a"), .customLong("append")], help: "With -T to an ftp:// URL, append to the file (APPE) instead of replacing it.")
+    public var appendUpload = false
+
+    /// `-Q`/`--quote`: FTP commands to send, curl's: after login, or with `-` after the transfer, with `+` right before it.
+    @Option(name: [.customShort("Q"), .customLong("quote")],
+            help: ArgumentHelp("Send the FTP command CMD once logged in, before the transfer; -CMD after the transfer, +CMD right before it; *CMD (after any - or +) goes on if the server refuses it. A refusal exits 21.", valueName: "CMD"))
+    public var quote: [String] = []
+
+    /// `-l`/`--list-only`: an FTP folder's listing gives the names alone.
+    @Flag(name: [.customShort("l"), .customLong("list-only")], help: "List an ftp:// folder's names alone (NLST), not the server's long listing.")
+    public var listOnly = false
 
     /// `-P`/`--ftp-port`: active FTP, the server connecting back to the address given (an address, a host name or an
     /// interface, with `:port` or `:first-last` to listen on), or with `-` to the control connection's own address.

@@ -19,6 +19,22 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var activeModeAddress: String? = nil
     /// Whether an upload creates the folders its path names that do not exist yet.
     @HandlerSetting public var createsMissingDirectories = false
+    /// Whether an upload adds to the end of the file it names (`APPE`) rather than replacing it (`STOR`): libcurl's
+    /// `CURLOPT_APPEND`, curl's `-a`/`--append`. A file not there yet is made.
+    @HandlerSetting public var appendsUploads = false
+    /// FTP commands sent as they are, each on a line of its own, once logged in and before the transfer (in the login
+    /// folder, before the path's `CWD`): libcurl's `CURLOPT_QUOTE`, curl's `-Q CMD`. A refusal fails the load (its
+    /// `underlying` an ``FTPCommandRefused``) before anything is transferred, unless the command begins with `*`. A command
+    /// holding a line break is refused before anything is sent.
+    @HandlerSetting public var commandsAfterLogin: [String] = []
+    /// FTP commands sent right before the transfer, in the path's folder: libcurl's `CURLOPT_PREQUOTE`, curl's `-Q +CMD`.
+    @HandlerSetting public var commandsBeforeTransfer: [String] = []
+    /// FTP commands sent after the transfer succeeded, in the path's folder (`DELE` a file fetched, `RNFR`/`RNTO` one
+    /// stored): libcurl's `CURLOPT_POSTQUOTE`, curl's `-Q -CMD`. A refusal fails the load, the transfer done.
+    @HandlerSetting public var commandsAfterTransfer: [String] = []
+    /// Whether a folder's listing gives the entries' names alone (`NLST`), one per line, rather than the server's long
+    /// listing (`LIST`): libcurl's `CURLOPT_DIRLISTONLY`, curl's `-l`/`--list-only`.
+    @HandlerSetting public var listsNamesOnly = false
     /// Which IP version the control and data connections use, curl's `-4` and `-6`; `.any` (the default) either.
     @HandlerSetting public var addressFamily: AddressFamily = .any
     /// Seconds the connection and login may take.
@@ -125,6 +141,11 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$usesActiveMode = requestValue.$usesActiveMode.over(sessionValue.$usesActiveMode)
         merged.$activeModeAddress = requestValue.$activeModeAddress.over(sessionValue.$activeModeAddress)
         merged.$createsMissingDirectories = requestValue.$createsMissingDirectories.over(sessionValue.$createsMissingDirectories)
+        merged.$appendsUploads = requestValue.$appendsUploads.over(sessionValue.$appendsUploads)
+        merged.$listsNamesOnly = requestValue.$listsNamesOnly.over(sessionValue.$listsNamesOnly)
+        merged.$commandsAfterLogin = requestValue.$commandsAfterLogin.over(sessionValue.$commandsAfterLogin)
+        merged.$commandsBeforeTransfer = requestValue.$commandsBeforeTransfer.over(sessionValue.$commandsBeforeTransfer)
+        merged.$commandsAfterTransfer = requestValue.$commandsAfterTransfer.over(sessionValue.$commandsAfterTransfer)
         merged.$connectTimeout = requestValue.$connectTimeout.over(sessionValue.$connectTimeout)
         merged.$addressFamily = requestValue.$addressFamily.over(sessionValue.$addressFamily)
         merged.$trustRootsPEMFile = requestValue.$trustRootsPEMFile.over(sessionValue.$trustRootsPEMFile)

@@ -184,6 +184,16 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.deallocate()
     }
 
+    /// Sets a list option of libcurl's to `lines`, keeping the list until the transfer is freed.
+    private func setLines(_ option: CURLoption, _ lines: [String]) -> CURLcode {
+        withLines(lines) { pointers, count in
+            var list: UnsafeMutablePointer<curl_slist>?
+            let code = ccurl_setopt_lines(easy, option, pointers, count, &list)
+            if let list { lists.append(list) }
+            return code
+        }
+    }
+
     private func configure(_ request: LoadRequest, options: FTPOptions, credential: Credential?, newConnection: Bool) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
         var codes: [CURLcode] = []
@@ -215,12 +225,7 @@ final class CurlTransfer: @unchecked Sendable {
         codes.append(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
         // CURL_IPRESOLVE_V4 is 1, CURL_IPRESOLVE_V6 is 2 (and WHATEVER, the default, 0).
         for (option, lines) in [(CURLOPT_RESOLVE, options.resolveLines), (CURLOPT_CONNECT_TO, options.connectToLines)] where !lines.isEmpty {
-            codes.append(withLines(lines) { pointers, count in
-                var list: UnsafeMutablePointer<curl_slist>?
-                let code = ccurl_setopt_lines(easy, option, pointers, count, &list)
-                if let list { lists.append(list) }
-                return code
-            })
+            codes.append(setLines(option, lines))
         }
         if options.addressFamily != .any { codes.append(ccurl_setopt_long(easy, CURLOPT_IPRESOLVE, options.addressFamily == .ipv4 ? 1 : 2)) }
         if options.usesActiveMode { codes.append(ccurl_setopt_string(easy, CURLOPT_FTPPORT, options.activeModeAddress ?? "-")) }
@@ -268,6 +273,14 @@ final class CurlTransfer: @unchecked Sendable {
         if isHead { codes.append(ccurl_setopt_long(easy, CURLOPT_NOBODY, 1)) }
         // Asks for the file's time (MDTM) for Last-Modified; a listing has none.
         if !isListing, upload == nil, options.readsModificationDate { codes.append(ccurl_setopt_long(easy, CURLOPT_FILETIME, 1)) }
+        if isListing, options.listsNamesOnly { codes.append(ccurl_setopt_long(easy, CURLOPT_DIRLISTONLY, 1)) }
+        let commands = [(CURLOPT_QUOTE, options.commandsAfterLogin), (CURLOPT_PREQUOTE, options.commandsBeforeTransfer),
+                        (CURLOPT_POSTQUOTE, options.commandsAfterTransfer)]
+        // A line break would end the command and start another the caller never wrote.
+        if let broken = commands.flatMap(\.1).first(where: { $0.contains(where: \.isNewline) || $0.contains("\0") }) {
+            throw LoadError(.unsupportedURL, url: url, reason: "an FTP command to send holds a line break or a NUL: \(broken.debugDescription)")
+        }
+        for (option, lines) in commands where !lines.isEmpty { codes.append(setLines(option, lines)) }
         if let header = request.headerFields[.range] {
             guard let range = Self.curlRange(header) else {
                 throw LoadError(.resourceUnavailable, url: url, reason: "cannot serve the range \(header) over FTP")
@@ -284,6 +297,7 @@ final class CurlTransfer: @unchecked Sendable {
             if let length = upload.knownLength { codes.append(ccurl_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))) }
             // CURLFTP_CREATE_DIR is 1.
             if options.createsMissingDirectories { codes.append(ccurl_setopt_long(easy, CURLOPT_FTP_CREATE_MISSING_DIRS, 1)) }
+            if options.appendsUploads { codes.append(ccurl_setopt_long(easy, CURLOPT_APPEND, 1)) }
             codes.append(ccurl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
             codes.append(ccurl_setopt_progress_callback(easy, curlProgress))
             codes.append(ccurl_setopt_pointer(easy, CURLOPT_XFERINFODATA, context))
@@ -440,6 +454,9 @@ final class CurlTransfer: @unchecked Sendable {
             error.reason = (error.reason.map { $0 + "; " } ?? "") + "the server said: \(lastRefusal)"
             // The reply itself, for a caller to read (a 4xx is worth trying again); a cause already set stays.
             if error.underlying == nil { error.underlying = FTPReply(code: lastReplyCode, text: lastRefusal) }
+        }
+        if code == CURLE_QUOTE_ERROR {
+            error.underlying = FTPCommandRefused(reply: lastRefusal.map { FTPReply(code: lastReplyCode, text: $0) })
         }
         if error.code == .networkConnectionLost, lastReplyCode == 234 {
             // Broken just after the TLS handshake that AUTH TLS began, before any reply over it: under TLS 1.3 a
