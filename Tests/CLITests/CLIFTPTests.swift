@@ -90,7 +90,7 @@ struct CLIFTPTests {
         let socks4 = try await LoadURLProcess.run(["-sS", "-x", "socks4://127.0.0.1:\(proxies.socksPort)", url])
         #expect(socks4.status == 0 && socks4.stdout == "Hello from FTP\n", "SOCKS4, as libcurl speaks it: \(socks4.stderr)")
 
-        let http = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.port)", url])
+        let http = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.port)", "--proxy-header", "X-Proxy-Note: ftp", url])
         #expect(http.status == 0 && http.stdout == "Hello from FTP\n", "\(http.stderr)")
         // A proxy that asks for a login gets -U's, as curl gives it; without, it refuses.
         let authenticated = try await LoadURLProcess.run(["-sS", "-x", "http://127.0.0.1:\(proxies.authPort)", "-U", "user:secret", url])

@@ -185,6 +185,21 @@ struct CLIProxyTests {
                 "\(socks4a.stderr)")
     }
 
+    @Test("--proxy-header goes to the proxy alone: with a request it forwards, with the CONNECT of -p (shown by -v), never to the server through a tunnel; a malformed one is a usage error")
+    func proxyHeader() async throws {
+        let nginx = try TestServers.requireNginx()
+        let proxies = try #require(TestServers.proxies, "the proxies could not be started by scripts/test-servers")
+        let url = "http://127.0.0.1:\(nginx.httpPort)/proxy-note"
+        let proxy = "http://127.0.0.1:\(proxies.port)"
+        let forwarded = try await LoadURLProcess.run(["-sS", "-x", proxy, "--proxy-header", "X-Proxy-Note: hi", url])
+        #expect(forwarded.status == 0 && forwarded.stdout == "x-proxy-note=hi\n", "\(forwarded.status) \(forwarded.stderr)")
+        let tunnelled = try await LoadURLProcess.run(["-sSv", "-p", "-x", proxy, "--proxy-header", "X-Proxy-Note: hi", url])
+        #expect(tunnelled.status == 0 && tunnelled.stdout == "x-proxy-note=\n", "\(tunnelled.status) \(tunnelled.stderr)")
+        #expect(tunnelled.stderr.contains("> X-Proxy-Note: hi\n"), "\(tunnelled.stderr)")
+        let malformed = try await LoadURLProcess.run(["-sS", "-x", proxy, "--proxy-header", "no colon", url])
+        #expect(malformed.status == 2 && malformed.stderr.contains("--proxy-header"), "\(malformed.status) \(malformed.stderr)")
+    }
+
     @Test("A proxy whose name is not found exits 5 (an HTTP or a SOCKS proxy), not the server's 6, as curl's; one that refuses the connection, 7")
     func unreachableProxies() async throws {
         let nginx = try TestServers.requireNginx()

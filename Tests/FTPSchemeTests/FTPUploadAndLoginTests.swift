@@ -240,7 +240,7 @@ struct FTPUploadAndLoginTests {
         let merged = FTPOptions.merged(request.options[FTPOptions.self], over: secure.configuration.handlerOptions[FTPOptions.self])
         #expect(merged.tls == .never && merged.connectTimeout == 20 && merged.trustRootsPEMFile == server.caFile)
         // Every setting is one `merged(_:over:)` knows: a new one must be added there.
-        #expect(Mirror(reflecting: FTPOptions()).children.count == 27)
+        #expect(Mirror(reflecting: FTPOptions()).children.count == 28)
         // Routes merge as HTTP's do: the session's, with the request's over them.
         var routed = FTPOptions()
         routed.resolve = ["a:21": "127.0.0.1"]

@@ -32,6 +32,27 @@ struct HTTPProxyTests {
         #expect(notFound.status == .notFound && String(decoding: missing, as: UTF8.self) == "not here\n")
     }
 
+    @Test("The proxy's own fields (curl's --proxy-header) go with a request it forwards and with each CONNECT, never to a server through the tunnel")
+    func proxyHeaderFields() async throws {
+        var proxy = HTTPClientOptions.Proxy(host: "127.0.0.1", port: try proxies().port)
+        proxy.headerFields[HTTPField.Name("X-Proxy-Note")!] = "for the proxy"
+        let forwarded = try session(proxy)
+        let (data, _) = try await forwarded.data(from: Nginx.http("/proxy-note"))
+        #expect(String(decoding: data, as: UTF8.self) == "x-proxy-note=for the proxy\n", "forwarded, the proxy passes the request on whole")
+        let tunnelled = try Nginx.session {
+            $0.handlerOptions[HTTPClientOptions.self].httpProxy = proxy
+            $0.handlerOptions[HTTPClientOptions.self].tunnelsThroughProxy = true
+        }
+        let recorder = HTTPMetricsTests.Recorder()
+        let (inside, _) = try await tunnelled.data(for: LoadRequest(url: Nginx.http("/proxy-note")), delegate: recorder)
+        #expect(String(decoding: inside, as: UTF8.self) == "x-proxy-note=\n", "through the tunnel the server never sees it")
+        let dialogue = recorder.finished.withLock { $0.first?.transactions.first?.dialogue } ?? []
+        #expect(dialogue.contains("> X-Proxy-Note: for the proxy"), "the CONNECT carries it: \(dialogue)")
+        // Without a proxy, nobody gets it.
+        let direct = try session(nil)
+        #expect(try await direct.data(from: Nginx.http("/proxy-note")).0 == Data("x-proxy-note=\n".utf8))
+    }
+
     @Test("tunnelsThroughProxy (curl's -p): an http request goes through a CONNECT tunnel too, the proxy's credentials to the proxy alone")
     func tunnelsHTTPWhenAsked() async throws {
         let proxies = try proxies()

@@ -26,7 +26,7 @@ extension LoadURL {
         "--proxy-user": "--proxy-user", "-C": "--continue-at", "--continue-at": "--continue-at", "--parallel-max": "--parallel-max", "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "-A": "--user-agent", "--user-agent": "--user-agent", "-e": "--referer", "--referer": "--referer", "--data-urlencode": "--data-urlencode",
         "--connect-timeout": "--connect-timeout", "-D": "--dump-header", "--dump-header": "--dump-header", "-r": "--range", "--range": "--range",
-        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "-Q": "--quote", "--quote": "--quote", "-Y": "--speed-limit", "--speed-limit": "--speed-limit", "-y": "--speed-time", "--speed-time": "--speed-time", "--url": "--url", "--netrc-file": "--netrc-file", "--data-ascii": "--data-ascii", "--oauth2-bearer": "--oauth2-bearer", "-K": "--config", "--config": "--config",
+        "--max-filesize": "--max-filesize", "--json": "--json", "--limit-rate": "--limit-rate", "-Q": "--quote", "--quote": "--quote", "--proxy-header": "--proxy-header", "-Y": "--speed-limit", "--speed-limit": "--speed-limit", "-y": "--speed-time", "--speed-time": "--speed-time", "--url": "--url", "--netrc-file": "--netrc-file", "--data-ascii": "--data-ascii", "--oauth2-bearer": "--oauth2-bearer", "-K": "--config", "--config": "--config",
         "-P": "--ftp-port", "--ftp-port": "--ftp-port",
     ]
 

@@ -185,8 +185,12 @@ extension LoadURL {
             configuration.handlerOptions[FTPOptions.self].addressFamily = ipVersion.family
         }
         try setProxies(&http, environment: ProcessInfo.processInfo.environment)
+        let proxyFields = try Self.proxyFields(proxyHeaders)
+        http.httpProxy?.headerFields.append(contentsOf: proxyFields)
+        http.httpsProxy?.headerFields.append(contentsOf: proxyFields)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         setFTPProxy(&configuration.handlerOptions[FTPOptions.self], environment: ProcessInfo.processInfo.environment)
+        configuration.handlerOptions[FTPOptions.self].proxyHeaderLines = proxyFields.map { "\($0.name.rawName): \($0.value)" }
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
         if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
@@ -472,6 +476,19 @@ extension LoadURL {
         options.rateLimit = limitRate.flatMap(Self.byteCount).flatMap { $0 == 0 ? nil : $0 }
         options.lowSpeed = lowSpeedLimit
         return options
+    }
+
+    /// `--proxy-header`'s fields, each `NAME: VALUE`: a name that is no token, or a value a field cannot hold (a line
+    /// break), is a usage error.
+    static func proxyFields(_ lines: [String]) throws -> [HTTPField] {
+        try lines.map { line in
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
+                throw ValidationError("--proxy-header wants 'NAME: VALUE', not '\(line)'")
+            }
+            let value = String(line[line.index(after: colon)...].trimmingSpaces())
+            guard HTTPField.isValidValue(value) else { throw ValidationError("--proxy-header: the value of \(name.rawName) is not one a field can hold") }
+            return HTTPField(name: name, value: value)
+        }
     }
 
     /// `-Y` and `-y` as curl reads them: either alone sets the other to its default (1 byte per second, 30 s); either at

@@ -332,6 +332,10 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
     @Flag(name: [.customShort("a"), .customLong("append")], help: "With -T to an ftp:// URL, append to the file (APPE) instead of replacing it.")
     public var appendUpload = false
 
+    /// `--proxy-header`: fields for an HTTP proxy alone, curl's.
+    @Option(name: .customLong("proxy-header"), help: ArgumentHelp("Send the field 'NAME: VALUE' to an HTTP proxy alone: with each CONNECT, and with each request it forwards.", valueName: "header"))
+    public var proxyHeaders: [String] = []
+
     /// `-Q`/`--quote`: FTP commands to send, curl's: after login, or with `-` after the transfer, with `+` right before it.
     @Option(name: [.customShort("Q"), .customLong("quote")],
             help: ArgumentHelp("Send the FTP command CMD once logged in, before the transfer; -CMD after the transfer, +CMD right before it; *CMD (after any - or +) goes on if the server refuses it. A refusal exits 21.", valueName: "CMD"))

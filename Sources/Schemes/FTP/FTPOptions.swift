@@ -81,6 +81,9 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     @HandlerSetting public var proxyTrustRootsPEMFile: String? = nil
     /// For an HTTPS ``proxy``: whether to verify its certificate and host name (curl's `--proxy-insecure` turns it off).
     @HandlerSetting public var proxyVerifiesCertificates = true
+    /// For an HTTP ``proxy``: fields for the proxy alone, each `Name: value`, sent with each `CONNECT` (libcurl's
+    /// `CURLOPT_PROXYHEADER`, curl's `--proxy-header`); never to the FTP server.
+    @HandlerSetting public var proxyHeaderLines: [String] = []
     /// The hosts reached directly though ``proxy`` is set, as libcurl's `NOPROXY` list reads them: comma-separated
     /// names (each covering the domain beneath it), addresses and blocks (`10.0.0.0/8`), or `*` for every host.
     @HandlerSetting public var noProxy: String? = nil
@@ -165,6 +168,7 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
         merged.$proxyTrustRootsPEMFile = requestValue.$proxyTrustRootsPEMFile.over(sessionValue.$proxyTrustRootsPEMFile)
         merged.$proxyVerifiesCertificates = requestValue.$proxyVerifiesCertificates.over(sessionValue.$proxyVerifiesCertificates)
         merged.$noProxy = requestValue.$noProxy.over(sessionValue.$noProxy)
+        merged.$proxyHeaderLines = requestValue.$proxyHeaderLines.over(sessionValue.$proxyHeaderLines)
         merged.$resolve = sessionValue.$resolve
         if requestValue.$resolve.isSet { merged.resolve.merge(requestValue.resolve) { _, requested in requested } }
         merged.$connectTo = sessionValue.$connectTo

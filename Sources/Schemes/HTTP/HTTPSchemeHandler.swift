@@ -515,6 +515,7 @@ struct HTTPRequestPlan: Sendable {
             lines.append(("User-Agent", HTTPField.isValidValue(agent) ? agent : HTTPField(name: .userAgent, value: agent).value))
         }
         if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("Proxy-Authorization", authorization)) }
+        if let forwardProxy { for field in forwardProxy.headerFields { lines.append((field.name.rawName, field.value)) } }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {

@@ -236,6 +236,14 @@ final class CurlTransfer: @unchecked Sendable {
             codes.append(ccurl_setopt_long(easy, CURLOPT_HTTPPROXYTUNNEL, 1))
         }
         if let noProxy = options.noProxy { codes.append(ccurl_setopt_string(easy, CURLOPT_NOPROXY, noProxy)) }
+        if !options.proxyHeaderLines.isEmpty {
+            guard !options.proxyHeaderLines.contains(where: { $0.contains(where: \.isNewline) || $0.contains("\0") }) else {
+                throw LoadError(.unsupportedURL, url: url, reason: "a field for the proxy holds a line break or a NUL")
+            }
+            // CURLHEADER_SEPARATE is 1: these go to the proxy alone.
+            codes.append(ccurl_setopt_long(easy, CURLOPT_HEADEROPT, 1))
+            codes.append(setLines(CURLOPT_PROXYHEADER, options.proxyHeaderLines))
+        }
         if let roots = options.proxyTrustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_PROXY_CAINFO, roots)) }
         if !options.proxyVerifiesCertificates {
             codes.append(ccurl_setopt_long(easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0))

@@ -1,3 +1,4 @@
+import HTTPTypes
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -61,6 +62,9 @@ extension HTTPClientOptions {
         /// (curl's `--proxy-cacert`, `--proxy-insecure`). `nil`, the default: the request's own (``HTTPClientOptions/tls``).
         /// Pinned public keys are the origin server's alone, here or there: never checked against the proxy.
         public var tls: TLSOptions?
+        /// For an HTTP proxy: fields for the proxy alone (curl's `--proxy-header`), sent with each `CONNECT` that opens a
+        /// tunnel and with each request it forwards, never to a server through a tunnel.
+        public var headerFields = HTTPFields()
 
         /// A proxy at `host` and `port`, with credentials if given.
         public init(_ kind: Kind = .http, host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {

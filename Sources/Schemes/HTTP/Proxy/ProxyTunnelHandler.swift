@@ -48,6 +48,8 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
         sent = true
         var head = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
         if let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
+        // Legal values (HTTPFields'): no line break to start another field.
+        for field in proxy.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
         head += "\r\n"
         let sent = head.split(separator: "\r\n").map { "> " + $0 } + [">"]
         record?.note { $0.tunnel += sent }
