@@ -237,6 +237,11 @@ struct CLIFTPTests {
         #expect(refused.status == 21 && refused.stdout.isEmpty && refused.stderr.contains("550"), "\(refused.status) \(refused.stderr)")
         let tolerated = try await LoadURLProcess.run(["-sS", "-Q", "*DELE no-such-file-\(UUID().uuidString)", hello])
         #expect(tolerated.status == 0 && tolerated.stdout == "Hello from FTP\n", "\(tolerated.status) \(tolerated.stderr)")
+        // +CMD goes right before the transfer, in the file's folder: a DELE there leaves nothing to fetch (78).
+        let again = try await LoadURLProcess.run(["-sS", "-T", file.path, url])
+        #expect(again.status == 0, "\(again.stderr)")
+        let early = try await LoadURLProcess.run(["-sS", "-Q", "+DELE \(name)", url])
+        #expect(early.status == 78 && early.stdout.isEmpty, "\(early.status) \(early.stderr)")
         let broken = try await LoadURLProcess.run(["-sS", "-Q", "NOOP\r\nDELE hello.txt", hello])
         #expect(broken.status == 2 && broken.stderr.contains("line break"), "\(broken.status) \(broken.stderr)")
     }

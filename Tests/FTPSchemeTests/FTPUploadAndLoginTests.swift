@@ -139,6 +139,27 @@ struct FTPUploadAndLoginTests {
         tolerated.options[FTPOptions.self].commandsAfterLogin = ["*DELE no-such-file-\(UUID().uuidString)"]
         #expect(try await FTPServers.session().data(for: tolerated).0 == Data("Hello from FTP\n".utf8))
 
+        // Before the transfer means in the path's folder (after its CWD): the same DELE in the login folder finds no file.
+        let second = uploadPath("quoted-again.txt")
+        let secondName = String(second.split(separator: "/").last!)
+        upload.url = try FTPServers.url(second, userInfo: "user:secret")
+        _ = try await FTPServers.session().data(for: upload)
+        var early = LoadRequest(url: try FTPServers.url(second, userInfo: "user:secret"))
+        early.options[FTPOptions.self].commandsAfterLogin = ["DELE \(secondName)"]
+        let inLoginFolder = await loadError { _ = try await FTPServers.session().data(for: early) }
+        #expect(inLoginFolder?.underlying is FTPCommandRefused, "\(String(describing: inLoginFolder))")
+        early.options[FTPOptions.self].commandsAfterLogin = []
+        early.options[FTPOptions.self].commandsBeforeTransfer = ["DELE \(secondName)"]
+        let deletedFirst = await loadError { _ = try await FTPServers.session().data(for: early) }
+        #expect(deletedFirst?.code == .fileDoesNotExist, "deleted in its folder before the RETR: \(String(describing: deletedFirst))")
+
+        // A load with commands goes on a connection of its own: a CWD it sends changes no kept connection's folder.
+        let kept = FTPServers.session()
+        var moving = LoadRequest(url: hello)
+        moving.options[FTPOptions.self].commandsAfterTransfer = ["CWD folder"]
+        _ = try await kept.data(for: moving)
+        #expect(try await kept.data(from: hello).0 == Data("Hello from FTP\n".utf8), "the session's next load is in the login folder")
+
         var broken = LoadRequest(url: hello)
         broken.options[FTPOptions.self].commandsBeforeTransfer = ["NOOP\r\nDELE hello.txt"]
         let injected = await loadError { _ = try await FTPServers.session().data(for: broken) }

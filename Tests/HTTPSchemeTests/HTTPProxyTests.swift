@@ -51,6 +51,22 @@ struct HTTPProxyTests {
         // Without a proxy, nobody gets it.
         let direct = try session(nil)
         #expect(try await direct.data(from: Nginx.http("/proxy-note")).0 == Data("x-proxy-note=\n".utf8))
+        // A Proxy-Authorization among them logs in to a proxy that asks, forwarding and tunnelling alike.
+        var login = HTTPClientOptions.Proxy(host: "127.0.0.1", port: try proxies().authPort)
+        login.headerFields[.proxyAuthorization] = "Basic " + Data("user:secret".utf8).base64EncodedString()
+        for tunnels in [false, true] {
+            let session = try Nginx.session {
+                $0.handlerOptions[HTTPClientOptions.self].httpProxy = login
+                $0.handlerOptions[HTTPClientOptions.self].tunnelsThroughProxy = tunnels
+            }
+            let (_, response) = try await session.data(from: Nginx.http("/hello.txt"))
+            #expect(response.status == .ok, "tunnels: \(tunnels)")
+        }
+        // Fields that frame the message are not the proxy's to set.
+        var framing = proxy
+        framing.headerFields[.contentLength] = "0"
+        let refused = await loadError { _ = try await session(framing).data(from: Nginx.http("/hello.txt")) }
+        #expect(refused?.code == .unsupportedURL && refused?.reason?.contains("Content-Length") == true, "\(String(describing: refused))")
     }
 
     @Test("tunnelsThroughProxy (curl's -p): an http request goes through a CONNECT tunnel too, the proxy's credentials to the proxy alone")

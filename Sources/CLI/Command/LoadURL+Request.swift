@@ -200,7 +200,7 @@ extension LoadURL {
         configuration.handlerOptions[FTPOptions.self].appendsUploads = appendUpload
         configuration.handlerOptions[FTPOptions.self].listsNamesOnly = listOnly
         for command in quote {
-            guard !command.contains(where: { $0.isNewline || $0 == "\0" }) else { throw ValidationError("-Q: an FTP command cannot hold a line break: \(command.debugDescription)") }
+            guard !FTPOptions.breaksLine(command) else { throw ValidationError("-Q: an FTP command cannot hold a line break: \(command.debugDescription)") }
             switch command.first {
             case "-": configuration.handlerOptions[FTPOptions.self].commandsAfterTransfer.append(String(command.dropFirst()))
             case "+": configuration.handlerOptions[FTPOptions.self].commandsBeforeTransfer.append(String(command.dropFirst()))
@@ -487,6 +487,9 @@ extension LoadURL {
             }
             let value = String(line[line.index(after: colon)...].trimmingSpaces())
             guard HTTPField.isValidValue(value) else { throw ValidationError("--proxy-header: the value of \(name.rawName) is not one a field can hold") }
+            guard !HTTPClientOptions.Proxy.framingFields.contains(name) else {
+                throw ValidationError("--proxy-header cannot set \(name.rawName): the client frames what it sends")
+            }
             return HTTPField(name: name, value: value)
         }
     }

@@ -23,7 +23,8 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// `CURLOPT_APPEND`, curl's `-a`/`--append`. A file not there yet is made.
     @HandlerSetting public var appendsUploads = false
     /// FTP commands sent as they are, each on a line of its own, once logged in and before the transfer (in the login
-    /// folder, before the path's `CWD`): libcurl's `CURLOPT_QUOTE`, curl's `-Q CMD`. A refusal fails the load (its
+    /// folder, before the path's `CWD`): libcurl's `CURLOPT_QUOTE`, curl's `-Q CMD`. A load with commands goes on a
+    /// connection of its own, closed after it: they may change its state for the loads after. A refusal fails the load (its
     /// `underlying` an ``FTPCommandRefused``) before anything is transferred, unless the command begins with `*`. A command
     /// holding a line break is refused before anything is sent.
     @HandlerSetting public var commandsAfterLogin: [String] = []
@@ -87,6 +88,12 @@ public struct FTPOptions: Sendable, Hashable, HandlerOptionKey {
     /// The hosts reached directly though ``proxy`` is set, as libcurl's `NOPROXY` list reads them: comma-separated
     /// names (each covering the domain beneath it), addresses and blocks (`10.0.0.0/8`), or `*` for every host.
     @HandlerSetting public var noProxy: String? = nil
+
+    /// Whether `line` (a command or a field to send) holds a line break or a NUL, which would end it early and start a
+    /// line its writer never wrote.
+    package static func breaksLine(_ line: String) -> Bool {
+        line.contains { $0.isNewline || $0 == "\0" }
+    }
 
     /// ``idleConnectionTimeout`` in nanoseconds, or `nil` for none kept (0, negative or undefined).
     var idleConnectionNanoseconds: UInt64? {

@@ -447,6 +447,10 @@ struct HTTPRequestPlan: Sendable {
             proxy?.user = given.user
             proxy?.password = given.password
         }
+        // The proxy's fields may not frame the message (the client does) nor open another protocol.
+        if let chosen = proxy, let framing = chosen.headerFields.first(where: { HTTPClientOptions.Proxy.framingFields.contains($0.name) }) {
+            throw LoadError(.unsupportedURL, url: url, reason: "the proxy's fields may not set \(framing.name.rawName): the client frames what it sends")
+        }
         if proxy != options.httpProxy || proxy != options.httpsProxy {
             options.httpProxy = scheme == "http" ? proxy : nil
             options.httpsProxy = scheme == "https" ? proxy : nil
@@ -514,8 +518,15 @@ struct HTTPRequestPlan: Sendable {
             // Cleaned as a field's value is (header checks are off): a line break in it would start another field.
             lines.append(("User-Agent", HTTPField.isValidValue(agent) ? agent : HTTPField(name: .userAgent, value: agent).value))
         }
-        if !has.proxyAuthorization, let authorization = forwardProxy?.authorization { lines.append(("Proxy-Authorization", authorization)) }
-        if let forwardProxy { for field in forwardProxy.headerFields { lines.append((field.name.rawName, field.value)) } }
+        // The proxy's own fields go with a request it forwards, its `Proxy-Authorization` in place of the credentials'
+        // (the request's own wins over both); not a `Host`, which is the server's here (it goes with a `CONNECT`).
+        let proxyFields = forwardProxy?.headerFields ?? HTTPFields()
+        if !has.proxyAuthorization, proxyFields[.proxyAuthorization] == nil, let authorization = forwardProxy?.authorization {
+            lines.append(("Proxy-Authorization", authorization))
+        }
+        for field in proxyFields where field.name != HTTPClientOptions.Proxy.hostField && !(has.proxyAuthorization && field.name == .proxyAuthorization) {
+            lines.append((field.name.rawName, field.value))
+        }
         if let body = request.body {
             if !has.contentLength, !has.transferEncoding {
                 if let length = body.knownLength {

@@ -50,7 +50,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var bytesToCome: Int64?
     private(set) var hasEnded = false
     private var isCleanedUp = false
-    /// The lists given to libcurl for `resolve` and `connectTo`, freed once the handle is.
+    /// The lists given to libcurl (`resolve`, `connectTo`, commands, proxy fields), freed once the handle is.
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
     private var lastReportedUpload: Int64 = -1
     /// Set while the transfer is configured, before the engine has it; read on the engine's thread after.
@@ -72,8 +72,8 @@ final class CurlTransfer: @unchecked Sendable {
     struct ShareKey: Hashable {
         let session: Int
         let tls: FTPOptions.TLSUse
-        /// The proxy, its exceptions and an HTTPS proxy's checks: a connection made through one is not the one a load
-        /// without it wants.
+        /// The proxy, its exceptions, an HTTPS proxy's checks and the fields sent to it: a connection made through one is
+        /// not the one a load without it wants (libcurl reuses a tunnel whatever fields opened it).
         let proxy: [String?]
         /// The `resolve` and `connectTo` entries: a connection made to an address they chose is not the name's own.
         let routes: [String]
@@ -161,9 +161,15 @@ final class CurlTransfer: @unchecked Sendable {
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         self.pins = options.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//" + $0 }.sorted()
         self.proxyHost = options.proxy.flatMap { URLComponents(string: $0.contains("://") ? $0 : "http://" + $0)?.host }
-        // The key (and the identity files' stat calls) only for a session that keeps connections.
-        self.connectionReuse = options.idleConnectionNanoseconds.map { idleTimeout in
-            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls, proxy: [options.proxy, options.noProxy, options.proxyTrustRootsPEMFile, options.proxyVerifiesCertificates ? nil : "unchecked"],
+        // The key (and the identity files' stat calls) only for a session that keeps connections. Not for a load with
+        // commands of its own to send: they may change the connection's state (its folder, its type) for the loads after,
+        // and libcurl sends them on a kept connection where the folder is the last load's. It gets a connection of its
+        // own, in the login folder, closed after it.
+        let sendsCommands = !(options.commandsAfterLogin.isEmpty && options.commandsBeforeTransfer.isEmpty && options.commandsAfterTransfer.isEmpty)
+        self.connectionReuse = sendsCommands ? nil : options.idleConnectionNanoseconds.map { idleTimeout in
+            let key = ShareKey(session: request.sessionIdentifier ?? 0, tls: options.tls,
+                               proxy: [options.proxy, options.noProxy, options.proxyTrustRootsPEMFile, options.proxyVerifiesCertificates ? nil : "unchecked"]
+                                   + options.proxyHeaderLines,
                                routes: options.resolveLines + ["--"] + options.connectToLines,
                                trustRootsPEMFile: options.trustRootsPEMFile,
                                verifiesCertificates: options.verifiesCertificates,
@@ -237,7 +243,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if let noProxy = options.noProxy { codes.append(ccurl_setopt_string(easy, CURLOPT_NOPROXY, noProxy)) }
         if !options.proxyHeaderLines.isEmpty {
-            guard !options.proxyHeaderLines.contains(where: { $0.contains(where: \.isNewline) || $0.contains("\0") }) else {
+            guard !options.proxyHeaderLines.contains(where: FTPOptions.breaksLine) else {
                 throw LoadError(.unsupportedURL, url: url, reason: "a field for the proxy holds a line break or a NUL")
             }
             // CURLHEADER_SEPARATE is 1: these go to the proxy alone.
@@ -285,7 +291,7 @@ final class CurlTransfer: @unchecked Sendable {
         let commands = [(CURLOPT_QUOTE, options.commandsAfterLogin), (CURLOPT_PREQUOTE, options.commandsBeforeTransfer),
                         (CURLOPT_POSTQUOTE, options.commandsAfterTransfer)]
         // A line break would end the command and start another the caller never wrote.
-        if let broken = commands.flatMap(\.1).first(where: { $0.contains(where: \.isNewline) || $0.contains("\0") }) {
+        if let broken = commands.flatMap(\.1).first(where: FTPOptions.breaksLine) {
             throw LoadError(.unsupportedURL, url: url, reason: "an FTP command to send holds a line break or a NUL: \(broken.debugDescription)")
         }
         for (option, lines) in commands where !lines.isEmpty { codes.append(setLines(option, lines)) }

@@ -63,8 +63,17 @@ extension HTTPClientOptions {
         /// Pinned public keys are the origin server's alone, here or there: never checked against the proxy.
         public var tls: TLSOptions?
         /// For an HTTP proxy: fields for the proxy alone (curl's `--proxy-header`), sent with each `CONNECT` that opens a
-        /// tunnel and with each request it forwards, never to a server through a tunnel.
+        /// tunnel and with each request it forwards, never to a server through a tunnel. A `Proxy-Authorization` here
+        /// stands in for the one ``user`` and ``password`` make, a `Host` for the `CONNECT`'s. Fields that frame a message
+        /// (`Content-Length`, `Transfer-Encoding`, `Connection` and the like) fail the load with
+        /// ``Loader/LoadError/Code/unsupportedURL``.
         public var headerFields = HTTPFields()
+
+        /// Fields that frame a message or change its connection, which ``headerFields`` may not set: two lengths, or a
+        /// length and chunks, are a smuggled request.
+        package static let framingFields: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .connection, .upgrade, .te, .trailer, .expect]
+        /// `Host` (swift-http-types keeps its name for HTTP/1's own use), which a proxy's field may give a `CONNECT`.
+        package static let hostField = HTTPField.Name("Host")!
 
         /// A proxy at `host` and `port`, with credentials if given.
         public init(_ kind: Kind = .http, host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {

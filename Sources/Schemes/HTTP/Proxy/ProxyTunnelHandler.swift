@@ -46,10 +46,12 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func sendConnect(context: ChannelHandlerContext) {
         guard !sent else { return }
         sent = true
-        var head = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
-        if let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
-        // Legal values (HTTPFields'): no line break to start another field.
-        for field in proxy.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
+        // The proxy's own fields stand in for ours of the same name (`Host`, `Proxy-Authorization`), as curl's
+        // --proxy-header does; their values are legal (HTTPFields'): no line break to start another field.
+        let fields = proxy.headerFields
+        var head = "CONNECT \(target) HTTP/1.1\r\nHost: \(fields[HTTPClientOptions.Proxy.hostField] ?? target)\r\n"
+        if fields[.proxyAuthorization] == nil, let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
+        for field in fields where field.name != HTTPClientOptions.Proxy.hostField { head += "\(field.name.rawName): \(field.value)\r\n" }
         head += "\r\n"
         let sent = head.split(separator: "\r\n").map { "> " + $0 } + [">"]
         record?.note { $0.tunnel += sent }
