@@ -137,7 +137,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // The conformance suite handler authors run in their own tests.
-        .target(name: "HandlerConformance", dependencies: ["Loader"], path: "Sources/Conformance", swiftSettings: strict),
+        .target(name: "HandlerConformance", dependencies: ["Loader", .product(name: "Crypto", package: "swift-crypto")], path: "Sources/Conformance",
+                swiftSettings: strict),
         // The command-line tool: its logic as a library (so tests can run it in-process with their own
         // schemes registered) and a thin executable.
         .target(
@@ -167,7 +168,8 @@ let package = Package(
         .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DataSchemeTests", dependencies: ["DataScheme", "Loader", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FileSchemeTests", dependencies: ["FileScheme", "Loader", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ConformanceTests", dependencies: ["HandlerConformance", "Loader", "DataScheme", "FileScheme", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ConformanceTests", dependencies: ["HandlerConformance", "Loader", "DataScheme", "FileScheme", "TestSupport",
+                                                         .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .testTarget(
             name: "HTTPSchemeTests",
             dependencies: [

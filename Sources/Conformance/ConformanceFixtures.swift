@@ -28,6 +28,9 @@ public struct ConformanceFixtures: Sendable {
     /// A URL with a large body (128 MiB or more, so that buffering it whole would show), streamed by the
     /// handler without holding it all.
     public var large: URL?
+    /// The SHA-256 of ``large``'s body as 64 hex digits (what `sha256sum` prints): given, the body read is compared
+    /// with it (`bodyMatchesFixture`), too large to be given whole; `nil`, only its length is checked.
+    public var largeSHA256: String?
     /// A URL whose load takes half a second or more, sending data over that time.
     public var slow: URL?
     /// A URL the handler answers with a redirect.
@@ -51,7 +54,8 @@ public struct ConformanceFixtures: Sendable {
         large: URL? = nil,
         slow: URL? = nil,
         redirect: URL? = nil,
-        timeout: TimeInterval = 20
+        timeout: TimeInterval = 20,
+        largeSHA256: String? = nil
     ) {
         self.success = success
         self.missing = missing
@@ -60,5 +64,6 @@ public struct ConformanceFixtures: Sendable {
         self.slow = slow
         self.redirect = redirect
         self.timeout = timeout
+        self.largeSHA256 = largeSHA256?.lowercased()
     }
 }

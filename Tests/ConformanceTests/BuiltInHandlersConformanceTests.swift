@@ -42,7 +42,8 @@ struct BuiltInHandlersConformanceTests {
             ],
             missing: directory.appendingPathComponent("missing.txt"),
             missingErrorCode: .fileDoesNotExist,
-            large: large
+            large: large,
+            largeSHA256: try sha256sum(ofFile: large.path)
         )
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(FileSchemeHandler.self, fixtures: fixtures) }
         print(report)

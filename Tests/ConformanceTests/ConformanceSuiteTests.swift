@@ -14,7 +14,8 @@ let memFixtures = ConformanceFixtures(
     large: URL(string: "mem://large")!,
     slow: URL(string: "mem://slow")!,
     redirect: URL(string: "mem://redirect")!,
-    timeout: 10
+    timeout: 10,
+    largeSHA256: MemoryHandler.largeSHA256
 )
 
 final class AcceptsEveryScheme: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .acceptsEveryScheme } }
@@ -47,6 +48,7 @@ final class IgnoresBackpressureSlowly: MemoryHandler, @unchecked Sendable { over
 final class WaitsForReaderBriefly: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .waitsForReaderBriefly } }
 final class BlocksInStop: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .blocksInStop } }
 final class TruncatesLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .truncatesLarge } }
+final class CorruptsLarge: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .corruptsLarge } }
 final class ReportsFromTwoThreads: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .reportsFromTwoThreads } }
 final class RedirectsThenResponds: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .redirectsThenResponds } }
 final class LeaksDescriptorOnFinish: MemoryHandler, @unchecked Sendable { override class var defect: Defect { .leaksDescriptorOnFinish } }
@@ -71,6 +73,7 @@ let brokenHandlers: [(SchemeHandler.Type, ConformanceProperty)] = [
     (CorruptsBody.self, .bodyMatchesFixture),
     (WrongContentLength.self, .announcedLengthMatches),
     (TruncatesLarge.self, .announcedLengthMatches),
+    (CorruptsLarge.self, .bodyMatchesFixture),
     (FinishesTwice.self, .exactlyOneTerminalEvent),
     (DataAfterFinish.self, .noEventsAfterTerminal),
     (ReportsFromTwoThreads.self, .clientCallsDoNotOverlap),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Loader
@@ -54,6 +55,8 @@ enum Defect: Sendable {
     case hangsInStop
     /// The large body ends 10 MiB short of its announced length, finished as if whole.
     case truncatesLarge
+    /// One byte in the middle of the large body is another, its length right.
+    case corruptsLarge
     /// Tells upload progress from a timer thread of its own, every 0.1 ms, while its task sends the response and
     /// body: calls to the client from two threads at once.
     case reportsFromTwoThreads
@@ -120,6 +123,12 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
     static let other = Data(repeating: 0x5A, count: 100_000)
     static let largeSize = 160 * 1024 * 1024
     static let chunk = Data((0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+    /// The large body's SHA-256, as `sha256sum` prints it: the chunk, over and over.
+    static let largeSHA256: String = {
+        var hasher = SHA256()
+        for _ in 0..<(largeSize / chunk.count) { hasher.update(data: chunk) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }()
     static let loadCount = Atomic<Int>(0)
     static let shared = Locked<Data>(Data())
     static let inFlight = Atomic<Int>(0)
@@ -398,7 +407,13 @@ class MemoryHandler: SchemeHandler, @unchecked Sendable {
         var sent = 0
         let end = Self.largeSize - (defect == .truncatesLarge ? 10 * 1024 * 1024 : 0)
         while sent < end {
-            try await client.handler(self, deliver: Self.chunk)
+            if defect == .corruptsLarge, sent == end / 2 {
+                var corrupt = Self.chunk
+                corrupt[corrupt.startIndex] ^= 0xFF
+                try await client.handler(self, deliver: corrupt)
+            } else {
+                try await client.handler(self, deliver: Self.chunk)
+            }
             sent += Self.chunk.count
         }
         if descriptor >= 0 { close(descriptor) }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Loader
 import Synchronization
@@ -19,7 +20,7 @@ enum ResourceChecks {
         if let large = fixtures.large {
             // The large fixture may take a while to read slowly: fifteen times the timeout in all.
             let session = SessionChecks.session(handlerClass, fixtures, budget: fixtures.timeout * 15)
-            await checkMemory(session, large, measuring: probes, into: &report)
+            await checkMemory(session, large, digest: fixtures.largeSHA256, measuring: probes, into: &report)
             session.invalidateAndCancel()
             if let problem = await backpressureProblem(handlerClass, large, fixtures, calls) {
                 report.record(.slowReaderBoundsMemory, .failed(problem))
@@ -58,12 +59,13 @@ enum ResourceChecks {
         }
     }
 
-    /// Reads `large` slowly and checks what it announced and, when `measuring` (the probes can read the process's
-    /// memory), how far its peak memory rose.
-    private static func checkMemory(_ session: LoaderSession, _ large: URL, measuring: Bool, into report: inout ConformanceReport) async {
+    /// Reads `large` slowly and checks what it announced, its SHA-256 against `digest` when given, and, when `measuring`
+    /// (the probes can read the process's memory), how far its peak memory rose.
+    private static func checkMemory(_ session: LoaderSession, _ large: URL, digest: String?, measuring: Bool, into report: inout ConformanceReport) async {
         ResourceProbes.resetPeak()
         let baseline = ResourceProbes.status("VmRSS")
         var total = 0
+        var hasher = digest.map { _ in SHA256() }
         let announced: Int64?
         do {
             let (bytes, response) = try await session.bytes(from: large)
@@ -72,6 +74,7 @@ enum ResourceChecks {
             var stalled = false
             for try await chunk in bytes.chunks {
                 total += chunk.count
+                hasher?.update(data: chunk)
                 if !stalled {
                     // A reader that stops for a second after the first chunk: a handler that ignores
                     // backpressure goes on producing into memory meanwhile. (Reading on at full speed would
@@ -90,10 +93,15 @@ enum ResourceChecks {
             return
         }
         let growth = ResourceProbes.status("VmHWM") - baseline
-        // The large body is too large to compare byte for byte; its length at least (a download cut short and
-        // finished as if whole is a silent loss).
+        // The large body is too large to keep whole: its digest, when the fixtures give one, and its length (a download
+        // cut short and finished as if whole is a silent loss).
         if let announced, announced != Int64(total) {
             report.record(.announcedLengthMatches, .failed("\(large.absoluteString) announced \(announced) bytes and finished after \(total)"))
+        }
+        // A body of another length than it announced has failed already, for that.
+        if let digest, announced == nil || announced == Int64(total), let found = hasher?.finalize().map({ String(format: "%02x", $0) }).joined() {
+            report.record(.bodyMatchesFixture, found == digest ? .passed
+                          : .failed("the \(total) bytes of \(large.absoluteString) have the SHA-256 \(found), not the fixture's \(digest)"))
         }
         if !measuring {
             report.record(.slowReaderBoundsMemory, .skipped("\(ResourceProbes.unavailable): the memory bound is not checked (the reader's hold is)"))
