@@ -122,6 +122,13 @@ struct HTTPProxyChallengeTests {
         let (_, denied) = try await scriptedProxySession(server).data(for: own, delegate: unasked)
         #expect(denied.status.map(\.code) == 407)
         #expect(unasked.seen.withLock { $0.isEmpty })
+        // So is a login among the proxy's own fields (curl's --proxy-header): the answer would not stand in for it.
+        var fielded = HTTPClientOptions.Proxy(host: "127.0.0.1", port: server.port)
+        fielded.headerFields[.proxyAuthorization] = "Basic " + Data("u:wrong".utf8).base64EncodedString()
+        let fieldSession = plainHTTPSession { $0.handlerOptions[HTTPClientOptions.self].httpProxy = fielded }
+        let notAsked = ProxyAnswerer([.useCredential(Credential(user: "u", password: "p"))])
+        let (_, refused) = try await fieldSession.data(for: LoadRequest(url: target), delegate: notAsked)
+        #expect(refused.status.map(\.code) == 407 && notAsked.seen.withLock { $0.isEmpty }, "\(refused.status.map(\.code) ?? 0)")
     }
 
     @Test("A load that meets the 407 on a kept connection (without a task of its own) is asked about before it is sent again")

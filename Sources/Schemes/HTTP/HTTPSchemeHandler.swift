@@ -546,6 +546,8 @@ struct HTTPRequestPlan: Sendable {
         default: isIdempotent = false
         }
         canSendBodyAgain = request.body?.canBeSentAgain ?? true
+        // A login the caller wrote (the request's own field, or the proxy's) is theirs to mend: a 407 to it is the result.
         answersProxyChallenges = answeringProxyChallenges && forwardProxy != nil && canSendBodyAgain && !has.proxyAuthorization
+            && proxyFields[.proxyAuthorization] == nil
     }
 }
