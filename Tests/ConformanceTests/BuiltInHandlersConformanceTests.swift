@@ -43,7 +43,7 @@ struct BuiltInHandlersConformanceTests {
             missing: directory.appendingPathComponent("missing.txt"),
             missingErrorCode: .fileDoesNotExist,
             large: large,
-            largeSHA256: try sha256sum(ofFile: large.path)
+            largeSHA256: try await sha256sum(ofFile: large.path)
         )
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(FileSchemeHandler.self, fixtures: fixtures) }
         print(report)

@@ -19,7 +19,7 @@ struct FTPConformanceTests {
             missing: try FTPServers.url("/nope.bin"),
             large: try FTPServers.url("/512m.bin"),
             slow: try FTPServers.url("/slow.bin", port: server.slowPort),
-            largeSHA256: try sha256sum(ofFile: server.root + "/512m.bin")
+            largeSHA256: try await sha256sum(ofFile: server.root + "/512m.bin")
         )
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(FTPSchemeHandler.self, fixtures: fixtures) }
         print(report)

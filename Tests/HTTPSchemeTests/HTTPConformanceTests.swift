@@ -21,7 +21,7 @@ struct HTTPConformanceTests {
         )
         // nginx numbers its connections in X-Connection (for the keep-alive tests): it differs per load.
         fixtures.volatileFields.insert("x-connection")
-        fixtures.largeSHA256 = try sha256sum(ofFile: nginx.root + "/512m.bin")
+        fixtures.largeSHA256 = try await sha256sum(ofFile: nginx.root + "/512m.bin")
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(HTTPSchemeHandler.self, fixtures: fixtures) }
         print(report)
         #expect(report.allPassed, "\(report)")
@@ -46,7 +46,7 @@ struct HTTPConformanceTests {
             redirect: h2("/redirect")
         )
         fixtures.volatileFields.insert("x-connection")
-        fixtures.largeSHA256 = try sha256sum(ofFile: nginx.root + "/512m.bin")
+        fixtures.largeSHA256 = try await sha256sum(ofFile: nginx.root + "/512m.bin")
         fixtures.handlerOptions[HTTPClientOptions.self].tls.additionalTrustRootsPEMFile = nginx.caFile
         let report = try await ExclusiveGate.memory.exclusive { await ConformanceSuite.run(HTTPSchemeHandler.self, fixtures: fixtures) }
         #expect(report.allPassed, "\(report)")
