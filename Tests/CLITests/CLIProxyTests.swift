@@ -196,6 +196,13 @@ struct CLIProxyTests {
         let tunnelled = try await LoadURLProcess.run(["-sSv", "-p", "-x", proxy, "--proxy-header", "X-Proxy-Note: hi", url])
         #expect(tunnelled.status == 0 && tunnelled.stdout == "x-proxy-note=\n", "\(tunnelled.status) \(tunnelled.stderr)")
         #expect(tunnelled.stderr.contains("> X-Proxy-Note: hi\n"), "\(tunnelled.stderr)")
+        // Read as -H's are: from a file too, one field a line.
+        let folder = try scratchFolder("loadurl-proxy-header")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("fields")
+        try Data("X-Proxy-Note: from a file\n".utf8).write(to: file)
+        let fromFile = try await LoadURLProcess.run(["-sS", "-x", proxy, "--proxy-header", "@" + file.path, url])
+        #expect(fromFile.status == 0 && fromFile.stdout == "x-proxy-note=from a file\n", "\(fromFile.status) \(fromFile.stderr)")
         for bad in ["no colon", "Transfer-Encoding: chunked"] {
             let malformed = try await LoadURLProcess.run(["-sS", "-x", proxy, "--proxy-header", bad, url])
             #expect(malformed.status == 2 && malformed.stderr.contains("--proxy-header"), "\(bad): \(malformed.status) \(malformed.stderr)")

@@ -190,7 +190,8 @@ extension LoadURL {
         http.httpsProxy?.headerFields.append(contentsOf: proxyFields)
         configuration.handlerOptions[HTTPClientOptions.self] = http
         setFTPProxy(&configuration.handlerOptions[FTPOptions.self], environment: ProcessInfo.processInfo.environment)
-        configuration.handlerOptions[FTPOptions.self].proxyHeaderLines = proxyFields.map { "\($0.name.rawName): \($0.value)" }
+        // libcurl's own spelling of an empty value: `Name;` (it drops `Name: `).
+        configuration.handlerOptions[FTPOptions.self].proxyHeaderLines = proxyFields.map { $0.value.isEmpty ? "\($0.name.rawName);" : "\($0.name.rawName): \($0.value)" }
         // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
         configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
         if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
@@ -478,20 +479,19 @@ extension LoadURL {
         return options
     }
 
-    /// `--proxy-header`'s fields, each `NAME: VALUE`: a name that is no token, or a value a field cannot hold (a line
-    /// break), is a usage error.
+    /// `--proxy-header`'s fields, read as `-H`'s are (``HeaderLines``: `Name;` for an empty value, `Name:` for none of
+    /// that name, `@FILE`); a line that is no field, or one that would frame the message, is a usage error.
     static func proxyFields(_ lines: [String]) throws -> [HTTPField] {
-        try lines.map { line in
-            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
-                throw ValidationError("--proxy-header wants 'NAME: VALUE', not '\(line)'")
-            }
-            let value = String(line[line.index(after: colon)...].trimmingSpaces())
-            guard HTTPField.isValidValue(value) else { throw ValidationError("--proxy-header: the value of \(name.rawName) is not one a field can hold") }
-            guard !HTTPClientOptions.Proxy.framingFields.contains(name) else {
-                throw ValidationError("--proxy-header cannot set \(name.rawName): the client frames what it sends")
-            }
-            return HTTPField(name: name, value: value)
+        let fields: [HTTPField]
+        do {
+            fields = try HeaderLines(lines, option: "--proxy-header").fields
+        } catch {
+            throw ValidationError(error.description)
         }
+        if let framing = fields.first(where: { HTTPClientOptions.Proxy.framingFields.contains($0.name) }) {
+            throw ValidationError("--proxy-header cannot set \(framing.name.rawName): the client frames what it sends")
+        }
+        return fields
     }
 
     /// `-Y` and `-y` as curl reads them: either alone sets the other to its default (1 byte per second, 30 s); either at
@@ -577,7 +577,7 @@ extension LoadURL {
         } catch {
             switch error {
             case .malformed: throw LoadError(.badURL, url: url, reason: error.description)
-            case .unreadable(let cause): throw LoadError(.requestBodyStreamExhausted, url: url, reason: error.description, underlying: cause.cause)
+            case .unreadable(let cause, _): throw LoadError(.requestBodyStreamExhausted, url: url, reason: error.description, underlying: cause.cause)
             }
         }
         let (added, removed) = (lines.added, lines.removed)

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// A version of TLS: the lowest and highest a handler's settings accept, and the one a connection's handshake
 /// settled on (``LoadTransactionMetrics/negotiatedTLSProtocolVersion``). Ordered, older first.
 public enum TLSProtocolVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -11,6 +13,15 @@ public enum TLSProtocolVersion: Sendable, Hashable, Comparable, CustomStringConv
         switch self {
         case .tls12: "TLSv1.2"
         case .tls13: "TLSv1.3"
+        }
+    }
+
+    /// Throws, for a load of `url`, unless some version lies from `lowest` through `highest`: settings with none fail
+    /// each TLS load with ``LoadError/Code/secureConnectionFailed`` (curl's 35), before anything is sent.
+    package static func check(from lowest: TLSProtocolVersion, through highest: TLSProtocolVersion, url: URL) throws(LoadError) {
+        guard lowest <= highest else {
+            throw LoadError(.secureConnectionFailed, url: url,
+                            reason: "no TLS version to speak: the lowest allowed (\(lowest)) is above the highest (\(highest))")
         }
     }
 }

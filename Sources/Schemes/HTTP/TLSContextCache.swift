@@ -79,10 +79,7 @@ final class TLSContextCache: Sendable {
     /// A new context for the setting, read from its files now.
     private static func makeContext(_ options: HTTPClientOptions.TLSOptions, checksHostname: Bool, offersHTTP2: Bool, url: URL) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
-        guard options.minimumVersion <= options.maximumVersion else {
-            throw LoadError(.secureConnectionFailed, url: url,
-                            reason: "no TLS version to speak: the lowest allowed (\(options.minimumVersion)) is above the highest (\(options.maximumVersion))")
-        }
+        try TLSProtocolVersion.check(from: options.minimumVersion, through: options.maximumVersion, url: url)
         configuration.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
         configuration.maximumTLSVersion = options.maximumVersion == .tls12 ? .tlsv12 : .tlsv13
         if offersHTTP2 { configuration.applicationProtocols = ["h2", "http/1.1"] }

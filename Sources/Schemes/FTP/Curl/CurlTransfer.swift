@@ -94,8 +94,8 @@ final class CurlTransfer: @unchecked Sendable {
     private let clientPrivateKeyPEMFile: String?
     /// The pins the transfer was given, each `sha256//…`, sorted: for libcurl, and for the error that says none matched.
     private let pins: [String]
-    /// The host of the proxy the transfer goes through, if any, for an error that names it.
-    private let proxyHost: String?
+    /// The proxy the transfer goes through, as given, if any: its host names the proxy in an error.
+    private let proxy: String?
     /// Whether the engine gave this transfer its session's share handle (engine thread only).
     var usesSharedConnections = false
     /// The share handle of its own that holds the connection of a transfer that keeps none, which the engine frees
@@ -160,7 +160,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.clientPrivateKeyPEMFile = options.clientPrivateKeyPEMFile
         self.clientCertificatePEMFile = options.clientCertificatePEMFile
         self.pins = options.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//" + $0 }.sorted()
-        self.proxyHost = options.proxy.flatMap { URLComponents(string: $0.contains("://") ? $0 : "http://" + $0)?.host }
+        self.proxy = options.proxy
         // The key (and the identity files' stat calls) only for a session that keeps connections. Not for a load with
         // commands of its own to send: they may change the connection's state (its folder, its type) for the loads after,
         // and libcurl sends them on a kept connection where the folder is the last load's. It gets a connection of its
@@ -260,10 +260,7 @@ final class CurlTransfer: @unchecked Sendable {
             codes.append(ccurl_setopt_long(easy, CURLOPT_USE_SSL, options.tls == .required ? 3 : 1))
         }
         if request.scheme == "ftps" || options.tls != .never {
-            guard options.minimumTLSVersion <= options.maximumTLSVersion else {
-                throw LoadError(.secureConnectionFailed, url: url,
-                                reason: "no TLS version to speak: the lowest allowed (\(options.minimumTLSVersion)) is above the highest (\(options.maximumTLSVersion))")
-            }
+            try TLSProtocolVersion.check(from: options.minimumTLSVersion, through: options.maximumTLSVersion, url: url)
             codes.append(ccurl_setopt_long(easy, CURLOPT_SSLVERSION, Self.sslVersion(options.minimumTLSVersion, through: options.maximumTLSVersion)))
         }
         if let roots = options.trustRootsPEMFile { codes.append(ccurl_setopt_string(easy, CURLOPT_CAINFO, roots)) }
@@ -441,7 +438,8 @@ final class CurlTransfer: @unchecked Sendable {
         }
         var error = CurlErrorMapping.map(code, message: String(cString: errorBuffer), url: url, serverReply: reply, isUpload: upload != nil)
         // The proxy's failure, named: libcurl 7.88 tells a SOCKS proxy's name not found as a host's (its message names it).
-        if let proxyHost, error.underlying is ProxyFailure
+        // Its host read only now: most transfers never fail, and none that fails often.
+        if let proxyHost = proxy.flatMap({ URLComponents(string: $0.contains("://") ? $0 : "http://" + $0)?.host }), error.underlying is ProxyFailure
             || (code == CURLE_COULDNT_RESOLVE_HOST && String(cString: errorBuffer).contains(proxyHost)) {
             error.underlying = ProxyFailure((error.underlying as? ProxyFailure)?.step ?? .nameLookup, proxy: proxyHost)
         }
