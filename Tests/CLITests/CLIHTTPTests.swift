@@ -47,6 +47,14 @@ struct CLIHTTPTests {
         #expect(run.stderr.contains(url) && run.stderr.contains("without a response"), "\(run.stderr)")
     }
 
+    @Test("A typed URL's escapes go to the server as typed beside characters that need encoding (%41 stays, | becomes %7C), as curl sends them")
+    func escapesKept() async throws {
+        let server = try TestServers.requireNginx()
+        let run = try await LoadURLProcess.run(["-sS", "http://127.0.0.1:\(server.httpPort)/request-line?a=x|y&b=%41&c=%zz"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "uri=/request-line?a=x%7Cy&b=%41&c=%25zz proxy-authorization=\n", "\(run.stdout)")
+    }
+
     @Test("A URL without a scheme is loaded as http://, as curl guesses; a scheme the loader lacks fails as unsupported")
     func schemelessURL() async throws {
         let server = try TestServers.requireNginx()

@@ -87,6 +87,36 @@ struct HTTPMisbehaviourTests {
         }
     }
 
+    @Test("A head too long to read says so; one of 90 KB (over NIO's 80 KiB default, within curl's 100 KiB a field) is read")
+    func longHeads() async throws {
+        let error = await loadError { _ = try await plainHTTPSession().data(from: server.url("/huge-header")) }
+        #expect(error?.reason?.contains("head is too long: over 100 KiB in a field or 300 KiB in all") == true, "\(String(describing: error))")
+        let (data, response) = try await plainHTTPSession().data(from: server.url("/long-head"))
+        #expect(String(decoding: data, as: UTF8.self) == "long")
+        #expect(response.headerFields[HTTPField.Name("X-Long")!]?.utf8.count == 90_000)
+    }
+
+    @Test("A body in a transfer coding other than chunked, which nothing asked for, fails as cannotDecodeContentData, never reaching the caller still coded")
+    func transferCodings() async {
+        for (path, coding) in [("/transfer-gzip", "gzip"), ("/transfer-unknown", "foo")] {
+            let url = server.url(path)
+            let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
+            #expect(error?.code == .cannotDecodeContentData && error?.url == url, "\(path): \(String(describing: error))")
+            #expect(error?.reason?.contains("transfer coding '\(coding)'") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("A 101 to a request that asked no upgrade, and a status below 100, are badServerResponse naming the cause, not an empty success")
+    func unaskedSwitchAndStatusZero() async {
+        let cases = [("/switch-unasked", "asked for no upgrade"), ("/status-zero", "status 0, which is not an HTTP status")]
+        for (path, cause) in cases {
+            let url = server.url(path)
+            let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
+            #expect(error?.code == .badServerResponse && error?.url == url, "\(path): \(String(describing: error))")
+            #expect(error?.reason?.contains(cause) == true, "\(path): \(String(describing: error))")
+        }
+    }
+
     @Test("A malformed answer while an upload is still going out fails it as badServerResponse, not as a closed connection")
     func malformedDuringUpload() async throws {
         let url = server.url("/garbage-before-body")

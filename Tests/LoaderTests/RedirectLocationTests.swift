@@ -18,6 +18,7 @@ final class LocatedHandler: SchemeHandler, @unchecked Sendable {
         "own-fragment": ["located://end/own#mine"],
         "elsewhere": ["located://other/fields"],
         "same-host": ["located://start:99/fields"],
+        "escapes": ["located://end/a|b?x=%41&y=%zz#f#g"],
     ]
 
     override func load() async throws {
@@ -53,6 +54,13 @@ struct RedirectLocationTests {
         let (body, response) = try await session().data(from: URL(string: "located://start/twice")!)
         #expect(String(decoding: body, as: UTF8.self) == "located://end/first")
         #expect(response.url.absoluteString == "located://end/first")
+    }
+
+    @Test("A Location holding both escapes and bytes a URL may not hold keeps its escapes: only the others are encoded")
+    func keepsEscapes() async throws {
+        let (_, response) = try await session().data(from: URL(string: "located://start/escapes")!)
+        // URL(string:) alone made %41 into %2541: another resource.
+        #expect(response.url.absoluteString == "located://end/a%7Cb?x=%41&y=%25zz#f%23g")
     }
 
     @Test("A Location that is not a URL fails the load with badServerResponse naming the URL and the field")

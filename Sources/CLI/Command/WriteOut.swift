@@ -220,7 +220,7 @@ struct TransferSummary {
     /// a redirect (one `-L` did not follow).
     private var redirectURL: String? {
         guard let response, response.status?.kind == .redirection, let location = response.headerFields[.location],
-              let target = URL(string: location, relativeTo: response.url) else { return nil }
+              let target = URL(leniently: location, relativeTo: response.url) else { return nil }
         return target.absoluteURL.absoluteStringHidingPassword
     }
 

@@ -140,13 +140,12 @@ public struct RedirectMiddleware: LoadMiddleware {
         return next
     }
 
-    /// The URL `location` names, resolved against `base`; spaces, controls and bytes past ASCII, which servers
-    /// send unencoded, percent-encoded first as curl and browsers do. `nil` if it still is not a URL.
+    /// The URL `location` names, resolved against `base`; spaces, controls, bytes past ASCII and the like, which
+    /// servers send unencoded, percent-encoded first as curl and browsers do (``Foundation/URL/init(leniently:relativeTo:)``),
+    /// its escapes kept. `nil` if it still is not a URL.
     /// A `Location` without a fragment takes the one of `base` (RFC 9110 §10.2.2).
     package static func target(of location: String, from base: URL) -> URL? {
-        guard let target = URL(string: location, relativeTo: base)?.absoluteURL
-                ?? URL(string: PercentEncoding.encode(location) { $0 > 0x20 && $0 < 0x7F }, relativeTo: base)?.absoluteURL
-        else { return nil }
+        guard let target = URL(leniently: location, relativeTo: base)?.absoluteURL else { return nil }
         guard target.fragment == nil, let fragment = base.fragment(percentEncoded: true) else { return target }
         return URL(string: target.absoluteString + "#" + fragment) ?? target
     }

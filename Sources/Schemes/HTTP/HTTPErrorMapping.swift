@@ -8,12 +8,27 @@ import NIOSSL
 
 /// Turns NIO, TLS and parser errors into ``LoadError`` codes a URLSession user knows.
 enum HTTPErrorMapping {
+    /// The most a response's head may hold, as curl reads: 100 KiB in one field, 300 KiB in all (NIO's default is 80 KiB
+    /// for each).
+    static let headLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 100 * 1024
+        limits.maxHeaderListSize = 300 * 1024
+        return limits
+    }()
+
     static func map(_ error: any Error, url: URL) -> LoadError {
         switch error {
         case let error as LoadError:
             return error.url == nil ? LoadError(error.code, url: url, reason: error.reason, underlying: error.underlying) : error
         case is CancellationError:
             return LoadError(.cancelled, url: url)
+        case HTTPParserError.headerOverflow:
+            return LoadError(.badServerResponse, url: url,
+                             reason: "the response's head is too long: over \(headLimits.maxHeaderFieldSize / 1024) KiB in a field or \(headLimits.maxHeaderListSize / 1024) KiB in all",
+                             underlying: error)
+        case HTTPParserError.unexpectedContentLength:
+            return LoadError(.badServerResponse, url: url, reason: "malformed HTTP response: it gives both a Content-Length and a Transfer-Encoding, or two lengths", underlying: error)
         case let error as HTTPParserError:
             return LoadError(.badServerResponse, url: url, reason: "malformed HTTP response: \(error)", underlying: error)
         case let error as NIOHTTPDecoderError where error == .unsolicitedResponse:

@@ -307,6 +307,20 @@ private final class ScriptHandler: ChannelInboundHandler {
             Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n")
         case "/huge-header":
             Self.send(context, "HTTP/1.1 200 OK\r\nX-Huge: " + String(repeating: "h", count: 200_000) + "\r\nContent-Length: 0\r\n\r\n")
+        case "/long-head":
+            // Past NIO's default of 80 KiB, within curl's 100 KiB a field.
+            Self.send(context, "HTTP/1.1 200 OK\r\nX-Long: " + String(repeating: "l", count: 90_000) + "\r\nContent-Length: 4\r\n\r\nlong")
+        case "/transfer-gzip":
+            // A transfer coding before chunked that no TE field asked for: the chunks' bytes are still gzip's.
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n")
+        case "/transfer-unknown":
+            Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: foo\r\nConnection: close\r\n\r\nfoo-coded bytes")
+            context.close(promise: nil)
+        case "/switch-unasked":
+            // A switch of protocol the request did not ask for, with bytes after it.
+            Self.send(context, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: upgrade\r\n\r\nhello")
+        case "/status-zero":
+            Self.send(context, "HTTP/1.1 000 Zero\r\nContent-Length: 2\r\n\r\nok")
         case "/slow-headers":
             loop.scheduleTask(in: .seconds(3)) { Self.respond(bound.value, body: "late") }
         case "/stall-body":

@@ -133,7 +133,7 @@ struct CacheMiddleware: LoadMiddleware {
     private func invalidate(key: String, after response: LoadResponse, to url: URL) async {
         var keys = [key]
         for name in [HTTPField.Name.location, .contentLocation] {
-            guard let value = response.headerFields[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
+            guard let value = response.headerFields[name], let target = URL(leniently: value, relativeTo: url)?.absoluteURL,
                   RedirectMiddleware.sameOrigin(url, target) else { continue }
             keys.append(CachedResponse.key(for: target))
         }

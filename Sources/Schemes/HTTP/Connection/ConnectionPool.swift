@@ -1004,7 +1004,8 @@ final class ConnectionPool: Sendable {
             // the CPU per request with 32 in flight went to checking them again).
             let readTail = ReadTail()
             try sync.addHandler(readTail)
-            try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
+            try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false,
+                                           decoderLimitConfiguration: HTTPErrorMapping.headLimits)
             try sync.addHandler(ResponseForwarder(handshake: handshake, readTail: readTail, tlsFault: tlsFault, tlsProxy: tlsProxy))
         }
 

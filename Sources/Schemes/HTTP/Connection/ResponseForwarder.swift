@@ -132,6 +132,11 @@ final class ResponseForwarder: ChannelInboundHandler {
                 context.close(promise: nil)
                 return
             }
+            if let refusal = Self.unreadable(head, of: exchange) {
+                fail(exchange, refusal)
+                context.close(promise: nil)
+                return
+            }
             let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
             // An HTTP/1.0 server's answer says so (URLSession's name for it, and how -i prints its status line).
             let version = onStream ? "h2" : head.version == .http1_0 ? "http/1.0" : "http/1.1"
@@ -185,6 +190,31 @@ final class ResponseForwarder: ChannelInboundHandler {
             }
             context.close(promise: nil)
         }
+    }
+
+    /// Why the response of `head` cannot be read as an answer to `exchange`, or `nil`: a status below 100, a switch of
+    /// protocol nobody asked for (NIO's parser reads nothing after it, so its body would be lost), or a transfer coding
+    /// other than `chunked`, which no `TE` field of ours asked for and which would reach the caller still applied.
+    static func unreadable(_ head: HTTPResponseHead, of exchange: HTTPExchange) -> LoadError? {
+        let code = head.status.code
+        if code < 100 {
+            return LoadError(.badServerResponse, url: exchange.url, reason: "the server answered with status \(code), which is not an HTTP status (100 to 999)")
+        }
+        if code == 101, exchange.handler.request.headerFields[.upgrade] == nil {
+            return LoadError(.badServerResponse, url: exchange.url,
+                             reason: "the server switched protocols (101) though the request asked for no upgrade, so its answer cannot be read")
+        }
+        let codings = head.headers[canonicalForm: "transfer-encoding"]
+        guard !codings.isEmpty else { return nil }
+        let others = codings.filter { $0.lowercased() != "chunked" }
+        if let other = others.first {
+            return LoadError(.cannotDecodeContentData, url: exchange.url,
+                             reason: "the response's body is sent in the transfer coding '\(other)', which the request did not accept (only chunked is read)")
+        }
+        if codings.count > 1 {
+            return LoadError(.badServerResponse, url: exchange.url, reason: "the response's body is chunked more than once (Transfer-Encoding: \(codings.joined(separator: ", ")))")
+        }
+        return nil
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
