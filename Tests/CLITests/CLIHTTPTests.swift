@@ -654,6 +654,33 @@ struct CLIHTTPTests {
         #expect(unreadable.status == 0 && unreadable.stdout == "Hello from nginx\n" && unreadable.stderr.contains("-z"), "\(unreadable.stderr)")
     }
 
+    @Test("-z checked against the response's Last-Modified when the server ignored the field (nginx answers 304 to an exact date alone), and for ftp: and file:, as curl: nothing written, a 304")
+    func timeConditionOnOurSide() async throws {
+        let servers = try TestServers.requireNginx()
+        let folder = try scratchFolder("time-cond-ours")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("kept.txt").path
+        let local = folder.appendingPathComponent("local.txt")
+        try Data("local file\n".utf8).write(to: local)
+        let urls = ["http://127.0.0.1:\(servers.httpPort)/hello.txt", "ftp://127.0.0.1:\(try #require(TestServers.ftp).port)/hello.txt", local.absoluteString]
+        for url in urls {
+            try Data("kept copy\n".utf8).write(to: URL(fileURLWithPath: copy))
+            // A date after the resource's: not new enough.
+            let later = try await LoadURLProcess.run(["-sS", "-v", "-z", "1 Jan 2099", "-o", copy, "-w", "%{http_code}", url])
+            #expect(later.status == 0 && later.stdout == "304", "\(url): \(later.stdout) \(later.stderr)")
+            #expect(later.stderr.contains("* The requested document is not new enough"), "\(url): \(later.stderr)")
+            #expect(text(copy) == "kept copy\n", "\(url): the kept copy was written over")
+            // A date before it: the body comes.
+            let earlier = try await LoadURLProcess.run(["-sS", "-z", "1 Jan 2000", "-o", copy, url])
+            #expect(earlier.status == 0 && text(copy) != "kept copy\n", "\(url): \(earlier.stderr)")
+        }
+        // Unmodified since a date after it: met, the body comes (a server that ignored If-Unmodified-Since is checked too).
+        let met = try await LoadURLProcess.run(["-sS", "-z", "-1 Jan 2099", local.absoluteString])
+        #expect(met.stdout == "local file\n", "\(met.stderr)")
+        let unmet = try await LoadURLProcess.run(["-sS", "-z", "-1 Jan 2000", "-w", "%{http_code}", local.absoluteString])
+        #expect(unmet.stdout == "304", "\(unmet.stdout) \(unmet.stderr)")
+    }
+
     @Test("--no-clobber leaves a file that is there: the body goes to NAME.1, then NAME.2 (%{filename_effective} says which); without it the file is written over")
     func noClobber() async throws {
         let url = "http://127.0.0.1:\(try TestServers.requireNginx().httpPort)/hello.txt"

@@ -192,8 +192,8 @@ extension LoadURL {
         setFTPProxy(&configuration.handlerOptions[FTPOptions.self], environment: ProcessInfo.processInfo.environment)
         // libcurl's own spelling of an empty value: `Name;` (it drops `Name: `).
         configuration.handlerOptions[FTPOptions.self].proxyHeaderLines = proxyFields.map { $0.value.isEmpty ? "\($0.name.rawName);" : "\($0.name.rawName): \($0.value)" }
-        // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed.
-        configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime
+        // As curl: an FTP file's time costs a round trip (MDTM), asked only when the head is printed or -z compares it.
+        configuration.handlerOptions[FTPOptions.self].readsModificationDate = include || headOnly || remoteTime || timeCondition != nil
         if requireTLS || tryTLS { configuration.handlerOptions[FTPOptions.self].tls = requireTLS ? .required : .ifAvailable }
         configuration.handlerOptions[FTPOptions.self].usesActiveMode = ftpPort != nil && !ftpPassive
         if let ftpPort, ftpPort != "-" { configuration.handlerOptions[FTPOptions.self].activeModeAddress = ftpPort }

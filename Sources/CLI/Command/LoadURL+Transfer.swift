@@ -246,6 +246,17 @@ extension LoadURL {
                     bytes.task.cancel()
                     return 0
                 }
+                // A server that ignored -z's field (or a scheme that has none: ftp, file), whose Last-Modified shows the
+                // condition unmet: as curl, the body is not taken, and the transfer is a 304 (%{http_code}). Not for a range.
+                if let condition = options.timeCondition, !include, !headOnly, request.headerFields[.range] == nil, offset == 0,
+                   let unmet = condition.unmet(by: response) {
+                    bytes.task.cancel()
+                    if verbose { StandardStreams.error("* \(unmet)\n* Simulate an HTTP 304 response\n") }
+                    var simulated = response
+                    simulated.status = .notModified
+                    summary.response = simulated
+                    return 0
+                }
                 if let status = response.status?.code, retry.retries(status: status, failsOnHTTPError: failsOnHTTPError),
                    await tryAgain(cancelling: bytes, after: "HTTP \(status) from \(url.absoluteStringHidingPassword)", retryAfter: response.headerFields[.retryAfter]) {
                     continue attempts

@@ -39,6 +39,18 @@ struct TimeCondition: Sendable, Equatable {
         return HTTPField(name: unmodified ? .ifUnmodifiedSince : .ifModifiedSince, value: date)
     }
 
+    /// Why `response`'s `Last-Modified` shows the condition unmet, as curl says it; `nil` when it is met or the response
+    /// has no such date (a body then is taken, as curl's).
+    func unmet(by response: LoadResponse) -> String? {
+        guard let text = response.headerFields[.lastModified], let modified = HTTPDate.parse(text).map({ Int($0.timeIntervalSince1970) }) else {
+            return nil
+        }
+        if unmodified {
+            return modified > seconds ? "The requested document is not old enough" : nil
+        }
+        return modified <= seconds ? "The requested document is not new enough" : nil
+    }
+
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let ignoredWords: Set<String> = ["gmt", "utc", "z", "mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
