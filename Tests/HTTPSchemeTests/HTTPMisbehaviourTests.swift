@@ -734,6 +734,8 @@ struct HTTPMisbehaviourTests {
         let error = await loadError { _ = try await session.data(for: post) }
         #expect(error?.code == .networkConnectionLost)
         #expect(error?.url == url)
+        // Saying why, where curl would have sent it again.
+        #expect(error?.reason?.contains("the POST was not sent again on a new connection, as it is not idempotent") == true, "\(String(describing: error))")
     }
 
     @Test("A Connection: close response is not reused, and the next request opens a new connection")

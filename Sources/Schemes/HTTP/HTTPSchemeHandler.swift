@@ -161,7 +161,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
             alreadyRetried.store(true, ordering: .releasing)
             startTask()
         } else {
-            client.handler(self, didFailWith: mapped)
+            client.handler(self, didFailWith: plan.explaining(mapped, on: lease, exchange: exchange))
         }
     }
 
@@ -303,7 +303,7 @@ public final class HTTPSchemeHandler: SchemeHandler, @unchecked Sendable {
                     retried = true
                     continue
                 }
-                throw Task.isCancelled ? LoadError(.cancelled, url: request.url) : mapped
+                throw Task.isCancelled ? LoadError(.cancelled, url: request.url) : plan.explaining(mapped, on: lease, exchange: exchange)
             }
         }
     }
@@ -388,6 +388,17 @@ struct HTTPRequestPlan: Sendable {
         if error.underlying is RequestNotSent { return true }
         return isIdempotent && lease.reused && canSendBodyAgain && !(error.underlying is HTTP2StreamRefused)
             && !(error.underlying is HTTP2StreamReset)
+    }
+
+    /// `error`, saying why the request was not sent again when ``mayRetry(after:on:exchange:)`` refused it only for its
+    /// method: a POST on a kept connection that the server closed may have been acted on (RFC 9110 §9.2.2), so it goes
+    /// once, where curl would send it again.
+    func explaining(_ error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> LoadError {
+        guard !isIdempotent, lease.reused, !exchange.responseStarted, error.code == .networkConnectionLost,
+              !(error.underlying is RequestNotSent) else { return error }
+        var explained = error
+        explained.reason = (error.reason.map { $0 + "; " } ?? "") + "the \(head.method.rawValue) was not sent again on a new connection, as it is not idempotent: the server may have acted on it"
+        return explained
     }
 
     /// Whether a request that failed may be sent again whatever its method: the server said it did not
