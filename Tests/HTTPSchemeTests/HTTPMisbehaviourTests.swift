@@ -692,11 +692,14 @@ struct HTTPMisbehaviourTests {
         #expect(response.status == .ok)
     }
 
-    @Test("More redirects than the limit fail with httpTooManyRedirects")
+    @Test("More redirects than the limit fail with httpTooManyRedirects, the redirect not followed as the underlying error")
     func redirectLimit() async {
         let session = plainHTTPSession { $0.redirectLimit = 3 }
         let error = await loadError { _ = try await session.data(from: server.url("/redirect/5")) }
         #expect(error?.code == .httpTooManyRedirects)
+        let unfollowed = error?.underlying as? UnfollowedRedirect
+        #expect(unfollowed?.response.status == .found && unfollowed?.response.url == server.url("/redirect/2"), "\(String(describing: error))")
+        #expect(unfollowed?.response.headerFields[.location] == "/redirect/1")
     }
 
     @Test("A redirect to another origin drops Authorization and Cookie")

@@ -380,6 +380,8 @@ extension LoadURL {
                 }
                 summary.exitCode = status
                 summary.error = failure
+                // A redirect not followed (--max-redirs, a scheme refused) is the last response, as curl's -w shows it.
+                if let redirect = failure.underlying as? UnfollowedRedirect { summary.response = redirect.response }
                 // -v tells of the failure whatever -s says, as curl's does; a refused tunnel, with what was said (as curl).
                 if verbose {
                     let tunnel = (failure.underlying as? ProxyTunnelRefused)?.dialogue.map { $0 + "\n" }.joined() ?? ""

@@ -84,8 +84,10 @@ final class TransferEvents: LoadTaskDelegate {
     /// Counts the redirect, and follows it (the session's rules, -L and --max-redirs, decided it may be), with the
     /// URL it comes from as the `Referer` under `-e ';auto'`.
     func loadTask(_ task: LoadTask, willPerformRedirection response: LoadResponse, newRequest request: LoadRequest) async -> LoadRequest? {
-        if let refused = refusesRedirect?(request.url) {
-            // Not followed, and not taken as the answer either: the transfer fails with the refusal.
+        if var refused = refusesRedirect?(request.url) {
+            // Not followed, and not taken as the answer either: the transfer fails with the refusal, which keeps the
+            // redirect's response for -w (curl's %{http_code} is its status).
+            if refused.underlying == nil { refused.underlying = UnfollowedRedirect(response: response) }
             refusal.withLock { $0 = refused }
             task.cancel()
             return nil

@@ -54,7 +54,8 @@ public struct RedirectMiddleware: LoadMiddleware {
         while true {
             guard hops < limit else {
                 result.body.discard()
-                throw LoadError(.httpTooManyRedirects, url: current.url, reason: "more than \(limit) redirects")
+                throw LoadError(.httpTooManyRedirects, url: current.url, reason: "more than \(limit) redirects",
+                                underlying: UnfollowedRedirect(response: result.response))
             }
             let accepted: LoadRequest?
             do {
@@ -111,13 +112,14 @@ public struct RedirectMiddleware: LoadMiddleware {
         guard let target = Self.target(of: location, from: origin) else {
             result.body.discard()
             throw LoadError(.badServerResponse, url: request.url,
-                            reason: "the redirect's Location '\(location.prefix(200))' is not a URL")
+                            reason: "the redirect's Location '\(location.prefix(200))' is not a URL", underlying: UnfollowedRedirect(response: result.response))
         }
         guard let scheme = target.scheme?.lowercased(), scheme == request.scheme || scheme == origin.scheme || allowedSchemes.contains(scheme) else {
             result.body.discard()
             let allowed = allowedSchemes.sorted().joined(separator: ", ")
             throw LoadError(.unsupportedURL, url: request.url,
-                            reason: "the redirect to \(target.absoluteStringHidingPassword) is not followed: a server may redirect only within \(request.scheme): or to \(allowed)")
+                            reason: "the redirect to \(target.absoluteStringHidingPassword) is not followed: a server may redirect only within \(request.scheme): or to \(allowed)",
+                            underlying: UnfollowedRedirect(response: result.response))
         }
         var next = request
         next.url = target
@@ -134,7 +136,8 @@ public struct RedirectMiddleware: LoadMiddleware {
         if next.body != nil, scheme != "http", scheme != "https" {
             result.body.discard()
             throw LoadError(.unsupportedURL, url: request.url,
-                            reason: "the \(status.code) redirect to \(target.absoluteStringHidingPassword) is not followed: it would send the request's body to \(scheme):")
+                            reason: "the \(status.code) redirect to \(target.absoluteStringHidingPassword) is not followed: it would send the request's body to \(scheme):",
+                            underlying: UnfollowedRedirect(response: result.response))
         }
         Self.leaveBehind(in: &next, from: origin)
         return next
