@@ -168,6 +168,12 @@ struct CLIHTTPTests {
         // -w's %{errormsg} in curl's words.
         let told = try await LoadURLProcess.run(["-sf", "-w", "%{exitcode} %{errormsg}", "http://127.0.0.1:\(server.httpPort)/status/404"])
         #expect(told.stdout == "22 The requested URL returned error: 404", "\(told.stdout)")
+        // With -i or -I the head is written first, as curl writes heads as they come; the body is not.
+        for flag in ["-i", "-I"] {
+            let head = try await LoadURLProcess.run(["-sf", flag, "http://127.0.0.1:\(server.httpPort)/status/404"])
+            #expect(head.status == 22, "\(flag): \(head.stderr)")
+            #expect(head.stdout.hasPrefix("HTTP/1.1 404 Not Found\r\n") && head.stdout.hasSuffix("\r\n\r\n"), "\(flag): \(head.stdout)")
+        }
     }
 
     @Test("HTTPS: --cacert trusts the test CA; without it exit 60; -k skips verification with a warning")

@@ -263,30 +263,36 @@ extension LoadURL {
                 }
                 // --fail-with-body writes the error's body first, but never into a file being completed (-C).
                 var httpError: Int?
+                // -f with -i or -I: the head is written, then the transfer fails, as curl writes heads as they come.
+                var failsAfterHead: Int?
                 if failsOnHTTPError, let status = response.status, status.code >= 400 {
-                    guard failWithBody, offset == 0 else {
+                    if include || headOnly, !failWithBody, offset == 0 {
+                        failsAfterHead = status.code
+                    } else if !failWithBody || offset != 0 {
                         bytes.task.cancel()
                         // A -D file that could not take the head is told first, as curl fails at the head's write (23).
                         try checkHeaderDump()
                         return failed(withHTTPStatus: status.code, summary: &summary)
+                    } else {
+                        httpError = status.code
                     }
-                    httpError = status.code
                 }
                 // --max-filesize: a size announced over it fails before a byte is written (a body that grows past it, below).
                 // A response without a body (to HEAD, a 204, a 304) announces a size it does not send: never too large.
-                let maxFileSize = request.method == .head || [204, 304].contains(response.status?.code) ? nil : options.maxFileSize
+                let maxFileSize = request.method == .head || [204, 304].contains(response.status?.code) || failsAfterHead != nil
+                    ? nil : options.maxFileSize
                 if let maxFileSize, let length = response.expectedContentLength, length > maxFileSize {
                     bytes.task.cancel()
                     throw Self.tooLarge(url, limit: maxFileSize, announced: length)
                 }
                 // --compressed: a coding the session left on the body (unknown, or past five) is an error, as curl's 61. Not
                 // on a range (-r), which is never decoded: a slice of a compressed body is written as it came.
-                if compressed, request.headerFields[.range] == nil, response.status?.code != 206,
+                if compressed, failsAfterHead == nil, request.headerFields[.range] == nil, response.status?.code != 206,
                    let reason = Self.undecodedCoding(of: response, to: request.method) {
                     bytes.task.cancel()
                     throw LoadError(.cannotDecodeContentData, url: url, reason: reason)
                 }
-                if takesServerName, !namedByServer, let name = response.dispositionFilename {
+                if takesServerName, failsAfterHead == nil, !namedByServer, let name = response.dispositionFilename {
                     let path = inOutputDirectory(name)
                     // As curl's -J: a file already there is not overwritten.
                     guard !FileManager.default.fileExists(atPath: path) else {
@@ -344,7 +350,11 @@ extension LoadURL {
                         }
                     }
                 }
-                if headOnly {
+                if let failsAfterHead {
+                    // The head went out; the error's body does not.
+                    bytes.task.cancel()
+                    httpError = failsAfterHead
+                } else if headOnly {
                     // -I with another method (-X GET): the head alone, as curl's; the body is not read.
                     if request.method != .head { bytes.task.cancel() }
                 } else if let length = response.expectedContentLength, length <= Self.smallBody {
