@@ -320,11 +320,12 @@ struct CLIRequestTests {
         let sent = try request(["-d", "raw=1&x", "--data-urlencode", "plain text", "--data-urlencode", "=a=b@c",
                                 "--data-urlencode", "name=é & ü~", "--data-urlencode", "@\(file.path)", "--data-urlencode", "f@\(file.path)", "http://h/"])
         #expect(sent.method == .post && sent.headerFields[.contentType] == "application/x-www-form-urlencoded")
-        #expect(bytes(sent.body) == "raw=1&x&plain%20text&a%3Db%40c&name=%C3%A9%20%26%20%C3%BC~&a%20b%0A&f=a%20b%0A")
+        // What curl 7.88 sends for the same arguments, byte for byte (a space as +).
+        #expect(bytes(sent.body) == "raw=1&x&plain+text&a%3Db%40c&name=%C3%A9+%26+%C3%BC~&a+b%0A&f=a+b%0A")
         let missing = #expect(throws: LoadError.self) { _ = try request(["--data-urlencode", "f@/no/such/file", "http://h/"]) }
         #expect(missing?.code == .requestBodyStreamExhausted && missing?.reason?.contains("f@/no/such/file") == true)
         // A = anywhere comes before an @, as curl reads them.
-        #expect(bytes(try request(["--data-urlencode", "a@b=c d", "http://h/"]).body) == "a@b=c%20d")
+        #expect(bytes(try request(["--data-urlencode", "a@b=c d", "http://h/"]).body) == "a@b=c+d")
         // One body per request: not with -F; not with -C.
         #expect(throws: (any Error).self) { _ = try command(["-F", "a=1", "--data-urlencode", "b=2", "http://h/"]).makeConfiguration() }
         #expect(throws: (any Error).self) { _ = try command(["-C", "-", "--data-urlencode", "b=2", "http://h/"]).makeConfiguration() }
@@ -340,7 +341,7 @@ struct CLIRequestTests {
     func dataInQuery() throws {
         let sent = try request(["-G", "-d", "a=1", "--data-urlencode", "b=x y", "http://h/p?q=0"])
         #expect(sent.method == .get && sent.body == nil)
-        #expect(sent.url.absoluteString == "http://h/p?q=0&a=1&b=x%20y")
+        #expect(sent.url.absoluteString == "http://h/p?q=0&a=1&b=x+y")
         #expect(try request(["-G", "-d", "a=1", "http://h/p"]).url.absoluteString == "http://h/p?a=1")
         // A raw -d piece goes in encoded where a query cannot hold it as written; a %XX stays.
         #expect(try request(["-G", "-d", "a=b c\"é%zz%2F", "http://h/p"]).url.absoluteString == "http://h/p?a=b%20c%22%C3%A9%25zz%2F")

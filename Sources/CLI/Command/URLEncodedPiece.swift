@@ -3,7 +3,8 @@ import Loader
 
 /// One `--data-urlencode` argument, read as curl reads it: `content`, `=content` (for content holding `=` or
 /// starting with `@`), `name=content`, `@FILE` or `name@FILE` (`-` for standard input). The content is
-/// percent-encoded, every byte but letters, digits and `-._~`; the name goes as written.
+/// form-encoded as curl 7.88 sends it: a space as `+`, every other byte but letters, digits and `-._~` as `%XX`; the
+/// name goes as written.
 struct URLEncodedPiece {
     /// The name before `=` or `@`, if any.
     let name: String?
@@ -28,11 +29,12 @@ struct URLEncodedPiece {
         }
     }
 
-    /// The piece as sent: `name=` and the encoded content (every byte but RFC 3986's unreserved as `%XX`), its file
-    /// read (``InputFile``).
+    /// The piece as sent: `name=` and the encoded content (a space as `+`, every other byte but RFC 3986's unreserved as
+    /// `%XX`), its file read (``InputFile``).
     func encoded() throws(InputFile.Unreadable) -> String {
         let bytes = try file.map { path throws(InputFile.Unreadable) in try InputFile.contents(of: path) } ?? Data((content ?? "").utf8)
-        let text = PercentEncoding.encode(bytes: bytes, keeping: PercentEncoding.isUnreserved)
+        let text = PercentEncoding.encode(bytes: bytes) { PercentEncoding.isUnreserved($0) || $0 == 0x20 }
+            .replacing(" ", with: "+")
         return name.map { "\($0)=\(text)" } ?? text
     }
 }
