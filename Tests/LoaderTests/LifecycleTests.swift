@@ -132,7 +132,7 @@ struct LifecycleTests {
         let session = testSession { $0.timeoutIntervalForResource = 0.3 }
         let error = await loadError { _ = try await session.data(from: URL(string: "hang://\(probeID)/before-response")!) }
         #expect(error?.code == .timedOut)
-        #expect(error?.description.contains("resource timeout") == true)
+        #expect(error?.description.contains("longer than its resource timeout, 0.3 s") == true, "\(String(describing: error))")
     }
 
     @Test("The resource timeout runs on while a delegate answers a redirect: a slow answer ends the load timedOut")

@@ -10,6 +10,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
     let url: URL
     private let idleTimeout: TimeInterval
     private let resourceDeadline: UInt64
+    private let resourceTimeout: TimeInterval
     /// Whether any timeout is short enough to need the watchdog.
     private let isWatched: Bool
     /// Whether this load was handed to the watchdog (which is told when it stops).
@@ -52,6 +53,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         self.idleTimeout = idleTimeout
         // From the task's first handler, not this one's: a redirect or a retry does not restart the clock.
         self.resourceDeadline = (task?.resourceClockStart() ?? Watchdog.now()) &+ Self.nanoseconds(resourceTimeout)
+        self.resourceTimeout = resourceTimeout
         self.isWatched = min(idleTimeout, resourceTimeout) < Self.noTimeout
         self.credentialStore = credentialStore
         self.collectsMetrics = task?.collectsMetrics ?? false
@@ -328,7 +330,7 @@ final class HandlerDriver: SchemeHandlerClient, Watchdog.Subject {
         let error = guarded.withLock { guarded -> LoadError? in
             guard !guarded.events.isTerminated else { return nil }
             if now >= resourceDeadline &+ pause.total {
-                return LoadError(.timedOut, url: url, reason: "the resource timeout passed")
+                return LoadError(.timedOut, url: url, reason: "the load took longer than its resource timeout, \(Self.format(resourceTimeout)) s")
             }
             // A full buffer waits for the reader, not for the handler: that is not idleness.
             // Activity may be newer than `now` (recorded since it was read): then the load is not idle.
