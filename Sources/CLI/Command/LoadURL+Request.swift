@@ -419,7 +419,9 @@ extension LoadURL {
         options.proxyRefusal = proxyRefusal(environment: ProcessInfo.processInfo.environment)
         if let writeOut, writeOut.hasPrefix("@") {
             do {
-                options.writeOut = String(decoding: try InputFile.contents(of: String(writeOut.dropFirst())), as: UTF8.self)
+                // Without its line breaks, as curl reads a -w file (and a -d one): `\n` in it says where lines end.
+                let bytes = try InputFile.contents(of: String(writeOut.dropFirst())).filter { $0 != 0x0A && $0 != 0x0D }
+                options.writeOut = String(decoding: bytes, as: UTF8.self)
             } catch {
                 if !silent || showError { StandardStreams.error("loadurl: warning: -w: \(error); no summary is printed\n") }
                 options.writeOut = ""
