@@ -246,7 +246,7 @@ struct CLIFTPTests {
         #expect(broken.status == 2 && broken.stderr.contains("line break"), "\(broken.status) \(broken.stderr)")
     }
 
-    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (25); -P - asks for active mode, a later --ftp-pasv undoes it (the last wins); -P with an address names where the server connects back to")
+    @Test("--ftp-create-dirs makes the folders an upload's path names; without it the upload is refused (9, as curl: the folder is not entered); -P - asks for active mode, a later --ftp-pasv undoes it (the last wins); -P with an address names where the server connects back to")
     func createDirectoriesAndActiveMode() async throws {
         let server = try ftp()
         let file = try uploadFile("in a new folder\n")
@@ -254,7 +254,7 @@ struct CLIFTPTests {
         let folder = "new-\(UUID().uuidString)"
         let url = "ftp://127.0.0.1:\(server.port)/upload/\(folder)/deeper/file.txt"
         let refused = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "-T", file.path, url])
-        #expect(refused.status == 25, "\(refused.stderr)")
+        #expect(refused.status == 9, "\(refused.stderr)")
         let created = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "--ftp-create-dirs", "-T", file.path, url])
         #expect(created.status == 0, "\(created.stderr)")
         let stored = try Data(contentsOf: URL(fileURLWithPath: server.root + "/upload/\(folder)/deeper/file.txt"))
@@ -335,7 +335,7 @@ struct CLIFTPTests {
         #expect(!FileManager.default.fileExists(atPath: server.root + "/upload/" + file.lastPathComponent))
     }
 
-    @Test("Exit statuses as curl's: 78 for a missing remote file, 67 for a refused login")
+    @Test("Exit statuses as curl's: 78 for a missing remote file, 9 for a folder not entered, 67 for a refused login")
     func exitStatuses() async throws {
         let server = try ftp()
         let missing = try await LoadURLProcess.run(["ftp://127.0.0.1:\(server.port)/nope.txt"])
@@ -348,6 +348,11 @@ struct CLIFTPTests {
         let missingWithLogin = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "ftp://127.0.0.1:\(server.port)/upload/nope.txt"])
         #expect(missingWithLogin.status == 78, "\(missingWithLogin.stderr)")
         #expect(!missingWithLogin.stderr.contains("secret") && missingWithLogin.stderr.contains("nope.txt"), "\(missingWithLogin.stderr)")
+        // A folder of the path the server will not enter: 9, as curl, for a download and an upload alike (78 and 25 before).
+        let folder = try await LoadURLProcess.run(["-sS", "ftp://127.0.0.1:\(server.port)/no-such-folder/file.txt"])
+        #expect(folder.status == 9, "\(folder.stderr)")
+        let upload = try await LoadURLProcess.run(["-sS", "-u", "user:secret", "-T", "/etc/hostname", "ftp://127.0.0.1:\(server.port)/upload/no-such-folder/"])
+        #expect(upload.status == 9, "\(upload.stderr)")
         // -w's URLs too: -u puts the login into the URL, where curl's -w would not show it.
         let written = try await LoadURLProcess.run(["-u", "user:secret", "-o", "/dev/null", "-w", "%{url} %{url_effective}", "ftp://127.0.0.1:\(server.port)/hello.txt"])
         #expect(written.status == 0, "\(written.stderr)")

@@ -161,6 +161,15 @@ struct FTPDownloadTests {
         #expect(reply?.code == 550 && reply?.isTransient == false && reply?.text.hasPrefix("550 ") == true, "\(String(describing: reply))")
     }
 
+    @Test("A folder of the path the server will not enter is fileDoesNotExist (cannotCreateFile for an upload), its underlying error FTPFolderRefused with the reply")
+    func missingFolder() async throws {
+        let url = try FTPServers.url("/no-such-folder/file.txt")
+        let error = await loadError { _ = try await FTPServers.session().data(from: url) }
+        #expect(error?.code == .fileDoesNotExist && error?.url == url, "\(String(describing: error))")
+        let refusal = error?.underlying as? FTPFolderRefused
+        #expect(refusal?.reply?.code == 550, "\(String(describing: error))")
+    }
+
     @Test("A busy server's 450 to the download is resourceUnavailable carrying the reply, which says to try again")
     func busy() async throws {
         let url = try FTPServers.url("/busy-1-\(UUID().uuidString).txt")

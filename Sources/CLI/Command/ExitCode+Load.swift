@@ -15,6 +15,7 @@ import Loader
 /// | 5 | the proxy's name could not be resolved |
 /// | 6 | host not found |
 /// | 7 | cannot connect |
+/// | 9 | the FTP server would not enter a folder of the path (curl: remote access denied) |
 /// | 16 | the server did not speak HTTP/2 as it must (curl: HTTP/2 framing layer) |
 /// | 18 | the connection ended before the body was whole (curl: partial file) |
 /// | 21 | the FTP server refused a command `-Q` gave (curl: quote error) |
@@ -49,13 +50,14 @@ public enum LoadURLExit {
     /// (a refused upload) is curl's 25, not the 23 of a local output that could not be written, and a client
     /// certificate that could not be used (``Loader/ClientIdentityError``) is curl's 58, and a server that breaks
     /// HTTP/2 (``HTTPScheme/HTTP2ProtocolError``) curl's 16, and a stream the server reset
-    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, an FTP command refused (``FTPScheme/FTPCommandRefused``) curl's 21, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, a proxy whose name is not found or whose SOCKS handshake fails (``Loader/ProxyFailure``) curl's 5 and 97, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
+    /// (``HTTPScheme/HTTP2StreamReset``) curl's 92, a range past a file's end (``Loader/RangeNotSatisfiable``) curl's 36, an active-mode FTP data connection that could not be set up (``FTPScheme/FTPActiveModeFailure``) curl's 30, an FTP command refused (``FTPScheme/FTPCommandRefused``) curl's 21, a folder of an FTP path the server would not enter (``FTPScheme/FTPFolderRefused``) curl's 9, and a proxy's refusal of the tunnel (``HTTPScheme/ProxyTunnelRefused``, a `407` too) curl's 56, a server key none of the pins name (``Loader/PublicKeyPinMismatch``) curl's 90, a proxy whose name is not found or whose SOCKS handshake fails (``Loader/ProxyFailure``) curl's 5 and 97, and a response cut short (``Loader/ResponseCutShort``) curl's 52 when
     /// nothing of it came and 18 when its body was cut. Local means a
     /// handler with no origin to reach (`file:`, `archive:`; ``SchemeHandler/reachesOrigin``).
     public static func status(for error: LoadError) -> Int32 {
         let remote = error.url.map { url in
             !url.isFileURL && SchemeRegistry.default.handlerClass(for: LoadRequest(url: url))?.reachesOrigin != false
         } ?? false
+        if error.underlying is FTPFolderRefused { return 9 }
         if remote, [.fileDoesNotExist, .fileIsDirectory].contains(error.code) { return 78 }
         if remote, [.cannotWriteToFile, .cannotCreateFile].contains(error.code) { return 25 }
         if error.underlying is ClientIdentityError { return 58 }

@@ -42,7 +42,8 @@ public struct LoadURL: AsyncParsableCommand, Sendable {
           5  proxy's name not found           52  closed without a response
           6  host not found                   56  connection lost, bad response,
           7  cannot connect                       client certificate refused
-         16  server broke HTTP/2              58  client certificate unusable
+          9  FTP folder not entered           58  client certificate unusable
+         16  server broke HTTP/2
          18  body cut short                   60  untrusted or mismatched certificate
          21  FTP command (-Q) refused         61  cannot decode body
          22  HTTP error with -f               63  body too large

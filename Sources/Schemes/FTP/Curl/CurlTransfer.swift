@@ -470,6 +470,9 @@ final class CurlTransfer: @unchecked Sendable {
         if code == CURLE_QUOTE_ERROR {
             error.underlying = FTPCommandRefused(reply: lastRefusal.map { FTPReply(code: lastReplyCode, text: $0) })
         }
+        if code == CURLE_REMOTE_ACCESS_DENIED {
+            error.underlying = FTPFolderRefused(reply: lastRefusal.map { FTPReply(code: lastReplyCode, text: $0) })
+        }
         if error.code == .networkConnectionLost, lastReplyCode == 234 {
             // Broken just after the TLS handshake that AUTH TLS began, before any reply over it: under TLS 1.3 a
             // server refuses a client certificate (or its absence) so, and libcurl does not always read its alert.
