@@ -682,6 +682,9 @@ struct CLIHTTPTests {
             let earlier = try await LoadURLProcess.run(["-sS", "-z", "1 Jan 2000", "-o", copy, url])
             #expect(earlier.status == 0 && text(copy) != "kept copy\n", "\(url): \(earlier.stderr)")
         }
+        // An error status is left to -f (and --retry), whatever its Last-Modified says.
+        let error = try await LoadURLProcess.run(["-sf", "-z", "1 Jan 2099", "-w", "%{http_code}", "http://127.0.0.1:\(servers.httpPort)/old-404"])
+        #expect(error.status == 22 && error.stdout == "404", "\(error.stdout) \(error.stderr)")
         // Unmodified since a date after it: met, the body comes (a server that ignored If-Unmodified-Since is checked too).
         let met = try await LoadURLProcess.run(["-sS", "-z", "-1 Jan 2099", local.absoluteString])
         #expect(met.stdout == "local file\n", "\(met.stderr)")

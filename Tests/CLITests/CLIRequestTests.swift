@@ -442,6 +442,8 @@ struct CLIRequestTests {
         #expect(read("not a url:// x") == nil)
         #expect(read("not a url") == nil)
         #expect(read("host/a b") == nil)
+        // Escapes kept beside bytes that need encoding, with the scheme guessed too.
+        #expect(read("host:8080/a|b%41") == "http://host:8080/a%7Cb%41")
         #expect(read("") == nil)
     }
 }

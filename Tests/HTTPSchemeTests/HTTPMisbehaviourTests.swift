@@ -97,17 +97,25 @@ struct HTTPMisbehaviourTests {
     }
 
     @Test("A body in a transfer coding other than chunked, which nothing asked for, fails as cannotDecodeContentData, never reaching the caller still coded")
-    func transferCodings() async {
+    func transferCodings() async throws {
         for (path, coding) in [("/transfer-gzip", "gzip"), ("/transfer-unknown", "foo")] {
             let url = server.url(path)
             let error = await loadError { _ = try await plainHTTPSession().data(from: url) }
             #expect(error?.code == .cannotDecodeContentData && error?.url == url, "\(path): \(String(describing: error))")
             #expect(error?.reason?.contains("transfer coding '\(coding)'") == true, "\(String(describing: error))")
         }
+        // Asked for with TE, the coding is the caller's to undo: the body comes as sent.
+        var asked = LoadRequest(url: server.url("/transfer-gzip"))
+        asked.headerFields[.te] = "gzip;q=1"
+        let (coded, _) = try await plainHTTPSession().data(for: asked)
+        #expect(String(decoding: coded, as: UTF8.self) == "abcde")
+        // A bodiless answer that names the coding has nothing to misread.
+        let (_, bodiless) = try await plainHTTPSession().data(from: server.url("/transfer-gzip-head"))
+        #expect(bodiless.status?.code == 304)
     }
 
     @Test("A 101 to a request that asked no upgrade, and a status below 100, are badServerResponse naming the cause, not an empty success")
-    func unaskedSwitchAndStatusZero() async {
+    func unaskedSwitchAndStatusZero() async throws {
         let cases = [("/switch-unasked", "asked for no upgrade"), ("/status-zero", "status 0, which is not an HTTP status")]
         for (path, cause) in cases {
             let url = server.url(path)
@@ -115,6 +123,12 @@ struct HTTPMisbehaviourTests {
             #expect(error?.code == .badServerResponse && error?.url == url, "\(path): \(String(describing: error))")
             #expect(error?.reason?.contains(cause) == true, "\(path): \(String(describing: error))")
         }
+        // Asked for, the switch is the response (what comes after it is the new protocol's, not HTTP's).
+        var upgrade = LoadRequest(url: server.url("/switch-unasked"))
+        upgrade.headerFields[.upgrade] = "foo"
+        upgrade.headerFields[.connection] = "upgrade"
+        let (_, switched) = try await plainHTTPSession().data(for: upgrade)
+        #expect(switched.status?.code == 101)
     }
 
     @Test("A malformed answer while an upload is still going out fails it as badServerResponse, not as a closed connection")

@@ -16,6 +16,9 @@ struct LenientURLTests {
         ("http://[::1]:80/a|b", "http://[::1]:80/a%7Cb"),
         ("http://user:pw@h:8/x", "http://user:pw@h:8/x"),
         ("data:,a b%41", "data:,a%20b%41"),
+        ("http://u:p%40ss^@h/x|y", "http://u:p%40ss%5E@h/x%7Cy"),
+        ("http://a@b:c@h/", "http://a%40b:c@h/"),
+        ("http://h/a@b|c", "http://h/a@b%7Cc"),
     ])
     func encodes(_ text: String, _ expected: String) {
         #expect(URL(leniently: text)?.absoluteString == expected)
@@ -33,5 +36,7 @@ struct LenientURLTests {
         let base = try #require(URL(string: "http://h/dir/page"))
         #expect(URL(leniently: "next|1?x=%41", relativeTo: base)?.absoluteString == "http://h/dir/next%7C1?x=%41")
         #expect(URL(leniently: "//other/x y", relativeTo: base)?.absoluteString == "http://other/x%20y")
+        #expect(URL(leniently: "?q=a|b%41", relativeTo: base)?.absoluteString == "http://h/dir/page?q=a%7Cb%41")
+        #expect(URL(leniently: "#x#y", relativeTo: base)?.absoluteString == "http://h/dir/page#x%23y")
     }
 }

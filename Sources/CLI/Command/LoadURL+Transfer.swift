@@ -246,10 +246,11 @@ extension LoadURL {
                     bytes.task.cancel()
                     return 0
                 }
-                // A server that ignored -z's field (or a scheme that has none: ftp, file), whose Last-Modified shows the
-                // condition unmet: as curl, the body is not taken, and the transfer is a 304 (%{http_code}). Not for a range.
+                // A server that ignored -z's field (or a scheme that has none: ftp, file), whose 2xx's Last-Modified shows the
+                // condition unmet: as curl, the body is not taken, and the transfer is a 304 (%{http_code}). Not for a range,
+                // nor for an error status (-f and --retry judge it).
                 if let condition = options.timeCondition, !include, !headOnly, request.headerFields[.range] == nil, offset == 0,
-                   let unmet = condition.unmet(by: response) {
+                   response.isSuccess, let unmet = condition.unmet(by: response) {
                     bytes.task.cancel()
                     if verbose { StandardStreams.error("* \(unmet)\n* Simulate an HTTP 304 response\n") }
                     var simulated = response

@@ -46,7 +46,8 @@ struct TimeCondition: Sendable, Equatable {
             return nil
         }
         if unmodified {
-            return modified > seconds ? "The requested document is not old enough" : nil
+            // As curl's test: a document modified at -z -DATE's very time is not old enough.
+            return modified >= seconds ? "The requested document is not old enough" : nil
         }
         return modified <= seconds ? "The requested document is not new enough" : nil
     }

@@ -313,6 +313,9 @@ private final class ScriptHandler: ChannelInboundHandler {
         case "/transfer-gzip":
             // A transfer coding before chunked that no TE field asked for: the chunks' bytes are still gzip's.
             Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n")
+        case "/transfer-gzip-head":
+            // A bodiless answer may name the coding its GET's body would have.
+            Self.send(context, "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")
         case "/transfer-unknown":
             Self.send(context, "HTTP/1.1 200 OK\r\nTransfer-Encoding: foo\r\nConnection: close\r\n\r\nfoo-coded bytes")
             context.close(promise: nil)

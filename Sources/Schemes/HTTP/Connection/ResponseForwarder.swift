@@ -193,8 +193,9 @@ final class ResponseForwarder: ChannelInboundHandler {
     }
 
     /// Why the response of `head` cannot be read as an answer to `exchange`, or `nil`: a status below 100, a switch of
-    /// protocol nobody asked for (NIO's parser reads nothing after it, so its body would be lost), or a transfer coding
-    /// other than `chunked`, which no `TE` field of ours asked for and which would reach the caller still applied.
+    /// protocol nobody asked for (NIO's parser reads nothing after it, so its body would be lost), or a body in a
+    /// transfer coding other than `chunked` (and `identity`) that the request's `TE` did not ask for, which would reach
+    /// the caller still applied.
     static func unreadable(_ head: HTTPResponseHead, of exchange: HTTPExchange) -> LoadError? {
         let code = head.status.code
         if code < 100 {
@@ -204,17 +205,29 @@ final class ResponseForwarder: ChannelInboundHandler {
             return LoadError(.badServerResponse, url: exchange.url,
                              reason: "the server switched protocols (101) though the request asked for no upgrade, so its answer cannot be read")
         }
-        let codings = head.headers[canonicalForm: "transfer-encoding"]
-        guard !codings.isEmpty else { return nil }
-        let others = codings.filter { $0.lowercased() != "chunked" }
-        if let other = others.first {
-            return LoadError(.cannotDecodeContentData, url: exchange.url,
-                             reason: "the response's body is sent in the transfer coding '\(other)', which the request did not accept (only chunked is read)")
-        }
-        if codings.count > 1 {
-            return LoadError(.badServerResponse, url: exchange.url, reason: "the response's body is chunked more than once (Transfer-Encoding: \(codings.joined(separator: ", ")))")
+        // A response without a body may name the coding its GET's would have (RFC 9110 §6.4.1): nothing to misread.
+        guard !exchange.isHead, code >= 200, code != 204, code != 304 else { return nil }
+        for (name, value) in head.headers where isTransferEncoding(name) && !isChunked(value) {
+            // Rare: a value other than exactly `chunked`.
+            let codings = value.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
+            let asked = exchange.handler.request.headerFields[values: .te].flatMap { $0.split(separator: ",") }
+                .map { $0.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? "" }
+            if let other = codings.first(where: { !$0.isEmpty && $0 != "chunked" && $0 != "identity" && !asked.contains($0) }) {
+                return LoadError(.cannotDecodeContentData, url: exchange.url,
+                                 reason: "the response's body is sent in the transfer coding '\(other)', which the request did not accept (only chunked is read)")
+            }
         }
         return nil
+    }
+
+    /// Whether `name` is `Transfer-Encoding`, in any case, without making a lower-case copy (this runs on every response).
+    private static func isTransferEncoding(_ name: String) -> Bool {
+        name.utf8.count == 17 && name.utf8.elementsEqual("transfer-encoding".utf8) { $0 | 0x20 == $1 | 0x20 }
+    }
+
+    /// Whether `value` is `chunked` alone, in any case: what nearly every coded response says.
+    private static func isChunked(_ value: String) -> Bool {
+        value.utf8.count == 7 && value.utf8.elementsEqual("chunked".utf8) { $0 | 0x20 == $1 | 0x20 }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
