@@ -2,6 +2,7 @@ import Foundation
 import HTTPScheme
 import HTTPTypes
 import Loader
+import Synchronization
 import TestSupport
 import Testing
 
@@ -51,7 +52,7 @@ struct HTTPNginxTests {
         #expect(error?.url == url)
     }
 
-    @Test("addressFamily: a name resolves to the version asked for alone; an address of the other is cannotFindHost naming the URL")
+    @Test("addressFamily: a name resolves to the version asked for alone; an address of the other is cannotFindHost naming the URL; localhost and names under it are loopback with no lookup")
     func addressFamily() async throws {
         let nginx = try Nginx.require()
         let ipv4 = try Nginx.session { $0.handlerOptions[HTTPClientOptions.self].addressFamily = .ipv4 }
@@ -63,11 +64,12 @@ struct HTTPNginxTests {
         #expect(error?.code == .cannotFindHost, "\(String(describing: error))")
         #expect(error?.url == url)
         #expect(error?.reason?.contains("IPv6") == true, "\(String(describing: error?.reason))")
-        // A WebSocket's handshake looks its name up alike (the server listens on 127.0.0.1 alone).
+        // A WebSocket's handshake looks its name up alike: `localhost` over IPv6 is ::1 whatever the hosts file says
+        // (RFC 6761), where the server, on 127.0.0.1 alone, refuses it.
         if let servers = TestServers.webSockets {
             let url = URL(string: "ws://localhost:\(servers.port)/echo")!
             let socketError = await loadError { _ = try await ipv6.webSocketTask(with: url).receive() }
-            #expect(socketError?.code == .cannotFindHost, "\(String(describing: socketError))")
+            #expect(socketError?.code == .cannotConnectToHost, "\(String(describing: socketError))")
             let fourSocket = ipv4.webSocketTask(with: url)
             try await fourSocket.send(.string("four"))
             #expect(try await fourSocket.receive() == .string("four"))
@@ -77,6 +79,15 @@ struct HTTPNginxTests {
         let loopback6 = URL(string: "http://[::1]:\(nginx.httpPort)/hello.txt")!
         let (six, _) = try await ipv6.data(from: loopback6)
         #expect(String(decoding: six, as: UTF8.self) == "Hello from nginx\n")
+        // `localhost` and the names under it are the loopback addresses of the version asked for, or of either, with no
+        // lookup (this machine's hosts file names no ::1 for localhost, and DNS knows no app.localhost).
+        let metrics = RemoteAddressKept()
+        for (session, host, address) in [(ipv6, "localhost", "::1"), (ipv6, "App.Localhost.", "::1"), (ipv4, "app.localhost", "127.0.0.1"),
+                                         (try Nginx.session(), "app.localhost", nil)] {
+            let (body, _) = try await session.data(for: LoadRequest(url: URL(string: "http://\(host):\(nginx.httpPort)/hello.txt")!), delegate: metrics)
+            #expect(String(decoding: body, as: UTF8.self) == "Hello from nginx\n", "\(host)")
+            if let address { #expect(metrics.lastRemoteAddress == address, "\(host): \(String(describing: metrics.lastRemoteAddress))") }
+        }
         let refused = await loadError { _ = try await ipv4.data(from: loopback6) }
         #expect(refused?.code == .cannotFindHost, "\(String(describing: refused))")
     }
@@ -335,5 +346,16 @@ struct HTTPNginxTests {
         }
         #expect(count == 1 << 30)
         #expect(growth < ResourceProbes.peakGrowthLimit, "peak memory grew by \(growth >> 20) MiB")
+    }
+}
+
+/// The remote address of the last exchange a task told of.
+private final class RemoteAddressKept: LoadTaskDelegate {
+    private let address = Mutex<String?>(nil)
+
+    var lastRemoteAddress: String? { address.withLock { $0 } }
+
+    func loadTask(_ task: LoadTask, didCollect transaction: LoadTransactionMetrics) {
+        address.withLock { $0 = transaction.remoteAddress }
     }
 }

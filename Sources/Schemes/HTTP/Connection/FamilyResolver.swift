@@ -11,9 +11,11 @@ import NIOPosix
 
 /// Looks up one IP version's addresses for NIO's connect (``HTTPClientOptions/addressFamily``): the other version's
 /// query fails at once, so NIO's Happy Eyeballs tries only the addresses asked for. `getaddrinfo` blocks, so it
-/// runs on NIO's thread pool, never on the event loop.
+/// runs on NIO's thread pool, never on the event loop. `localhost` and the names under it are the loopback addresses
+/// without a lookup (RFC 6761 §6.3), as curl and browsers answer them: a system whose hosts file names no `::1` for
+/// `localhost` still reaches it over IPv6, and `app.localhost` is not asked of DNS.
 struct FamilyResolver: Resolver, Sendable {
-    /// The version looked up: `.ipv4` or `.ipv6`.
+    /// The version looked up: `.ipv4`, `.ipv6`, or `.any` for both (a name under `localhost`).
     let family: AddressFamily
     /// The loop the connect runs on, which the answers complete on.
     let loop: any EventLoop
@@ -29,11 +31,31 @@ struct FamilyResolver: Resolver, Sendable {
     }
 
     func initiateAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
-        family == .ipv4 ? lookUp(host, port: port, family: AF_INET) : loop.makeFailedFuture(Excluded())
+        family != .ipv6 ? lookUp(host, port: port, family: AF_INET) : loop.makeFailedFuture(Excluded())
     }
 
     func initiateAAAAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
-        family == .ipv6 ? lookUp(host, port: port, family: AF_INET6) : loop.makeFailedFuture(Excluded())
+        family != .ipv4 ? lookUp(host, port: port, family: AF_INET6) : loop.makeFailedFuture(Excluded())
+    }
+
+    /// Whether `host` is a name under `localhost` (`app.localhost`), which the system's resolver may not know.
+    static func isUnderLocalhost(_ host: String) -> Bool {
+        let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
+        return name.count > 10 && name.lowercased().hasSuffix(".localhost")
+    }
+
+    /// The loopback address of `family` when `host` is `localhost` or a name under it, else `nil`.
+    private static func loopback(_ host: String, port: Int, family: Int32) -> [SocketAddress]? {
+        let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
+        guard name.lowercased() == "localhost" || isUnderLocalhost(host) else { return nil }
+        let ipv6 = try? SocketAddress(ipAddress: "::1", port: port)
+        let ipv4 = try? SocketAddress(ipAddress: "127.0.0.1", port: port)
+        switch family {
+        case AF_INET: return ipv4.map { [$0] }
+        case AF_INET6: return ipv6.map { [$0] }
+        // Either: IPv4 first, as most hosts files list `localhost` (and a server on it listens) there.
+        default: return [ipv4, ipv6].compactMap { $0 }
+        }
     }
 
     /// Nothing to stop: a lookup under way ends on its own, and its answer is dropped.
@@ -46,6 +68,7 @@ struct FamilyResolver: Resolver, Sendable {
     /// `host`'s addresses of `family` (`AF_INET` or `AF_INET6`), with `port`; an address written as text is taken
     /// as it is when it is of that family.
     static func addresses(of host: String, port: Int, family: Int32) throws -> [SocketAddress] {
+        if let loopback = loopback(host, port: port, family: family) { return loopback }
         var hints = addrinfo()
         hints.ai_family = family
         #if canImport(Darwin)
