@@ -306,6 +306,10 @@ struct WebSocketTests {
         let wrong = URL(string: "http://127.0.0.1:\(try servers().port)/echo")!
         let unsupported = await loadError { _ = try await Nginx.session().webSocketTask(with: wrong).receive() }
         #expect(unsupported?.code == .unsupportedURL)
+        // A URL without a host is badURL, named as given (it named the http:// stand-in of the handshake).
+        let hostless = URL(string: "ws://")!
+        let bad = await loadError { _ = try await Nginx.session().webSocketTask(with: hostless).receive() }
+        #expect(bad?.code == .badURL && bad?.url == hostless, "\(String(describing: bad))")
         let closed = URL(string: "ws://127.0.0.1:\(LoopbackPorts.closed())/echo")!
         let unreachable = await loadError { _ = try await Nginx.session().webSocketTask(with: closed).receive() }
         #expect(unreachable?.code == .cannotConnectToHost && unreachable?.url == closed, "\(String(describing: unreachable))")

@@ -227,7 +227,15 @@ enum WebSocketOpening {
         // The request timeout, as for any load: how long the handshake may go unanswered, and what this end sends unread.
         let idle = request.timeoutInterval ?? session.configuration.timeoutIntervalForRequest
         // Through a proxy the handshake always goes in a tunnel (``ConnectionPool/openUnpooled(_:url:ask:)``).
-        let plan = try HTTPRequestPlan(http, tunnelled: true, proxyCredential: proxyCredential)
+        let plan: HTTPRequestPlan
+        do {
+            plan = try HTTPRequestPlan(http, tunnelled: true, proxyCredential: proxyCredential)
+        } catch {
+            // Named after the socket's URL (ws://…), not the http one the plan was made from.
+            var named = error
+            named.url = url
+            throw named
+        }
         let requestHead = plan.head
 
         let (channel, fault) = try await HTTPEngine.shared.pool.openUnpooled(plan.key, url: url, ask: ask)
