@@ -92,6 +92,9 @@ struct CLIHTTPTests {
         #expect(followed.stdout == "Hello from nginx\n")
         let limited = try await LoadURLProcess.run(["-L", "--max-redirs", "3", "http://127.0.0.1:\(server.httpPort)/loop"])
         #expect(limited.status == 47)
+        // With -i, the heads that came are written before the failure, as curl writes them as they come: four 302s.
+        let heads = try await LoadURLProcess.run(["-s", "-i", "-L", "--max-redirs", "3", "http://127.0.0.1:\(server.httpPort)/loop"])
+        #expect(heads.status == 47 && heads.stdout.components(separatedBy: "HTTP/1.1 302 ").count == 5, "\(heads.stdout)")
         let none = try await LoadURLProcess.run(["-L", "--max-redirs", "0", "-o", "/dev/null", "-w", "%{http_code} %{url_effective}", url])
         #expect(none.status == 47, "\(none.stderr)")
         // The redirect not followed is the last response, as curl's -w shows it (000 before).

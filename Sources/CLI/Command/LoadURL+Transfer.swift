@@ -392,7 +392,15 @@ extension LoadURL {
                 summary.exitCode = status
                 summary.error = failure
                 // A redirect not followed (--max-redirs, a scheme refused) is the last response, as curl's -w shows it.
-                if let redirect = failure.underlying as? UnfollowedRedirect { summary.response = redirect.response }
+                if let redirect = failure.underlying as? UnfollowedRedirect {
+                    summary.response = redirect.response
+                    // -i and -I: the heads that came before the redirect not followed, as curl writes heads as they come
+                    // (to standard output, the transfers one after another).
+                    if include || headOnly, destination == nil, ordered == nil,
+                       let stdout = try? OutputFile(path: nil, createDirectories: false, url: url) {
+                        try? stdout.write(Data(Self.includedHeads(redirect.response, transactions: events?.transactions ?? []).utf8))
+                    }
+                }
                 // -v tells of the failure whatever -s says, as curl's does; a refused tunnel, with what was said (as curl).
                 if verbose {
                     let tunnel = (failure.underlying as? ProxyTunnelRefused)?.dialogue.map { $0 + "\n" }.joined() ?? ""
