@@ -85,10 +85,17 @@ struct HTTPConnectionReuseTests {
         // begun once the pool is calm, after the run's first seconds (see poolIsResponsive).
         await poolIsResponsive()
         let session = oneConnectionSession(timeout: 20)
-        let (_, switched) = try await session.data(from: server.url("/switching"))
+        // Asked for: a 101 nobody asked for is refused (HTTPMisbehaviourTests.unaskedSwitchAndStatusZero).
+        func upgrading(_ path: String) -> LoadRequest {
+            var request = LoadRequest(url: server.url(path))
+            request.headerFields[.upgrade] = "foo"
+            request.headerFields[.connection] = "upgrade"
+            return request
+        }
+        let (_, switched) = try await session.data(for: upgrading("/switching"))
         #expect(switched.status?.code == 101)
         // A Content-Length on it measures no body (NIO's parser reads none after a 101): the 101 stands all the same.
-        let (_, measured) = try await session.data(from: server.url("/switching-with-length"))
+        let (_, measured) = try await session.data(for: upgrading("/switching-with-length"))
         #expect(measured.status?.code == 101)
         // On the switched connection NIO's parser reads nothing more: reused, this load would wait out its timeout.
         let (data, response) = try await session.data(from: server.url("/ok"))

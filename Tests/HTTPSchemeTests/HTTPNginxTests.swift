@@ -83,7 +83,7 @@ struct HTTPNginxTests {
         // lookup (this machine's hosts file names no ::1 for localhost, and DNS knows no app.localhost).
         let metrics = RemoteAddressKept()
         for (session, host, address) in [(ipv6, "localhost", "::1"), (ipv6, "App.Localhost.", "::1"), (ipv4, "app.localhost", "127.0.0.1"),
-                                         (try Nginx.session(), "app.localhost", nil)] {
+                                         (try Nginx.session(), "app.localhost", nil), (try Nginx.session(), "localhost.", nil)] {
             let (body, _) = try await session.data(for: LoadRequest(url: URL(string: "http://\(host):\(nginx.httpPort)/hello.txt")!), delegate: metrics)
             #expect(String(decoding: body, as: UTF8.self) == "Hello from nginx\n", "\(host)")
             if let address { #expect(metrics.lastRemoteAddress == address, "\(host): \(String(describing: metrics.lastRemoteAddress))") }

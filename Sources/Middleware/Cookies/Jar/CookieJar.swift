@@ -199,8 +199,8 @@ public final class CookieJar: CookieStore {
     /// Whether `host` names this machine (`localhost`, an IPv4 address in 127.0.0.0/8, `::1`), whose plain `http` is as
     /// secure as `https` (W3C Secure Contexts' "potentially trustworthy"): `Secure` cookies of a development server
     /// are kept and sent, as curl's are. Addresses are read as the connection reads them (`inet_pton`), so a name
-    /// that merely looks like one (`127.+0.0.1`) is not taken; nor is `*.localhost`, which the resolver may not keep
-    /// on this machine.
+    /// that merely looks like one (`127.+0.0.1`) is not taken; nor is `*.localhost`, as curl's secure-context rule
+    /// leaves it out, though the HTTP handler connects it to this machine.
     static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()

@@ -782,8 +782,8 @@ final class ConnectionPool: Sendable {
         // The loop chosen here, not at the connect: a resolver of one IP version answers on it.
         let loop = loops.next()
         let bootstrap = ClientBootstrap(group: loop)
-            // The system's resolver unless one IP version is asked for or the name is under `localhost`.
-            .resolver(family == .any && !FamilyResolver.isUnderLocalhost(target) ? nil : FamilyResolver(family: family, loop: loop))
+            // The system's resolver unless one IP version is asked for or the name is one under `localhost`.
+            .resolver(family == .any && !FamilyResolver.answersItself(target) ? nil : FamilyResolver(family: family, loop: loop))
             .connectTimeout(connectBudget)
             // Reading on its own too while the protocol is negotiated: the HTTP/1.1 handlers turn it off
             // when they take over, and an HTTP/2 connection keeps it (its streams hold the server back).

@@ -9,8 +9,9 @@ import Loader
 import NIOCore
 import NIOPosix
 
-/// Looks up one IP version's addresses for NIO's connect (``HTTPClientOptions/addressFamily``): the other version's
-/// query fails at once, so NIO's Happy Eyeballs tries only the addresses asked for. `getaddrinfo` blocks, so it
+/// Looks up addresses for NIO's connect when one IP version is asked for (``HTTPClientOptions/addressFamily``; the
+/// other version's query fails at once, so NIO's Happy Eyeballs tries only the addresses asked for), or for a name it
+/// answers itself. `getaddrinfo` blocks, so it
 /// runs on NIO's thread pool, never on the event loop. `localhost` and the names under it are the loopback addresses
 /// without a lookup (RFC 6761 §6.3), as curl and browsers answer them: a system whose hosts file names no `::1` for
 /// `localhost` still reaches it over IPv6, and `app.localhost` is not asked of DNS.
@@ -44,6 +45,12 @@ struct FamilyResolver: Resolver, Sendable {
         return name.count > 10 && name.lowercased().hasSuffix(".localhost")
     }
 
+    /// Whether this resolver answers `host` whatever the version asked for: a name under `localhost`, or `localhost.`
+    /// written with its root dot, which the system's resolver does not find. Plain `localhost` goes to the system's.
+    static func answersItself(_ host: String) -> Bool {
+        isUnderLocalhost(host) || host.lowercased() == "localhost."
+    }
+
     /// The loopback address of `family` when `host` is `localhost` or a name under it, else `nil`.
     private static func loopback(_ host: String, port: Int, family: Int32) -> [SocketAddress]? {
         let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
@@ -53,7 +60,8 @@ struct FamilyResolver: Resolver, Sendable {
         switch family {
         case AF_INET: return ipv4.map { [$0] }
         case AF_INET6: return ipv6.map { [$0] }
-        // Either: IPv4 first, as most hosts files list `localhost` (and a server on it listens) there.
+        // Either (a SOCKS proxy's address, which takes the first): IPv4 first, as most hosts files list `localhost` there.
+        // NIO's Happy Eyeballs asks each version apart, and tries ::1 first.
         default: return [ipv4, ipv6].compactMap { $0 }
         }
     }
@@ -65,8 +73,8 @@ struct FamilyResolver: Resolver, Sendable {
         NIOThreadPool.singleton.runIfActive(eventLoop: loop) { try Self.addresses(of: host, port: port, family: family) }
     }
 
-    /// `host`'s addresses of `family` (`AF_INET` or `AF_INET6`), with `port`; an address written as text is taken
-    /// as it is when it is of that family.
+    /// `host`'s addresses of `family` (`AF_INET`, `AF_INET6` or `AF_UNSPEC`), with `port`; an address written as text is
+    /// taken as it is when it is of that family, and `localhost` and the names under it are the loopback addresses.
     static func addresses(of host: String, port: Int, family: Int32) throws -> [SocketAddress] {
         if let loopback = loopback(host, port: port, family: family) { return loopback }
         var hints = addrinfo()
