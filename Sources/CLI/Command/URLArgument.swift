@@ -18,7 +18,7 @@ enum URLArgument {
         }
         // Only a scheme-like prefix with "//" after it is taken as a scheme the loader lacks: that URL
         // then fails as an unsupported scheme, naming it, rather than being sent to a host of that name.
-        if let separator = text.firstRange(of: "://"), isScheme(text[..<separator.lowerBound]) {
+        if let separator = text.firstRange(of: "://"), URL.isSchemeName(text[..<separator.lowerBound].utf8) {
             return URL(leniently: text)
         }
         // A space or a control character is no host or path curl would guess at either ("not a url").
@@ -26,13 +26,5 @@ enum URLArgument {
         let scheme = text.lowercased().hasPrefix("ftp.") ? "ftp" : "http"
         guard let guessed = URL(leniently: scheme + "://" + text), guessed.host != nil else { return nil }
         return guessed
-    }
-
-    /// Whether `text` is spelled as a scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`).
-    private static func isScheme(_ text: Substring) -> Bool {
-        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return false }
-        return text.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0))
-        }
     }
 }

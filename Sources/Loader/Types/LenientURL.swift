@@ -56,9 +56,8 @@ extension URL {
     /// path, query and fragment) lie in `bytes`.
     private static func parts(of bytes: [UInt8]) -> (login: Range<Int>, rest: Range<Int>) {
         var index = 0
-        // A scheme (a letter, then letters, digits, `+`, `-`, `.`) and its colon, if any.
-        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0, isSchemeStart(bytes[0]),
-           bytes[1..<colon].allSatisfy({ isSchemeStart($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }) {
+        // A scheme and its colon, if any.
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), isSchemeName(bytes[..<colon]) {
             index = colon + 1
         }
         guard bytes[index...].starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) else { return (index..<index, index..<bytes.endIndex) }
@@ -69,8 +68,11 @@ extension URL {
         return (start..<at, end..<bytes.endIndex)
     }
 
-    private static func isSchemeStart(_ byte: UInt8) -> Bool {
-        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    /// Whether `bytes` spell a scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`).
+    package static func isSchemeName(_ bytes: some Collection<UInt8>) -> Bool {
+        func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+        guard let first = bytes.first, isLetter(first) else { return false }
+        return bytes.dropFirst().allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
     }
 
     /// Whether a URL may hold `byte` as it is in its login or past its authority (RFC 3986's unreserved, reserved and

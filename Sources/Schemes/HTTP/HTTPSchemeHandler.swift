@@ -383,24 +383,24 @@ struct HTTPRequestPlan: Sendable {
     /// stream the server refused, which ``mayResend(after:exchange:)`` counts, nor one it reset (it may have
     /// processed it).
     func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> Bool {
+        mayRetry(after: error, on: lease, exchange: exchange, idempotent: isIdempotent)
+    }
+
+    /// ``mayRetry(after:on:exchange:)`` for a request whose method is `idempotent` or not.
+    private func mayRetry(after error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange, idempotent: Bool) -> Bool {
         guard !exchange.responseStarted, error.code == .networkConnectionLost else { return false }
         // Not a byte went out, nor was one of the body read: it may go again whatever its method and body.
         if error.underlying is RequestNotSent { return true }
-        return isIdempotent && wouldRetry(after: error, on: lease)
-    }
-
-    /// Whether a request of an idempotent method would be sent again after `error` on `lease`: a kept connection lost
-    /// before any response, the body able to go again, the loss neither an HTTP/2 stream refused nor one reset.
-    private func wouldRetry(after error: LoadError, on lease: ConnectionPool.Lease) -> Bool {
-        lease.reused && canSendBodyAgain && !(error.underlying is HTTP2StreamRefused) && !(error.underlying is HTTP2StreamReset)
+        return idempotent && lease.reused && canSendBodyAgain && !(error.underlying is HTTP2StreamRefused)
+            && !(error.underlying is HTTP2StreamReset)
     }
 
     /// `error`, saying why the request was not sent again when ``mayRetry(after:on:exchange:)`` refused it only for its
     /// method: a POST on a kept connection that the server closed may have been acted on (RFC 9110 §9.2.2), so it goes
     /// once, where curl would send it again.
     func explaining(_ error: LoadError, on lease: ConnectionPool.Lease, exchange: HTTPExchange) -> LoadError {
-        guard !isIdempotent, !exchange.responseStarted, error.code == .networkConnectionLost, !(error.underlying is RequestNotSent),
-              wouldRetry(after: error, on: lease) else { return error }
+        guard !isIdempotent, !(error.underlying is RequestNotSent),
+              mayRetry(after: error, on: lease, exchange: exchange, idempotent: true) else { return error }
         var explained = error
         explained.reason = (error.reason.map { $0 + "; " } ?? "") + "the \(head.method.rawValue) was not sent again on a new connection, as it is not idempotent: the server may have acted on it"
         return explained

@@ -39,22 +39,22 @@ struct FamilyResolver: Resolver, Sendable {
         family != .ipv4 ? lookUp(host, port: port, family: AF_INET6) : loop.makeFailedFuture(Excluded())
     }
 
-    /// Whether `host` is a name under `localhost` (`app.localhost`), which the system's resolver may not know.
-    static func isUnderLocalhost(_ host: String) -> Bool {
-        let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
-        return name.count > 10 && name.lowercased().hasSuffix(".localhost")
+    /// `host` in lower case without its root dot, when it is `localhost` or a name under it (`app.localhost`); else `nil`.
+    private static func localhostName(_ host: String) -> String? {
+        let name = (host.hasSuffix(".") ? host.dropLast() : Substring(host)).lowercased()
+        return name == "localhost" || (name.count > 10 && name.hasSuffix(".localhost")) ? name : nil
     }
 
     /// Whether this resolver answers `host` whatever the version asked for: a name under `localhost`, or `localhost.`
     /// written with its root dot, which the system's resolver does not find. Plain `localhost` goes to the system's.
     static func answersItself(_ host: String) -> Bool {
-        isUnderLocalhost(host) || host.lowercased() == "localhost."
+        guard let name = localhostName(host) else { return false }
+        return name != "localhost" || host.hasSuffix(".")
     }
 
     /// The loopback address of `family` when `host` is `localhost` or a name under it, else `nil`.
     private static func loopback(_ host: String, port: Int, family: Int32) -> [SocketAddress]? {
-        let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
-        guard name.lowercased() == "localhost" || isUnderLocalhost(host) else { return nil }
+        guard localhostName(host) != nil else { return nil }
         let ipv6 = try? SocketAddress(ipAddress: "::1", port: port)
         let ipv4 = try? SocketAddress(ipAddress: "127.0.0.1", port: port)
         switch family {

@@ -207,7 +207,7 @@ final class ResponseForwarder: ChannelInboundHandler {
         }
         // A response without a body may name the coding its GET's would have (RFC 9110 §6.4.1): nothing to misread.
         guard !exchange.isHead, code >= 200, code != 204, code != 304 else { return nil }
-        for (name, value) in head.headers where isTransferEncoding(name) && !isChunked(value) {
+        for (name, value) in head.headers where isCaseless(name, "transfer-encoding") && !isCaseless(value, "chunked") {
             // Rare: a value other than exactly `chunked`.
             let codings = value.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
             let asked = exchange.handler.request.headerFields[values: .te].flatMap { $0.split(separator: ",") }
@@ -220,14 +220,10 @@ final class ResponseForwarder: ChannelInboundHandler {
         return nil
     }
 
-    /// Whether `name` is `Transfer-Encoding`, in any case, without making a lower-case copy (this runs on every response).
-    private static func isTransferEncoding(_ name: String) -> Bool {
-        name.utf8.count == 17 && name.utf8.elementsEqual("transfer-encoding".utf8) { $0 | 0x20 == $1 | 0x20 }
-    }
-
-    /// Whether `value` is `chunked` alone, in any case: what nearly every coded response says.
-    private static func isChunked(_ value: String) -> Bool {
-        value.utf8.count == 7 && value.utf8.elementsEqual("chunked".utf8) { $0 | 0x20 == $1 | 0x20 }
+    /// Whether `text` is `lowercase` in any case, without a lower-case copy (this runs on every response). `lowercase`
+    /// holds letters and `-` alone, which the folding below keeps apart.
+    private static func isCaseless(_ text: String, _ lowercase: String) -> Bool {
+        text.utf8.count == lowercase.utf8.count && text.utf8.elementsEqual(lowercase.utf8) { $0 | 0x20 == $1 }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
