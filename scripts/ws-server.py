@@ -362,10 +362,10 @@ async def handle(ws):
         await ws.wait_closed()
     elif path == "/drop":
         await ws.send("dropping")
-        # Then the socket closes (a FIN after what is buffered) with no close frame, a second later: a close in the
-        # same read as the 101 and the message makes NIO's upgrade lose the message (the note's open item). Not
-        # abort(): its reset makes the client's kernel drop what the client has not read yet, the 101 itself for
-        # a client slowed down (the thread sanitizer on a busy machine), which then sees a handshake cut short.
+        # Then the socket closes (a FIN after what is buffered) with no close frame, a second later: most often in a
+        # read of its own (/drop-now: in the one with the 101). Not abort(): its reset makes the client's kernel drop
+        # what the client has not read yet, the 101 itself for a client slowed down (the thread sanitizer on a busy
+        # machine), which then sees a handshake cut short.
         await asyncio.sleep(1)
         ws.transport.close()
     elif path == "/drop-now":

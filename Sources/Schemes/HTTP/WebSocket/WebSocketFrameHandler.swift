@@ -107,26 +107,10 @@ final class WebSocketFrameHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// Added by the upgrade after the connection closed (the server's close came in the same read as its 101 and
-    /// a first message): the socket ends once the upgrade has handed on the frames it held back.
-    func handlerAdded(context: ChannelHandlerContext) {
-        guard !context.channel.isActive else { return }
-        endAfterUpgrade(context)
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
-        // While NIO's upgrade handler is still in place it may yet hand on frames that came before the close.
-        if (try? context.pipeline.syncOperations.handler(type: NIOHTTPClientUpgradeHandler.self)) != nil {
-            endAfterUpgrade(context)
-        } else {
-            endWithoutCloseFrame()
-        }
+        // After the frames the upgrade held back (``CloseHeldForUpgrade``).
+        endWithoutCloseFrame()
         context.fireChannelInactive()
-    }
-
-    private func endAfterUpgrade(_ context: ChannelHandlerContext) {
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.pipeline.afterUpgradeSettles { handler.value.endWithoutCloseFrame() }
     }
 
     private func endWithoutCloseFrame() {

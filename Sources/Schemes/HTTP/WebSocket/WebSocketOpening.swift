@@ -292,6 +292,7 @@ enum WebSocketOpening {
                         }
                     }
                 }
+                try sync.addHandler(CloseHeldForUpgrade(), position: .first)
                 try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false,
                                                withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
                 try sync.addHandler(watcher)
@@ -414,15 +415,8 @@ private final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // A server may close right after its 101 and a first message, all in one read: the close then reaches this
-        // handler while NIO's upgrade, which goes on over a few turns of the loop, is still putting the WebSocket
-        // handlers in place (and holding the message for them). The opening fails only if the upgrade handler is
-        // still waiting after those turns: no upgrade is under way.
-        let opened = self.opened, url = self.url
-        context.pipeline.afterUpgradeSettles {
-            // A no-op when the upgrade succeeded the opening meanwhile.
-            opened.fail(LoadError(.networkConnectionLost, url: url, reason: "the connection closed during the WebSocket handshake"))
-        }
+        // Here only with no upgrade under way (``CloseHeldForUpgrade``): an upgrade removes this handler.
+        opened.fail(LoadError(.networkConnectionLost, url: url, reason: "the connection closed during the WebSocket handshake"))
         context.fireChannelInactive()
     }
 }
