@@ -90,7 +90,9 @@ struct FTPSlowServerTests {
         #expect(await eventually(within: 8) { firstRead.withLock { $0.body } == Self.hello }, "the first body waited for its 226")
         // The first load now waits for its 226 inside libcurl, blocking the thread that runs it. With one engine
         // per server the second load's transfer waited there until that 226 came, and its body after it.
+        let secondStart = ContinuousClock.now
         let (secondBytes, _) = try await session.bytes(from: url)
+        let secondResponse = ContinuousClock.now - secondStart
         let second = Self.drain(secondBytes, into: secondRead)
         // Which comes first is the test, not how soon: the second body whole, or the first load's end (its 226), for 30 s at most.
         var secondServedFirst: Bool?
@@ -98,7 +100,9 @@ struct FTPSlowServerTests {
             let (whole, ended) = (secondRead.withLock { $0.body } == Self.hello, firstRead.withLock { $0.ended })
             if whole || ended { secondServedFirst = whole && !ended } else { try await Task.sleep(for: .milliseconds(100)) }
         }
-        #expect(secondServedFirst == true, "the second load waited for the first's 226")
+        // The times tell a blocked engine (a response only after the first's 226) from a slow machine.
+        #expect(secondServedFirst == true,
+                "the second load waited for the first's 226 (its response after \(secondResponse), the first's end after \(ContinuousClock.now - secondStart))")
         #expect(try await first.value == Self.hello)
         #expect(try await second.value == Self.hello)
     }
